@@ -1,0 +1,338 @@
+//! The context: the twelve primitives, with every argument checked in O(1) before
+//! anything is queued, over whichever [`Engine`] runs the section.
+
+use crate::engine::{Engine, Superstep};
+use crate::error::{Error, Result};
+use crate::machine::{self, Machine};
+use crate::queue::{MessageQueue, Request};
+use crate::register::Register;
+use crate::types::{Args, Memslot, MsgAttr, Pid, Pod, SyncAttr};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::rc::{Rc, Weak};
+
+/// An SPMD function: run by every process of a section with its context and args.
+pub type Spmd<'f> = &'f (dyn Fn(&mut Context, Args<'_>) + Sync);
+
+/// One process's handle on a running SPMD section (`lpf_t`). Used by one thread.
+pub struct Context {
+    register: Rc<RefCell<Register>>,
+    queue: MessageQueue,
+    engine: Box<dyn Engine>,
+    free_p: Pid,
+    /// Set once the process failed: the error that did it.
+    failure: Option<Error>,
+    left: bool,
+}
+
+/// A slice lent to LPF for communication. Its memory is reachable by puts and gets
+/// only while this value lives and the slot is registered; dropping it without
+/// [`Context::deregister`] withdraws the memory from communication (communication
+/// touching the slot then fails), though a global slot's id stays taken until it is
+/// deregistered collectively.
+pub struct Registered<'b, T: Pod> {
+    slot: Memslot,
+    ptr: NonNull<T>,
+    len: usize,
+    register: Weak<RefCell<Register>>,
+    _buf: PhantomData<&'b mut [T]>,
+}
+
+impl<T: Pod> Registered<'_, T> {
+    pub fn slot(&self) -> Memslot {
+        self.slot
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The byte offset of element `i` (for put and get offsets).
+    pub fn byte_offset(&self, i: usize) -> usize {
+        i * std::mem::size_of::<T>()
+    }
+}
+
+impl<T: Pod> Drop for Registered<'_, T> {
+    fn drop(&mut self) {
+        if let Some(r) = self.register.upgrade() {
+            r.borrow_mut().kill(self.slot);
+        }
+    }
+}
+
+impl Context {
+    pub(crate) fn new(engine: Box<dyn Engine>, free_p: Pid) -> Context {
+        Context {
+            register: Rc::default(),
+            queue: MessageQueue::default(),
+            engine,
+            free_p: free_p.max(1),
+            failure: None,
+            left: false,
+        }
+    }
+
+    pub fn pid(&self) -> Pid {
+        self.engine.pid()
+    }
+
+    pub fn nprocs(&self) -> Pid {
+        self.engine.nprocs()
+    }
+
+    /// The engine running this section (`shm`, `tcp`, ...).
+    pub fn engine_name(&self) -> &'static str {
+        self.engine.name()
+    }
+
+    /// The error that put this process in the failed state, if any.
+    pub fn failure(&self) -> Option<&Error> {
+        self.failure.as_ref()
+    }
+
+    /// Enters the failed state (once) and tells the peers, so that none waits for us.
+    fn fail(&mut self, e: Error) -> Error {
+        if e.is_fatal() && self.failure.is_none() {
+            self.failure = Some(e.clone());
+            self.leave();
+        }
+        e
+    }
+
+    fn leave(&mut self) {
+        if !self.left {
+            self.left = true;
+            self.engine.leave();
+        }
+    }
+
+    fn check_alive(&self, what: &str) -> Result<()> {
+        match &self.failure {
+            None => Ok(()),
+            Some(f) => Err(Error::fatal(format!("{what}: this process failed earlier ({})", f.message()))),
+        }
+    }
+
+    /// `lpf_resize_memory_register`: room for `max_regs` registrations (local and global
+    /// together) from the next sync on. Memory is reserved now, so on
+    /// `OutOfMemory` nothing changed.
+    pub fn resize_memory_register(&mut self, max_regs: usize) -> Result<()> {
+        self.register.borrow_mut().request_capacity(max_regs)
+    }
+
+    /// `lpf_resize_message_queue`: room for `max_msgs` puts and gets per superstep from
+    /// the next sync on (a message counts at its origin and at its target).
+    pub fn resize_message_queue(&mut self, max_msgs: usize) -> Result<()> {
+        self.queue.request_capacity(max_msgs)
+    }
+
+    /// `lpf_register_global` on raw memory. Collective: every process registers in the
+    /// same order in the same superstep; usable for communication after the next sync.
+    ///
+    /// # Safety
+    /// `ptr..ptr + size` must stay valid for reads and writes, and be accessed by this
+    /// thread only outside `sync`, until the slot is deregistered.
+    pub unsafe fn register_global_raw(&mut self, ptr: *mut u8, size: usize) -> Result<Memslot> {
+        self.register.borrow_mut().add(true, ptr, size)
+    }
+
+    /// `lpf_register_local` on raw memory: usable at once, as the local side of puts
+    /// (source) and gets (destination).
+    ///
+    /// # Safety
+    /// As for [`Context::register_global_raw`].
+    pub unsafe fn register_local_raw(&mut self, ptr: *mut u8, size: usize) -> Result<Memslot> {
+        self.register.borrow_mut().add(false, ptr, size)
+    }
+
+    fn lend<'b, T: Pod>(&mut self, buf: &'b mut [T], global: bool) -> Result<Registered<'b, T>> {
+        let len = buf.len();
+        let ptr = NonNull::from(&mut *buf).cast::<T>();
+        let bytes = std::mem::size_of_val(buf);
+        let slot = self.register.borrow_mut().add(global, ptr.as_ptr().cast(), bytes)?;
+        Ok(Registered { slot, ptr, len, register: Rc::downgrade(&self.register), _buf: PhantomData })
+    }
+
+    /// Registers a slice you own as a global slot (collective; usable after the next
+    /// sync). Read and write it through [`Context::slice`] / [`Context::slice_mut`].
+    pub fn register_global<'b, T: Pod>(&mut self, buf: &'b mut [T]) -> Result<Registered<'b, T>> {
+        self.lend(buf, true)
+    }
+
+    /// Registers a slice you own as a local slot (usable at once).
+    pub fn register_local<'b, T: Pod>(&mut self, buf: &'b mut [T]) -> Result<Registered<'b, T>> {
+        self.lend(buf, false)
+    }
+
+    /// The contents of a registered slice. Borrowing the context keeps `sync`, which
+    /// writes into registered memory, from running meanwhile.
+    pub fn slice<'a, T: Pod>(&'a self, reg: &'a Registered<'_, T>) -> &'a [T] {
+        // SAFETY: `reg` holds the unique borrow of the slice; all writes into registered
+        // memory happen on this thread inside `sync`, which needs `&mut self`.
+        unsafe { std::slice::from_raw_parts(reg.ptr.as_ptr(), reg.len) }
+    }
+
+    /// Mutable access to a registered slice (between syncs).
+    pub fn slice_mut<'a, T: Pod>(&'a mut self, reg: &'a mut Registered<'_, T>) -> &'a mut [T] {
+        // SAFETY: as in `slice`, and `&mut reg` makes this the only access.
+        unsafe { std::slice::from_raw_parts_mut(reg.ptr.as_ptr(), reg.len) }
+    }
+
+    /// `lpf_deregister`: immediate; collective and in the same order for global slots.
+    pub fn deregister(&mut self, slot: Memslot) -> Result<()> {
+        let r = self.register.borrow_mut().remove(slot);
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// `lpf_put`: copy `size` bytes from `src_offset` of local slot `src` into
+    /// `dst_offset` of global slot `dst` at process `dst_pid`, completed by the next sync.
+    /// Every argument is checked here, the remote bounds at the destination during sync.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put(
+        &mut self,
+        src: Memslot,
+        src_offset: usize,
+        dst_pid: Pid,
+        dst: Memslot,
+        dst_offset: usize,
+        size: usize,
+        _attr: MsgAttr,
+    ) -> Result<()> {
+        let r = self.check_put(src, src_offset, dst_pid, dst, size);
+        let r = r.and_then(|src| {
+            self.queue.push(Request::Put { src, dst_pid, dst_slot: dst, dst_offset, size })
+        });
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, size: usize) -> Result<*const u8> {
+        self.check_alive("put")?;
+        self.check_pid(dst_pid, "put")?;
+        let reg = self.register.borrow();
+        let src_ptr = reg.area(src).and_then(|a| a.range(src, src_offset, size, "put source"))?;
+        self.check_remote_slot(&reg, dst, "put destination")?;
+        Ok(src_ptr)
+    }
+
+    /// `lpf_get`: copy `size` bytes from `src_offset` of global slot `src` at process
+    /// `src_pid` into `dst_offset` of local slot `dst`, completed by the next sync.
+    #[allow(clippy::too_many_arguments)]
+    pub fn get(
+        &mut self,
+        src_pid: Pid,
+        src: Memslot,
+        src_offset: usize,
+        dst: Memslot,
+        dst_offset: usize,
+        size: usize,
+        _attr: MsgAttr,
+    ) -> Result<()> {
+        let r = self.check_get(src_pid, src, dst, dst_offset, size);
+        let r = r.and_then(|dst| {
+            self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst, size })
+        });
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn check_get(&self, src_pid: Pid, src: Memslot, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {
+        self.check_alive("get")?;
+        self.check_pid(src_pid, "get")?;
+        let reg = self.register.borrow();
+        self.check_remote_slot(&reg, src, "get source")?;
+        reg.area(dst).and_then(|a| a.range(dst, dst_offset, size, "get destination"))
+    }
+
+    fn check_pid(&self, pid: Pid, what: &str) -> Result<()> {
+        if pid >= self.nprocs() {
+            return Err(Error::fatal(format!("{what}: pid {pid} is not below nprocs {}", self.nprocs())));
+        }
+        Ok(())
+    }
+
+    /// The remote side of a put or get must be a global slot, known here (global ids are
+    /// the same everywhere) and usable in this superstep.
+    fn check_remote_slot(&self, reg: &Register, slot: Memslot, what: &str) -> Result<()> {
+        if !slot.is_global() && slot != Memslot::INVALID {
+            return Err(Error::fatal(format!("{what}: {slot} is local; remote areas must be global slots")));
+        }
+        reg.area(slot).map(|_| ()).map_err(|e| e.context(what))
+    }
+
+    /// `lpf_sync`: ends the superstep; all puts and gets are complete when it returns.
+    pub fn sync(&mut self, attr: SyncAttr) -> Result<()> {
+        self.check_alive("sync")?;
+        let nprocs = self.nprocs();
+        self.queue.group_by_peer(nprocs);
+        let result = {
+            let register = self.register.borrow();
+            let step = Superstep { register: &register, queue: &self.queue };
+            self.engine.sync(&step, attr)
+        };
+        match result {
+            Ok(()) => {
+                self.register.borrow_mut().on_sync();
+                self.queue.on_sync();
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// `lpf_probe`: p, free_p and the cost functions g and l of this engine.
+    pub fn probe(&self) -> Result<Machine> {
+        Ok(Machine::new(self.nprocs(), self.free_p, machine::table_for(self.engine.name())))
+    }
+
+    /// `lpf_exec` from inside a section: runs `spmd` on `min(p, free_p)` new processes
+    /// (threads of this one; pid 0 is this thread), this context on hold meanwhile.
+    pub fn exec(&mut self, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        self.check_alive("exec")?;
+        crate::shm::exec_threads(p, self.free_p, spmd, args)
+    }
+
+    /// `lpf_rehook`: collective; runs `spmd` over the same processes in a fresh context
+    /// with empty register and queue, this one on hold meanwhile.
+    pub fn rehook(&mut self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        self.check_alive("rehook")?;
+        let engine = match self.engine.fresh() {
+            Ok(e) => e,
+            Err(e) => return Err(self.fail(e)),
+        };
+        run_process(engine, self.free_p, spmd, args)
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+/// Runs one process of a section: builds its context, calls `spmd`, and says how it
+/// ended. A panic in `spmd` is caught here (it never crosses into C or another thread)
+/// and makes the process fail, so that its peers are released.
+pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let mut ctx = Context::new(engine, free_p);
+    let pid = ctx.pid();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| spmd(&mut ctx, args)));
+    let result = match (outcome, ctx.failure.take()) {
+        (Err(panic), _) => Err(Error::fatal(format!("process {pid} panicked: {}", panic_message(&panic)))),
+        (Ok(()), Some(failure)) => Err(failure),
+        (Ok(()), None) => Ok(()),
+    };
+    drop(ctx);
+    result
+}
+
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_string()
+    }
+}

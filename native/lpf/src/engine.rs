@@ -1,0 +1,32 @@
+//! The interface every engine implements: one implementation per engine, the rest of
+//! the library (validation, registers, queues, collectives) shared.
+
+use crate::error::Result;
+use crate::queue::MessageQueue;
+use crate::register::Register;
+use crate::types::{Pid, SyncAttr};
+
+/// What an engine sees of one process at the fence: its register and its queue,
+/// already grouped by peer. Both stay unchanged until the engine's `sync` returns.
+pub struct Superstep<'a> {
+    pub register: &'a Register,
+    pub queue: &'a MessageQueue,
+}
+
+/// One process's side of a running SPMD section on some engine.
+pub trait Engine: Send {
+    /// The engine's name, as `LPF_ENGINE` spells it and probe tables are keyed.
+    fn name(&self) -> &'static str;
+    fn pid(&self) -> Pid;
+    fn nprocs(&self) -> Pid;
+    /// Carries out every request of the superstep (the fence). The puts and gets of all
+    /// processes are complete when this returns `Ok` on any process. A process that has
+    /// left makes every later call fail with a fatal error instead of waiting for it.
+    fn sync(&mut self, step: &Superstep<'_>, attr: SyncAttr) -> Result<()>;
+    /// Collective: an engine over the same processes, sharing no state with this one
+    /// (for `rehook`). Fails if a process of this one has left.
+    fn fresh(&mut self) -> Result<Box<dyn Engine>>;
+    /// This process stops taking part: from now on peers' syncs fail rather than wait
+    /// for it. Called exactly once, when the SPMD function returns or the process fails.
+    fn leave(&mut self);
+}

@@ -1,0 +1,98 @@
+//! LPF, Lightweight Parallel Foundations: a BSP communication layer with cost
+//! guarantees (Suijlen and Yzelman), in Rust.
+//!
+//! A program is a set of processes running one SPMD function. Communication is by
+//! one-sided `put` and `get` on registered memory, completed by `sync`, the end of a
+//! superstep; a superstep in which each process sends and receives at most h bytes costs
+//! about `h·g + l`. Nothing is pre-allocated: a section starts with no memory slots and
+//! no message capacity; call both resize functions and `sync` first.
+//!
+//! ```
+//! use lpf::{Args, Context, Root, MSG_DEFAULT, SYNC_DEFAULT};
+//!
+//! Root::with_max_procs(4).exec(4, &|ctx: &mut Context, _args: Args| {
+//!     let (pid, p) = (ctx.pid(), ctx.nprocs());
+//!     ctx.resize_memory_register(2).unwrap();
+//!     ctx.resize_message_queue(2).unwrap();
+//!     ctx.sync(SYNC_DEFAULT).unwrap();
+//!     let mut mine = [pid as u64];
+//!     let mut from_left = [u64::MAX];
+//!     let src = ctx.register_local(&mut mine).unwrap();
+//!     let dst = ctx.register_global(&mut from_left).unwrap();
+//!     ctx.sync(SYNC_DEFAULT).unwrap();
+//!     ctx.put(src.slot(), 0, (pid + 1) % p, dst.slot(), 0, 8, MSG_DEFAULT).unwrap();
+//!     ctx.sync(SYNC_DEFAULT).unwrap();
+//!     assert_eq!(ctx.slice(&dst)[0], ((pid + p - 1) % p) as u64);
+//! }, Args::none()).unwrap();
+//! ```
+
+pub mod context;
+pub mod engine;
+pub mod error;
+pub mod machine;
+pub mod queue;
+pub mod register;
+pub mod shm;
+pub mod types;
+
+pub use context::{Context, Registered, Spmd};
+pub use error::{Error, ErrorKind, Result};
+pub use machine::{CostPoint, CostTable, Machine};
+pub use shm::ShmInit;
+pub use types::{Args, Func, Memslot, MsgAttr, Pid, Pod, SyncAttr, MAX_P, MSG_DEFAULT, SYNC_DEFAULT};
+
+/// `LPF_ROOT`: the context outside any SPMD section, from which `exec` starts one.
+#[derive(Clone, Debug)]
+pub struct Root {
+    max_procs: Option<Pid>,
+}
+
+impl Default for Root {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Root {
+    /// A root whose `exec` uses at most `LPF_MAX_PROCS` (else all hardware threads)
+    /// processes, on the engine `LPF_ENGINE` names (default `shm`).
+    pub fn new() -> Root {
+        Root { max_procs: None }
+    }
+
+    /// A root that may start up to `n` processes whatever the machine has
+    /// (oversubscription), ignoring `LPF_MAX_PROCS`.
+    pub fn with_max_procs(n: Pid) -> Root {
+        Root { max_procs: Some(n.max(1)) }
+    }
+
+    /// The processors available to `exec`.
+    pub fn max_procs(&self) -> Result<Pid> {
+        match self.max_procs {
+            Some(n) => Ok(n),
+            None => shm::max_procs_from_env(),
+        }
+    }
+
+    /// `lpf_exec(LPF_ROOT, p, spmd, args)`: runs `spmd` on `min(p, max_procs)` processes;
+    /// pid 0 gets `args.input` and `args.output`, all get `args.symbols`. Returns a fatal
+    /// error if any process failed (pid 0's output still arrives).
+    pub fn exec(&self, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        let engine = std::env::var("LPF_ENGINE").unwrap_or_default();
+        match engine.as_str() {
+            "" | "shm" | "pthread" | "threads" => shm::exec_threads(p, self.max_procs()?, spmd, args),
+            other => Err(Error::fatal(format!("LPF_ENGINE={other:?} names no engine of this library (known: shm)"))),
+        }
+    }
+
+    /// `lpf_probe(LPF_ROOT, ...)`.
+    pub fn probe(&self) -> Result<Machine> {
+        let p = self.max_procs()?;
+        Ok(Machine::new(p, p, machine::table_for(shm::ENGINE_NAME)))
+    }
+}
+
+/// `lpf_exec(LPF_ROOT, ...)` with the default root.
+pub fn exec(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    Root::new().exec(p, spmd, args)
+}

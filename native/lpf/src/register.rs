@@ -1,0 +1,254 @@
+//! The memory register: which areas a process has registered, under which slot ids.
+//!
+//! Global and local slots live in two tables so that global ids come out identical on
+//! every process (registration and deregistration of global slots are collective and in
+//! the same order, and each table reuses indices last-in-first-out). Every lookup is O(1)
+//! and checks the generation, so a stale or deregistered id is an error, never a write.
+
+use crate::error::{Error, Result};
+use crate::types::Memslot;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Free,
+    /// A global slot registered in the current superstep: usable after the next sync.
+    Pending,
+    Active,
+    /// Its owner's borrow ended without `deregister`: it keeps its id (a global id must
+    /// stay consistent across processes) but no communication may touch it.
+    Dead,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    ptr: *mut u8,
+    size: usize,
+    generation: u32,
+    state: State,
+}
+
+/// A registered area as communication sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Area {
+    pub ptr: *mut u8,
+    pub size: usize,
+}
+
+impl Area {
+    /// The pointer to `offset..offset + len` of the area, or an error naming `what`.
+    pub fn range(&self, slot: Memslot, offset: usize, len: usize, what: &str) -> Result<*mut u8> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.size => Ok(self.ptr.wrapping_add(offset)),
+            _ => Err(Error::fatal(format!(
+                "{what}: offset {offset} + size {len} exceeds the {} bytes registered under {slot}",
+                self.size
+            ))),
+        }
+    }
+}
+
+#[derive(Default)]
+struct SlotTable {
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+}
+
+impl SlotTable {
+    fn reserve(&mut self, total: usize) -> std::result::Result<(), ()> {
+        let more = total.saturating_sub(self.entries.len());
+        self.entries.try_reserve(more).map_err(|_| ())?;
+        self.free.try_reserve(total.saturating_sub(self.free.len())).map_err(|_| ())
+    }
+
+    fn insert(&mut self, ptr: *mut u8, size: usize, state: State) -> (u32, u32) {
+        if let Some(index) = self.free.pop() {
+            let e = &mut self.entries[index as usize];
+            *e = Entry { ptr, size, generation: e.generation, state };
+            (index, e.generation)
+        } else {
+            let index = self.entries.len() as u32;
+            self.entries.push(Entry { ptr, size, generation: 0, state });
+            (index, 0)
+        }
+    }
+
+    fn entry(&self, slot: Memslot) -> Option<&Entry> {
+        self.entries
+            .get(slot.index())
+            .filter(|e| e.generation == slot.generation() && e.state != State::Free)
+    }
+
+    fn entry_mut(&mut self, slot: Memslot) -> Option<&mut Entry> {
+        self.entries
+            .get_mut(slot.index())
+            .filter(|e| e.generation == slot.generation() && e.state != State::Free)
+    }
+}
+
+/// One process's memory register with LPF's delayed-resize semantics.
+#[derive(Default)]
+pub struct Register {
+    global: SlotTable,
+    local: SlotTable,
+    used: usize,
+    capacity: usize,
+    requested: Option<usize>,
+    /// Global slots registered this superstep, activated by the next sync.
+    pending: Vec<Memslot>,
+}
+
+// SAFETY: the raw pointers are handles to user memory whose validity the registering
+// caller guarantees; the register itself never dereferences them.
+unsafe impl Send for Register {}
+
+/// Largest number of slots a register can hold (31-bit table index).
+const MAX_SLOTS: usize = 1 << 31;
+
+impl Register {
+    /// `resize_memory_register`: reserves memory now, takes effect at the next sync.
+    pub fn request_capacity(&mut self, max_regs: usize) -> Result<()> {
+        let oom = || {
+            Error::out_of_memory(format!("cannot reserve a memory register of {max_regs} slots"))
+        };
+        if max_regs > MAX_SLOTS {
+            return Err(oom());
+        }
+        self.global.reserve(max_regs).map_err(|_| oom())?;
+        self.local.reserve(max_regs).map_err(|_| oom())?;
+        self.pending.try_reserve(max_regs.saturating_sub(self.pending.len())).map_err(|_| oom())?;
+        self.requested = Some(max_regs);
+        Ok(())
+    }
+
+    /// Applies what the superstep that just ended decided.
+    pub fn on_sync(&mut self) {
+        if let Some(c) = self.requested.take() {
+            self.capacity = c;
+        }
+        for slot in self.pending.drain(..) {
+            if let Some(e) = self.global.entry_mut(slot) {
+                if e.state == State::Pending {
+                    e.state = State::Active;
+                }
+            }
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub fn add(&mut self, global: bool, ptr: *mut u8, size: usize) -> Result<Memslot> {
+        if self.used >= self.capacity {
+            return Err(Error::out_of_memory(format!(
+                "memory register full: {} of {} slots in use (call resize_memory_register, then sync)",
+                self.used, self.capacity
+            )));
+        }
+        self.used += 1;
+        if global {
+            let (i, g) = self.global.insert(ptr, size, State::Pending);
+            let slot = Memslot::new(true, i, g);
+            self.pending.push(slot);
+            Ok(slot)
+        } else {
+            let (i, g) = self.local.insert(ptr, size, State::Active);
+            Ok(Memslot::new(false, i, g))
+        }
+    }
+
+    fn table(&self, slot: Memslot) -> &SlotTable {
+        if slot.is_global() {
+            &self.global
+        } else {
+            &self.local
+        }
+    }
+
+    fn table_mut(&mut self, slot: Memslot) -> &mut SlotTable {
+        if slot.is_global() {
+            &mut self.global
+        } else {
+            &mut self.local
+        }
+    }
+
+    pub fn remove(&mut self, slot: Memslot) -> Result<()> {
+        let table = self.table_mut(slot);
+        let Some(e) = table.entry_mut(slot) else {
+            return Err(Error::fatal(format!("deregister: {slot} is not registered")));
+        };
+        e.state = State::Free;
+        // Skip u32::MAX so that no valid id ever equals LPF_INVALID_MEMSLOT.
+        e.generation = e.generation.wrapping_add(1) % u32::MAX;
+        table.free.push(slot.index() as u32);
+        self.used -= 1;
+        Ok(())
+    }
+
+    /// Marks a slot whose memory is no longer lent to LPF: communication touching it
+    /// fails from now on; its id stays taken until `deregister`.
+    pub fn kill(&mut self, slot: Memslot) {
+        if let Some(e) = self.table_mut(slot).entry_mut(slot) {
+            e.state = State::Dead;
+            e.ptr = std::ptr::null_mut();
+            e.size = 0;
+        }
+    }
+
+    /// The area under `slot` if it may take part in communication now.
+    pub fn area(&self, slot: Memslot) -> Result<Area> {
+        match self.table(slot).entry(slot) {
+            Some(Entry { state: State::Active, ptr, size, .. }) => Ok(Area { ptr: *ptr, size: *size }),
+            Some(Entry { state: State::Pending, .. }) => Err(Error::fatal(format!(
+                "{slot} was registered in this superstep and is usable only after the next sync"
+            ))),
+            Some(Entry { state: State::Dead, .. }) => {
+                Err(Error::fatal(format!("{slot} refers to memory that was released without deregister")))
+            }
+            _ if slot == Memslot::INVALID => Err(Error::fatal("LPF_INVALID_MEMSLOT used for communication")),
+            _ => Err(Error::fatal(format!("{slot} is not registered (unknown or deregistered)"))),
+        }
+    }
+
+    /// Whether `slot` names a global registration of this process (pending or not).
+    pub fn is_known_global(&self, slot: Memslot) -> bool {
+        slot.is_global() && self.global.entry(slot).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_reused_lifo_with_new_generation() {
+        let mut r = Register::default();
+        r.request_capacity(4).unwrap();
+        r.on_sync();
+        let a = r.add(true, std::ptr::null_mut(), 0).unwrap();
+        let b = r.add(true, std::ptr::null_mut(), 0).unwrap();
+        r.remove(a).unwrap();
+        let c = r.add(true, std::ptr::null_mut(), 0).unwrap();
+        assert_eq!(c.index(), a.index());
+        assert_ne!(c, a);
+        assert!(r.area(a).is_err());
+        assert!(r.remove(a).is_err());
+        r.on_sync();
+        assert!(r.area(b).is_ok() && r.area(c).is_ok());
+    }
+
+    #[test]
+    fn capacity_is_enforced_and_delayed() {
+        let mut r = Register::default();
+        assert!(r.add(false, std::ptr::null_mut(), 0).unwrap_err().kind() == crate::ErrorKind::OutOfMemory);
+        r.request_capacity(1).unwrap();
+        assert!(r.add(false, std::ptr::null_mut(), 0).is_err());
+        r.on_sync();
+        r.add(false, std::ptr::null_mut(), 0).unwrap();
+        assert!(r.add(false, std::ptr::null_mut(), 0).is_err());
+        assert!(r.request_capacity(usize::MAX).is_err());
+        assert!(r.request_capacity(usize::MAX / 10).is_err());
+        assert_eq!(r.capacity(), 1);
+    }
+}

@@ -1,0 +1,298 @@
+//! The shared-memory engine: the processes of a section are threads of one process.
+//!
+//! A sync is two barriers with the data exchange between them. Each process publishes
+//! its superstep (register and queue grouped by peer) and arrives at the first barrier;
+//! then every process carries out the requests that *write into its own memory*: the
+//! puts addressed to it, read straight from their origin's memory, and its own gets,
+//! read straight from their source's memory. So no two threads ever write the same
+//! memory, overlapping puts end as one serialisation (the destination's processing
+//! order), and a superstep costs O(p + h) per process plus the copies. The second
+//! barrier releases the sources. Arguments the origin could not check (the bounds of a
+//! remote area) are checked by the process that owns it; an error there fails the sync
+//! everywhere, after the barrier, with nothing written for the bad request.
+
+pub mod barrier;
+
+use crate::context::{run_process, Spmd};
+use crate::engine::{Engine, Superstep};
+use crate::error::{Error, Result};
+use crate::queue::Request;
+use crate::types::{Args, Pid, SyncAttr};
+use barrier::{Barrier, Outcome};
+use crossbeam_utils::CachePadded;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicPtr, Ordering::*};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Engine name for `LPF_ENGINE` and probe tables.
+pub const ENGINE_NAME: &str = "shm";
+
+/// The state the threads of one section share.
+pub(crate) struct Shared {
+    nprocs: Pid,
+    barrier: Barrier,
+    /// Each process's superstep, valid between the two barriers of a sync.
+    published: Box<[CachePadded<AtomicPtr<Superstep<'static>>>]>,
+    /// The first error found during an exchange; it fails the context for everyone.
+    error: OnceLock<Error>,
+    rehooks: Rendezvous,
+}
+
+impl Shared {
+    fn new(nprocs: Pid) -> Arc<Shared> {
+        Arc::new(Shared {
+            nprocs,
+            barrier: Barrier::new(nprocs),
+            published: (0..nprocs).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
+            error: OnceLock::new(),
+            rehooks: Rendezvous::new(nprocs),
+        })
+    }
+}
+
+/// Hands out one [`Shared`] per round to the `nprocs` processes that join the round, so
+/// threads that already exist (rehook, hook) can start a section together.
+pub(crate) struct Rendezvous {
+    nprocs: Pid,
+    rounds: Mutex<HashMap<u64, (Arc<Shared>, Pid)>>,
+}
+
+impl Rendezvous {
+    fn new(nprocs: Pid) -> Self {
+        Rendezvous { nprocs, rounds: Mutex::new(HashMap::new()) }
+    }
+
+    fn join(&self, round: u64) -> Arc<Shared> {
+        let mut rounds = self.rounds.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = rounds.entry(round).or_insert_with(|| (Shared::new(self.nprocs), 0));
+        entry.1 += 1;
+        let shared = entry.0.clone();
+        if entry.1 == self.nprocs {
+            rounds.remove(&round);
+        }
+        shared
+    }
+}
+
+pub(crate) struct ShmEngine {
+    shared: Arc<Shared>,
+    pid: Pid,
+    rehooks: u64,
+}
+
+impl ShmEngine {
+    fn new(shared: Arc<Shared>, pid: Pid) -> Box<dyn Engine> {
+        Box::new(ShmEngine { shared, pid, rehooks: 0 })
+    }
+
+    fn broken(&self) -> Error {
+        Error::fatal(format!(
+            "sync on process {}: a peer has left the section (returned from its SPMD function, \
+             failed, or called sync a different number of times)",
+            self.pid
+        ))
+    }
+
+    /// Carries out the requests that write into this process's memory.
+    ///
+    /// # Safety
+    /// Only between the two barriers of a sync, when every published superstep is live
+    /// and unchanged (its owner is blocked in `sync` holding shared borrows of it).
+    unsafe fn exchange(&self, mine: &Superstep<'_>) -> Result<()> {
+        let sh = &*self.shared;
+        let peer = |q: Pid| &*sh.published[q as usize].load(Acquire);
+        // The target side of the message count, checked before any write.
+        let incoming: usize = (0..sh.nprocs).map(|q| peer(q).queue.to_peer(self.pid).len()).sum();
+        if incoming > mine.queue.capacity() {
+            return Err(Error::fatal(format!(
+                "process {} is the target of {incoming} messages in this superstep but reserved room for {} \
+                 (resize_message_queue)",
+                self.pid,
+                mine.queue.capacity()
+            )));
+        }
+        let mut first_error = None;
+        for q in 0..sh.nprocs {
+            for r in peer(q).queue.to_peer(self.pid) {
+                if let Request::Put { src, dst_slot, dst_offset, size, .. } = *r {
+                    let what = format!("put from process {q} into process {}", self.pid);
+                    match mine.register.area(dst_slot).and_then(|a| a.range(dst_slot, dst_offset, size, &what)) {
+                        // `copy`, not `copy_nonoverlapping`: a put to self may overlap.
+                        Ok(dst) => std::ptr::copy(src, dst, size),
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+            }
+        }
+        for r in mine.queue.requests() {
+            if let Request::Get { src_pid, src_slot, src_offset, dst, size } = *r {
+                let what = format!("get by process {} from process {src_pid}", self.pid);
+                match peer(src_pid).register.area(src_slot).and_then(|a| a.range(src_slot, src_offset, size, &what)) {
+                    Ok(src) => std::ptr::copy(src, dst, size),
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl Engine for ShmEngine {
+    fn name(&self) -> &'static str {
+        ENGINE_NAME
+    }
+    fn pid(&self) -> Pid {
+        self.pid
+    }
+    fn nprocs(&self) -> Pid {
+        self.shared.nprocs
+    }
+
+    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
+        let sh = self.shared.clone();
+        if let Some(e) = sh.error.get() {
+            return Err(e.clone());
+        }
+        sh.published[self.pid as usize].store(step as *const Superstep as *mut Superstep<'static>, Release);
+        if sh.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        // SAFETY: between the two barriers of this sync.
+        if let Err(e) = unsafe { self.exchange(step) } {
+            let _ = sh.error.set(e);
+        }
+        if sh.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        match sh.error.get() {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
+        // The barrier makes rehook fail, not hang, when a peer has left.
+        if self.shared.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        self.rehooks += 1;
+        Ok(ShmEngine::new(self.shared.rehooks.join(self.rehooks), self.pid))
+    }
+
+    fn leave(&mut self) {
+        self.shared.barrier.depart();
+    }
+}
+
+/// The number of processors a root `exec` may use: `LPF_MAX_PROCS` when set, else the
+/// machine's hardware threads.
+pub fn max_procs_from_env() -> Result<Pid> {
+    match std::env::var("LPF_MAX_PROCS") {
+        Ok(v) => match v.trim().parse::<Pid>() {
+            Ok(n) if n >= 1 => Ok(n.min(barrier::MAX_PROCS)),
+            _ => Err(Error::fatal(format!("LPF_MAX_PROCS={v:?} is not a positive integer"))),
+        },
+        Err(_) => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),
+    }
+}
+
+/// `exec` on the shared-memory engine: `min(p, free)` processes, pid 0 on the calling
+/// thread and the others on new threads; the processors left over are divided among
+/// the children as their `free_p`, for nested `exec`. Returns a fatal error if any
+/// process failed; pid 0's output is in `args.output` either way.
+pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let free = free.clamp(1, barrier::MAX_PROCS);
+    let n = p.clamp(1, free);
+    let spare = free - n;
+    let child_free = |pid: Pid| 1 + spare / n + Pid::from(pid < spare % n);
+    let shared = Shared::new(n);
+    let symbols = args.symbols;
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(n as usize - 1);
+        for pid in 1..n {
+            let theirs = shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("lpf-shm-{pid}"))
+                .spawn_scoped(scope, move || {
+                    run_process(ShmEngine::new(theirs, pid), child_free(pid), spmd, Args::for_peer(symbols))
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // Processes that will never exist have left: the others' syncs fail.
+                    for _ in pid..n {
+                        shared.barrier.depart();
+                    }
+                    handles.push(scope.spawn(move || Err(Error::fatal(format!("cannot start process {pid}: {e}")))));
+                    break;
+                }
+            }
+        }
+        let mut results = vec![run_process(ShmEngine::new(shared.clone(), 0), child_free(0), spmd, args)];
+        results.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
+        results
+    });
+    results.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
+}
+
+/// The init object of the shared-memory engine (`lpf_pthread_initialize`): the threads
+/// of an existing program, each with its pid, form one group that can `hook` any number
+/// of times. Threads join the group of their `nprocs` that is still filling up; as the
+/// interface carries no group name, one program should not fill two such groups of the
+/// same size at once.
+pub struct ShmInit {
+    group: Arc<Rendezvous>,
+    pid: Pid,
+    nprocs: Pid,
+    hooks: std::cell::Cell<u64>,
+}
+
+struct Filling {
+    group: Arc<Rendezvous>,
+    joined: Vec<bool>,
+}
+
+impl ShmInit {
+    /// Joins thread `pid` of `nprocs` to its group.
+    pub fn new(pid: Pid, nprocs: Pid) -> Result<ShmInit> {
+        if nprocs == 0 || nprocs > barrier::MAX_PROCS || pid >= nprocs {
+            return Err(Error::fatal(format!("pthread initialize: pid {pid} of nprocs {nprocs} is out of range")));
+        }
+        static FILLING: OnceLock<Mutex<HashMap<Pid, Filling>>> = OnceLock::new();
+        let mut filling = FILLING.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        let g = filling.entry(nprocs).or_insert_with(|| Filling {
+            group: Arc::new(Rendezvous::new(nprocs)),
+            joined: vec![false; nprocs as usize],
+        });
+        if std::mem::replace(&mut g.joined[pid as usize], true) {
+            return Err(Error::fatal(format!("pthread initialize: pid {pid} of {nprocs} joined twice")));
+        }
+        let group = g.group.clone();
+        if g.joined.iter().all(|&j| j) {
+            filling.remove(&nprocs);
+        }
+        Ok(ShmInit { group, pid, nprocs, hooks: 0.into() })
+    }
+
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+    pub fn nprocs(&self) -> Pid {
+        self.nprocs
+    }
+
+    /// `lpf_hook`: runs `spmd` with this thread as process `pid`, together with the
+    /// other threads of the group (each passes its own args).
+    pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        let round = self.hooks.get() + 1;
+        self.hooks.set(round);
+        let shared = self.group.join(round);
+        let free = max_procs_from_env().unwrap_or(1);
+        let free_p = 1 + free.saturating_sub(self.nprocs) / self.nprocs;
+        run_process(ShmEngine::new(shared, self.pid), free_p, spmd, args)
+    }
+}
