@@ -667,7 +667,7 @@ pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
     }
 }
 
-pub fn remote_bounds_are_checked_at_the_target(l: &dyn Launcher) {
+pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
     for p in PROCESS_COUNTS {
         for by_get in [false, true] {
             let e = run_fatal(l, p, &|ctx, _| {
@@ -680,21 +680,53 @@ pub fn remote_bounds_are_checked_at_the_target(l: &dyn Launcher) {
                 let s = ctx.register_local(&mut src).unwrap();
                 sync(ctx);
                 let last = n - 1;
+                // In bounds at pid 0 and in bounds of pid 0's own area at the last
+                // process but for one word: the origin knows every process's size.
                 if pid == 0 {
-                    // In bounds at pid 0, one word past the end at the last process.
-                    if by_get {
-                        ctx.get(last, g.slot(), words(n as usize), s.slot(), 0, 8, MSG_DEFAULT).unwrap();
+                    let r = if by_get {
+                        ctx.get(last, g.slot(), words(n as usize), s.slot(), 0, 8, MSG_DEFAULT)
                     } else {
-                        ctx.put(s.slot(), 0, last, g.slot(), words(n as usize - 1), 16, MSG_DEFAULT).unwrap();
-                    }
+                        ctx.put(s.slot(), 0, last, g.slot(), words(n as usize - 1), 16, MSG_DEFAULT)
+                    };
+                    let e = r.unwrap_err();
+                    assert!(e.is_fatal() && e.message().contains("exceeds"), "{e}");
+                    assert!(e.message().contains(&format!("at process {last}")), "{e}");
+                    assert!(e.message().contains(&format!("{} bytes", 8 * n)), "{e}");
                 }
+                // The fatal error put pid 0 in the failed state; everyone's sync fails.
+                assert_eq!(ctx.failure().is_some(), pid == 0);
                 let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
-                assert!(e.message().contains("exceeds"), "{e}");
+                assert!(e.is_fatal(), "{e}");
                 assert!(ctx.slice(&g).iter().all(|&x| x == 0));
                 assert_eq!(ctx.slice(&s), &[9u64; 4]);
             });
-            assert!(e.message().contains("exceeds"), "{e}");
+            assert!(e.message().contains("exceeds") || e.message().contains("left"), "{e}");
         }
+    }
+}
+
+pub fn registration_sizes_are_learnt_per_process(l: &dyn Launcher) {
+    for p in PROCESS_COUNTS {
+        run_ok(l, p, &|ctx, _| {
+            let (pid, n) = (ctx.pid(), ctx.nprocs());
+            setup(ctx, 4, 4 * n as usize);
+            // Sizes differ per process and per slot; each process fills the right end
+            // of both of its right neighbour's areas exactly.
+            let mut small = vec![0u64; pid as usize + 2];
+            let mut large = vec![0u64; 3 * pid as usize + 5];
+            let mut src = [pid as u64 + 100; 1];
+            let gs = ctx.register_global(&mut small).unwrap();
+            let s = ctx.register_local(&mut src).unwrap();
+            let gl = ctx.register_global(&mut large).unwrap();
+            sync(ctx);
+            let right = (pid + 1) % n;
+            ctx.put(s.slot(), 0, right, gs.slot(), words(right as usize + 1), 8, MSG_DEFAULT).unwrap();
+            ctx.put(s.slot(), 0, right, gl.slot(), words(3 * right as usize + 4), 8, MSG_DEFAULT).unwrap();
+            sync(ctx);
+            let left = (pid + n - 1) % n;
+            assert_eq!(*ctx.slice(&gs).last().unwrap(), left as u64 + 100);
+            assert_eq!(*ctx.slice(&gl).last().unwrap(), left as u64 + 100);
+        });
     }
 }
 

@@ -65,8 +65,9 @@ impl<T: Pod> Drop for Registered<'_, T> {
 
 impl Context {
     pub(crate) fn new(engine: Box<dyn Engine>, free_p: Pid) -> Context {
+        let nprocs = engine.nprocs() as usize;
         Context {
-            register: Rc::default(),
+            register: Rc::new(RefCell::new(Register::new(nprocs))),
             queue: MessageQueue::default(),
             engine,
             free_p: free_p.max(1),
@@ -201,19 +202,19 @@ impl Context {
         size: usize,
         _attr: MsgAttr,
     ) -> Result<()> {
-        let r = self.check_put(src, src_offset, dst_pid, dst, size);
+        let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size);
         let r = r.and_then(|src| {
             self.queue.push(Request::Put { src, dst_pid, dst_slot: dst, dst_offset, size })
         });
         r.map_err(|e| self.fail(e))
     }
 
-    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, size: usize) -> Result<*const u8> {
+    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, dst_offset: usize, size: usize) -> Result<*const u8> {
         self.check_alive("put")?;
         self.check_pid(dst_pid, "put")?;
         let reg = self.register.borrow();
         let src_ptr = reg.area(src).and_then(|a| a.range(src, src_offset, size, "put source"))?;
-        self.check_remote_slot(&reg, dst, "put destination")?;
+        self.check_remote(&reg, dst, dst_pid, dst_offset, size, "put destination")?;
         Ok(src_ptr)
     }
 
@@ -230,18 +231,18 @@ impl Context {
         size: usize,
         _attr: MsgAttr,
     ) -> Result<()> {
-        let r = self.check_get(src_pid, src, dst, dst_offset, size);
+        let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size);
         let r = r.and_then(|dst| {
             self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst, size })
         });
         r.map_err(|e| self.fail(e))
     }
 
-    fn check_get(&self, src_pid: Pid, src: Memslot, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {
+    fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {
         self.check_alive("get")?;
         self.check_pid(src_pid, "get")?;
         let reg = self.register.borrow();
-        self.check_remote_slot(&reg, src, "get source")?;
+        self.check_remote(&reg, src, src_pid, src_offset, size, "get source")?;
         reg.area(dst).and_then(|a| a.range(dst, dst_offset, size, "get destination"))
     }
 
@@ -253,12 +254,13 @@ impl Context {
     }
 
     /// The remote side of a put or get must be a global slot, known here (global ids are
-    /// the same everywhere) and usable in this superstep.
-    fn check_remote_slot(&self, reg: &Register, slot: Memslot, what: &str) -> Result<()> {
+    /// the same everywhere), usable in this superstep, and hold the range at `pid`.
+    fn check_remote(&self, reg: &Register, slot: Memslot, pid: Pid, offset: usize, size: usize, what: &str) -> Result<()> {
         if !slot.is_global() && slot != Memslot::INVALID {
             return Err(Error::fatal(format!("{what}: {slot} is local; remote areas must be global slots")));
         }
-        reg.area(slot).map(|_| ()).map_err(|e| e.context(what))
+        let area = reg.remote_area(slot, pid).map_err(|e| e.context(what))?;
+        area.range(slot, offset, size, &format!("{what} at process {pid}")).map(|_| ())
     }
 
     /// `lpf_sync`: ends the superstep; all puts and gets are complete when it returns.
@@ -266,14 +268,22 @@ impl Context {
         self.check_alive("sync")?;
         let nprocs = self.nprocs();
         self.queue.group_by_peer(nprocs);
-        let result = {
+        let result = (|| {
+            // Global slots registered in this superstep: learn every process's sizes.
+            let mut all_sizes = Vec::new();
+            let mine = self.register.borrow().pending_sizes();
+            if !mine.is_empty() {
+                all_sizes = vec![0u64; mine.len() * nprocs as usize];
+                self.engine.allgather(&mine, &mut all_sizes)?;
+            }
             let register = self.register.borrow();
             let step = Superstep { register: &register, queue: &self.queue };
-            self.engine.sync(&step, attr)
-        };
+            self.engine.sync(&step, attr)?;
+            Ok(all_sizes)
+        })();
         match result {
-            Ok(()) => {
-                self.register.borrow_mut().on_sync();
+            Ok(all_sizes) => {
+                self.register.borrow_mut().on_sync(&all_sizes);
                 self.queue.on_sync();
                 Ok(())
             }

@@ -23,6 +23,12 @@ pub trait Engine: Send {
     /// processes are complete when this returns `Ok` on any process. A process that has
     /// left makes every later call fail with a fatal error instead of waiting for it.
     fn sync(&mut self, step: &Superstep<'_>, attr: SyncAttr) -> Result<()>;
+    /// Collective: `all[q * mine.len()..][..mine.len()]` receives process q's `mine`
+    /// (every process passes the same length). The context calls it at the start of a
+    /// sync in which global slots were registered, to learn every process's sizes of
+    /// them, so that puts and gets check remote bounds when they are called. Fails like
+    /// `sync` when a process has left.
+    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()>;
     /// Collective: an engine over the same processes, sharing no state with this one
     /// (for `rehook`). Fails if a process of this one has left.
     fn fresh(&mut self) -> Result<Box<dyn Engine>>;

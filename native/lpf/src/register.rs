@@ -86,8 +86,15 @@ impl SlotTable {
 }
 
 /// One process's memory register with LPF's delayed-resize semantics.
+///
+/// It also knows, for every usable global slot, the size each process registered under
+/// it (learnt when the slot is activated), so that the remote side of a put or get is
+/// checked in O(1) when the call is made.
 #[derive(Default)]
 pub struct Register {
+    nprocs: usize,
+    /// `remote_sizes[index * nprocs + q]`: size of global slot `index` at process q.
+    remote_sizes: Vec<usize>,
     global: SlotTable,
     local: SlotTable,
     used: usize,
@@ -105,6 +112,10 @@ unsafe impl Send for Register {}
 const MAX_SLOTS: usize = 1 << 31;
 
 impl Register {
+    pub fn new(nprocs: usize) -> Register {
+        Register { nprocs: nprocs.max(1), ..Default::default() }
+    }
+
     /// `resize_memory_register`: reserves memory now, takes effect at the next sync.
     pub fn request_capacity(&mut self, max_regs: usize) -> Result<()> {
         let oom = || {
@@ -116,22 +127,51 @@ impl Register {
         self.global.reserve(max_regs).map_err(|_| oom())?;
         self.local.reserve(max_regs).map_err(|_| oom())?;
         self.pending.try_reserve(max_regs.saturating_sub(self.pending.len())).map_err(|_| oom())?;
+        let sizes = max_regs.checked_mul(self.nprocs).ok_or_else(oom)?;
+        self.remote_sizes.try_reserve(sizes.saturating_sub(self.remote_sizes.len())).map_err(|_| oom())?;
         self.requested = Some(max_regs);
         Ok(())
     }
 
-    /// Applies what the superstep that just ended decided.
-    pub fn on_sync(&mut self) {
+    /// The global slots registered in this superstep, in registration order (the same
+    /// on every process), and the sizes registered here under them.
+    pub fn pending_sizes(&self) -> Vec<u64> {
+        self.pending.iter().map(|&s| self.global.entry(s).map_or(0, |e| e.size as u64)).collect()
+    }
+
+    /// Applies what the superstep that just ended decided. `all_sizes[q * pending + k]`
+    /// is the size process q registered for the k-th pending global slot (the layout
+    /// `Engine::allgather` produces from each process's `pending_sizes`).
+    pub fn on_sync(&mut self, all_sizes: &[u64]) {
         if let Some(c) = self.requested.take() {
             self.capacity = c;
         }
-        for slot in self.pending.drain(..) {
+        let p = self.nprocs;
+        let pending = self.pending.len();
+        debug_assert_eq!(all_sizes.len(), pending * p);
+        for (k, slot) in self.pending.drain(..).enumerate() {
             if let Some(e) = self.global.entry_mut(slot) {
                 if e.state == State::Pending {
                     e.state = State::Active;
+                    let at = slot.index() * p;
+                    if self.remote_sizes.len() < at + p {
+                        // Within the reserved capacity: global indices stay below it.
+                        self.remote_sizes.resize(at + p, 0);
+                    }
+                    for q in 0..p {
+                        self.remote_sizes[at + q] = all_sizes[q * pending + k] as usize;
+                    }
                 }
             }
         }
+    }
+
+    /// The area of global `slot` at process `pid` as seen from here: its size is what
+    /// `pid` registered; the pointer is meaningful only for `pid` = this process.
+    pub fn remote_area(&self, slot: Memslot, pid: u32) -> Result<Area> {
+        let local = self.area(slot)?;
+        let size = self.remote_sizes.get(slot.index() * self.nprocs + pid as usize).copied().unwrap_or(0);
+        Ok(Area { ptr: local.ptr, size })
     }
 
     pub fn capacity(&self) -> usize {
@@ -223,9 +263,9 @@ mod tests {
 
     #[test]
     fn ids_are_reused_lifo_with_new_generation() {
-        let mut r = Register::default();
+        let mut r = Register::new(1);
         r.request_capacity(4).unwrap();
-        r.on_sync();
+        r.on_sync(&[]);
         let a = r.add(true, std::ptr::null_mut(), 0).unwrap();
         let b = r.add(true, std::ptr::null_mut(), 0).unwrap();
         r.remove(a).unwrap();
@@ -234,17 +274,17 @@ mod tests {
         assert_ne!(c, a);
         assert!(r.area(a).is_err());
         assert!(r.remove(a).is_err());
-        r.on_sync();
+        r.on_sync(&[0, 0, 0]);
         assert!(r.area(b).is_ok() && r.area(c).is_ok());
     }
 
     #[test]
     fn capacity_is_enforced_and_delayed() {
-        let mut r = Register::default();
+        let mut r = Register::new(1);
         assert!(r.add(false, std::ptr::null_mut(), 0).unwrap_err().kind() == crate::ErrorKind::OutOfMemory);
         r.request_capacity(1).unwrap();
         assert!(r.add(false, std::ptr::null_mut(), 0).is_err());
-        r.on_sync();
+        r.on_sync(&[]);
         r.add(false, std::ptr::null_mut(), 0).unwrap();
         assert!(r.add(false, std::ptr::null_mut(), 0).is_err());
         assert!(r.request_capacity(usize::MAX).is_err());

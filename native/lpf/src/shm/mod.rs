@@ -7,8 +7,9 @@
 //! read straight from their source's memory. So no two threads ever write the same
 //! memory, overlapping puts end as one serialisation (the destination's processing
 //! order), and a superstep costs O(p + h) per process plus the copies. The second
-//! barrier releases the sources. Arguments the origin could not check (the bounds of a
-//! remote area) are checked by the process that owns it; an error there fails the sync
+//! barrier releases the sources. The origin has checked every request already; the
+//! owner of each area checks again (O(1) each), so that even a register that changed
+//! under a request cannot be written out of bounds: such an error fails the sync
 //! everywhere, after the barrier, with nothing written for the bad request.
 
 pub mod barrier;
@@ -31,8 +32,9 @@ pub const ENGINE_NAME: &str = "shm";
 pub(crate) struct Shared {
     nprocs: Pid,
     barrier: Barrier,
-    /// Each process's superstep, valid between the two barriers of a sync.
-    published: Box<[CachePadded<AtomicPtr<Superstep<'static>>>]>,
+    /// What each process publishes for the exchange between two barriers: its
+    /// `Superstep` during a sync, its `&[u64]` during an allgather.
+    published: Box<[CachePadded<AtomicPtr<()>>]>,
     /// The first error found during an exchange; it fails the context for everyone.
     error: OnceLock<Error>,
     rehooks: Rendezvous,
@@ -100,7 +102,7 @@ impl ShmEngine {
     /// and unchanged (its owner is blocked in `sync` holding shared borrows of it).
     unsafe fn exchange(&self, mine: &Superstep<'_>) -> Result<()> {
         let sh = &*self.shared;
-        let peer = |q: Pid| &*sh.published[q as usize].load(Acquire);
+        let peer = |q: Pid| &*(sh.published[q as usize].load(Acquire) as *const Superstep);
         // The target side of the message count, checked before any write.
         let incoming: usize = (0..sh.nprocs).map(|q| peer(q).queue.to_peer(self.pid).len()).sum();
         if incoming > mine.queue.capacity() {
@@ -157,7 +159,7 @@ impl Engine for ShmEngine {
         if let Some(e) = sh.error.get() {
             return Err(e.clone());
         }
-        sh.published[self.pid as usize].store(step as *const Superstep as *mut Superstep<'static>, Release);
+        sh.published[self.pid as usize].store(step as *const Superstep as *mut (), Release);
         if sh.barrier.wait() == Outcome::Broken {
             return Err(self.broken());
         }
@@ -172,6 +174,33 @@ impl Engine for ShmEngine {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
+    }
+
+    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        let sh = self.shared.clone();
+        let n = mine.len();
+        sh.published[self.pid as usize].store(&mine as *const &[u64] as *mut (), Release);
+        if sh.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        for q in 0..sh.nprocs as usize {
+            // SAFETY: between the two barriers each process's `mine` is live and unchanged.
+            let theirs: &[u64] = unsafe { *(sh.published[q].load(Acquire) as *const &[u64]) };
+            if theirs.len() != n {
+                let _ = sh.error.set(Error::fatal(format!(
+                    "register_global is collective, but process {} registered {n} global slots in this superstep \
+                     and process {q} registered {}",
+                    self.pid,
+                    theirs.len()
+                )));
+                break;
+            }
+            all[q * n..(q + 1) * n].copy_from_slice(theirs);
+        }
+        if sh.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        sh.error.get().map_or(Ok(()), |e| Err(e.clone()))
     }
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
