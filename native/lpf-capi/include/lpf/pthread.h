@@ -1,0 +1,33 @@
+/*
+ * lpf/pthread.h -- let the POSIX threads of an existing program form one LPF
+ * section via lpf_hook.
+ *
+ * Usage: N threads each call lpf_pthread_initialize(pid, N, &init) with a
+ * distinct pid in [0, N); then each calls lpf_hook(init, spmd, args) (any
+ * number of times) and finally lpf_pthread_finalize(init).
+ */
+#ifndef LPF_PTHREAD_H
+#define LPF_PTHREAD_H
+
+#include <lpf/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Called by each of nprocs threads, with its own pid in [0, nprocs), to join
+ * them into one LPF runtime. Blocks until all nprocs threads have called it.
+ * On success *init holds a handle for lpf_hook.
+ */
+lpf_err_t lpf_pthread_initialize(lpf_pid_t pid, lpf_pid_t nprocs,
+                                 lpf_init_t * init);
+
+/** Releases what lpf_pthread_initialize acquired for this thread. */
+lpf_err_t lpf_pthread_finalize(lpf_init_t init);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LPF_PTHREAD_H */

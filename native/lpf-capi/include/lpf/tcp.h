@@ -1,0 +1,43 @@
+/*
+ * lpf/tcp.h -- extension (not part of the LPF specification): the TCP
+ * platform initialiser with full control over authentication and binding.
+ *
+ * lpf_mpi_initialize_over_tcp (lpf/mpi.h) is the portable spelling; this one
+ * adds a shared secret, a local bind address and reports the port actually
+ * bound by pid 0 (useful with port "0" in tests).
+ */
+#ifndef LPF_TCP_H
+#define LPF_TCP_H
+
+#include <lpf/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Joins nprocs processes, each passing its own pid in [0, nprocs), into one
+ * LPF runtime over TCP.
+ *
+ * server, port  where pid 0 listens and the others connect; port is a
+ *               string (service name or number).
+ * timeout_ms    how long to wait for all peers before giving up.
+ * secret        shared secret every peer must present; NULL for none.
+ * bind_addr     local address to bind to; NULL for the default.
+ * bound_port    if not NULL, receives the port pid 0 actually listens on
+ *               (meaningful on pid 0, e.g. after asking for port "0").
+ * init          receives a handle for lpf_hook on success.
+ */
+lpf_err_t lpf_tcp_initialize(const char * server, const char * port,
+                             int timeout_ms, lpf_pid_t pid, lpf_pid_t nprocs,
+                             const char * secret, const char * bind_addr,
+                             unsigned * bound_port, lpf_init_t * init);
+
+/** Releases what lpf_tcp_initialize acquired for this process. */
+lpf_err_t lpf_tcp_finalize(lpf_init_t init);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LPF_TCP_H */

@@ -1,0 +1,404 @@
+//! The C ABI of LPF (`lpf/core.h`, `lpf/pthread.h`, `lpf/abort.h`, `lpf/error.h`) over
+//! the Rust library, so that C programs written for LPF link against `liblpf_core`
+//! unchanged.
+//!
+//! Every exported function catches panics (none may unwind into C), checks its pointers,
+//! and on failure returns the LPF code and records a message that names the problem:
+//! `lpf_error_message()` returns it, and it is printed to stderr prefixed with `lpf: `
+//! unless `LPF_LOG=quiet`.
+#![allow(non_camel_case_types)]
+
+use lpf::{Args, Context, Error, Memslot, Pid, Root, ShmInit};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub type lpf_t = *mut c_void;
+pub type lpf_init_t = *mut c_void;
+pub type lpf_pid_t = c_uint;
+pub type lpf_err_t = c_int;
+pub type lpf_memslot_t = usize;
+pub type lpf_sync_attr_t = c_int;
+pub type lpf_msg_attr_t = c_int;
+pub type lpf_func_t = Option<unsafe extern "C" fn()>;
+pub type lpf_cost_fn = Option<extern "C" fn(lpf_pid_t, usize, lpf_sync_attr_t) -> f64>;
+pub type lpf_spmd_t = Option<unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t)>;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct lpf_args_t {
+    pub input: *const c_void,
+    pub input_size: usize,
+    pub output: *mut c_void,
+    pub output_size: usize,
+    pub f_symbols: *const lpf_func_t,
+    pub f_size: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct lpf_machine_t {
+    pub p: lpf_pid_t,
+    pub free_p: lpf_pid_t,
+    pub g: lpf_cost_fn,
+    pub l: lpf_cost_fn,
+}
+
+/// A pointer constant exported as data.
+#[repr(transparent)]
+pub struct ConstPtr(*mut c_void);
+
+// SAFETY: the exported constants are immutable and never dereferenced through these.
+unsafe impl Sync for ConstPtr {}
+unsafe impl Sync for lpf_args_t {}
+
+const SUCCESS: lpf_err_t = 0;
+const ERR_OUT_OF_MEMORY: lpf_err_t = 1;
+const ERR_FATAL: lpf_err_t = 2;
+
+#[no_mangle]
+pub static LPF_SUCCESS: lpf_err_t = SUCCESS;
+#[no_mangle]
+pub static LPF_ERR_OUT_OF_MEMORY: lpf_err_t = ERR_OUT_OF_MEMORY;
+#[no_mangle]
+pub static LPF_ERR_FATAL: lpf_err_t = ERR_FATAL;
+#[no_mangle]
+pub static LPF_NO_ARGS: lpf_args_t = lpf_args_t {
+    input: std::ptr::null(),
+    input_size: 0,
+    output: std::ptr::null_mut(),
+    output_size: 0,
+    f_symbols: std::ptr::null(),
+    f_size: 0,
+};
+#[no_mangle]
+pub static LPF_SYNC_DEFAULT: lpf_sync_attr_t = 0;
+#[no_mangle]
+pub static LPF_MSG_DEFAULT: lpf_msg_attr_t = 0;
+#[no_mangle]
+pub static LPF_MAX_P: lpf_pid_t = c_uint::MAX;
+#[no_mangle]
+pub static LPF_INVALID_MEMSLOT: lpf_memslot_t = usize::MAX;
+#[no_mangle]
+pub static LPF_NONE: ConstPtr = ConstPtr(std::ptr::null_mut());
+#[no_mangle]
+pub static LPF_INIT_NONE: ConstPtr = ConstPtr(std::ptr::null_mut());
+#[no_mangle]
+pub static LPF_INVALID_MACHINE: lpf_machine_t = lpf_machine_t { p: 0, free_p: 0, g: None, l: None };
+#[no_mangle]
+pub static LPF_HAS_ABORT: c_int = 1;
+
+/// What `LPF_ROOT` points at: any unique address outside every context.
+static ROOT_SENTINEL: u8 = 0;
+#[no_mangle]
+pub static LPF_ROOT: ConstPtr = ConstPtr(&ROOT_SENTINEL as *const u8 as *mut c_void);
+
+fn is_root(ctx: lpf_t) -> bool {
+    std::ptr::eq(ctx as *const u8, &ROOT_SENTINEL)
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn record(e: &Error) -> lpf_err_t {
+    let text = e.to_string();
+    if std::env::var("LPF_LOG").map_or(true, |v| v != "quiet") {
+        eprintln!("lpf: {text}");
+    }
+    LAST_ERROR.with(|m| *m.borrow_mut() = CString::new(text.replace('\0', " ")).unwrap_or_default());
+    e.kind().code()
+}
+
+/// Runs the body of an exported function: panics become `LPF_ERR_FATAL`, errors are
+/// recorded, success clears nothing (the message is that of the last *failed* call).
+fn guarded(what: &str, body: impl FnOnce() -> lpf::Result<()>) -> lpf_err_t {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => SUCCESS,
+        Ok(Err(e)) => record(&e.context(what)),
+        Err(p) => record(&Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+}
+
+/// `lpf/error.h`: the message of this thread's last failed LPF call ("" if none).
+#[no_mangle]
+pub extern "C" fn lpf_error_message() -> *const c_char {
+    LAST_ERROR.with(|m| m.borrow().as_ptr())
+}
+
+/// The Rust context behind a C handle.
+///
+/// # Safety
+/// `ctx` must be a handle this library gave to an SPMD function that is still running
+/// on this thread (or the root, or NULL, which are rejected here).
+unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
+    if ctx.is_null() {
+        return Err(Error::fatal(format!("{what}: the context is NULL (LPF_NONE)")));
+    }
+    if is_root(ctx) {
+        return Err(Error::fatal(format!("{what}: LPF_ROOT is not inside an SPMD section")));
+    }
+    Ok(&mut *(ctx as *mut Context))
+}
+
+/// Rust args for a section from C args.
+///
+/// # Safety
+/// The C args must describe valid memory of the given sizes (or NULL with any size 0).
+unsafe fn rust_args<'a>(a: &lpf_args_t) -> Args<'a> {
+    let input = if a.input.is_null() || a.input_size == 0 {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(a.input as *const u8, a.input_size)
+    };
+    let output = if a.output.is_null() || a.output_size == 0 {
+        &mut [][..]
+    } else {
+        std::slice::from_raw_parts_mut(a.output as *mut u8, a.output_size)
+    };
+    Args { input, output, symbols: &[] }
+}
+
+/// A C SPMD function run as a Rust one: the C args seen by each process are built from
+/// its Rust args (pid 0 of an exec gets the caller's input and output; the others NULL
+/// and 0) and the caller's function symbols, which every process receives.
+struct CSpmd {
+    spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t),
+    f_symbols: *const lpf_func_t,
+    f_size: usize,
+}
+
+// SAFETY: a C function pointer and a pointer to the caller's read-only symbol table,
+// which outlives the section.
+unsafe impl Sync for CSpmd {}
+
+impl CSpmd {
+    fn new(spmd: lpf_spmd_t, args: &lpf_args_t, what: &str) -> lpf::Result<CSpmd> {
+        let spmd = spmd.ok_or_else(|| Error::fatal(format!("{what}: the SPMD function is NULL")))?;
+        Ok(CSpmd { spmd, f_symbols: if args.f_size == 0 { std::ptr::null() } else { args.f_symbols }, f_size: args.f_size })
+    }
+
+    fn call(&self, ctx: &mut Context, args: Args<'_>) {
+        let c_args = lpf_args_t {
+            input: if args.input.is_empty() { std::ptr::null() } else { args.input.as_ptr().cast() },
+            input_size: args.input.len(),
+            output: if args.output.is_empty() { std::ptr::null_mut() } else { args.output.as_mut_ptr().cast() },
+            output_size: args.output.len(),
+            f_symbols: self.f_symbols,
+            f_size: self.f_size,
+        };
+        let (pid, nprocs) = (ctx.pid(), ctx.nprocs());
+        // SAFETY: the user's function follows the lpf_spmd_t contract; the handle is
+        // valid until it returns.
+        unsafe { (self.spmd)(ctx as *mut Context as lpf_t, pid, nprocs, c_args) }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
+    guarded("lpf_exec", || {
+        let f = CSpmd::new(spmd, &args, "lpf_exec")?;
+        let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
+        if is_root(ctx) {
+            Root::new().exec(p as Pid, &run, rust_args(&args))
+        } else {
+            context(ctx, "lpf_exec")?.exec(p as Pid, &run, rust_args(&args))
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_rehook(ctx: lpf_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
+    guarded("lpf_rehook", || {
+        let f = CSpmd::new(spmd, &args, "lpf_rehook")?;
+        context(ctx, "lpf_rehook")?.rehook(&|c: &mut Context, a: Args<'_>| f.call(c, a), rust_args(&args))
+    })
+}
+
+/// What an `lpf_init_t` points at.
+pub enum Init {
+    Pthread(ShmInit),
+}
+
+impl Init {
+    pub fn into_handle(self) -> lpf_init_t {
+        Box::into_raw(Box::new(self)) as lpf_init_t
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
+    guarded("lpf_hook", || {
+        if init.is_null() {
+            return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
+        }
+        let f = CSpmd::new(spmd, &args, "lpf_hook")?;
+        let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
+        match &*(init as *const Init) {
+            Init::Pthread(i) => i.hook(&run, rust_args(&args)),
+        }
+    })
+}
+
+/// `lpf/pthread.h`: thread `pid` of `nprocs` threads of this program joins their group.
+#[no_mangle]
+pub unsafe extern "C" fn lpf_pthread_initialize(pid: lpf_pid_t, nprocs: lpf_pid_t, init: *mut lpf_init_t) -> lpf_err_t {
+    guarded("lpf_pthread_initialize", || {
+        if init.is_null() {
+            return Err(Error::fatal("the lpf_init_t out-pointer is NULL"));
+        }
+        *init = Init::Pthread(ShmInit::new(pid, nprocs)?).into_handle();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_pthread_finalize(init: lpf_init_t) -> lpf_err_t {
+    guarded("lpf_pthread_finalize", || {
+        if init.is_null() {
+            return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
+        }
+        drop(Box::from_raw(init as *mut Init));
+        Ok(())
+    })
+}
+
+unsafe fn register(ctx: lpf_t, pointer: *mut c_void, size: usize, memslot: *mut lpf_memslot_t, global: bool) -> lpf_err_t {
+    let what = if global { "lpf_register_global" } else { "lpf_register_local" };
+    guarded(what, || {
+        let c = context(ctx, what)?;
+        if memslot.is_null() {
+            return Err(Error::fatal("the memslot out-pointer is NULL"));
+        }
+        if pointer.is_null() && size > 0 {
+            return Err(Error::fatal(format!("NULL pointer with size {size}")));
+        }
+        let slot = if global { c.register_global_raw(pointer.cast(), size)? } else { c.register_local_raw(pointer.cast(), size)? };
+        *memslot = slot.to_raw();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_register_global(ctx: lpf_t, pointer: *mut c_void, size: usize, memslot: *mut lpf_memslot_t) -> lpf_err_t {
+    register(ctx, pointer, size, memslot, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_register_local(ctx: lpf_t, pointer: *mut c_void, size: usize, memslot: *mut lpf_memslot_t) -> lpf_err_t {
+    register(ctx, pointer, size, memslot, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_deregister(ctx: lpf_t, memslot: lpf_memslot_t) -> lpf_err_t {
+    guarded("lpf_deregister", || context(ctx, "lpf_deregister")?.deregister(Memslot::from_raw(memslot)))
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn lpf_put(
+    ctx: lpf_t,
+    src_slot: lpf_memslot_t,
+    src_offset: usize,
+    dst_pid: lpf_pid_t,
+    dst_slot: lpf_memslot_t,
+    dst_offset: usize,
+    size: usize,
+    attr: lpf_msg_attr_t,
+) -> lpf_err_t {
+    guarded("lpf_put", || {
+        let (s, d) = (Memslot::from_raw(src_slot), Memslot::from_raw(dst_slot));
+        context(ctx, "lpf_put")?.put(s, src_offset, dst_pid, d, dst_offset, size, attr)
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn lpf_get(
+    ctx: lpf_t,
+    src_pid: lpf_pid_t,
+    src_slot: lpf_memslot_t,
+    src_offset: usize,
+    dst_slot: lpf_memslot_t,
+    dst_offset: usize,
+    size: usize,
+    attr: lpf_msg_attr_t,
+) -> lpf_err_t {
+    guarded("lpf_get", || {
+        let (s, d) = (Memslot::from_raw(src_slot), Memslot::from_raw(dst_slot));
+        context(ctx, "lpf_get")?.get(src_pid, s, src_offset, d, dst_offset, size, attr)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_sync(ctx: lpf_t, attr: lpf_sync_attr_t) -> lpf_err_t {
+    guarded("lpf_sync", || context(ctx, "lpf_sync")?.sync(attr))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_resize_memory_register(ctx: lpf_t, max_regs: usize) -> lpf_err_t {
+    guarded("lpf_resize_memory_register", || context(ctx, "lpf_resize_memory_register")?.resize_memory_register(max_regs))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_resize_message_queue(ctx: lpf_t, max_msgs: usize) -> lpf_err_t {
+    guarded("lpf_resize_message_queue", || context(ctx, "lpf_resize_message_queue")?.resize_message_queue(max_msgs))
+}
+
+/// The engines whose cost tables C callers can reach through `lpf_machine_t`'s g and l
+/// (plain C function pointers, so one pair per engine).
+const ENGINES: [&str; 6] = ["shm", "tcp", "hybrid", "mpimsg", "mpirma", "ibverbs"];
+
+extern "C" fn cost_g<const E: usize>(p: lpf_pid_t, min_msg_size: usize, _attr: lpf_sync_attr_t) -> f64 {
+    lpf::machine::table_for(ENGINES[E]).lookup(p, min_msg_size).0
+}
+
+extern "C" fn cost_l<const E: usize>(p: lpf_pid_t, min_msg_size: usize, _attr: lpf_sync_attr_t) -> f64 {
+    lpf::machine::table_for(ENGINES[E]).lookup(p, min_msg_size).1
+}
+
+fn cost_functions(engine: &str) -> (lpf_cost_fn, lpf_cost_fn) {
+    macro_rules! pair {
+        ($e:literal) => {
+            (Some(cost_g::<$e> as extern "C" fn(_, _, _) -> f64), Some(cost_l::<$e> as extern "C" fn(_, _, _) -> f64))
+        };
+    }
+    match ENGINES.iter().position(|e| *e == engine) {
+        Some(1) => pair!(1),
+        Some(2) => pair!(2),
+        Some(3) => pair!(3),
+        Some(4) => pair!(4),
+        Some(5) => pair!(5),
+        _ => pair!(0),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lpf_err_t {
+    guarded("lpf_probe", || {
+        if params.is_null() {
+            return Err(Error::fatal("the lpf_machine_t out-pointer is NULL"));
+        }
+        let (m, engine) = if is_root(ctx) {
+            (Root::new().probe()?, "shm")
+        } else {
+            let c = context(ctx, "lpf_probe")?;
+            (c.probe()?, c.engine_name())
+        };
+        let (g, l) = cost_functions(engine);
+        *params = lpf_machine_t { p: m.p, free_p: m.free_p, g, l };
+        Ok(())
+    })
+}
+
+/// `lpf/abort.h`: ends the whole program at once, as an unrecoverable failure.
+#[no_mangle]
+pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
+    let pid = if ctx.is_null() || is_root(ctx) { None } else { Some((*(ctx as *mut Context)).pid()) };
+    eprintln!("lpf: lpf_abort called by process {}", pid.map_or("(root)".to_string(), |p| p.to_string()));
+    std::process::abort()
+}

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# C ABI test harness.
+#
+# Builds liblpf_core in release mode, checks that the public headers compile
+# as strict C and as C++, compiles every C test program twice (linked against
+# liblpf_core.so with an rpath, and against liblpf_core.a), and runs each with
+# LPF_MAX_PROCS = 1..4. tcp_ring is only compiled until the library exports
+# lpf_mpi_initialize_over_tcp; from then on it is also run, as separate OS
+# processes meeting on 127.0.0.1.
+#
+# Prints one line per case, "ok <name>" or "FAIL <name>" (a failure is
+# followed by the tail of its log, indented), and as the very last line
+# "N passed, M failed". Exits non-zero if anything failed.
+#
+# Environment knobs (all optional):
+#   CC, CXX            compilers (default cc, c++)
+#   CARGO_TARGET_DIR   where cargo puts the library (default <repo>/target)
+#   LPF_TEST_PROCS     process counts to run with (default "1 2 3 4")
+#   LPF_TEST_TIMEOUT   seconds per run before it counts as hung (default 120)
+#   LPF_STATIC_LIBS    extra libraries for static linking
+#                      (default "-lpthread -ldl -lm")
+#   LPF_SKIP_BUILD=1   use the library already built, do not run cargo
+
+set -u
+set -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root" || exit 2
+
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+case $target_dir in
+    /*) ;;
+    *) target_dir=$root/$target_dir ;;
+esac
+libdir=$target_dir/release
+inc=$root/native/lpf-capi/include
+build=$here/build
+logs=$build/logs
+
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+procs=${LPF_TEST_PROCS:-1 2 3 4}
+run_timeout=${LPF_TEST_TIMEOUT:-120}
+static_libs=${LPF_STATIC_LIBS:--lpthread -ldl -lm}
+cflags=(-std=c99 -O2 -g -Wall -Wextra -I"$inc" -I"$here")
+
+programs=(hello ring spec_rules pthread_hook)
+
+passed=0
+failed=0
+
+rm -rf "$build"
+mkdir -p "$build/shared" "$build/static" "$build/obj" "$logs"
+
+# pass NAME / fail NAME [LOG]: record and print the outcome of one case.
+pass() {
+    passed=$((passed + 1))
+    echo "ok $1"
+}
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL $1"
+    if [ $# -ge 2 ] && [ -s "$2" ]; then
+        tail -n 25 "$2" | sed 's/^/    | /'
+    fi
+}
+
+# check NAME CMD...: runs CMD with its output in the case's log.
+check() {
+    local name=$1 log=$logs/$1.log
+    shift
+    if "$@" >"$log" 2>&1; then
+        pass "$name"
+        return 0
+    fi
+    fail "$name" "$log"
+    return 1
+}
+
+have_timeout=1
+command -v timeout >/dev/null 2>&1 || have_timeout=0
+
+# run_one NAME P CMD...: runs CMD with LPF_MAX_PROCS=P and a time limit.
+run_one() {
+    local name=$1 p=$2 log=$logs/$1.log rc
+    shift 2
+    if [ "$have_timeout" = 1 ]; then
+        LPF_MAX_PROCS=$p timeout -k 10 "$run_timeout" "$@" >"$log" 2>&1
+    else
+        LPF_MAX_PROCS=$p "$@" >"$log" 2>&1
+    fi
+    rc=$?
+    if [ "$rc" = 0 ]; then
+        pass "$name"
+    else
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+            echo "(no result within ${run_timeout}s: hung?)" >>"$log"
+        else
+            echo "(exit status $rc)" >>"$log"
+        fi
+        fail "$name" "$log"
+    fi
+}
+
+# --- headers ------------------------------------------------------------
+hdr_tu=$build/obj/all_headers.c
+cat >"$hdr_tu" <<'EOT'
+#include <lpf/core.h>
+#include <lpf/pthread.h>
+#include <lpf/abort.h>
+#include <lpf/mpi.h>
+#include <lpf/tcp.h>
+#include <lpf/error.h>
+#include <lpf/core.h>
+int lpf_headers_compile(void) { return (int)sizeof(lpf_args_t); }
+EOT
+check headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
+    -I"$inc" -c "$hdr_tu" -o "$build/obj/all_headers_c.o"
+check headers.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror \
+    -I"$inc" -c "$hdr_tu" -o "$build/obj/all_headers_cxx.o"
+
+# --- library ------------------------------------------------------------
+lib_ok=0
+build_lib() {
+    if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
+        cargo build --release -p lpf-capi || return 1
+    fi
+    ls -l "$libdir/liblpf_core.so" "$libdir/liblpf_core.a"
+}
+if check build.liblpf_core build_lib; then
+    lib_ok=1
+fi
+
+# --- test programs --------------------------------------------------------
+has_symbol() { # has_symbol FILE SYMBOL: FILE defines SYMBOL
+    nm -g --defined-only "$1" 2>/dev/null | awk '{print $NF}' | grep -qx "$2"
+}
+linked_against_so() { # linked_against_so EXE: EXE needs liblpf_core.so
+    readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*liblpf_core\.so'
+}
+link_shared() { # link_shared PROG
+    "$CC" "${cflags[@]}" "$here/$1.c" -o "$build/shared/$1" \
+        -L"$libdir" -llpf_core -Wl,-rpath,"$libdir" -lpthread || return 1
+    if command -v readelf >/dev/null 2>&1 && ! linked_against_so "$build/shared/$1"; then
+        echo "$build/shared/$1 does not depend on liblpf_core.so"
+        return 1
+    fi
+}
+link_static() { # link_static PROG
+    # shellcheck disable=SC2086 # static_libs is a list of flags
+    "$CC" "${cflags[@]}" "$here/$1.c" -o "$build/static/$1" \
+        "$libdir/liblpf_core.a" $static_libs || return 1
+    if command -v readelf >/dev/null 2>&1 && linked_against_so "$build/static/$1"; then
+        echo "$build/static/$1 still depends on liblpf_core.so"
+        return 1
+    fi
+}
+
+for prog in "${programs[@]}" tcp_ring; do
+    check "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
+        -o "$build/obj/$prog.o"
+done
+
+if [ "$lib_ok" = 1 ]; then
+    for prog in "${programs[@]}"; do
+        for kind in shared static; do
+            if check "link.$prog.$kind" "link_$kind" "$prog"; then
+                for p in $procs; do
+                    run_one "run.$prog.$kind.p$p" "$p" "$build/$kind/$prog"
+                done
+            fi
+        done
+    done
+fi
+
+# --- tcp_ring: separate processes over TCP, once the engine exists --------
+free_port() {
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' && return
+    fi
+    echo $((20000 + RANDOM % 20000))
+}
+run_tcp() { # run_tcp NAME EXE P
+    local name=$1 exe=$2 p=$3 log=$logs/$1.log port pid rc=0 i
+    local -a pids=()
+    port=$(free_port)
+    : >"$log"
+    for ((i = 0; i < p; i++)); do
+        if [ "$have_timeout" = 1 ]; then
+            timeout -k 10 "$run_timeout" "$exe" 127.0.0.1 "$port" "$i" "$p" 30000 \
+                >"$log.$i" 2>&1 &
+        else
+            "$exe" 127.0.0.1 "$port" "$i" "$p" 30000 >"$log.$i" 2>&1 &
+        fi
+        pids+=($!)
+    done
+    for ((i = 0; i < p; i++)); do
+        wait "${pids[$i]}" || { rc=1; echo "(pid $i failed)" >>"$log.$i"; }
+        { echo "--- pid $i"; cat "$log.$i"; } >>"$log"
+        rm -f "$log.$i"
+    done
+    if [ "$rc" = 0 ]; then pass "$name"; else fail "$name" "$log"; fi
+}
+if [ "$lib_ok" = 1 ]; then
+    if has_symbol "$libdir/liblpf_core.so" lpf_mpi_initialize_over_tcp; then
+        for kind in shared static; do
+            if check "link.tcp_ring.$kind" "link_$kind" tcp_ring; then
+                for p in $procs; do
+                    run_tcp "run.tcp_ring.$kind.p$p" "$build/$kind/tcp_ring" "$p"
+                done
+            fi
+        done
+    else
+        echo "skip run.tcp_ring (liblpf_core does not export lpf_mpi_initialize_over_tcp yet)"
+    fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
