@@ -174,6 +174,21 @@ if [ "$lib_ok" = 1 ]; then
     done
 fi
 
+# --- memory safety: the programs under valgrind's memcheck -----------------
+# (Miri and the sanitizers need a nightly toolchain, which our machines lack;
+# memcheck checks every load and store of the library's unsafe code instead.)
+if [ "$lib_ok" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+    for prog in ring spec_rules hello; do
+        if [ -x "$build/shared/$prog" ]; then
+            check "memcheck.$prog.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+                timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+                --leak-check=no "$build/shared/$prog"
+        fi
+    done
+elif [ "$lib_ok" = 1 ]; then
+    echo "skip memcheck (valgrind is not installed)"
+fi
+
 # --- tcp_ring: separate processes over TCP, once the engine exists --------
 free_port() {
     if command -v python3 >/dev/null 2>&1; then

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Idempotent set-up of a Debian 12 machine for building and testing this
+# repository: a C/C++ toolchain (build-essential) and a Rust toolchain with
+# cargo. Run as root (or with sudo available). Anything already present is
+# left alone; nothing else is installed.
+set -euo pipefail
+
+log() { echo "setup: $*"; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        log "need root to run: $*" >&2
+        exit 1
+    fi
+}
+
+if [ -r /etc/os-release ]; then
+    # shellcheck disable=SC1091
+    . /etc/os-release
+    if [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != 12 ]; then
+        log "warning: written for Debian 12, this is ${PRETTY_NAME:-unknown}"
+    fi
+fi
+
+# --- Debian packages --------------------------------------------------------
+pkg_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+apt_updated=0
+apt_install() { # apt_install PKG...: installs those of PKG that are missing
+    local missing=() pkg
+    for pkg in "$@"; do
+        pkg_installed "$pkg" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    if [ "$apt_updated" = 0 ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        apt_updated=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# C and C++ compilers, libc headers, binutils (nm, readelf) for tests/c.
+apt_install build-essential
+# valgrind: memcheck runs over the C programs (tests/c/run.sh).
+apt_install valgrind
+
+# --- Rust -------------------------------------------------------------------
+if [ -d "$HOME/.cargo/bin" ]; then
+    case ":$PATH:" in
+        *":$HOME/.cargo/bin:"*) ;;
+        *) export PATH="$HOME/.cargo/bin:$PATH" ;;
+    esac
+fi
+
+if ! command -v rustup >/dev/null 2>&1 && ! command -v cargo >/dev/null 2>&1; then
+    apt_install curl ca-certificates
+    log "installing rustup with the stable toolchain"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs |
+        sh -s -- -y --no-modify-path --profile minimal --default-toolchain stable
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+if command -v rustup >/dev/null 2>&1; then
+    if ! rustup show active-toolchain >/dev/null 2>&1; then
+        log "installing the stable Rust toolchain"
+        rustup toolchain install stable --profile minimal
+        rustup default stable
+    fi
+    installed=$(rustup component list --installed 2>/dev/null || true)
+    for comp in rustc cargo rust-std; do
+        if ! grep -q "^$comp\(-\|$\)" <<<"$installed"; then
+            log "adding rustup component $comp"
+            rustup component add "$comp"
+        fi
+    done
+fi
+
+command -v cc >/dev/null 2>&1 || { log "no C compiler after set-up" >&2; exit 1; }
+command -v cargo >/dev/null 2>&1 || { log "no cargo after set-up" >&2; exit 1; }
+log "ok: $(cc --version | head -n 1); $(cargo --version)"
