@@ -7,6 +7,9 @@
 //! `lpf_error_message()` returns it, and it is printed to stderr prefixed with `lpf: `
 //! unless `LPF_LOG=quiet`.
 #![allow(non_camel_case_types)]
+// The safety contract of every exported function is that of its declaration in the C
+// headers (valid pointers of the stated sizes, handles given out by this library).
+#![allow(clippy::missing_safety_doc)]
 
 use lpf::{Args, Context, Error, Memslot, Pid, Root, ShmInit};
 use std::cell::RefCell;

@@ -31,7 +31,7 @@ const FALLBACK_L: f64 = 1e-4;
 impl CostTable {
     pub fn new(mut points: Vec<CostPoint>) -> Self {
         points.retain(|c| c.g > 0.0 && c.l > 0.0 && c.g.is_finite() && c.l.is_finite());
-        points.sort_by(|a, b| (a.nprocs, a.msg_size).cmp(&(b.nprocs, b.msg_size)));
+        points.sort_by_key(|c| (c.nprocs, c.msg_size));
         CostTable { points }
     }
 
@@ -117,7 +117,8 @@ pub fn table_path(engine: &str) -> Option<PathBuf> {
 /// The table of `engine`, read once per process (so every later probe is O(1)); empty
 /// when no file exists or it does not parse.
 pub fn table_for(engine: &'static str) -> Arc<CostTable> {
-    static TABLES: OnceLock<Mutex<Vec<(&'static str, Arc<CostTable>)>>> = OnceLock::new();
+    type Loaded = Vec<(&'static str, Arc<CostTable>)>;
+    static TABLES: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let tables = TABLES.get_or_init(|| Mutex::new(Vec::new()));
     let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, t)) = tables.iter().find(|(e, _)| *e == engine) {

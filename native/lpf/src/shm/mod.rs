@@ -83,7 +83,7 @@ pub(crate) struct ShmEngine {
 }
 
 impl ShmEngine {
-    fn new(shared: Arc<Shared>, pid: Pid) -> Box<dyn Engine> {
+    fn boxed(shared: Arc<Shared>, pid: Pid) -> Box<dyn Engine> {
         Box::new(ShmEngine { shared, pid, rehooks: 0 })
     }
 
@@ -209,7 +209,7 @@ impl Engine for ShmEngine {
             return Err(self.broken());
         }
         self.rehooks += 1;
-        Ok(ShmEngine::new(self.shared.rehooks.join(self.rehooks), self.pid))
+        Ok(ShmEngine::boxed(self.shared.rehooks.join(self.rehooks), self.pid))
     }
 
     fn leave(&mut self) {
@@ -247,7 +247,7 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
             let spawned = std::thread::Builder::new()
                 .name(format!("lpf-shm-{pid}"))
                 .spawn_scoped(scope, move || {
-                    run_process(ShmEngine::new(theirs, pid), child_free(pid), spmd, Args::for_peer(symbols))
+                    run_process(ShmEngine::boxed(theirs, pid), child_free(pid), spmd, Args::for_peer(symbols))
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -261,7 +261,7 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
                 }
             }
         }
-        let mut results = vec![run_process(ShmEngine::new(shared.clone(), 0), child_free(0), spmd, args)];
+        let mut results = vec![run_process(ShmEngine::boxed(shared.clone(), 0), child_free(0), spmd, args)];
         results.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
         results
     });
@@ -322,6 +322,6 @@ impl ShmInit {
         let shared = self.group.join(round);
         let free = max_procs_from_env().unwrap_or(1);
         let free_p = 1 + free.saturating_sub(self.nprocs) / self.nprocs;
-        run_process(ShmEngine::new(shared, self.pid), free_p, spmd, args)
+        run_process(ShmEngine::boxed(shared, self.pid), free_p, spmd, args)
     }
 }
