@@ -730,6 +730,29 @@ pub fn registration_sizes_are_learnt_per_process(l: &dyn Launcher) {
     }
 }
 
+pub fn non_collective_calls_fail_everywhere(l: &dyn Launcher) {
+    for p in PROCESS_COUNTS.into_iter().filter(|&p| p >= 2) {
+        // Only pid 0 registers a global slot: register_global is collective.
+        let e = run_fatal(l, p, &|ctx, _| {
+            setup(ctx, 1, 1);
+            let mut x = [0u64; 2];
+            let _g = (ctx.pid() == 0).then(|| ctx.register_global(&mut x).unwrap());
+            assert!(ctx.sync(SYNC_DEFAULT).unwrap_err().is_fatal());
+        });
+        assert!(e.message().contains("collective") || e.message().contains("left"), "{e}");
+        // Only pid 0 rehooks while the others sync.
+        let e = run_fatal(l, p, &|ctx, _| {
+            setup(ctx, 1, 1);
+            if ctx.pid() == 0 {
+                assert!(ctx.rehook(&|_, _| {}, Args::none()).unwrap_err().is_fatal());
+            } else {
+                assert!(ctx.sync(SYNC_DEFAULT).unwrap_err().is_fatal());
+            }
+        });
+        assert!(e.message().contains("out of step") || e.message().contains("left"), "{e}");
+    }
+}
+
 pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
     for p in PROCESS_COUNTS.into_iter().filter(|&p| p >= 2) {
         let e = run_fatal(l, p, &|ctx, _| {

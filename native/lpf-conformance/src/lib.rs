@@ -34,7 +34,7 @@ macro_rules! conformance_suite {
             queue_shrink_is_delayed, out_of_memory_resizes_have_no_effect, zero_size_and_null_registrations,
             random_supersteps_match_a_model, nested_exec, rehook_isolates_registrations,
             unmatched_syncs_are_fatal, early_return_is_fatal_and_output_arrives, bad_arguments_are_rejected,
-            remote_bounds_are_checked_at_the_call, registration_sizes_are_learnt_per_process, too_many_incoming_messages_fail, many_sections_in_a_row);
+            remote_bounds_are_checked_at_the_call, registration_sizes_are_learnt_per_process, non_collective_calls_fail_everywhere, too_many_incoming_messages_fail, many_sections_in_a_row);
     };
     ($l:expr; $($case:ident),* $(,)?) => {
         $(

@@ -32,9 +32,9 @@ pub const ENGINE_NAME: &str = "shm";
 pub(crate) struct Shared {
     nprocs: Pid,
     barrier: Barrier,
-    /// What each process publishes for the exchange between two barriers: its
-    /// `Superstep` during a sync, its `&[u64]` during an allgather.
-    published: Box<[CachePadded<AtomicPtr<()>>]>,
+    /// What each process publishes for the step between two barriers: a pointer to
+    /// its [`Phase`], live until the second barrier.
+    published: Box<[CachePadded<AtomicPtr<Phase<'static>>>]>,
     /// The first error found during an exchange; it fails the context for everyone.
     error: OnceLock<Error>,
     rehooks: Rendezvous,
@@ -76,6 +76,25 @@ impl Rendezvous {
     }
 }
 
+/// The collective a process is in, with what it brings to it. Tagged so that
+/// processes calling different collectives (a user error) are told so, instead of
+/// reading each other's data as the wrong type.
+enum Phase<'a> {
+    Sync(&'a Superstep<'a>),
+    Allgather(&'a [u64]),
+    Rehook,
+}
+
+impl Phase<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Phase::Sync(_) => "sync",
+            Phase::Allgather(_) => "sync (registering global slots)",
+            Phase::Rehook => "rehook",
+        }
+    }
+}
+
 pub(crate) struct ShmEngine {
     shared: Arc<Shared>,
     pid: Pid,
@@ -95,14 +114,52 @@ impl ShmEngine {
         ))
     }
 
-    /// Carries out the requests that write into this process's memory.
+    /// Runs one collective step: publish `mine`, barrier, check that every process is
+    /// in the same collective, run `body` with access to the others' phases, barrier.
+    /// An error of `body` on any process fails the step on every process (it is
+    /// shared before the second barrier and read after it).
+    fn step(&self, mine: Phase<'_>, body: impl for<'p> FnOnce(&'p dyn Fn(Pid) -> &'p Phase<'p>) -> Result<()>) -> Result<()> {
+        let sh = &*self.shared;
+        if let Some(e) = sh.error.get() {
+            return Err(e.clone());
+        }
+        sh.published[self.pid as usize].store(&mine as *const Phase as *mut Phase<'static>, Release);
+        if sh.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        // SAFETY: between the two barriers every process's published phase (and what
+        // it borrows) is live and unchanged: its owner is blocked in this function.
+        let peer = |q: Pid| unsafe { &*sh.published[q as usize].load(Acquire) };
+        let result = match (0..sh.nprocs).find(|&q| std::mem::discriminant(peer(q)) != std::mem::discriminant(&mine)) {
+            Some(q) => Err(Error::fatal(format!(
+                "collectives out of step: process {} called {} while process {q} called {}",
+                self.pid,
+                mine.name(),
+                peer(q).name()
+            ))),
+            None => body(&peer),
+        };
+        if let Err(e) = result {
+            let _ = sh.error.set(e);
+        }
+        if sh.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        sh.error.get().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    /// Carries out the requests that write into this process's memory; `phase(q)` is
+    /// process q's `Phase::Sync`.
     ///
     /// # Safety
-    /// Only between the two barriers of a sync, when every published superstep is live
-    /// and unchanged (its owner is blocked in `sync` holding shared borrows of it).
-    unsafe fn exchange(&self, mine: &Superstep<'_>) -> Result<()> {
+    /// Only inside [`ShmEngine::step`], whose barriers keep every peer's superstep live
+    /// and unchanged.
+    unsafe fn exchange<'p>(&self, mine: &Superstep<'_>, phase: &'p dyn Fn(Pid) -> &'p Phase<'p>) -> Result<()> {
         let sh = &*self.shared;
-        let peer = |q: Pid| &*(sh.published[q as usize].load(Acquire) as *const Superstep);
+        let peer = |q: Pid| match phase(q) {
+            Phase::Sync(step) => *step,
+            _ => unreachable!("phases were checked to agree"),
+        };
         // The target side of the message count, checked before any write.
         let incoming: usize = (0..sh.nprocs).map(|q| peer(q).queue.to_peer(self.pid).len()).sum();
         if incoming > mine.queue.capacity() {
@@ -155,59 +212,32 @@ impl Engine for ShmEngine {
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
-        let sh = self.shared.clone();
-        if let Some(e) = sh.error.get() {
-            return Err(e.clone());
-        }
-        sh.published[self.pid as usize].store(step as *const Superstep as *mut (), Release);
-        if sh.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
-        // SAFETY: between the two barriers of this sync.
-        if let Err(e) = unsafe { self.exchange(step) } {
-            let _ = sh.error.set(e);
-        }
-        if sh.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
-        match sh.error.get() {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
+        // SAFETY: `exchange` runs inside `step`, between its barriers.
+        self.step(Phase::Sync(step), |phase| unsafe { self.exchange(step, phase) })
     }
 
     fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        let sh = self.shared.clone();
         let n = mine.len();
-        sh.published[self.pid as usize].store(&mine as *const &[u64] as *mut (), Release);
-        if sh.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
-        for q in 0..sh.nprocs as usize {
-            // SAFETY: between the two barriers each process's `mine` is live and unchanged.
-            let theirs: &[u64] = unsafe { *(sh.published[q].load(Acquire) as *const &[u64]) };
-            if theirs.len() != n {
-                let _ = sh.error.set(Error::fatal(format!(
-                    "register_global is collective, but process {} registered {n} global slots in this superstep \
-                     and process {q} registered {}",
-                    self.pid,
-                    theirs.len()
-                )));
-                break;
+        self.step(Phase::Allgather(mine), |phase| {
+            for q in 0..self.shared.nprocs {
+                let Phase::Allgather(theirs) = phase(q) else { unreachable!("phases were checked to agree") };
+                if theirs.len() != n {
+                    return Err(Error::fatal(format!(
+                        "register_global is collective, but process {} registered {n} global slots in this \
+                         superstep and process {q} registered {}",
+                        self.pid,
+                        theirs.len()
+                    )));
+                }
+                all[q as usize * n..(q as usize + 1) * n].copy_from_slice(theirs);
             }
-            all[q * n..(q + 1) * n].copy_from_slice(theirs);
-        }
-        if sh.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
-        sh.error.get().map_or(Ok(()), |e| Err(e.clone()))
+            Ok(())
+        })
     }
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
-        // The barrier makes rehook fail, not hang, when a peer has left.
-        if self.shared.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        // A collective step, so that rehook fails, not hangs, when a peer has left.
+        self.step(Phase::Rehook, |_| Ok(()))?;
         self.rehooks += 1;
         Ok(ShmEngine::boxed(self.shared.rehooks.join(self.rehooks), self.pid))
     }
