@@ -1,0 +1,331 @@
+//! Algebraic structures: scalars, binary operators, monoids and semirings.
+//!
+//! GraphBLAS expresses graph algorithms as linear algebra over *semirings*
+//! other than the usual (+, ×): e.g. (min, +) gives shortest paths and
+//! (∨, ∧) gives reachability. Operators are zero-sized unit structs so that
+//! kernels are monomorphised and the inner loops compile to the same code as
+//! hand-written ones (no dynamic dispatch per nonzero).
+
+use std::fmt::Debug;
+
+/// A value that can be stored in a [`crate::Matrix`] or [`crate::Vector`].
+///
+/// `zero`/`one`/`plus` are only the *default* notions used when building
+/// matrices (summing duplicates, the implicit value of pattern entries); the
+/// algebra used by operations always comes from an explicit semiring/monoid.
+pub trait Scalar: Copy + Send + Sync + PartialEq + Debug + 'static {
+    /// Additive identity of the natural arithmetic (`false` for `bool`).
+    fn zero() -> Self;
+    /// Multiplicative identity (`true` for `bool`); the value of pattern entries.
+    fn one() -> Self;
+    /// Natural addition, used by the `Sum` duplicate policy (`or` for `bool`).
+    fn plus(a: Self, b: Self) -> Self;
+    /// Whether a stored value counts as "true" in a value mask.
+    fn is_truthy(self) -> bool {
+        self != Self::zero()
+    }
+}
+
+/// Ordered numeric scalars: what plus/times/min/max need.
+pub trait Number: Scalar + PartialOrd {
+    /// Multiplication.
+    fn times(a: Self, b: Self) -> Self;
+    /// Largest value (`+inf` for floats): identity of `Min`.
+    fn max_value() -> Self;
+    /// Smallest value (`-inf` for floats): identity of `Max`.
+    fn min_value() -> Self;
+}
+
+macro_rules! impl_int {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            #[inline] fn zero() -> Self { 0 }
+            #[inline] fn one() -> Self { 1 }
+            #[inline] fn plus(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+        }
+        impl Number for $t {
+            #[inline] fn times(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline] fn max_value() -> Self { <$t>::MAX }
+            #[inline] fn min_value() -> Self { <$t>::MIN }
+        }
+    )*};
+}
+impl_int!(i32, i64, u32, u64, usize);
+
+macro_rules! impl_float {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            #[inline] fn zero() -> Self { 0.0 }
+            #[inline] fn one() -> Self { 1.0 }
+            #[inline] fn plus(a: Self, b: Self) -> Self { a + b }
+        }
+        impl Number for $t {
+            #[inline] fn times(a: Self, b: Self) -> Self { a * b }
+            #[inline] fn max_value() -> Self { <$t>::INFINITY }
+            #[inline] fn min_value() -> Self { <$t>::NEG_INFINITY }
+        }
+    )*};
+}
+impl_float!(f32, f64);
+
+impl Scalar for bool {
+    #[inline]
+    fn zero() -> Self {
+        false
+    }
+    #[inline]
+    fn one() -> Self {
+        true
+    }
+    #[inline]
+    fn plus(a: Self, b: Self) -> Self {
+        a | b
+    }
+}
+
+/// A binary operator `T × T → T` (GrB_BinaryOp restricted to one domain).
+pub trait BinaryOp<T>: Copy + Send + Sync {
+    /// Applies the operator.
+    fn apply(&self, a: T, b: T) -> T;
+}
+
+/// An associative, commutative binary operator with an identity (GrB_Monoid).
+pub trait Monoid<T>: BinaryOp<T> {
+    /// The identity element: `op(identity, x) == x`.
+    fn identity(&self) -> T;
+}
+
+/// A semiring (GrB_Semiring): an additive monoid plus a multiplicative
+/// operator. `zero` is the additive identity, used as the start of each dot
+/// product.
+pub trait Semiring<T>: Copy + Send + Sync {
+    /// Additive identity.
+    fn zero(&self) -> T;
+    /// Additive monoid operation.
+    fn add(&self, a: T, b: T) -> T;
+    /// Multiplicative operator; `a` is the left operand (matrix entry in
+    /// `mxv`, vector entry in `vxm`).
+    fn mul(&self, a: T, b: T) -> T;
+}
+
+/// `a + b`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Plus;
+/// `a * b`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Times;
+/// `min(a, b)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+/// `max(a, b)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+/// `a` (ignores the second operand; useful for pattern matrices).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct First;
+/// `b` (ignores the first operand).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Second;
+/// Logical or (`bool` only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LOr;
+/// Logical and (`bool` only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LAnd;
+
+impl<T: Number> BinaryOp<T> for Plus {
+    #[inline]
+    fn apply(&self, a: T, b: T) -> T {
+        T::plus(a, b)
+    }
+}
+impl<T: Number> Monoid<T> for Plus {
+    #[inline]
+    fn identity(&self) -> T {
+        T::zero()
+    }
+}
+impl<T: Number> BinaryOp<T> for Times {
+    #[inline]
+    fn apply(&self, a: T, b: T) -> T {
+        T::times(a, b)
+    }
+}
+impl<T: Number> Monoid<T> for Times {
+    #[inline]
+    fn identity(&self) -> T {
+        T::one()
+    }
+}
+impl<T: Number> BinaryOp<T> for Min {
+    #[inline]
+    fn apply(&self, a: T, b: T) -> T {
+        if b < a {
+            b
+        } else {
+            a
+        }
+    }
+}
+impl<T: Number> Monoid<T> for Min {
+    #[inline]
+    fn identity(&self) -> T {
+        T::max_value()
+    }
+}
+impl<T: Number> BinaryOp<T> for Max {
+    #[inline]
+    fn apply(&self, a: T, b: T) -> T {
+        if b > a {
+            b
+        } else {
+            a
+        }
+    }
+}
+impl<T: Number> Monoid<T> for Max {
+    #[inline]
+    fn identity(&self) -> T {
+        T::min_value()
+    }
+}
+impl<T: Scalar> BinaryOp<T> for First {
+    #[inline]
+    fn apply(&self, a: T, _b: T) -> T {
+        a
+    }
+}
+impl<T: Scalar> BinaryOp<T> for Second {
+    #[inline]
+    fn apply(&self, _a: T, b: T) -> T {
+        b
+    }
+}
+impl BinaryOp<bool> for LOr {
+    #[inline]
+    fn apply(&self, a: bool, b: bool) -> bool {
+        a | b
+    }
+}
+impl Monoid<bool> for LOr {
+    #[inline]
+    fn identity(&self) -> bool {
+        false
+    }
+}
+impl BinaryOp<bool> for LAnd {
+    #[inline]
+    fn apply(&self, a: bool, b: bool) -> bool {
+        a & b
+    }
+}
+impl Monoid<bool> for LAnd {
+    #[inline]
+    fn identity(&self) -> bool {
+        true
+    }
+}
+
+/// A semiring assembled from an additive monoid `A` and a multiplicative
+/// operator `M`, e.g. `SemiringOf<Min, Plus>` is the tropical semiring.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SemiringOf<A, M> {
+    /// Additive monoid.
+    pub add: A,
+    /// Multiplicative operator.
+    pub mul: M,
+}
+
+impl<T, A: Monoid<T>, M: BinaryOp<T>> Semiring<T> for SemiringOf<A, M> {
+    #[inline]
+    fn zero(&self) -> T {
+        self.add.identity()
+    }
+    #[inline]
+    fn add(&self, a: T, b: T) -> T {
+        self.add.apply(a, b)
+    }
+    #[inline]
+    fn mul(&self, a: T, b: T) -> T {
+        self.mul.apply(a, b)
+    }
+}
+
+/// Conventional arithmetic (+, ×).
+pub type PlusTimes = SemiringOf<Plus, Times>;
+/// (+, second): sums the vector entries selected by the matrix pattern in
+/// `mxv` (the matrix value is ignored).
+pub type PlusSecond = SemiringOf<Plus, Second>;
+/// (+, first): in `vxm` sums the vector entries selected by the pattern.
+pub type PlusFirst = SemiringOf<Plus, First>;
+/// Tropical (min, +): one relaxation step of shortest paths.
+pub type MinPlus = SemiringOf<Min, Plus>;
+/// (max, ×).
+pub type MaxTimes = SemiringOf<Max, Times>;
+/// (min, second): e.g. minimum label propagation.
+pub type MinSecond = SemiringOf<Min, Second>;
+/// Boolean (∨, ∧): one BFS/reachability step.
+pub type LorLand = SemiringOf<LOr, LAnd>;
+
+/// The (+, ×) semiring value.
+pub const PLUS_TIMES: PlusTimes = SemiringOf { add: Plus, mul: Times };
+/// The (+, second) semiring value.
+pub const PLUS_SECOND: PlusSecond = SemiringOf { add: Plus, mul: Second };
+/// The (+, first) semiring value.
+pub const PLUS_FIRST: PlusFirst = SemiringOf { add: Plus, mul: First };
+/// The (min, +) semiring value.
+pub const MIN_PLUS: MinPlus = SemiringOf { add: Min, mul: Plus };
+/// The (max, ×) semiring value.
+pub const MAX_TIMES: MaxTimes = SemiringOf { add: Max, mul: Times };
+/// The (min, second) semiring value.
+pub const MIN_SECOND: MinSecond = SemiringOf { add: Min, mul: Second };
+/// The (∨, ∧) semiring value.
+pub const LOR_LAND: LorLand = SemiringOf { add: LOr, mul: LAnd };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monoid_identities() {
+        for x in [-3.5f64, 0.0, 2.0] {
+            assert_eq!(Plus.apply(Monoid::<f64>::identity(&Plus), x), x);
+            assert_eq!(Times.apply(Monoid::<f64>::identity(&Times), x), x);
+            assert_eq!(Min.apply(Monoid::<f64>::identity(&Min), x), x);
+            assert_eq!(Max.apply(Monoid::<f64>::identity(&Max), x), x);
+        }
+        for x in [i64::MIN, -1, 0, 7, i64::MAX] {
+            assert_eq!(Min.apply(Monoid::<i64>::identity(&Min), x), x);
+            assert_eq!(Max.apply(Monoid::<i64>::identity(&Max), x), x);
+        }
+        for x in [false, true] {
+            assert_eq!(LOr.apply(LOr.identity(), x), x);
+            assert_eq!(LAnd.apply(LAnd.identity(), x), x);
+        }
+    }
+
+    #[test]
+    fn semiring_operations() {
+        assert_eq!(PLUS_TIMES.mul(3i64, 4), 12);
+        assert_eq!(PLUS_TIMES.add(3i64, 4), 7);
+        assert_eq!(Semiring::<i64>::zero(&PLUS_TIMES), 0);
+        assert_eq!(MIN_PLUS.mul(3.0f64, 4.0), 7.0);
+        assert_eq!(MIN_PLUS.add(3.0f64, 4.0), 3.0);
+        assert_eq!(Semiring::<f64>::zero(&MIN_PLUS), f64::INFINITY);
+        assert_eq!(PLUS_FIRST.mul(3i32, 9), 3);
+        assert_eq!(PLUS_SECOND.mul(3i32, 9), 9);
+        assert_eq!(MAX_TIMES.add(-2i32, 5), 5);
+        assert_eq!(MIN_SECOND.mul(1u32, 8), 8);
+        assert!(LOR_LAND.add(false, true));
+        assert!(!LOR_LAND.mul(false, true));
+        assert!(!LOR_LAND.zero());
+    }
+
+    #[test]
+    fn scalar_defaults() {
+        assert!(bool::plus(true, false));
+        assert_eq!(f64::plus(1.5, 2.0), 3.5);
+        assert!(!0.0f64.is_truthy());
+        assert!((-1i32).is_truthy());
+    }
+}

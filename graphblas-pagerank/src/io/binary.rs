@@ -1,0 +1,231 @@
+//! Binary coordinate format for fast reloads.
+//!
+//! Layout (little-endian): a 40-byte header — magic `GBPRCOO\0`, version
+//! `u32`, flags `u32` (bit 0: has `f64` values), `nrows`, `ncols`, `nnz` as
+//! `u64` — followed by `nnz` fixed-size records `row u32, col u32[, value
+//! f64]`. Records (array-of-structs rather than three arrays) make a byte
+//! range map to a contiguous run of entries, so the same "an item belongs to
+//! the range where it starts" rule as for text lines splits the file among
+//! processes. Binary files have no lines, so errors give record numbers and
+//! byte offsets instead.
+
+use super::{file_len, open, read_at_full, InputError, InputErrorKind as K, InputResult};
+use crate::matrix::Coo;
+use std::io::Write;
+use std::path::Path;
+
+/// File magic.
+pub const BINARY_MAGIC: [u8; 8] = *b"GBPRCOO\0";
+/// Current format version.
+pub const BINARY_VERSION: u32 = 1;
+const HEADER_LEN: u64 = 40;
+
+/// Header of a binary file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BinaryHeader {
+    /// Rows.
+    pub nrows: u64,
+    /// Columns.
+    pub ncols: u64,
+    /// Number of records.
+    pub nnz: u64,
+    /// Whether records carry an `f64` value.
+    pub has_values: bool,
+}
+
+impl BinaryHeader {
+    fn record_len(&self) -> u64 {
+        if self.has_values {
+            16
+        } else {
+            8
+        }
+    }
+}
+
+/// Writes `coo` (shape, indices and optional values).
+pub fn write_binary(path: &Path, coo: &Coo<f64>) -> InputResult<()> {
+    let io = |e: std::io::Error| InputError::new(path, None, K::Io, format!("write failed: {e}"));
+    let f = std::fs::File::create(path).map_err(|e| InputError::new(path, None, K::Io, format!("cannot create: {e}")))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let has_values = coo.vals.is_some();
+    w.write_all(&BINARY_MAGIC).map_err(io)?;
+    w.write_all(&BINARY_VERSION.to_le_bytes()).map_err(io)?;
+    w.write_all(&(has_values as u32).to_le_bytes()).map_err(io)?;
+    for x in [coo.nrows as u64, coo.ncols as u64, coo.rows.len() as u64] {
+        w.write_all(&x.to_le_bytes()).map_err(io)?;
+    }
+    let mut rec = [0u8; 16];
+    for k in 0..coo.rows.len() {
+        rec[0..4].copy_from_slice(&coo.rows[k].to_le_bytes());
+        rec[4..8].copy_from_slice(&coo.cols[k].to_le_bytes());
+        if let Some(v) = &coo.vals {
+            rec[8..16].copy_from_slice(&v[k].to_le_bytes());
+            w.write_all(&rec).map_err(io)?;
+        } else {
+            w.write_all(&rec[..8]).map_err(io)?;
+        }
+    }
+    w.flush().map_err(io)
+}
+
+/// Reads and validates the header, including that the file is long enough
+/// for the declared records (a truncated file is detected here, by everyone).
+pub fn read_binary_header(path: &Path) -> InputResult<BinaryHeader> {
+    let file = open(path)?;
+    let mut h = [0u8; HEADER_LEN as usize];
+    let got = read_at_full(path, &file, 0, &mut h)?;
+    if got < 8 || h[..8] != BINARY_MAGIC {
+        return Err(InputError::new(path, None, K::Header, "not a graphblas-pagerank binary file (bad magic)"));
+    }
+    if got < HEADER_LEN as usize {
+        return Err(InputError::new(path, None, K::Truncated, format!("truncated header: {got} of {HEADER_LEN} bytes")));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
+    let version = u32_at(8);
+    if version != BINARY_VERSION {
+        return Err(InputError::new(path, None, K::Unsupported, format!("format version {version} (this reader supports {BINARY_VERSION})")));
+    }
+    let flags = u32_at(12);
+    if flags & !1 != 0 {
+        return Err(InputError::new(path, None, K::Header, format!("unknown flags {flags:#x}")));
+    }
+    let hdr = BinaryHeader { nrows: u64_at(16), ncols: u64_at(24), nnz: u64_at(32), has_values: flags & 1 == 1 };
+    if hdr.nrows > u32::MAX as u64 + 1 || hdr.ncols > u32::MAX as u64 + 1 {
+        return Err(InputError::new(path, None, K::Header, "dimensions exceed the u32 index range"));
+    }
+    let need = hdr.nnz.checked_mul(hdr.record_len()).and_then(|x| x.checked_add(HEADER_LEN));
+    let len = file_len(path)?;
+    match need {
+        Some(need) if len >= need => {
+            if len > need {
+                return Err(InputError::new(path, None, K::EntryCount, format!("{} trailing bytes after {} records", len - need, hdr.nnz)));
+            }
+        }
+        _ => {
+            let have = (len - HEADER_LEN) / hdr.record_len();
+            return Err(InputError::new(
+                path,
+                None,
+                K::Truncated,
+                format!("truncated: header declares {} records but the file holds {have} (file is {len} bytes)", hdr.nnz),
+            ));
+        }
+    }
+    Ok(hdr)
+}
+
+/// Reads the records whose first byte lies in `[start, end)`.
+pub fn read_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) -> InputResult<Coo<f64>> {
+    let rl = hdr.record_len();
+    let first = start.max(HEADER_LEN).saturating_sub(HEADER_LEN).div_ceil(rl).min(hdr.nnz);
+    let last = end.max(HEADER_LEN).saturating_sub(HEADER_LEN).div_ceil(rl).min(hdr.nnz);
+    let count = last.saturating_sub(first) as usize;
+    let file = open(path)?;
+    let mut bytes = vec![0u8; count * rl as usize];
+    let offset = HEADER_LEN + first * rl;
+    let got = read_at_full(path, &file, offset, &mut bytes)?;
+    if got < bytes.len() {
+        let rec = first + got as u64 / rl;
+        return Err(InputError::new(path, None, K::Truncated, format!("truncated at record {rec} (byte offset {})", offset + got as u64)));
+    }
+    let (nr, nc) = (hdr.nrows as usize, hdr.ncols as usize);
+    let mut coo = if hdr.has_values { Coo::new_valued(nr, nc) } else { Coo::new_pattern(nr, nc) };
+    coo.rows.reserve(count);
+    coo.cols.reserve(count);
+    for (k, rec) in bytes.chunks_exact(rl as usize).enumerate() {
+        let r = u32::from_le_bytes(rec[0..4].try_into().unwrap());
+        let c = u32::from_le_bytes(rec[4..8].try_into().unwrap());
+        if r as u64 >= hdr.nrows || c as u64 >= hdr.ncols {
+            let idx = first + k as u64;
+            return Err(InputError::new(
+                path,
+                None,
+                K::IndexOutOfRange,
+                format!("record {idx} (byte offset {}): ({r}, {c}) outside {} x {}", HEADER_LEN + idx * rl, hdr.nrows, hdr.ncols),
+            ));
+        }
+        coo.rows.push(r);
+        coo.cols.push(c);
+        if let Some(v) = coo.vals.as_mut() {
+            v.push(f64::from_le_bytes(rec[8..16].try_into().unwrap()));
+        }
+    }
+    Ok(coo)
+}
+
+/// Reads a whole binary file.
+pub fn read_binary(path: &Path) -> InputResult<Coo<f64>> {
+    let h = read_binary_header(path)?;
+    read_binary_range(path, &h, 0, u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::test_util::TempFile;
+    use crate::io::{split_byte_ranges, InputErrorKind};
+
+    fn sample(valued: bool) -> Coo<f64> {
+        let mut c = if valued { Coo::new_valued(5, 7) } else { Coo::new_pattern(5, 7) };
+        for k in 0..23u32 {
+            c.rows.push(k % 5);
+            c.cols.push((k * 3) % 7);
+            if let Some(v) = c.vals.as_mut() {
+                v.push(k as f64 * 0.5 - 3.0);
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn round_trip_and_ranges() {
+        for valued in [false, true] {
+            let t = TempFile::with_bytes("b.bin", b"");
+            let c = sample(valued);
+            write_binary(&t.0, &c).unwrap();
+            assert_eq!(read_binary(&t.0).unwrap(), c);
+            let h = read_binary_header(&t.0).unwrap();
+            let len = std::fs::metadata(&t.0).unwrap().len();
+            for p in [1, 2, 3, 7, 100] {
+                let mut acc = if valued { Coo::new_valued(5, 7) } else { Coo::new_pattern(5, 7) };
+                for (s, e) in split_byte_ranges(len, p) {
+                    acc.append(read_binary_range(&t.0, &h, s, e).unwrap());
+                }
+                assert_eq!(acc, c, "p = {p}");
+            }
+        }
+    }
+
+    #[test]
+    fn detects_corruption() {
+        let t = TempFile::with_bytes("c.bin", b"");
+        write_binary(&t.0, &sample(true)).unwrap();
+        let good = std::fs::read(&t.0).unwrap();
+
+        let trunc = TempFile::with_bytes("t.bin", &good[..good.len() - 5]);
+        let e = read_binary(&trunc.0).unwrap_err();
+        assert_eq!(e.kind, InputErrorKind::Truncated);
+        assert!(e.to_string().contains(&trunc.0.display().to_string()), "{e}");
+
+        let mut bad = good.clone();
+        bad[0] = b'X';
+        assert_eq!(read_binary(&TempFile::with_bytes("m.bin", &bad).0).unwrap_err().kind, InputErrorKind::Header);
+
+        let mut bad = good.clone();
+        bad[8] = 9;
+        assert_eq!(read_binary(&TempFile::with_bytes("v.bin", &bad).0).unwrap_err().kind, InputErrorKind::Unsupported);
+
+        let mut bad = good.clone();
+        bad[40 + 16 * 3..40 + 16 * 3 + 4].copy_from_slice(&99u32.to_le_bytes());
+        let e = read_binary(&TempFile::with_bytes("i.bin", &bad).0).unwrap_err();
+        assert_eq!(e.kind, InputErrorKind::IndexOutOfRange);
+        assert!(e.message.contains("record 3"), "{e}");
+
+        let mut long = good.clone();
+        long.push(0);
+        assert_eq!(read_binary(&TempFile::with_bytes("l.bin", &long).0).unwrap_err().kind, InputErrorKind::EntryCount);
+        assert_eq!(read_binary(Path::new("/no/such.bin")).unwrap_err().kind, InputErrorKind::Io);
+    }
+}

@@ -1,0 +1,48 @@
+//! GraphBLAS-style sparse linear algebra and PageRank, process-local part.
+//!
+//! This crate is the compute side of a PageRank that will run distributed
+//! over LPF (Lightweight Parallel Foundations, Suijlen & Yzelman). Everything
+//! here is what a single LPF process does; the code is shaped so that the
+//! distributed version only *adds communication* between existing steps:
+//!
+//! * [`io`] readers parse a byte range of a file, so each process parses only
+//!   its own part before entries are routed to their owners;
+//! * [`kron`] generates any contiguous chunk of the R-MAT edge list
+//!   independently and deterministically;
+//! * [`pagerank`](mod@pagerank) splits an iteration into a local block step that returns
+//!   partial sums (the future all-reduce) and reads a full contribution
+//!   vector (the future all-gather).
+//!
+//! Module map: [`algebra`] (scalars, monoids, semirings), [`matrix`]
+//! (`Matrix`, `Coo`, duplicate policies), [`vector`] (`Vector`, `Mask`),
+//! [`ops`] (`mxv`, `vxm`, `ewise_add`, `ewise_mult`, `apply`, reductions),
+//! [`parallel`] (thread-count-explicit helpers, no global pool), [`prng`]
+//! (counter-based hash, xoshiro), [`reference`](mod@reference) (slow, obviously correct
+//! PageRank used as a test oracle), [`bandwidth`] (streaming bandwidth probe
+//! for the benchmark's floor model).
+
+pub mod algebra;
+pub mod bandwidth;
+pub mod error;
+pub mod io;
+pub mod kron;
+pub mod matrix;
+pub mod ops;
+pub mod pagerank;
+pub mod parallel;
+pub mod prng;
+pub mod reference;
+pub mod vector;
+
+pub use algebra::{
+    BinaryOp, First, LAnd, LOr, Max, Min, Monoid, Number, Plus, Scalar, Second, Semiring, SemiringOf, Times, LOR_LAND,
+    MAX_TIMES, MIN_PLUS, MIN_SECOND, PLUS_FIRST, PLUS_SECOND, PLUS_TIMES,
+};
+pub use error::{GrbError, GrbResult};
+pub use matrix::{Compressed, Coo, DupPolicy, Matrix};
+pub use ops::{
+    apply, apply_matrix, ewise_add, ewise_mult, mxv, reduce_matrix, reduce_to_vector, reduce_vector, vxm, Accum,
+    Descriptor,
+};
+pub use pagerank::{pagerank, pagerank_graphblas, pagerank_pull, PageRankConfig, PageRankResult, PullGraph, VertexOrder};
+pub use vector::{Mask, Vector};

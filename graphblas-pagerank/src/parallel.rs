@@ -1,0 +1,206 @@
+//! Intra-process parallelism helpers.
+//!
+//! Deliberately *not* a global thread pool (rayon): several LPF "processes"
+//! may later be threads of one OS process, each with its own thread budget,
+//! and a shared global pool would make them interfere. Every kernel takes an
+//! explicit thread count and uses `std::thread::scope`, so borrowed data can
+//! be shared without `Arc` and without `unsafe`. Spawning costs a few
+//! microseconds per call, negligible against the millisecond-scale kernels
+//! this crate runs.
+
+/// Splits rows `0..n` (with `n = ptr.len() - 1`) into `parts` contiguous
+/// blocks of roughly equal cost, where a row costs `nnz(row) + 1`: the `+1`
+/// keeps blocks of empty rows from being arbitrarily long, since each output
+/// row is still written.
+///
+/// Returns `parts + 1` boundaries `b` with `b[0] = 0`, `b[parts] = n`;
+/// block `k` is `b[k]..b[k+1]` (possibly empty).
+pub fn balanced_row_blocks(ptr: &[usize], parts: usize) -> Vec<usize> {
+    balanced_row_blocks_weighted(ptr, parts, 1)
+}
+
+/// As [`balanced_row_blocks`] with a row costing `nnz(row) + row_cost`:
+/// kernels with substantial per-row work (loop setup, a mispredicted loop
+/// exit, several per-row writes) need a larger `row_cost` to balance.
+pub fn balanced_row_blocks_weighted(ptr: &[usize], parts: usize, row_cost: usize) -> Vec<usize> {
+    let n = ptr.len().saturating_sub(1);
+    let parts = parts.max(1);
+    let total = (ptr.last().copied().unwrap_or(0) - ptr.first().copied().unwrap_or(0)) + n * row_cost;
+    let mut bounds = Vec::with_capacity(parts + 1);
+    bounds.push(0);
+    for k in 1..parts {
+        let target = (total as u128 * k as u128 / parts as u128) as usize;
+        // First row i whose prefix cost (ptr[i] - ptr[0] + i) reaches target.
+        let pos = partition_point_range(n + 1, |i| ptr[i] - ptr[0] + i * row_cost < target);
+        let prev = *bounds.last().unwrap();
+        bounds.push(pos.max(prev).min(n));
+    }
+    bounds.push(n);
+    bounds
+}
+
+/// Binary search on `0..len` for the first index where `pred` is false
+/// (`pred` must be monotone: true…true false…false).
+fn partition_point_range(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Splits `0..n` into `parts` blocks of (almost) equal length.
+pub fn even_blocks(n: usize, parts: usize) -> Vec<usize> {
+    let parts = parts.max(1);
+    (0..=parts).map(|k| (n as u128 * k as u128 / parts as u128) as usize).collect()
+}
+
+/// Splits a mutable slice at the given boundaries (as produced by
+/// [`balanced_row_blocks`]), returning one sub-slice per block.
+pub fn split_by_bounds<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(bounds.len().saturating_sub(1));
+    for w in bounds.windows(2) {
+        let (head, tail) = s.split_at_mut(w[1] - w[0]);
+        out.push(head);
+        s = tail;
+    }
+    out
+}
+
+/// Runs `f(id, item)` for every work item on `threads` threads that take
+/// items from a shared queue (dynamic scheduling: robust when the cost of
+/// items is hard to predict). Returns results indexed by item id, so that
+/// reductions over them can be done in a fixed order — results then do not
+/// depend on the thread count or on scheduling.
+pub fn run_dynamic<W, R, F>(items: Vec<W>, threads: usize, f: F) -> Vec<R>
+where
+    W: Send,
+    R: Send,
+    F: Fn(usize, W) -> R + Sync,
+{
+    let count = items.len();
+    let threads = threads.max(1).min(count.max(1));
+    if threads == 1 {
+        return items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect();
+    }
+    let queue = std::sync::Mutex::new(items.into_iter().enumerate());
+    let per_thread = run_blocks(vec![(); threads], |_, ()| {
+        let mut out = Vec::new();
+        loop {
+            let next = queue.lock().expect("work queue poisoned").next();
+            match next {
+                Some((k, w)) => out.push((k, f(k, w))),
+                None => return out,
+            }
+        }
+    });
+    let mut slots: Vec<Option<R>> = (0..count).map(|_| None).collect();
+    for (k, r) in per_thread.into_iter().flatten() {
+        slots[k] = Some(r);
+    }
+    slots.into_iter().map(|r| r.expect("work item not run")).collect()
+}
+
+/// Runs `f(k, item)` for every work item, one scoped thread per item
+/// (item 0 runs on the calling thread), and returns the results in order.
+pub fn run_blocks<W, R, F>(items: Vec<W>, f: F) -> Vec<R>
+where
+    W: Send,
+    R: Send,
+    F: Fn(usize, W) -> R + Sync,
+{
+    if items.len() <= 1 {
+        return items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect();
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let mut iter = items.into_iter().enumerate();
+        let (k0, first) = iter.next().unwrap();
+        let handles: Vec<_> = iter.map(|(k, w)| scope.spawn(move || f(k, w))).collect();
+        let mut results = Vec::with_capacity(handles.len() + 1);
+        results.push(f(k0, first));
+        for h in handles {
+            results.push(h.join().expect("worker thread panicked"));
+        }
+        results
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balanced_blocks_cover_and_balance() {
+        // Row 0 is heavy (100 nnz), the other 100 rows have 1 nnz each.
+        let mut ptr = vec![0usize, 100];
+        for i in 0..100 {
+            ptr.push(101 + i);
+        }
+        let b = balanced_row_blocks(&ptr, 2);
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[0], 0);
+        assert_eq!(*b.last().unwrap(), 101);
+        // Total cost 200 + 101 = 301; row 0 alone costs 101, so the split
+        // must be well past row 1 but before the end.
+        assert!(b[1] > 1 && b[1] < 101, "{b:?}");
+        let cost = |lo: usize, hi: usize| ptr[hi] - ptr[lo] + (hi - lo);
+        let (c0, c1) = (cost(b[0], b[1]), cost(b[1], b[2]));
+        assert!(c0.abs_diff(c1) <= 4, "{c0} vs {c1}");
+    }
+
+    #[test]
+    fn blocks_handle_degenerate_inputs() {
+        assert_eq!(balanced_row_blocks(&[0], 3), vec![0, 0, 0, 0]);
+        assert_eq!(balanced_row_blocks(&[0, 0, 0], 1), vec![0, 2]);
+        let b = balanced_row_blocks(&[0, 5], 4);
+        assert_eq!(b.first(), Some(&0));
+        assert_eq!(b.last(), Some(&1));
+        assert!(b.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(even_blocks(10, 3), vec![0, 3, 6, 10]);
+    }
+
+    #[test]
+    fn run_dynamic_runs_each_item_once_in_id_order() {
+        for threads in [1, 2, 5] {
+            let items: Vec<usize> = (0..37).collect();
+            let out = run_dynamic(items, threads, |k, w| {
+                assert_eq!(k, w);
+                w * w
+            });
+            assert_eq!(out, (0..37).map(|x| x * x).collect::<Vec<_>>());
+        }
+        assert!(run_dynamic(Vec::<u8>::new(), 3, |_, w| w).is_empty());
+    }
+
+    #[test]
+    fn weighted_blocks_shift_toward_rows() {
+        // Rows 0..10 have 100 nnz each; rows 10..1010 are empty.
+        let mut ptr: Vec<usize> = (0..=10).map(|i| i * 100).collect();
+        ptr.extend(std::iter::repeat_n(1000, 1000));
+        assert_eq!(balanced_row_blocks_weighted(&ptr, 2, 0), vec![0, 5, 1010]);
+        // With row_cost 1 the 1000 empty rows weigh as much as the edges.
+        let b = balanced_row_blocks_weighted(&ptr, 2, 1);
+        assert_eq!(b[1], 10);
+    }
+
+    #[test]
+    fn run_blocks_preserves_order_and_splits() {
+        let mut data = vec![0u32; 10];
+        let bounds = even_blocks(10, 3);
+        let parts = split_by_bounds(&mut data, &bounds);
+        let sums = run_blocks(parts, |k, part| {
+            for x in part.iter_mut() {
+                *x = k as u32 + 1;
+            }
+            part.len()
+        });
+        assert_eq!(sums, vec![3, 3, 4]);
+        assert_eq!(data, vec![1, 1, 1, 2, 2, 2, 3, 3, 3, 3]);
+    }
+}
