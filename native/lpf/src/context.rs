@@ -260,7 +260,7 @@ impl Context {
             return Err(Error::fatal(format!("{what}: {slot} is local; remote areas must be global slots")));
         }
         let area = reg.remote_area(slot, pid).map_err(|e| e.context(what))?;
-        area.range(slot, offset, size, &format!("{what} at process {pid}")).map(|_| ())
+        area.range(slot, offset, size, format_args!("{what} at process {pid}")).map(|_| ())
     }
 
     /// `lpf_sync`: ends the superstep; all puts and gets are complete when it returns.

@@ -35,8 +35,9 @@ pub struct Area {
 }
 
 impl Area {
-    /// The pointer to `offset..offset + len` of the area, or an error naming `what`.
-    pub fn range(&self, slot: Memslot, offset: usize, len: usize, what: &str) -> Result<*mut u8> {
+    /// The pointer to `offset..offset + len` of the area, or an error naming `what`
+    /// (formatted only on error: pass `format_args!` on hot paths).
+    pub fn range(&self, slot: Memslot, offset: usize, len: usize, what: impl std::fmt::Display) -> Result<*mut u8> {
         match offset.checked_add(len) {
             Some(end) if end <= self.size => Ok(self.ptr.wrapping_add(offset)),
             _ => Err(Error::fatal(format!(

@@ -174,8 +174,8 @@ impl ShmEngine {
         for q in 0..sh.nprocs {
             for r in peer(q).queue.to_peer(self.pid) {
                 if let Request::Put { src, dst_slot, dst_offset, size, .. } = *r {
-                    let what = format!("put from process {q} into process {}", self.pid);
-                    match mine.register.area(dst_slot).and_then(|a| a.range(dst_slot, dst_offset, size, &what)) {
+                    let what = format_args!("put from process {q} into process {}", self.pid);
+                    match mine.register.area(dst_slot).and_then(|a| a.range(dst_slot, dst_offset, size, what)) {
                         // `copy`, not `copy_nonoverlapping`: a put to self may overlap.
                         Ok(dst) => std::ptr::copy(src, dst, size),
                         Err(e) => {
@@ -187,8 +187,8 @@ impl ShmEngine {
         }
         for r in mine.queue.requests() {
             if let Request::Get { src_pid, src_slot, src_offset, dst, size } = *r {
-                let what = format!("get by process {} from process {src_pid}", self.pid);
-                match peer(src_pid).register.area(src_slot).and_then(|a| a.range(src_slot, src_offset, size, &what)) {
+                let what = format_args!("get by process {} from process {src_pid}", self.pid);
+                match peer(src_pid).register.area(src_slot).and_then(|a| a.range(src_slot, src_offset, size, what)) {
                     Ok(src) => std::ptr::copy(src, dst, size),
                     Err(e) => {
                         first_error.get_or_insert(e);
