@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up of a Debian 12 machine for building and testing this
-# repository: a C/C++ toolchain (build-essential) and a Rust toolchain with
-# cargo. Run as root (or with sudo available). Anything already present is
-# left alone; nothing else is installed.
+# repository: a C/C++ toolchain (build-essential), a Rust toolchain with
+# cargo, and for the Spark bridge a JDK (javac), gradle and pyspark 4.3.0
+# (Spark, with its Scala compiler). Run as root (or with sudo available).
+# Anything already present is left alone; nothing else is installed.
 set -euo pipefail
 
 log() { echo "setup: $*"; }
@@ -52,6 +53,28 @@ apt_install build-essential
 # valgrind: memcheck runs over the C programs (tests/c/run.sh).
 apt_install valgrind
 
+# Spark bridge (jvm/, tests/spark): a JDK only if javac is missing (Spark 4 needs
+# Java 17), gradle for build.gradle (scripts/build-jar.sh works without it), unzip
+# for the jar checks of tests/spark/run.sh.
+command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
+apt_install gradle unzip
+
+# --- Python: pyspark (Spark 4.3 with spark-submit and the Scala 2.13 compiler) -
+pyspark_version=4.3.0
+have_pyspark=$(python3 -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null || true)
+if [ "$have_pyspark" != "$pyspark_version" ]; then
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        apt_install python3-pip
+    fi
+    log "installing pyspark==$pyspark_version (had: ${have_pyspark:-none})"
+    # Debian's own python3 refuses system-wide pip installs without this flag.
+    if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
+        python3 -m pip install -q --break-system-packages "pyspark==$pyspark_version"
+    else
+        python3 -m pip install -q "pyspark==$pyspark_version"
+    fi
+fi
+
 # --- Rust -------------------------------------------------------------------
 if [ -d "$HOME/.cargo/bin" ]; then
     case ":$PATH:" in
@@ -85,4 +108,6 @@ fi
 
 command -v cc >/dev/null 2>&1 || { log "no C compiler after set-up" >&2; exit 1; }
 command -v cargo >/dev/null 2>&1 || { log "no cargo after set-up" >&2; exit 1; }
-log "ok: $(cc --version | head -n 1); $(cargo --version)"
+command -v javac >/dev/null 2>&1 || { log "no javac after set-up" >&2; exit 1; }
+python3 -c 'import pyspark' 2>/dev/null || { log "no pyspark after set-up" >&2; exit 1; }
+log "ok: $(cc --version | head -n 1); $(cargo --version); $(javac -version 2>&1); pyspark $(python3 -c 'import pyspark; print(pyspark.__version__)')"

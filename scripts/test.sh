@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Full test run: set-up, the Rust test suites of the workspace, then the C
-# ABI harness (tests/c/run.sh). The last line is the combined count,
+# Full test run: set-up, the Rust test suites of the workspace, the C ABI
+# harness (tests/c/run.sh), then the Spark bridge tests (tests/spark/run.sh,
+# real spark-submit runs). The last line is the combined count,
 # "N passed, M failed"; the exit status is non-zero if anything failed.
 set -uo pipefail
 
@@ -56,13 +57,31 @@ if [ "$c_rc" != 0 ] && [ "$c_failed" = 0 ]; then
     c_failed=1
 fi
 
+echo "=== tests/spark/run.sh"
+bash tests/spark/run.sh 2>&1 | tee "$work/spark.log"
+spark_rc=${PIPESTATUS[0]}
+spark_last=$(strip_ansi <"$work/spark.log" | tail -n 1)
+if [[ $spark_last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    spark_passed=${BASH_REMATCH[1]}
+    spark_failed=${BASH_REMATCH[2]}
+else
+    echo "tests/spark/run.sh did not end with a summary line"
+    spark_passed=0
+    spark_failed=1
+fi
+if [ "$spark_rc" != 0 ] && [ "$spark_failed" = 0 ]; then
+    echo "tests/spark/run.sh exited with status $spark_rc"
+    spark_failed=1
+fi
+
 echo "=== summary"
 if [ -n "$cargo_summary" ]; then
     echo "$cargo_summary" | sed 's/^/cargo: /'
 fi
 echo "cargo: $cargo_passed passed, $cargo_failed failed"
 echo "C ABI: $c_passed passed, $c_failed failed"
-passed=$((cargo_passed + c_passed))
-failed=$((cargo_failed + c_failed))
+echo "Spark bridge: $spark_passed passed, $spark_failed failed"
+passed=$((cargo_passed + c_passed + spark_passed))
+failed=$((cargo_failed + c_failed + spark_failed))
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -201,6 +201,18 @@ impl CSpmd {
     }
 }
 
+/// Runs the C SPMD function `spmd` (an `lpf_spmd_t`) as this process of the section
+/// `ctx` belongs to, with `args` as its `lpf_args_t` (no function symbols). For bridges
+/// that start sections over a Rust init and hook C code into them (lpf-jni): the C code
+/// calls back into this library's `lpf_*` functions with the handle it receives.
+///
+/// # Safety
+/// `spmd` must follow the `lpf_spmd_t` contract, and the `lpf_*` symbols it calls must
+/// resolve to this library's (the same copy of `lpf` that made `ctx`).
+pub unsafe fn call_c_spmd(spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t), ctx: &mut Context, args: Args<'_>) {
+    CSpmd { spmd, f_symbols: std::ptr::null(), f_size: 0 }.call(ctx, args)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
     guarded("lpf_exec", || {

@@ -1,0 +1,91 @@
+package org.lpf.spark;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+
+/**
+ * This process's membership of an LPF group (owns the native handle). Not thread-safe:
+ * one task thread uses it. Close it (try-with-resources) to leave the group.
+ */
+public final class LpfGroup implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LpfGroup.class);
+
+    private long handle;
+    private final int pid;
+    private final int nprocs;
+    private final String host;
+
+    private LpfGroup(long handle, int pid, int nprocs, String host) {
+        this.handle = handle;
+        this.pid = pid;
+        this.nprocs = nprocs;
+        this.host = host;
+    }
+
+    /** Joins the group of {@code nprocs} task threads of this JVM (shared-memory engine). */
+    public static LpfGroup shm(int pid, int nprocs, String host) {
+        long h = LpfNative.initShm(pid, nprocs, host);
+        LOG.debug("LPF pid {}/{} joined a shared-memory group on {}", pid, nprocs, host);
+        return new LpfGroup(h, pid, nprocs, host);
+    }
+
+    /**
+     * Step 1 of joining a TCP group (see {@link LpfNative#initTcp}): pid 0 has bound its
+     * port ({@link #boundPort}) when this returns; {@link #join} is step 2.
+     */
+    public static LpfGroup tcp(String master, int port, int pid, int nprocs, long timeoutMs, String secret,
+                               int threads, String job, String host) {
+        long h = LpfNative.initTcp(master, port, pid, nprocs, timeoutMs, secret, threads, job, host);
+        LOG.debug("LPF pid {}/{} prepared a TCP group (master {}:{}) on {}", pid, nprocs, master, port, host);
+        return new LpfGroup(h, pid, nprocs, host);
+    }
+
+    /** Step 2 of a TCP group: waits for every process (at most the timeout); a no-op otherwise. */
+    public LpfGroup join() {
+        LpfNative.join(live());
+        return this;
+    }
+
+    public int pid() { return pid; }
+    public int nprocs() { return nprocs; }
+    public String host() { return host; }
+
+    private long live() {
+        if (handle == 0) throw new LpfException(pid, host, "argument", "the LPF group was already closed");
+        return handle;
+    }
+
+    /** The port the master listens on (TCP, pid 0), else 0. */
+    public int boundPort() { return LpfNative.boundPort(live()); }
+
+    public String engine() { return LpfNative.engine(live()); }
+
+    /** Runs the program on this process's input; returns its output of {@code outputLength} bytes. */
+    public byte[] hook(LpfProgram program, byte[] input, int outputLength) {
+        return LpfNative.hookArrays(live(), program.algorithm(), program.library(), program.symbol(), input, outputLength);
+    }
+
+    /**
+     * Runs the program reading {@code input} and writing {@code output} in place, both
+     * direct buffers, from their positions to their limits.
+     */
+    public void hook(LpfProgram program, ByteBuffer input, ByteBuffer output) {
+        if ((input != null && !input.isDirect()) || (output != null && !output.isDirect())) {
+            throw new LpfException(pid, host, "argument", "hook(ByteBuffer, ByteBuffer) needs direct buffers "
+                    + "(ByteBuffer.allocateDirect); use hook(byte[], int) for heap data");
+        }
+        LpfNative.hookDirect(live(), program.algorithm(), program.library(), program.symbol(),
+                input == null ? null : input.slice(), output == null ? null : output.slice());
+    }
+
+    @Override
+    public void close() {
+        if (handle != 0) {
+            long h = handle;
+            handle = 0;
+            LpfNative.finalizeInit(h);
+        }
+    }
+}

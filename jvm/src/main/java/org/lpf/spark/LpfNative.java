@@ -1,0 +1,62 @@
+package org.lpf.spark;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The native methods of liblpf_jni.so (crate native/lpf-jni). Every method throws
+ * {@link LpfException} on failure. Prefer {@link LpfGroup}, which owns the handle.
+ */
+public final class LpfNative {
+    private LpfNative() {}
+
+    static {
+        NativeLoader.load();
+    }
+
+    /** Makes sure the library is loaded (the class initialiser does it). */
+    public static void ensureLoaded() {}
+
+    public static native String version();
+
+    /** Bundled algorithm names, comma-separated. */
+    public static native String algorithms();
+
+    /** Output bytes the bundled {@code algorithm} writes for {@code inputLength} input bytes. */
+    public static native long outputLength(String algorithm, long inputLength);
+
+    /** Joins the group of {@code nprocs} threads of this JVM as {@code pid}; returns a handle. */
+    public static native long initShm(int pid, int nprocs, String host);
+
+    /**
+     * Step 1 of joining a group of {@code nprocs} processes over TCP as {@code pid}: pid 0
+     * binds {@code master:port} at once (0 = the OS chooses: read {@link #boundPort} and
+     * publish it), the others only check their arguments. {@code secret} and {@code job}
+     * must be the same everywhere; {@code threads} = 0 for one thread per process.
+     * Step 2 is {@link #join}.
+     */
+    public static native long initTcp(String master, int port, int pid, int nprocs, long timeoutMs,
+                                      String secret, int threads, String job, String host);
+
+    /** Step 2 of a TCP init: waits (at most the timeout) for the group to form. */
+    public static native void join(long group);
+
+    /** The port the master listens on (0 where not applicable). */
+    public static native int boundPort(long group);
+
+    /** "shm" or "tcp". */
+    public static native String engine(long group);
+
+    /**
+     * Runs a bundled algorithm (library and symbol null) or {@code symbol} of the shared
+     * library {@code library} (algorithm null) on this process; returns the output.
+     */
+    public static native byte[] hookArrays(long group, String algorithm, String library, String symbol,
+                                           byte[] input, int outputLength);
+
+    /** As hookArrays, on direct buffers (whole capacity), without copies. */
+    public static native void hookDirect(long group, String algorithm, String library, String symbol,
+                                         ByteBuffer input, ByteBuffer output);
+
+    /** Leaves the group and frees the handle. */
+    public static native void finalizeInit(long group);
+}

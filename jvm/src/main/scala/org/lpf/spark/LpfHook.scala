@@ -1,0 +1,316 @@
+package org.lpf.spark
+
+import java.net.InetAddress
+import java.security.SecureRandom
+
+import org.apache.spark.{BarrierTaskContext, HashPartitioner, SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.lpf.LpfSparkAccess
+import org.apache.spark.rdd.RDD
+import org.slf4j.LoggerFactory
+
+/**
+ * Knobs of an LPF job, chosen on the driver.
+ *
+ * @param bootstrapTimeoutMs how long a process waits for the group to form before it fails
+ *                           with an [[LpfException]] in phase `bootstrap`
+ * @param engine             `auto` (threads when every task runs in one executor JVM, else TCP),
+ *                           `shm` or `tcp`
+ * @param port               port of pid 0 for TCP; 0 = the OS chooses (barrier mode publishes
+ *                           it); the barrier-less mode needs a fixed one
+ * @param threads            LPF threads per process for TCP (0 = one)
+ * @param slotWaitMs         how long the driver waits for enough executors to register
+ */
+case class LpfSettings(
+    bootstrapTimeoutMs: Long = 120000L,
+    engine: String = "auto",
+    port: Int = 0,
+    threads: Int = 0,
+    slotWaitMs: Long = 30000L) {
+  require(Set("auto", "shm", "tcp").contains(engine), s"engine must be auto, shm or tcp, not $engine")
+  require(bootstrapTimeoutMs > 0, "bootstrapTimeoutMs must be positive")
+}
+
+/**
+ * One LPF job as the driver prepared it: its settings, its number of processes and a
+ * fresh random secret every member presents when it joins. Serializable: capture it in
+ * the closure of `rdd.barrier().mapPartitions`.
+ */
+case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String)
+
+/**
+ * The bridge between Spark tasks and LPF.
+ *
+ * Task side (inside the user's own `rdd.barrier().mapPartitions { ... }`):
+ * {{{
+ *   val job = LpfHook.prepare(sc, rdd.getNumPartitions)        // driver: checks, secret
+ *   rdd.barrier().mapPartitions { it =>
+ *     val out = LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), bytesOf(it))
+ *     Iterator(out)
+ *   }
+ * }}}
+ * pid = the partition index, p = the number of partitions; pid 0 listens on its
+ * executor's address on a port the OS chooses and publishes `host:port` to the others
+ * with `BarrierTaskContext.allGather`. When every task runs in the same executor JVM the
+ * group is formed from threads (shared-memory engine) instead.
+ *
+ * Driver side: [[LpfHook.runStage]] runs the whole barrier stage for an RDD of byte
+ * arrays; [[LpfHook.runWithoutBarrier]] does it the LPF paper's way (one process per
+ * executor, no barrier mode).
+ */
+object LpfHook {
+  private val log = LoggerFactory.getLogger(getClass)
+  private val Driver = "driver" // SparkContext.DRIVER_IDENTIFIER (private[spark])
+
+  /** `spark.lpf.allowDefaultBarrierTimeout=true` lets jobs run with Spark's 365-day barrier timeout. */
+  val AllowDefaultBarrierTimeout = "spark.lpf.allowDefaultBarrierTimeout"
+
+  private def fail(phase: String, message: String): Nothing =
+    throw new LpfException(-1, localHost, phase, message)
+
+  private def localHost: String =
+    try InetAddress.getLocalHost.getHostName catch { case _: Exception => "unknown-host" }
+
+  private def newSecret(): String = {
+    val b = new Array[Byte](24)
+    new SecureRandom().nextBytes(b)
+    b.map(x => f"${x & 0xff}%02x").mkString
+  }
+
+  /** Task slots of the master URL's local modes, if it is one. */
+  private[spark] def localSlots(master: String): Option[Int] = {
+    val cores = Runtime.getRuntime.availableProcessors
+    val LocalN = """local\[(\d+|\*)(?:,\s*\d+)?\]""".r
+    val Cluster = """local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]""".r
+    master match {
+      case "local" => Some(1)
+      case LocalN(n) => Some(if (n == "*") cores else n.toInt)
+      case Cluster(e, c) => Some(e.toInt * c.toInt)
+      case _ => None
+    }
+  }
+
+  /**
+   * Driver-side checks before an LPF job of `nprocs` processes, with messages that say
+   * what to change. Throws [[LpfException]] (phase `check`).
+   */
+  def check(sc: SparkContext, nprocs: Int, settings: LpfSettings = LpfSettings()): Unit = {
+    checkConf(sc.getConf, sc.master, nprocs)
+    waitForSlots(sc, nprocs, settings)
+  }
+
+  /**
+   * The checks that need only the configuration and the master URL: dynamic allocation,
+   * the barrier timeout, the task slots of the local modes. Throws [[LpfException]]
+   * (phase `check`) saying what to change.
+   */
+  def checkConf(conf: org.apache.spark.SparkConf, master: String, nprocs: Int): Unit = {
+    if (nprocs < 1) fail("check", s"an LPF job needs at least one partition, got $nprocs")
+    if (conf.getBoolean("spark.dynamicAllocation.enabled", defaultValue = false))
+      fail("check", "dynamic allocation is on (spark.dynamicAllocation.enabled=true), and Spark's barrier mode " +
+        "refuses it: run the LPF job with --conf spark.dynamicAllocation.enabled=false and a fixed " +
+        "spark.executor.instances")
+    if (!conf.contains("spark.barrier.sync.timeout") && !conf.getBoolean(AllowDefaultBarrierTimeout, defaultValue = false))
+      fail("check", "spark.barrier.sync.timeout is not set, so a lost task would leave the others waiting in " +
+        "allGather for Spark's default of 365 days: start Spark with --conf spark.barrier.sync.timeout=300s " +
+        s"(or any bound), or set $AllowDefaultBarrierTimeout=true to accept the default")
+    val taskCpus = conf.getInt("spark.task.cpus", 1)
+    localSlots(master) match {
+      case Some(slots) if slots / taskCpus < nprocs =>
+        val hint = if (master == "local") "--master local runs one task at a time; use --master local[N]"
+          else s"use --master local[N] (or local-cluster) with N*cores >= $nprocs"
+        fail("check", s"the master $master gives ${slots / taskCpus} task slots (spark.task.cpus=$taskCpus), " +
+          s"but the LPF job has $nprocs partitions and every one must run at once: $hint, or use at most " +
+          s"${slots / taskCpus} partitions")
+      case _ =>
+    }
+  }
+
+  private def waitForSlots(sc: SparkContext, nprocs: Int, settings: LpfSettings): Unit = {
+    // Executors register over time: wait a while for enough slots.
+    val deadline = System.currentTimeMillis + settings.slotWaitMs
+    var slots = LpfSparkAccess.maxConcurrentTasks(sc)
+    while (slots < nprocs && System.currentTimeMillis < deadline) {
+      Thread.sleep(200)
+      slots = LpfSparkAccess.maxConcurrentTasks(sc)
+    }
+    if (slots < nprocs)
+      fail("check", s"the cluster has $slots free task slots (after waiting ${settings.slotWaitMs} ms for " +
+        s"executors) but the LPF job has $nprocs partitions, and barrier mode runs all of them at once: " +
+        s"use at most $slots partitions (rdd.repartition), or add executors or cores " +
+        "(spark.executor.instances, spark.executor.cores), or lower spark.task.cpus")
+    if (sc.master.startsWith("local[") || sc.master == "local")
+      log.info("LPF: {} runs every task in one JVM; the {} LPF processes will be threads (shared-memory engine)",
+        sc.master, nprocs)
+  }
+
+  /** Driver: checks, then a job description with a fresh secret for `nprocs` processes. */
+  def prepare(sc: SparkContext, nprocs: Int, settings: LpfSettings = LpfSettings()): LpfJob = {
+    check(sc, nprocs, settings)
+    LpfJob(settings, nprocs, newSecret())
+  }
+
+  /** The host of a barrier task's address (`host:port` on clusters, `host` in local mode). */
+  private[spark] def hostOf(address: String): String = {
+    val i = address.lastIndexOf(':')
+    val hostPart = if (i > 0 && i < address.length - 1 && address.substring(i + 1).forall(_.isDigit) &&
+      (address.indexOf(':') == i || address.startsWith("["))) address.substring(0, i) else address
+    hostPart.stripPrefix("[").stripSuffix("]")
+  }
+
+  private def splitHostPort(s: String): (String, Int) = {
+    val i = s.lastIndexOf(':')
+    (s.substring(0, i).stripPrefix("[").stripSuffix("]"), s.substring(i + 1).toInt)
+  }
+
+  /**
+   * Task side: joins this task's LPF group (pid = partition index, p = number of
+   * partitions), runs `body` with it, and leaves. Must run inside
+   * `rdd.barrier().mapPartitions`.
+   */
+  def withGroup[T](job: LpfJob)(body: LpfGroup => T): T = {
+    val ctx = TaskContext.get() match {
+      case b: BarrierTaskContext => b
+      case null => fail("check", "LpfHook.run was called outside any Spark task; call it inside rdd.barrier().mapPartitions")
+      case _ => fail("check", "LpfHook.run needs a barrier stage (so that every process runs at once): use " +
+        "rdd.barrier().mapPartitions { ... }, or LpfHook.runWithoutBarrier")
+    }
+    val infos = ctx.getTaskInfos()
+    val (pid, p) = (ctx.partitionId(), infos.length)
+    val host = hostOf(infos(pid).address)
+    if (p != job.nprocs)
+      throw new LpfException(pid, host, "check", s"the job was prepared for ${job.nprocs} processes, but the barrier " +
+        s"stage has $p partitions: call LpfHook.prepare(sc, rdd.getNumPartitions) on the RDD you run")
+    LpfNative.ensureLoaded()
+    val executor = SparkEnv.get.executorId
+    // Tasks of an earlier attempt of this stage are refused by this one's.
+    val jobName = s"spark-stage-${ctx.stageId()}-attempt-${ctx.stageAttemptNumber()}"
+    // Round 1: who runs where (executor ids, not hosts: two executors may share a host).
+    val members = ctx.allGather(s"$executor\t$host").map(_.split("\t", 2))
+    val sameJvm = members.forall(_(0) == executor)
+    val engine = job.settings.engine match {
+      case "auto" => if (sameJvm) "shm" else "tcp"
+      case "shm" if !sameJvm =>
+        throw new LpfException(pid, host, "check", "engine=shm needs every task in one executor JVM, but they run " +
+          s"on executors ${members.map(_(0)).distinct.mkString(", ")}: use engine=auto or tcp")
+      case e => e
+    }
+    log.info("LPF pid {}/{} on executor {} ({}): engine {}", Integer.valueOf(pid), Integer.valueOf(p), executor, host, engine)
+    val group = engine match {
+      case "shm" => LpfGroup.shm(pid, p, host)
+      case _ if pid == 0 =>
+        // Round 2: pid 0 listens first, then publishes where.
+        val g = try LpfGroup.tcp(host, job.settings.port, 0, p, job.settings.bootstrapTimeoutMs, job.secret,
+          job.settings.threads, jobName, host) catch {
+          case e: Throwable => ctx.allGather("!" + e.getMessage); throw e // release the others, with the reason
+        }
+        val port = try g.boundPort() catch { case e: Throwable => ctx.allGather("!" + e.getMessage); g.close(); throw e }
+        ctx.allGather(s"$host:$port")
+        try g.join() catch { case e: Throwable => g.close(); throw e }
+      case _ =>
+        val where = ctx.allGather("")(0)
+        if (where.startsWith("!"))
+          throw new LpfException(pid, host, "bootstrap", s"pid 0 could not start the group: ${where.substring(1)}")
+        val (masterHost, port) = splitHostPort(where)
+        val g = LpfGroup.tcp(masterHost, port, pid, p, job.settings.bootstrapTimeoutMs, job.secret,
+          job.settings.threads, jobName, host)
+        try g.join() catch { case e: Throwable => g.close(); throw e }
+    }
+    try body(group) finally group.close()
+  }
+
+  /**
+   * Task side: runs `program` as this task's LPF process on `input` and returns its
+   * output (`outputLength` bytes; -1 = what the bundled algorithm writes).
+   */
+  def run(job: LpfJob, program: LpfProgram, input: Array[Byte], outputLength: Int = -1): Array[Byte] = {
+    LpfNative.ensureLoaded()
+    val outLen = if (outputLength >= 0) outputLength else {
+      val n = program.outputLength(input.length.toLong)
+      if (n < 0) throw new IllegalArgumentException(s"give the output length for $program")
+      n.toInt
+    }
+    withGroup(job)(_.hook(program, input, outLen))
+  }
+
+  private def concat(it: Iterator[Array[Byte]]): Array[Byte] = {
+    val b = new java.io.ByteArrayOutputStream()
+    it.foreach(a => b.write(a))
+    b.toByteArray
+  }
+
+  /**
+   * Driver: runs `program` over `rdd` as one barrier stage, one LPF process per
+   * partition (its input is the concatenation of its arrays), and returns the outputs by
+   * pid. The barrier stage feeds a shuffle, so a failed task reruns the whole stage, not
+   * just itself. `outputLength` maps a process's input length to its output length
+   * (needed for library programs; bundled ones know).
+   */
+  def runStage(rdd: RDD[Array[Byte]], program: LpfProgram, outputLength: Option[Long => Long] = None,
+               settings: LpfSettings = LpfSettings()): Array[Array[Byte]] = {
+    val p = rdd.getNumPartitions
+    val job = prepare(rdd.sparkContext, p, settings)
+    val out = rdd.barrier().mapPartitions { it =>
+      val input = concat(it)
+      val n = outputLength.map(f => f(input.length.toLong).toInt).getOrElse(-1)
+      Iterator((BarrierTaskContext.get().partitionId(), run(job, program, input, n)))
+    }.partitionBy(new HashPartitioner(p)).collect()
+    out.sortBy(_._1).map(_._2)
+  }
+
+  /**
+   * Driver: the LPF paper's bootstrap, for clusters without barrier mode. Collects the
+   * executors (deduplicated by executor id, not host), sorts them, and runs one task on
+   * each (placed by preferred location) as one LPF process: p = number of executors,
+   * pid = the executor's rank, master = the first executor's host on the fixed
+   * `settings.port`. Every process is bounded by the bootstrap timeout, so a task Spark
+   * does not start in time makes the others fail instead of hang. `input(pid)` gives
+   * each process's input. Returns the outputs by pid.
+   */
+  def runWithoutBarrier(sc: SparkContext, program: LpfProgram, input: Int => Array[Byte],
+                        outputLength: Option[Long => Long] = None,
+                        settings: LpfSettings = LpfSettings(port = 7177)): Array[Array[Byte]] = {
+    if (settings.port == 0 && settings.engine != "shm")
+      fail("check", "runWithoutBarrier has no way to publish an OS-chosen port: give LpfSettings(port = ...) a fixed port")
+    val slots = math.max(LpfSparkAccess.maxConcurrentTasks(sc), 1)
+    val probe = sc.parallelize(0 until 4 * slots, 4 * slots).mapPartitions { _ =>
+      val env = SparkEnv.get
+      Iterator((env.executorId, env.blockManager.blockManagerId.host))
+    }.collect()
+    val byExecutor = probe.groupBy(_._1).map { case (e, hs) => (e, hs.head._2) }.toSeq
+    val workers = byExecutor.filter(_._1 != Driver)
+    val members = (if (workers.nonEmpty) workers else byExecutor).sortBy(_._1).toArray
+    val p = members.length
+    check(sc, p, settings)
+    val secret = newSecret()
+    log.info("LPF without barrier mode: {} processes on executors {}", Integer.valueOf(p), members.mkString(", "))
+    val shared = sc.broadcast(members)
+    val inputs = (0 until p).map(i => (i, input(i)))
+    val placed = inputs.map { case (i, bytes) =>
+      val (e, h) = members(i)
+      ((i, bytes), if (e == Driver) Seq.empty[String] else Seq(s"executor_${h}_$e"))
+    }
+    val out = sc.makeRDD(placed).mapPartitions { it =>
+      val ms = shared.value
+      val env = SparkEnv.get
+      val me = env.executorId
+      val host = env.blockManager.blockManagerId.host
+      it.map { case (pid, bytes) =>
+        if (ms(pid)._1 != me)
+          throw new LpfException(pid, host, "check", s"the task for pid $pid should run on executor ${ms(pid)._1} " +
+            s"but Spark placed it on executor $me: without barrier mode placement is only a preference; raise " +
+            "spark.locality.wait, or use LpfHook.runStage (barrier mode)")
+        LpfNative.ensureLoaded()
+        val n = outputLength.map(f => f(bytes.length.toLong).toInt).getOrElse(program.outputLength(bytes.length.toLong).toInt)
+        val group =
+          if (ms.length == 1 || settings.engine == "shm") LpfGroup.shm(pid, ms.length, host)
+          else {
+            val g = LpfGroup.tcp(ms(0)._2, settings.port, pid, ms.length, settings.bootstrapTimeoutMs, secret,
+              settings.threads, "spark-no-barrier", host)
+            try g.join() catch { case e: Throwable => g.close(); throw e }
+          }
+        try (pid, group.hook(program, bytes, n)) finally group.close()
+      }
+    }.collect()
+    out.sortBy(_._1).map(_._2)
+  }
+}

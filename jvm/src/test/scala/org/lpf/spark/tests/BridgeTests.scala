@@ -1,0 +1,256 @@
+package org.lpf.spark.tests
+
+import java.net.{InetAddress, ServerSocket}
+import java.nio.{ByteBuffer, ByteOrder}
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.{BarrierTaskContext, SparkConf, SparkContext, SparkEnv}
+import org.lpf.spark._
+
+/**
+ * The Spark bridge's tests, run as a real Spark application through spark-submit by
+ * tests/spark/run.sh:
+ *
+ *   spark-submit --master local[2] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
+ *     --jars lpf-spark.jar lpf-spark-tests.jar <path of libspmd_test.so>
+ *
+ * Prints one line per case, `RESULT ok NAME`, `RESULT FAIL NAME: why` or
+ * `RESULT skip NAME: why`, then `RESULT done`.
+ */
+object BridgeTests {
+  private def longs(xs: Long*): Array[Byte] = {
+    val b = ByteBuffer.allocate(8 * xs.length).order(ByteOrder.LITTLE_ENDIAN)
+    xs.foreach(b.putLong)
+    b.array()
+  }
+
+  private def unlongs(a: Array[Byte]): Seq[Long] = {
+    val b = ByteBuffer.wrap(a).order(ByteOrder.LITTLE_ENDIAN)
+    Seq.fill(a.length / 8)(b.getLong)
+  }
+
+  private class Failed(msg: String) extends Exception(msg)
+
+  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
+
+  private def eq[T](got: T, want: T, what: String): Unit =
+    expect(got == want, s"$what: got $got, want $want")
+
+  /** The throwable chain's messages, outermost first. */
+  private def messages(t: Throwable): String =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
+
+  /** Runs `body`, which must fail; returns the failure's text (the whole chain). */
+  private def failure(body: => Any): String =
+    try {
+      body
+      throw new Failed("expected a failure, but it succeeded")
+    } catch {
+      case f: Failed => throw f
+      case NonFatal(e) => messages(e)
+    }
+
+  private def contains(text: String, parts: String*): Unit =
+    parts.foreach(p => expect(text.contains(p), s"the error does not mention '$p': $text"))
+
+  private var results = Vector.empty[String]
+
+  private def test(name: String)(body: => Unit): Unit = {
+    val t0 = System.nanoTime
+    val line =
+      try {
+        body
+        s"RESULT ok $name"
+      } catch {
+        case s: Skip => s"RESULT skip $name: ${s.getMessage}"
+        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
+      }
+    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
+    results :+= line
+  }
+
+  private class Skip(msg: String) extends Exception(msg)
+
+  def main(args: Array[String]): Unit = {
+    val clib = args(0)
+    val sc = new SparkContext(new SparkConf().setAppName("lpf-bridge-tests"))
+    sc.setLogLevel("ERROR")
+    val cluster = sc.master.startsWith("local-cluster")
+    val version = LpfNative.version()
+    val hasTcp = version.contains("tcp")
+    println(s"RESULT info master=${sc.master} native=$version loaded-from=${NativeLoader.loadedFrom()}")
+    val settings = LpfSettings(bootstrapTimeoutMs = 20000L, slotWaitMs = 60000L)
+    def needTcp(): Unit = if (cluster && !hasTcp) throw new Skip("the native library was built without the TCP engine")
+
+    test("native-library-from-jar") {
+      val from = NativeLoader.loadedFrom()
+      expect(from != null && from.contains("liblpf_jni-") && from.endsWith(".so"),
+        s"the driver's library should be extracted from the jar, was loaded from $from")
+      expect(LpfNative.algorithms().split(",").contains("allreduce-sum-i64"), "allreduce-sum-i64 is not bundled")
+      val rows = sc.parallelize(0 until 2, 2).barrier().mapPartitions { _ =>
+        LpfNative.ensureLoaded()
+        Iterator((SparkEnv.get.executorId, NativeLoader.loadedFrom(), System.getProperty("user.dir"), LpfNative.version()))
+      }.collect()
+      rows.foreach { case (e, from, dir, v) =>
+        expect(v == version, s"executor $e has native $v, driver $version")
+        if (cluster) expect(from.startsWith(dir + "/liblpf_jni-"), s"executor $e loaded $from, not from its work dir $dir")
+      }
+      if (cluster) eq(rows.map(_._1).distinct.length, 2, "distinct executors")
+    }
+
+    test("allreduce-runStage") {
+      needTcp()
+      val rdd = sc.parallelize(Seq(longs(1, 10, -5, Long.MaxValue), longs(2, 20, -5, 1)), 2)
+      val out = LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings)
+      eq(out.length, 2, "outputs")
+      out.foreach(o => eq(unlongs(o), Seq(3L, 30L, -10L, Long.MinValue), "sums"))
+    }
+
+    test("ring-shift-user-barrier-stage") {
+      needTcp()
+      val p = 2
+      val job = LpfHook.prepare(sc, p, settings)
+      val out = sc.parallelize(0 until p, p).barrier().mapPartitions { it =>
+        val me = it.next()
+        val res = LpfHook.withGroup(job) { g =>
+          (g.engine(), g.hook(LpfProgram.bundled("ring-shift"), Array.fill(5)((me + 1).toByte), 5))
+        }
+        Iterator((me, res._1, res._2.toSeq))
+      }.collect().sortBy(_._1)
+      out.foreach { case (pid, engine, got) =>
+        eq(got, Seq.fill(5)(((pid + p - 1) % p + 1).toByte), s"pid $pid's bytes")
+        eq(engine, if (cluster) "tcp" else "shm", "engine")
+      }
+    }
+
+    test("direct-buffers") {
+      needTcp()
+      val job = LpfHook.prepare(sc, 2, settings)
+      val out = sc.parallelize(0 until 2, 2).barrier().mapPartitions { it =>
+        val me = it.next()
+        val in = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN)
+        in.position(8) // the part to send: from the position to the limit
+        in.putLong(me + 100L).putLong(7L)
+        in.flip(); in.position(8)
+        val outBuf = ByteBuffer.allocateDirect(16).order(ByteOrder.LITTLE_ENDIAN)
+        LpfHook.withGroup(job)(_.hook(LpfProgram.bundled("allreduce-sum-i64"), in, outBuf))
+        Iterator((outBuf.getLong(0), outBuf.getLong(8)))
+      }.collect()
+      out.foreach(o => eq(o, (201L, 14L), "direct sums"))
+    }
+
+    test("c-library-spmd") {
+      needTcp()
+      val rdd = sc.parallelize(Seq(longs(1, 2, 3), longs(10, 20)), 2)
+      val out = LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_sum"), Some((_: Long) => 24L), settings)
+      out.zipWithIndex.foreach { case (o, pid) => eq(unlongs(o), Seq(2L, pid.toLong, 36L), s"pid $pid's output") }
+    }
+
+    test("c-library-fatal-error-becomes-LpfException") {
+      needTcp()
+      val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
+      val e = failure(LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_bad_put"), Some((_: Long) => 8L), settings))
+      contains(e, "org.lpf.spark.LpfException", "failed in phase hook", "spmd_bad_put")
+    }
+
+    test("missing-symbol-fails-in-load-phase") {
+      val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
+      val e = failure(LpfHook.runStage(rdd, LpfProgram.library(clib, "no_such_spmd"), Some((_: Long) => 8L),
+        settings.copy(engine = if (cluster && hasTcp) "auto" else if (cluster) "tcp" else "shm")))
+      if (cluster && !hasTcp) contains(e, "LpfException", "failed in phase bootstrap", "TCP")
+      else contains(e, "LpfException", "failed in phase load", "no_such_spmd")
+    }
+
+    test("unequal-inputs-fail-on-every-process") {
+      needTcp()
+      val rdd = sc.parallelize(Seq(longs(1, 2), longs(1)), 2)
+      val e = failure(LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings))
+      contains(e, "LpfException", "failed in phase hook", "same length")
+    }
+
+    test("outside-barrier-mode-is-refused") {
+      val job = LpfHook.prepare(sc, 2, settings)
+      val e = failure(sc.parallelize(0 until 2, 2).mapPartitions { _ =>
+        Iterator(LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), longs(1)))
+      }.collect())
+      contains(e, "LpfException", "failed in phase check", "rdd.barrier()")
+    }
+
+    test("driver-checks-say-what-to-change") {
+      val slots = if (cluster) 2 else 2
+      val e1 = failure(LpfHook.check(sc, slots + 1, settings.copy(slotWaitMs = 1000L)))
+      contains(e1, "LpfException", "failed in phase check", s"${slots + 1} partitions", s"at most $slots partitions")
+      val base = sc.getConf
+      contains(failure(LpfHook.checkConf(base.clone().set("spark.dynamicAllocation.enabled", "true"), sc.master, 2)),
+        "spark.dynamicAllocation.enabled=false")
+      contains(failure(LpfHook.checkConf(base.clone().remove("spark.barrier.sync.timeout"), sc.master, 2)),
+        "spark.barrier.sync.timeout=")
+      contains(failure(LpfHook.checkConf(base, "local", 2)), "--master local runs one task at a time")
+      contains(failure(LpfHook.checkConf(base, "local-cluster[2,1,1024]", 3)), "gives 2 task slots")
+      LpfHook.checkConf(base, "local[4]", 4) // enough: no exception
+    }
+
+    test("paper-way-without-barrier-mode") {
+      needTcp()
+      val port = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
+      val out = LpfHook.runWithoutBarrier(sc, LpfProgram.bundled("allreduce-sum-i64"), pid => longs(7, pid.toLong),
+        settings = settings.copy(port = port))
+      val p = if (cluster) 2 else 1 // local mode: one executor (the driver)
+      eq(out.length, p, "processes (one per executor)")
+      out.foreach(o => eq(unlongs(o), Seq(7L * p, (0 until p).sum.toLong), "sums"))
+    }
+
+    test("bootstrap-that-cannot-complete-times-out") {
+      if (!hasTcp) throw new Skip("the native library was built without the TCP engine")
+      // A peer whose master accepts TCP connections but never answers, and a master
+      // whose peer never comes: both must fail within the timeout, naming host and phase.
+      val timeoutMs = 3000L
+      val rows = sc.parallelize(0 until 1, 1).map { _ =>
+        val host = InetAddress.getLoopbackAddress.getHostAddress
+        val silent = new ServerSocket(0, 16, InetAddress.getLoopbackAddress)
+        def attempt(pid: Int, port: Int): (Int, String, Double) = {
+          val t0 = System.nanoTime
+          val msg = try {
+            val g = LpfGroup.tcp(host, port, pid, 2, timeoutMs, "secret", 0, "timeout-test", s"executor-host-$pid")
+            try { g.join(); "joined?!" } finally g.close()
+          } catch { case e: LpfException => s"${e.pid}|${e.host}|${e.phase}|${e.getMessage}" }
+          (pid, msg, (System.nanoTime - t0) / 1e9)
+        }
+        try Seq(attempt(1, silent.getLocalPort), attempt(0, 0)) finally silent.close()
+      }.collect().head
+      for ((pid, msg, secs) <- rows) {
+        val parts = msg.split("\\|", 4)
+        expect(parts.length == 4, s"pid $pid did not fail with an LpfException: $msg")
+        eq(parts(0), pid.toString, "pid in the exception")
+        eq(parts(1), s"executor-host-$pid", "host in the exception")
+        eq(parts(2), "bootstrap", "phase")
+        expect(secs >= timeoutMs / 1000.0 * 0.8 && secs <= timeoutMs / 1000.0 + 10,
+          f"pid $pid failed after $secs%.1f s, want about ${timeoutMs / 1000.0}%.0f s")
+      }
+    }
+
+    test("a-task-that-dies-fails-the-stage-without-hang") {
+      needTcp()
+      val job = LpfHook.prepare(sc, 2, settings.copy(bootstrapTimeoutMs = 8000L))
+      val t0 = System.nanoTime
+      val e = failure(sc.parallelize(0 until 2, 2).barrier().mapPartitions { it =>
+        val me = it.next()
+        if (me == 1) throw new IllegalStateException("task 1 dies before joining")
+        Iterator(LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), longs(1)))
+      }.collect())
+      val secs = (System.nanoTime - t0) / 1e9
+      contains(e, "task 1 dies before joining")
+      expect(secs < 60, f"the job took $secs%.0f s to fail")
+    }
+
+    if (cluster && !hasTcp) test("without-tcp-cross-executor-groups-fail-cleanly") {
+      val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
+      val e = failure(LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings))
+      contains(e, "LpfException", "failed in phase bootstrap", "no TCP engine")
+    }
+
+    println("RESULT done")
+    sc.stop()
+  }
+}

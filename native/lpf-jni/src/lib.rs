@@ -1,0 +1,375 @@
+//! The JNI side of the Spark bridge: native methods of the Java class
+//! `org.lpf.spark.LpfNative` (see jvm/src/main/java/org/lpf/spark/LpfNative.java).
+//!
+//! A JVM task joins an LPF group (`initShm` for tasks that are threads of one JVM,
+//! `initTcp` for processes meeting over TCP), runs SPMD sections on it (`hook*`: a
+//! bundled algorithm by name, or an `lpf_spmd_t` from a user's shared library), and
+//! leaves (`finalizeInit`). The group is a `long` handle owned by the Java side.
+//!
+//! Every entry point catches panics (none unwinds into the JVM) and turns every error
+//! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
+
+pub mod algorithms;
+pub mod session;
+pub mod userlib;
+
+use jni::errors::ThrowRuntimeExAndDefault;
+use jni::objects::{JByteArray, JByteBuffer, JClass, JString};
+use jni::sys::{jint, jlong};
+use jni::{jni_sig, jni_str, Env, EnvUnowned, JValue};
+use session::{Failure, Phase, Program, Session, TcpParams};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Who is failing, for the exception: pid (-1 if unknown) and host.
+struct Who {
+    pid: i32,
+    host: String,
+}
+
+fn local_host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown-host".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(non-string panic payload)".into())
+}
+
+/// Throws `LpfException(pid, host, phase, message)` (unless a Java exception is already
+/// pending, which then stands).
+fn throw_lpf(env: &mut Env<'_>, who: &Who, failure: &Failure) -> jni::errors::Result<()> {
+    if env.exception_check() {
+        return Ok(());
+    }
+    let host = env.new_string(&who.host)?;
+    let phase = env.new_string(failure.phase.name())?;
+    let message = env.new_string(&failure.message)?;
+    let e = env.new_object(
+        jni_str!("org/lpf/spark/LpfException"),
+        jni_sig!("(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V"),
+        &[JValue::Int(who.pid), JValue::Object(&host), JValue::Object(&phase), JValue::Object(&message)],
+    )?;
+    let e = env.cast_local::<jni::objects::JThrowable>(e)?;
+    env.throw(e)
+}
+
+/// The body of every entry point: runs `body`, and on an error or a panic throws an
+/// `LpfException` and returns `T::default()`. `who` names the process for messages.
+fn entry<'l, T: Default + 'l>(
+    unowned: &mut EnvUnowned<'l>,
+    phase: Phase,
+    who: impl FnOnce() -> Who,
+    body: impl FnOnce(&mut Env<'l>) -> Result<T, Failure>,
+) -> T {
+    unowned
+        .with_env(|env| -> jni::errors::Result<T> {
+            let failure = match catch_unwind(AssertUnwindSafe(|| body(env))) {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(f)) => f,
+                Err(p) => Failure::new(phase, format!("internal panic in the LPF native library: {}", panic_text(&*p))),
+            };
+            let who = catch_unwind(AssertUnwindSafe(who)).unwrap_or(Who { pid: -1, host: local_host_name() });
+            throw_lpf(env, &who, &failure)?;
+            Ok(T::default())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+fn string(env: &Env<'_>, s: &JString<'_>, what: &str) -> Result<String, Failure> {
+    if s.is_null() {
+        return Err(Failure::new(Phase::Argument, format!("{what} is null")));
+    }
+    s.try_to_string(env).map_err(|e| Failure::new(Phase::Argument, format!("{what}: {e}")))
+}
+
+fn opt_string(env: &Env<'_>, s: &JString<'_>, what: &str) -> Result<Option<String>, Failure> {
+    if s.is_null() {
+        Ok(None)
+    } else {
+        string(env, s, what).map(Some)
+    }
+}
+
+fn host_or_local(env: &Env<'_>, s: &JString<'_>) -> String {
+    opt_string(env, s, "host").ok().flatten().filter(|h| !h.is_empty()).unwrap_or_else(local_host_name)
+}
+
+fn pid_arg(pid: jint, nprocs: jint) -> Result<(u32, u32), Failure> {
+    if nprocs <= 0 || pid < 0 || pid >= nprocs {
+        return Err(Failure::new(Phase::Argument, format!("pid {pid} of nprocs {nprocs}: need 0 <= pid < nprocs")));
+    }
+    Ok((pid as u32, nprocs as u32))
+}
+
+/// The session behind a handle.
+///
+/// # Safety
+/// `handle` must come from `initShm`/`initTcp` and not have been finalized (the Java
+/// class `LpfGroup` guarantees both).
+unsafe fn session<'a>(handle: jlong) -> Result<&'a Session, Failure> {
+    if handle == 0 {
+        return Err(Failure::new(Phase::Argument, "the LPF group handle is 0 (closed or never opened)"));
+    }
+    Ok(&*(handle as *const Session))
+}
+
+fn who_of(handle: jlong) -> Who {
+    // SAFETY: as in `session`; called only on handles the entry point was given.
+    match unsafe { session(handle) } {
+        Ok(s) => Who { pid: s.pid as i32, host: s.host.clone() },
+        Err(_) => Who { pid: -1, host: local_host_name() },
+    }
+}
+
+fn program<'a>(algorithm: &'a Option<String>, library: &'a Option<String>, symbol: &'a Option<String>) -> Result<Program<'a>, Failure> {
+    match (algorithm, library, symbol) {
+        (Some(a), None, None) => Ok(Program::Bundled(a)),
+        (None, Some(l), Some(s)) => Ok(Program::Library { path: l, symbol: s }),
+        _ => Err(Failure::new(Phase::Argument, "give either a bundled algorithm's name, or a library path and a symbol")),
+    }
+}
+
+/// `static native String version()`: the library's version and the engines it has.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_version<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        let engines = if cfg!(feature = "tcp") { "shm,tcp" } else { "shm" };
+        env.new_string(format!("lpf-jni {} engines={engines}", env!("CARGO_PKG_VERSION")))
+            .map_err(|e| Failure::new(Phase::Argument, e.to_string()))
+    })
+}
+
+/// `static native String algorithms()`: the bundled algorithms, comma-separated.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_algorithms<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        let names: Vec<&str> = algorithms::ALGORITHMS.iter().map(|a| a.name).collect();
+        env.new_string(names.join(",")).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
+    })
+}
+
+/// `static native long outputLength(String algorithm, long inputLength)`.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    algorithm: JString<'l>,
+    input_len: jlong,
+) -> jlong {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        let name = string(env, &algorithm, "algorithm")?;
+        let alg = algorithms::by_name(&name).map_err(|m| Failure::new(Phase::Argument, m))?;
+        Ok((alg.output_len)(input_len.max(0) as usize) as jlong)
+    })
+}
+
+/// `static native long initShm(int pid, int nprocs, String host)`: joins the group of
+/// `nprocs` threads of this JVM (each task thread calls it with its own pid).
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_initShm<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    pid: jint,
+    nprocs: jint,
+    host: JString<'l>,
+) -> jlong {
+    let mut host_name = String::new();
+    entry(&mut env, Phase::Bootstrap, || Who { pid, host: local_host_name() }, |env| {
+        host_name = host_or_local(env, &host);
+        let (pid, nprocs) = pid_arg(pid, nprocs)?;
+        let s = Session::shm(pid, nprocs, host_name.clone())?;
+        Ok(Box::into_raw(Box::new(s)) as jlong)
+    })
+}
+
+/// `static native long initTcp(String master, int port, int pid, int nprocs,
+/// long timeoutMs, String secret, int threads, String job, String host)`: step 1 of
+/// joining a group of `nprocs` processes over TCP. pid 0 binds `master:port` at once
+/// (port 0: the OS chooses; read it with `boundPort` and publish it); the others only
+/// check their arguments. Step 2, `join` (or the first hook), waits for the group and
+/// fails after `timeoutMs` if it does not form. Processes with different `job` strings
+/// or secrets refuse each other.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_initTcp<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    master: JString<'l>,
+    port: jint,
+    pid: jint,
+    nprocs: jint,
+    timeout_ms: jlong,
+    secret: JString<'l>,
+    threads: jint,
+    job: JString<'l>,
+    host: JString<'l>,
+) -> jlong {
+    let mut host_name = local_host_name();
+    let host_for_err = std::cell::RefCell::new(host_name.clone());
+    entry(&mut env, Phase::Bootstrap, || Who { pid, host: host_for_err.borrow().clone() }, |env| {
+        host_name = host_or_local(env, &host);
+        *host_for_err.borrow_mut() = host_name.clone();
+        let (pid, nprocs) = pid_arg(pid, nprocs)?;
+        if !(0..=65535).contains(&port) {
+            return Err(Failure::new(Phase::Argument, format!("port {port} is not in 0..=65535")));
+        }
+        if timeout_ms <= 0 {
+            return Err(Failure::new(Phase::Argument, format!("timeout {timeout_ms} ms: must be positive")));
+        }
+        let params = TcpParams {
+            master: string(env, &master, "master address")?,
+            port: port as u16,
+            pid,
+            nprocs,
+            timeout_ms: timeout_ms as u64,
+            secret: opt_string(env, &secret, "secret")?.unwrap_or_default(),
+            threads: threads.max(0) as u32,
+            job: opt_string(env, &job, "job")?.unwrap_or_default(),
+        };
+        let s = Session::tcp(&params, host_name.clone())?;
+        Ok(Box::into_raw(Box::new(s)) as jlong)
+    })
+}
+
+/// `static native void join(long group)`: step 2 of a TCP init (waits for the group to
+/// form, at most the timeout); nothing for the other engines or when joined already.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_join<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) {
+    entry(&mut env, Phase::Bootstrap, || who_of(handle), |_env| {
+        // SAFETY: see `session`.
+        unsafe { session(handle) }?.join()
+    })
+}
+
+/// `static native int boundPort(long group)`.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_boundPort<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) -> jint {
+    entry(&mut env, Phase::Bootstrap, || who_of(handle), |_env| {
+        // SAFETY: see `session`.
+        Ok(unsafe { session(handle) }?.bound_port() as jint)
+    })
+}
+
+/// `static native String engine(long group)`: `shm` or `tcp`.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_engine<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) -> JString<'l> {
+    entry(&mut env, Phase::Argument, || who_of(handle), |env| {
+        // SAFETY: see `session`.
+        let name = unsafe { session(handle) }?.engine();
+        env.new_string(name).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
+    })
+}
+
+/// `static native byte[] hookArrays(long group, String algorithm, String library,
+/// String symbol, byte[] input, int outputLength)`: runs the program (a bundled
+/// algorithm, or `symbol` from the shared library `library`) on this process's input
+/// and returns its output (`outputLength` bytes, zeroed before the run).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    handle: jlong,
+    algorithm: JString<'l>,
+    library: JString<'l>,
+    symbol: JString<'l>,
+    input: JByteArray<'l>,
+    output_len: jint,
+) -> JByteArray<'l> {
+    entry(&mut env, Phase::Hook, || who_of(handle), |env| {
+        // SAFETY: see `session`.
+        let s = unsafe { session(handle) }?;
+        let (a, l, y) = (
+            opt_string(env, &algorithm, "algorithm")?,
+            opt_string(env, &library, "library")?,
+            opt_string(env, &symbol, "symbol")?,
+        );
+        let prog = program(&a, &l, &y)?;
+        let input = if input.is_null() {
+            Vec::new()
+        } else {
+            env.convert_byte_array(&input).map_err(|e| Failure::new(Phase::Argument, format!("input: {e}")))?
+        };
+        if output_len < 0 {
+            return Err(Failure::new(Phase::Argument, format!("output length {output_len} is negative")));
+        }
+        let mut out = vec![0u8; output_len as usize];
+        s.hook(prog, &input, &mut out)?;
+        env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
+    })
+}
+
+/// The bytes of a direct buffer (its whole capacity; pass `buffer.slice()` for a part).
+///
+/// # Safety
+/// The buffer must stay alive and unmoved (direct buffers do not move) during the call.
+unsafe fn direct<'a>(env: &Env<'_>, b: &JByteBuffer<'_>, what: &str) -> Result<&'a mut [u8], Failure> {
+    if b.is_null() {
+        return Ok(&mut []);
+    }
+    let bad = |e: jni::errors::Error| Failure::new(Phase::Argument, format!("{what} must be a direct ByteBuffer: {e}"));
+    let ptr = env.get_direct_buffer_address(b).map_err(bad)?;
+    let len = env.get_direct_buffer_capacity(b).map_err(bad)?;
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ptr.is_null() {
+        return Err(Failure::new(Phase::Argument, format!("{what} must be a direct ByteBuffer")));
+    }
+    Ok(std::slice::from_raw_parts_mut(ptr, len))
+}
+
+/// `static native void hookDirect(long group, String algorithm, String library,
+/// String symbol, ByteBuffer input, ByteBuffer output)`: as `hookArrays`, with direct
+/// buffers read and written in place (no copy); their capacities are the lengths.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_hookDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    handle: jlong,
+    algorithm: JString<'l>,
+    library: JString<'l>,
+    symbol: JString<'l>,
+    input: JByteBuffer<'l>,
+    output: JByteBuffer<'l>,
+) {
+    entry(&mut env, Phase::Hook, || who_of(handle), |env| {
+        // SAFETY: see `session`.
+        let s = unsafe { session(handle) }?;
+        let (a, l, y) = (
+            opt_string(env, &algorithm, "algorithm")?,
+            opt_string(env, &library, "library")?,
+            opt_string(env, &symbol, "symbol")?,
+        );
+        let prog = program(&a, &l, &y)?;
+        // SAFETY: the Java caller keeps both buffers reachable during the call; the
+        // input is only read. If the caller passes one buffer twice, the program sees
+        // aliasing input and output, which LPF programs must tolerate (they are bytes).
+        let (inp, out) = unsafe { (direct(env, &input, "input")?, direct(env, &output, "output")?) };
+        s.hook(prog, inp, out)
+    })
+}
+
+/// `static native void finalizeInit(long group)`: leaves the group and frees it.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_finalizeInit<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) {
+    entry(&mut env, Phase::Finalize, || who_of(handle), |_env| {
+        if handle != 0 {
+            // SAFETY: the handle came from Box::into_raw in an init and the Java side
+            // finalizes it once.
+            drop(unsafe { Box::from_raw(handle as *mut Session) });
+        }
+        Ok(())
+    })
+}
+
+
+
+

@@ -1,0 +1,198 @@
+//! One process's membership of an LPF group, as the JVM holds it (behind a `long`):
+//! the init it joined with and who it is, for error messages.
+
+use crate::algorithms;
+use crate::userlib;
+use lpf::{Args, Context, Pid};
+use std::cell::RefCell;
+use std::sync::Mutex;
+
+/// Where an error happened, as `LpfException.phase` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Joining the group (connecting to the master, authenticating, meeting the peers).
+    Bootstrap,
+    /// Loading the user's SPMD library or finding its symbol.
+    Load,
+    /// Running the SPMD section.
+    Hook,
+    /// Releasing the group.
+    Finalize,
+    /// Checking the arguments of a native call.
+    Argument,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Bootstrap => "bootstrap",
+            Phase::Load => "load",
+            Phase::Hook => "hook",
+            Phase::Finalize => "finalize",
+            Phase::Argument => "argument",
+        }
+    }
+}
+
+/// An error on its way to the JVM.
+#[derive(Debug)]
+pub struct Failure {
+    pub phase: Phase,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(phase: Phase, message: impl Into<String>) -> Failure {
+        Failure { phase, message: message.into() }
+    }
+}
+
+/// What a TCP group is made from (the JVM side fills it in).
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub master: String,
+    pub port: u16,
+    pub pid: Pid,
+    pub nprocs: Pid,
+    pub timeout_ms: u64,
+    pub secret: String,
+    pub threads: Pid,
+    /// Job identity: processes of different jobs (e.g. stage attempts) refuse each other.
+    pub job: String,
+}
+
+enum State {
+    /// Threads of this JVM (every task of the group runs in this executor).
+    Shm(lpf::ShmInit),
+    /// TCP, between its two steps: pid 0 has bound its port (to publish it).
+    #[cfg(feature = "tcp")]
+    TcpPrepared(lpf::tcp::Prepared),
+    /// Processes meeting over TCP, group formed.
+    #[cfg(feature = "tcp")]
+    Tcp(lpf::tcp::TcpInit),
+    /// A join failed; the group is unusable.
+    Broken,
+}
+
+pub struct Session {
+    pub pid: Pid,
+    pub nprocs: Pid,
+    pub host: String,
+    state: RefCell<State>,
+}
+
+/// What a hook runs.
+pub enum Program<'a> {
+    Bundled(&'a str),
+    Library { path: &'a str, symbol: &'a str },
+}
+
+impl Session {
+    pub fn shm(pid: Pid, nprocs: Pid, host: String) -> Result<Session, Failure> {
+        let init = lpf::ShmInit::new(pid, nprocs).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
+        Ok(Session { pid, nprocs, host, state: RefCell::new(State::Shm(init)) })
+    }
+
+    /// Step 1 of a TCP group: pid 0 binds its port (0: the OS chooses; see
+    /// `bound_port`), the others only check their configuration. `join` is step 2.
+    #[cfg(feature = "tcp")]
+    pub fn tcp(p: &TcpParams, host: String) -> Result<Session, Failure> {
+        let mut cfg = lpf::tcp::TcpConfig::new(p.master.clone(), p.port, p.pid, p.nprocs)
+            .timeout(std::time::Duration::from_millis(p.timeout_ms))
+            .threads(p.threads.max(1))
+            .job(p.job.clone());
+        if !p.secret.is_empty() {
+            cfg = cfg.secret(p.secret.as_bytes());
+        }
+        let prepared = lpf::tcp::TcpInit::prepare(cfg).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
+        Ok(Session { pid: p.pid, nprocs: p.nprocs, host, state: RefCell::new(State::TcpPrepared(prepared)) })
+    }
+
+    #[cfg(not(feature = "tcp"))]
+    pub fn tcp(_p: &TcpParams, _host: String) -> Result<Session, Failure> {
+        Err(Failure::new(
+            Phase::Bootstrap,
+            "this build of the LPF native library has no TCP engine (built without the `tcp` feature); \
+             only groups whose tasks all run in one executor JVM (shared memory) are possible",
+        ))
+    }
+
+    /// Step 2 of a TCP group: waits (up to the timeout) for every process and connects
+    /// them. Nothing to do for the other engines, or when already joined.
+    pub fn join(&self) -> Result<(), Failure> {
+        let mut state = self.state.borrow_mut();
+        match std::mem::replace(&mut *state, State::Broken) {
+            #[cfg(feature = "tcp")]
+            State::TcpPrepared(p) => match p.join() {
+                Ok(init) => *state = State::Tcp(init),
+                Err(e) => return Err(Failure::new(Phase::Bootstrap, e.to_string())),
+            },
+            State::Broken => return Err(Failure::new(Phase::Bootstrap, "an earlier join of this group failed")),
+            other => *state = other,
+        }
+        Ok(())
+    }
+
+    /// The port the master listens on (0 where this process is not the master or the
+    /// engine listens nowhere).
+    pub fn bound_port(&self) -> u16 {
+        match &*self.state.borrow() {
+            #[cfg(feature = "tcp")]
+            State::TcpPrepared(p) => p.bound_port(),
+            #[cfg(feature = "tcp")]
+            State::Tcp(t) => t.bound_port(),
+            _ => 0,
+        }
+    }
+
+    pub fn engine(&self) -> &'static str {
+        match &*self.state.borrow() {
+            State::Shm(_) => "shm",
+            #[cfg(feature = "tcp")]
+            State::TcpPrepared(_) => "tcp",
+            #[cfg(feature = "tcp")]
+            State::Tcp(t) => t.engine_name(),
+            State::Broken => "broken",
+        }
+    }
+
+    fn hook_raw(&self, spmd: lpf::Spmd<'_>, args: Args<'_>) -> lpf::Result<()> {
+        self.join().map_err(|f| lpf::Error::fatal(f.message))?;
+        match &*self.state.borrow() {
+            State::Shm(i) => i.hook(spmd, args),
+            #[cfg(feature = "tcp")]
+            State::Tcp(i) => i.hook(spmd, args),
+            _ => Err(lpf::Error::fatal("the group is not usable (its join failed)")),
+        }
+    }
+
+    /// Runs `program` as this process of the group, on `input`, writing `output`.
+    pub fn hook(&self, program: Program<'_>, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
+        self.join()?;
+        let args = Args::new(input, output);
+        let result = match program {
+            Program::Bundled(name) => {
+                let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
+                let err = Mutex::new(None);
+                let spmd = |c: &mut Context, a: Args<'_>| {
+                    if let Err(e) = (alg.run)(c, a) {
+                        *err.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    }
+                };
+                let r = self.hook_raw(&spmd, args);
+                match (err.into_inner().unwrap_or_else(|e| e.into_inner()), r) {
+                    (Some(m), _) => Err(format!("{name}: {m}")),
+                    (None, r) => r.map_err(|e| e.to_string()),
+                }
+            }
+            Program::Library { path, symbol } => {
+                let f = userlib::load(path, symbol).map_err(|m| Failure::new(Phase::Load, m))?;
+                // SAFETY: `f` is the user's lpf_spmd_t; its lpf_* calls resolve to this
+                // library's C ABI (userlib::load exports it), which wraps this Context.
+                let spmd = |c: &mut Context, a: Args<'_>| unsafe { lpf_core::call_c_spmd(f, c, a) };
+                self.hook_raw(&spmd, args).map_err(|e| format!("{symbol} from {path}: {e}"))
+            }
+        };
+        result.map_err(|m| Failure::new(Phase::Hook, m))
+    }
+}
