@@ -7,6 +7,7 @@
 //! with the process's message.
 
 pub mod cases;
+pub mod collective_cases;
 
 use lpf::{Args, Context, Pid, Result};
 
@@ -41,6 +42,25 @@ macro_rules! conformance_suite {
             #[test]
             fn $case() {
                 $crate::cases::$case(&$l);
+            }
+        )*
+    };
+}
+
+/// Instantiates every case of `lpf::collectives` ([`collective_cases`]) as a `#[test]`
+/// for the launcher `$l`.
+#[macro_export]
+macro_rules! collectives_suite {
+    ($l:expr) => {
+        $crate::collectives_suite!($l;
+            coll_allreduce, coll_reduce, coll_broadcast, coll_scatter_gather, coll_allgather, coll_alltoall,
+            coll_limits_and_user_messages, coll_random_sequence);
+    };
+    ($l:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::collective_cases::$case(&$l);
             }
         )*
     };

@@ -2,7 +2,7 @@
 //! the root, and `hook` by threads that already exist (`lpf_pthread_initialize`).
 
 use lpf::{Args, Context, Pid, Result, Root, ShmInit};
-use lpf_conformance::{conformance_suite, Launcher};
+use lpf_conformance::{collectives_suite, conformance_suite, Launcher};
 use std::sync::Mutex;
 
 /// `exec` from the root on exactly p processes, however many cores there are.
@@ -38,11 +38,13 @@ impl Launcher for Hook {
 mod exec {
     use super::*;
     conformance_suite!(Exec);
+    collectives_suite!(Exec);
 }
 
 mod hook {
     use super::*;
     conformance_suite!(Hook);
+    collectives_suite!(Hook);
 }
 
 #[test]

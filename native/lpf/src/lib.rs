@@ -26,10 +26,12 @@
 //! }, Args::none()).unwrap();
 //! ```
 
+pub mod collectives;
 pub mod context;
 pub mod engine;
 pub mod error;
 pub mod machine;
+pub mod probe_bench;
 pub mod queue;
 pub mod register;
 pub mod shm;

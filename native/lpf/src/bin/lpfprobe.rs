@@ -1,0 +1,174 @@
+//! `lpfprobe`: measures an engine's BSP parameters g and l by total exchanges (as the
+//! LPF paper does; see `lpf::probe_bench`), prints them in the layout of the paper's
+//! Table 3, and optionally stores them as the cost table `probe` answers from.
+//!
+//! ```text
+//! lpfprobe [--engine shm] [-p P] [--quick] [--samples N] [--output FILE] [--save]
+//! ```
+
+use lpf::machine::{table_path, CostTable};
+use lpf::probe_bench::{self, BenchConfig, Report};
+use lpf::{Args, Context, Pid};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+const USAGE: &str = "usage: lpfprobe [--engine shm] [-p P] [--quick] [--samples N] [--output FILE] [--save]
+
+Measures g and l of an LPF engine at P processes by total exchanges of 8 B, 64 B,
+1 KiB and 1 MiB words (n_max: 128 MiB per superstep over all processes, --quick: 1 MiB),
+and memcpy speed in the same run; prints a table in the layout of the LPF paper's Table 3.
+
+  --engine E     engine to measure (this build: shm)
+  -p P           processes (default: the machine's hardware threads)
+  --quick        a fast, rough run (for tests)
+  --samples N    samples per point (default 20, --quick 3)
+  --output FILE  write the cost table to FILE (rows of other process counts kept)
+  --save         write it where probe() reads it: $LPF_PROBE_DIR/<engine>.txt, else
+                 $XDG_CACHE_HOME/lpf/, else ~/.cache/lpf/";
+
+struct Options {
+    engine: String,
+    p: Pid,
+    quick: bool,
+    samples: Option<usize>,
+    output: Option<PathBuf>,
+    save: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        engine: "shm".into(),
+        p: std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1),
+        quick: false,
+        samples: None,
+        output: None,
+        save: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        match a.as_str() {
+            "--engine" => o.engine = value("--engine")?,
+            "-p" | "--procs" => {
+                o.p = value("-p")?.parse().map_err(|_| "-p needs a positive integer".to_string())?;
+                if o.p == 0 {
+                    return Err("-p needs a positive integer".into());
+                }
+            }
+            "--quick" => o.quick = true,
+            "--samples" => {
+                let n: usize = value("--samples")?.parse().map_err(|_| "--samples needs an integer".to_string())?;
+                if n < 2 {
+                    return Err("--samples needs at least 2".into());
+                }
+                o.samples = Some(n);
+            }
+            "--output" | "-o" => o.output = Some(PathBuf::from(value("--output")?)),
+            "--save" => o.save = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+/// Writes `report`'s rows into the table file at `path`, keeping the rows of other
+/// process counts that are already there.
+fn write_table(path: &PathBuf, report: &Report) -> Result<(), String> {
+    let mut points: Vec<_> = match std::fs::read_to_string(path) {
+        Ok(text) => CostTable::parse(&text)
+            .map_err(|e| format!("{}: existing table does not parse ({e}); not overwriting it", path.display()))?
+            .points()
+            .to_vec(),
+        Err(_) => Vec::new(),
+    };
+    points.retain(|c| c.nprocs != report.nprocs);
+    points.extend(report.cost_points());
+    let text = CostTable::new(points).to_text(report.engine);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    // Write then rename, so that a reader never sees half a table.
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let o = match parse(&args) {
+        Ok(o) => o,
+        Err(e) if e.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("lpfprobe: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if o.engine != lpf::shm::ENGINE_NAME {
+        eprintln!("lpfprobe: engine `{}` is not available in this build (known: shm)", o.engine);
+        return ExitCode::from(2);
+    }
+    let mut cfg = if o.quick { BenchConfig::quick() } else { BenchConfig::full() };
+    if let Some(n) = o.samples {
+        cfg.samples = n;
+    }
+
+    // memcpy speed of 1 MiB blocks, in cache and streamed through n_max bytes.
+    let mib = 1 << 20;
+    let r = probe_bench::memcpy_speed(mib, mib, cfg.samples, cfg.sample_time);
+    let r_stream = probe_bench::memcpy_speed(mib, cfg.total_bytes.max(4 * mib), cfg.samples, cfg.sample_time.max(0.02));
+
+    let result: Mutex<Option<Result<Report, lpf::Error>>> = Mutex::new(None);
+    let spmd = |ctx: &mut Context, _args: Args<'_>| {
+        let r = probe_bench::measure(ctx, &cfg);
+        if ctx.pid() == 0 {
+            *result.lock().unwrap() = Some(r);
+        }
+    };
+    let exec = lpf::shm::exec_threads(o.p, o.p, &spmd, Args::none());
+    let report = match (exec, result.into_inner().unwrap()) {
+        (Ok(()), Some(Ok(report))) => report,
+        (_, Some(Err(e))) | (Err(e), _) => {
+            eprintln!("lpfprobe: the measurement failed: {e}");
+            return ExitCode::FAILURE;
+        }
+        (Ok(()), None) => {
+            eprintln!("lpfprobe: no result");
+            return ExitCode::FAILURE;
+        }
+    };
+    print!("{}", report.table(r, Some(r_stream)));
+    println!("{:>8} | {:>10} | {:>34}", "w [B]", "n_max [w]", "T(0) / T(p) / T(2p) / T(n_max) [s]");
+    for w in &report.words {
+        println!(
+            "{:>8} | {:>10} | {:.3e} / {:.3e} / {:.3e} / {:.3e}   (supersteps per sample: {:?})",
+            w.word, w.n_max, w.t[0].mean, w.t[1].mean, w.t[2].mean, w.t[3].mean, w.reps
+        );
+    }
+
+    let mut targets = Vec::new();
+    if let Some(path) = o.output {
+        targets.push(path);
+    }
+    if o.save {
+        match table_path(report.engine) {
+            Some(path) => targets.push(path),
+            None => {
+                eprintln!("lpfprobe: --save: no table location (set LPF_PROBE_DIR or HOME)");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    for path in targets {
+        if let Err(e) = write_table(&path, &report) {
+            eprintln!("lpfprobe: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("cost table written to {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
