@@ -13,6 +13,10 @@
 //!   partial sums (the future all-reduce) and reads a full contribution
 //!   vector (the future all-gather).
 //!
+//! The distributed layer is [`dist`]: PageRank over LPF with a 1D row
+//! distribution, parallel input and the SPMD entry point
+//! [`dist::pagerank_spmd`] (see `docs/pagerank.md`).
+//!
 //! Module map: [`algebra`] (scalars, monoids, semirings), [`matrix`]
 //! (`Matrix`, `Coo`, duplicate policies), [`vector`] (`Vector`, `Mask`),
 //! [`ops`] (`mxv`, `vxm`, `ewise_add`, `ewise_mult`, `apply`, reductions),
@@ -23,6 +27,7 @@
 
 pub mod algebra;
 pub mod bandwidth;
+pub mod dist;
 pub mod error;
 pub mod io;
 pub mod kron;

@@ -142,6 +142,33 @@ impl PullGraph {
         }
     }
 
+    /// A block of rows built elsewhere (the distributed code): `n` rows, CSR `ptr`/`src`
+    /// of their in-neighbours (column ids as the caller's contribution vector indexes
+    /// them), and `1/outdeg` of each row's vertex (0 if dangling). No reordering.
+    pub(crate) fn from_parts(n: usize, ptr: Vec<usize>, src: Vec<u32>, inv_outdeg: Vec<f64>) -> Self {
+        debug_assert_eq!(ptr.len(), n + 1);
+        debug_assert_eq!(inv_outdeg.len(), n);
+        PullGraph { n, order: None, ptr, src, inv_outdeg }
+    }
+
+    /// The in-neighbour lists (CSR of this graph's rows of Aᵀ).
+    pub(crate) fn csr(&self) -> (&[usize], &[u32]) {
+        (&self.ptr, &self.src)
+    }
+
+    /// `1/outdeg` per row (0 for dangling rows).
+    pub(crate) fn inv_outdeg(&self) -> &[f64] {
+        &self.inv_outdeg
+    }
+
+    /// Rewrites every column id through `f` (the distributed plan exchange compacts
+    /// column ids to a local numbering).
+    pub(crate) fn map_sources(&mut self, f: impl Fn(u32) -> u32) {
+        for s in self.src.iter_mut() {
+            *s = f(*s);
+        }
+    }
+
     /// Number of vertices.
     pub fn n(&self) -> usize {
         self.n

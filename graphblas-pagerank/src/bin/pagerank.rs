@@ -1,0 +1,235 @@
+//! `pagerank`: distributed PageRank over LPF from the command line.
+//!
+//! ```text
+//! pagerank (--input FILE [--format mtx|edges|bin] | --rmat SCALE [--seed S])
+//!          [--engine shm] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N]
+//!          [--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin]
+//!          [--bandwidth] [--quiet]
+//! ```
+//!
+//! Progress (one line per iteration: iteration, residual, seconds) goes to stderr, the
+//! summary to stdout. `--output` writes one `vertex rank` line per vertex (1-based ids
+//! for MatrixMarket, 0-based otherwise). `--convert-to` writes the graph (duplicates
+//! removed) in the binary format and exits. `--engine` selects the LPF engine (sets
+//! `LPF_ENGINE`; `shm` is the one that exists now). Exit code 1 with the message on
+//! bad input, 2 on bad usage.
+
+use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
+use graphblas_pagerank::dist::{
+    convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistOptions, Exchange, Format, Input,
+};
+use graphblas_pagerank::kron::KronParams;
+use graphblas_pagerank::PageRankConfig;
+use lpf::{Args, Context, Root};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] | --rmat SCALE [--seed S]) \
+[--engine shm|tcp|hybrid] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N] \
+[--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin] [--bandwidth] [--quiet]";
+
+struct Opts {
+    input: Option<PathBuf>,
+    format: Format,
+    rmat: Option<u32>,
+    seed: u64,
+    engine: Option<String>,
+    p: u32,
+    cfg: PageRankConfig,
+    exchange: Exchange,
+    output: Option<PathBuf>,
+    convert_to: Option<PathBuf>,
+    bandwidth: bool,
+    quiet: bool,
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("pagerank: {msg}\n{USAGE}");
+    std::process::exit(2)
+}
+
+fn parse() -> Opts {
+    let mut o = Opts {
+        input: None,
+        format: Format::Auto,
+        rmat: None,
+        seed: 1,
+        engine: None,
+        p: 1,
+        cfg: PageRankConfig::default(),
+        exchange: Exchange::Auto,
+        output: None,
+        convert_to: None,
+        bandwidth: false,
+        quiet: false,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    fn num<T: std::str::FromStr>(name: &str, v: Option<&String>) -> T {
+        let v = v.unwrap_or_else(|| usage(&format!("{name} needs a value")));
+        v.parse().unwrap_or_else(|_| usage(&format!("bad value {v:?} for {name}")))
+    }
+    while i < args.len() {
+        let a = args[i].as_str();
+        let v = args.get(i + 1);
+        let mut take = true;
+        match a {
+            "--input" | "-i" => o.input = Some(PathBuf::from(v.unwrap_or_else(|| usage("--input needs a file")))),
+            "--format" => {
+                let s: String = num(a, v);
+                o.format = Format::parse(&s).unwrap_or_else(|| usage(&format!("unknown format {s:?}")));
+            }
+            "--rmat" => o.rmat = Some(num(a, v)),
+            "--seed" => o.seed = num(a, v),
+            "--engine" => o.engine = Some(num(a, v)),
+            "-p" | "--procs" => o.p = num(a, v),
+            "--threads" | "-t" => o.cfg.threads = num(a, v),
+            "--alpha" => o.cfg.alpha = num(a, v),
+            "--tol" => o.cfg.tol = num(a, v),
+            "--max-iters" => o.cfg.max_iters = num(a, v),
+            "--exchange" => {
+                let s: String = num(a, v);
+                o.exchange = Exchange::parse(&s).unwrap_or_else(|| usage(&format!("unknown exchange {s:?}")));
+            }
+            "--output" | "-o" => o.output = Some(PathBuf::from(v.unwrap_or_else(|| usage("--output needs a file")))),
+            "--convert-to" => o.convert_to = Some(PathBuf::from(v.unwrap_or_else(|| usage("--convert-to needs a file")))),
+            "--bandwidth" => {
+                o.bandwidth = true;
+                take = false;
+            }
+            "--quiet" | "-q" => {
+                o.quiet = true;
+                take = false;
+            }
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0)
+            }
+            _ => usage(&format!("unknown argument {a:?}")),
+        }
+        i += if take { 2 } else { 1 };
+    }
+    if o.input.is_some() == o.rmat.is_some() {
+        usage("give exactly one of --input FILE and --rmat SCALE");
+    }
+    if o.p == 0 || o.cfg.threads == 0 {
+        usage("-p and --threads must be at least 1");
+    }
+    if !(0.0..=1.0).contains(&o.cfg.alpha) {
+        usage("--alpha must be in [0, 1]");
+    }
+    o
+}
+
+fn main() {
+    let o = parse();
+    if let Some(e) = &o.engine {
+        if !matches!(e.as_str(), "shm" | "tcp" | "hybrid") {
+            usage(&format!("unknown engine {e:?} (shm, tcp, hybrid)"));
+        }
+        std::env::set_var("LPF_ENGINE", e);
+    }
+    let input = match (&o.input, o.rmat) {
+        (Some(path), _) => Input::File { path: path.clone(), format: o.format },
+        (None, Some(scale)) => Input::Rmat(KronParams::graph500(scale, o.seed)),
+        _ => unreachable!(),
+    };
+    let t0 = Instant::now();
+    let report: Mutex<Option<Result<String, String>>> = Mutex::new(None);
+    let spmd = |ctx: &mut Context, _args: Args| {
+        let me = ctx.pid();
+        let out: Result<String, String> = if let Some(target) = &o.convert_to {
+            convert_to_binary_spmd(ctx, input.clone(), target, o.cfg.threads)
+                .map(|(n, m)| format!("wrote {}: {n} vertices, {m} edges, {:.3} s", target.display(), t0.elapsed().as_secs_f64()))
+                .map_err(|e| e.to_string())
+        } else {
+            let opts = DistOptions { exchange: o.exchange, progress: !o.quiet, ..Default::default() };
+            match pagerank_spmd_with(ctx, input.clone(), &o.cfg, &opts) {
+                Err(e) => Err(e.to_string()),
+                Ok(r) => {
+                    let written = match &o.output {
+                        Some(path) => write_ranks_spmd(ctx, &r, path).map_err(|e| e.to_string()),
+                        None => Ok(()),
+                    };
+                    written.map(|()| {
+                        let per = if r.iterations > 0 { r.iteration_seconds / r.iterations as f64 } else { 0.0 };
+                        let ex = r.exchange;
+                        let mut s = format!(
+                            "graph: {} vertices, {} edges; {} processes x {} threads on {}; exchange {:?} \
+                             ({} entries received per iteration by process 0; totals: allgather {}, plan {})\n",
+                            r.n,
+                            r.nnz,
+                            ctx.nprocs(),
+                            o.cfg.threads,
+                            ctx.engine_name(),
+                            ex.kind,
+                            ex.recv_entries,
+                            ex.total_allgather_entries,
+                            ex.total_plan_entries
+                        );
+                        s += &format!(
+                            "load {:.3} s, iterations {} (residual {:.3e}, {}), {:.5} s/iteration \
+                             (compute {:.5}, exchange {:.5}), iterate {:.3} s, total {:.3} s\n",
+                            r.load_seconds,
+                            r.iterations,
+                            r.residual,
+                            if r.converged { "converged" } else { "not converged" },
+                            per,
+                            ex.compute_seconds / r.iterations.max(1) as f64,
+                            ex.exchange_seconds / r.iterations.max(1) as f64,
+                            r.iteration_seconds,
+                            t0.elapsed().as_secs_f64()
+                        );
+                        s += &format!(
+                            "summary n={} nnz={} p={} threads={} exchange={:?} load_s={:.4} iterations={} residual={:.3e} s_per_iter={:.6} total_s={:.4}",
+                            r.n,
+                            r.nnz,
+                            ctx.nprocs(),
+                            o.cfg.threads,
+                            ex.kind,
+                            r.load_seconds,
+                            r.iterations,
+                            r.residual,
+                            per,
+                            t0.elapsed().as_secs_f64()
+                        );
+                        if o.bandwidth {
+                            let t = (ctx.nprocs() as usize) * o.cfg.threads;
+                            let bw = measure(512 << 20, t, 3);
+                            let floor = pagerank_floor_bytes(r.n as usize, r.nnz as usize) / (bw.read_gbs * 1e9);
+                            s += &format!(
+                                "\nbandwidth threads={t} read_gbs={:.2} triad_gbs={:.2} floor_s_per_iter={:.6} ratio_to_floor={:.2}",
+                                bw.read_gbs,
+                                bw.triad_gbs,
+                                floor,
+                                per / floor
+                            );
+                        }
+                        s
+                    })
+                }
+            }
+        };
+        if me == 0 {
+            *report.lock().unwrap() = Some(out);
+        }
+    };
+    let ran = Root::with_max_procs(o.p).exec(o.p, &spmd, Args::none());
+    let report = report.into_inner().unwrap();
+    match (ran, report) {
+        (_, Some(Err(msg))) => {
+            eprintln!("pagerank: error: {msg}");
+            std::process::exit(1)
+        }
+        (Err(e), _) => {
+            eprintln!("pagerank: error: {e}");
+            std::process::exit(1)
+        }
+        (Ok(()), Some(Ok(summary))) => println!("{summary}"),
+        (Ok(()), None) => {
+            eprintln!("pagerank: error: process 0 produced no result");
+            std::process::exit(1)
+        }
+    }
+}

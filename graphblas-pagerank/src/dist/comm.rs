@@ -1,0 +1,244 @@
+//! The communication helpers of the distributed code: a context with its
+//! [`Collectives`], irregular exchanges (alltoallv, allgatherv) by gets from registered
+//! buffers, and the error agreement that keeps every process in step.
+
+use super::{DistError, DistResult};
+use lpf::collectives::{Collectives, Config};
+use lpf::{Context, Memslot, Pid, Pod, MSG_DEFAULT, SYNC_DEFAULT};
+use std::mem::size_of;
+
+/// Bytes a collective call of ours is about at most (counts, a few scalars, an error
+/// message): big vectors never go through the collectives' scratch.
+const SMALL: usize = 64 * 1024;
+
+/// Memory slots the distributed code holds at once on top of the collectives'
+/// (iteration: two contribution buffers, the partials, a send buffer; exchanges:
+/// a send and a receive buffer).
+pub(crate) const USER_SLOTS: usize = 8;
+
+/// A context and its collectives, for the duration of one collective call.
+pub(crate) struct Comm<'c> {
+    pub ctx: &'c mut Context,
+    coll: Collectives,
+    pub p: usize,
+    pub me: usize,
+}
+
+fn zeroed<T: Pod>(n: usize) -> Vec<T> {
+    // SAFETY: Pod types accept every bit pattern, zero included.
+    vec![unsafe { std::mem::zeroed::<T>() }; n]
+}
+
+pub(crate) fn bytes<T>(n: usize) -> usize {
+    n * size_of::<T>()
+}
+
+impl<'c> Comm<'c> {
+    pub fn new(ctx: &'c mut Context) -> DistResult<Comm<'c>> {
+        let p = ctx.nprocs() as usize;
+        let cfg = Config { max_bytes: SMALL, user_slots: USER_SLOTS, user_msgs: 4 * p + 4, cost: None };
+        let coll = Collectives::with_config(ctx, &cfg)?;
+        let me = ctx.pid() as usize;
+        Ok(Comm { ctx, coll, p, me })
+    }
+
+    pub fn release(self) -> DistResult<()> {
+        if self.ctx.failure().is_some() {
+            return Ok(());
+        }
+        self.coll.release(self.ctx).map_err(DistError::from)
+    }
+
+    pub fn sync(&mut self) -> DistResult<()> {
+        self.ctx.sync(SYNC_DEFAULT).map_err(DistError::from)
+    }
+
+    pub fn allreduce_u64(&mut self, v: &mut [u64], op: fn(&mut u64, &u64)) -> DistResult<()> {
+        self.coll.allreduce(self.ctx, v, op).map_err(DistError::from)
+    }
+
+    pub fn sum_u64(&mut self, x: u64) -> DistResult<u64> {
+        let mut v = [x];
+        self.allreduce_u64(&mut v, |a, b| *a = a.wrapping_add(*b))?;
+        Ok(v[0])
+    }
+
+    pub fn max_u64(&mut self, x: u64) -> DistResult<u64> {
+        let mut v = [x];
+        self.allreduce_u64(&mut v, |a, b| *a = (*a).max(*b))?;
+        Ok(v[0])
+    }
+
+    /// Every process's `x`, in process order.
+    pub fn allgather_u64(&mut self, x: u64) -> DistResult<Vec<u64>> {
+        let mut all = vec![0u64; self.p];
+        self.coll.allgather(self.ctx, &[x], &mut all)?;
+        Ok(all)
+    }
+
+    pub fn alltoall_u64(&mut self, send: &[u64]) -> DistResult<Vec<u64>> {
+        let mut recv = vec![0u64; send.len()];
+        self.coll.alltoall(self.ctx, send, &mut recv)?;
+        Ok(recv)
+    }
+
+    pub fn broadcast_bytes(&mut self, root: usize, data: &mut Vec<u8>) -> DistResult<()> {
+        let mut len = [data.len() as u64];
+        self.coll.broadcast(self.ctx, root as Pid, &mut len)?;
+        data.resize(len[0] as usize, 0);
+        self.coll.broadcast(self.ctx, root as Pid, data)?;
+        Ok(())
+    }
+
+    /// The error agreement: one allreduce of "lowest failing pid". If anybody failed,
+    /// the lowest failing process's error (the first in file order, as ranges are in
+    /// pid order) is broadcast and returned on every process; otherwise `r` is returned.
+    /// Every process must call this at the same point, whether it failed or not.
+    pub fn agree<T>(&mut self, r: DistResult<T>) -> DistResult<T> {
+        if self.ctx.failure().is_some() {
+            // Our context is dead (an LPF error): peers' syncs fail instead of waiting.
+            return r.and_then(|_| Err(DistError::Lpf("this process failed earlier".into())));
+        }
+        let mut flag = [if r.is_err() { self.me as u64 } else { u64::MAX }];
+        self.allreduce_u64(&mut flag, |a, b| *a = (*a).min(*b))?;
+        if flag[0] == u64::MAX {
+            return r;
+        }
+        let root = flag[0] as usize;
+        let mut msg = match (&r, root == self.me) {
+            (Err(e), true) => e.encode(),
+            _ => Vec::new(),
+        };
+        msg.truncate(SMALL - 64);
+        self.broadcast_bytes(root, &mut msg)?;
+        Err(DistError::decode(&msg))
+    }
+
+    /// Registers `len` elements at `ptr` as a global slot.
+    ///
+    /// # Safety
+    /// The memory must stay valid and unmoved until the slot is deregistered, and not be
+    /// accessed during syncs except through LPF.
+    pub unsafe fn register_global<T: Pod>(&mut self, ptr: *const T, len: usize) -> DistResult<Memslot> {
+        self.ctx.register_global_raw(ptr as *mut u8, bytes::<T>(len)).map_err(DistError::from)
+    }
+
+    /// As [`Comm::register_global`], a local slot.
+    ///
+    /// # Safety
+    /// As for [`Comm::register_global`].
+    pub unsafe fn register_local<T: Pod>(&mut self, ptr: *const T, len: usize) -> DistResult<Memslot> {
+        self.ctx.register_local_raw(ptr as *mut u8, bytes::<T>(len)).map_err(DistError::from)
+    }
+
+    pub fn deregister(&mut self, slot: Memslot) -> DistResult<()> {
+        self.ctx.deregister(slot).map_err(DistError::from)
+    }
+
+    /// Irregular all-to-all: `send` holds p consecutive parts, part q of `counts[q]`
+    /// elements for process q. Returns what every process sent to this one,
+    /// concatenated in process order, and the counts. Costs an alltoall of 2p words
+    /// (which also activates the send buffer's registration) and one superstep in which
+    /// every process gets its parts from the senders' registered buffers.
+    pub fn alltoallv<T: Pod>(&mut self, send: &[T], counts: &[usize]) -> DistResult<(Vec<T>, Vec<usize>)> {
+        let (p, me) = (self.p, self.me);
+        assert_eq!(counts.len(), p);
+        assert_eq!(counts.iter().sum::<usize>(), send.len(), "alltoallv: counts must add up to the send buffer");
+        let mut meta = vec![0u64; 2 * p];
+        let mut off = 0usize;
+        for q in 0..p {
+            meta[2 * q] = counts[q] as u64;
+            meta[2 * q + 1] = off as u64;
+            off += counts[q];
+        }
+        // SAFETY: `send` outlives the slot (deregistered below), nobody writes it.
+        let send_slot = unsafe { self.register_global(send.as_ptr(), send.len())? };
+        let r = (|| {
+            let mut got = vec![0u64; 2 * p];
+            self.coll.alltoall(self.ctx, &meta, &mut got)?;
+            let recv_counts: Vec<usize> = (0..p).map(|q| got[2 * q] as usize).collect();
+            let total: usize = recv_counts.iter().sum();
+            let mut recv: Vec<T> = zeroed(total);
+            let recv_slot = unsafe { self.register_local(recv.as_ptr(), recv.len())? };
+            let mut at = 0usize;
+            let mut r = Ok(());
+            for q in 0..p {
+                let (c, src_off) = (recv_counts[q], got[2 * q + 1] as usize);
+                if q == me {
+                    recv[at..at + c].copy_from_slice(&send[src_off..src_off + c]);
+                } else if c > 0 && r.is_ok() {
+                    r = self.ctx.get(q as Pid, send_slot, bytes::<T>(src_off), recv_slot, bytes::<T>(at), bytes::<T>(c), MSG_DEFAULT);
+                }
+                at += c;
+            }
+            r?;
+            if p > 1 {
+                self.sync()?;
+            }
+            self.deregister(recv_slot)?;
+            Ok((recv, recv_counts))
+        })();
+        if self.ctx.failure().is_none() {
+            self.deregister(send_slot)?;
+        }
+        r
+    }
+
+    /// Irregular allgather: every process's `mine`, concatenated in process order, on
+    /// every process, with the counts.
+    pub fn allgatherv<T: Pod>(&mut self, mine: &[T]) -> DistResult<(Vec<T>, Vec<usize>)> {
+        let (p, me) = (self.p, self.me);
+        let slot = unsafe { self.register_global(mine.as_ptr(), mine.len())? };
+        let r = (|| {
+            let counts: Vec<usize> = self.allgather_u64(mine.len() as u64)?.into_iter().map(|c| c as usize).collect();
+            let total: usize = counts.iter().sum();
+            let mut all: Vec<T> = zeroed(total);
+            let dst = unsafe { self.register_local(all.as_ptr(), all.len())? };
+            let mut at = 0usize;
+            let mut r = Ok(());
+            for (q, &c) in counts.iter().enumerate() {
+                if q == me {
+                    all[at..at + c].copy_from_slice(mine);
+                } else if c > 0 && r.is_ok() {
+                    r = self.ctx.get(q as Pid, slot, 0, dst, bytes::<T>(at), bytes::<T>(c), MSG_DEFAULT);
+                }
+                at += c;
+            }
+            r?;
+            if p > 1 {
+                self.sync()?;
+            }
+            self.deregister(dst)?;
+            Ok((all, counts))
+        })();
+        if self.ctx.failure().is_none() {
+            self.deregister(slot)?;
+        }
+        r
+    }
+
+    /// Element-wise wrapping sum of `v` (the same length everywhere) over all processes,
+    /// for long vectors: reduce-scatter by [`Comm::alltoallv`] (block q of every vector
+    /// to process q, which adds them in process order), then [`Comm::allgatherv`].
+    /// h = 2(p - 1)/p·n words, two irregular exchanges.
+    pub fn allreduce_sum_u64_long(&mut self, v: &mut [u64]) -> DistResult<()> {
+        let (p, n) = (self.p, v.len());
+        if p == 1 {
+            return Ok(());
+        }
+        let start = |q: usize| ((q as u128 * n as u128) / p as u128) as usize;
+        let counts: Vec<usize> = (0..p).map(|q| start(q + 1) - start(q)).collect();
+        let (parts, _) = self.alltoallv(v, &counts)?;
+        let mine = counts[self.me];
+        let mut acc = parts[..mine].to_vec();
+        for q in 1..p {
+            for (a, b) in acc.iter_mut().zip(&parts[q * mine..(q + 1) * mine]) {
+                *a = a.wrapping_add(*b);
+            }
+        }
+        drop(parts);
+        let (all, _) = self.allgatherv(&acc)?;
+        v.copy_from_slice(&all);
+        Ok(())
+    }
+}

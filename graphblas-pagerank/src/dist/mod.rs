@@ -1,0 +1,375 @@
+//! Distributed PageRank over LPF: 1D block distribution of the rows of Aᵀ,
+//! parallel input, and the SPMD entry points the CLI and the Spark bridge call.
+//!
+//! Every function here is *collective*: all processes of the LPF context call it with
+//! the same arguments (except [`Input::Edges`], whose edges are each process's own
+//! part), in the same order. Nothing is global: all state lives in the call (per
+//! context), so several LPF processes may share one OS process.
+//!
+//! Pipeline (see `docs/pagerank.md` for the reasons):
+//!
+//! 1. **Load** ([`Input`]): each process reads its byte range of the file (or generates
+//!    its chunk of the R-MAT edge list, or takes the edges it was handed); every
+//!    failure is agreed on with one collective flag exchange, so every process returns
+//!    the same error naming the file and line and nobody waits for a dead peer.
+//! 2. **Route and deduplicate**: edges go to the owner of their target in the input
+//!    numbering (even blocks), where duplicates collapse.
+//! 3. **Global renumbering**: out- and in-degrees are summed over the processes
+//!    (reduce-scatter, then allgather), and every process computes the same stable
+//!    order by decreasing out-degree, ties by input id — the order of the local
+//!    [`PullGraph`](crate::PullGraph), so each row's sum is the local one, bit for bit.
+//!    Dangling vertices end up last. Rows are cut into p blocks balanced by
+//!    in-degree + [`ROW_COST`](crate::pagerank::ROW_COST).
+//! 4. **Re-route** edges to the owners of their (new) target rows and build the local
+//!    CSR of the block.
+//! 5. **Iterate**: each process updates its rows with [`step_block`](crate::pagerank::step_block)
+//!    on `threads` threads, then one superstep carries both the contribution exchange
+//!    ([`Exchange`]) and the allreduce of (residual, dangling mass).
+//! 6. **Results** map back to the input ids; [`write_ranks_spmd`] writes them to one file
+//!    in parallel (temp file in the same directory, renamed at the end).
+
+mod build;
+mod comm;
+mod iterate;
+mod load;
+mod output;
+
+pub use iterate::ExchangeStats;
+pub use output::{convert_to_binary_spmd, write_ranks_spmd};
+
+use crate::io::{InputError, InputErrorKind};
+use crate::kron::KronParams;
+use crate::pagerank::PageRankConfig;
+use comm::Comm;
+use lpf::Context;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Input file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// From the extension: `.mtx` MatrixMarket, `.edges`/`.txt`/`.el` edge list,
+    /// `.bin` the crate's binary format.
+    Auto,
+    /// MatrixMarket coordinate (pattern/real/integer, general/symmetric); 1-based ids.
+    Mtx,
+    /// Whitespace edge list `src dst` per line, 0-based ids, `#`/`%` comments.
+    Edges,
+    /// The binary format of [`crate::io::write_binary`]; 0-based ids.
+    Bin,
+}
+
+impl Format {
+    /// The format a path's extension names, if any.
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "mtx" => Some(Format::Mtx),
+            "edges" | "txt" | "el" => Some(Format::Edges),
+            "bin" => Some(Format::Bin),
+            _ => None,
+        }
+    }
+
+    /// Parses `mtx`, `edges` (also `txt`, `el`), `bin`.
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "mtx" => Some(Format::Mtx),
+            "edges" | "txt" | "el" => Some(Format::Edges),
+            "bin" => Some(Format::Bin),
+            "auto" => Some(Format::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// What the graph is and where it comes from.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A file every process can read; each reads its own byte range.
+    /// Self-loops are edges; duplicate entries count once; values are ignored.
+    File { path: PathBuf, format: Format },
+    /// A Graph500 R-MAT graph; each process generates its chunk of the edge list.
+    /// Self-loops and duplicates are removed (as in [`crate::kron::kron_matrix`]).
+    Rmat(KronParams),
+    /// This process's part of the edge list, `(source, target)` with arbitrary `u64`
+    /// vertex ids (a vertex exists if it occurs in some edge). Self-loops are edges;
+    /// duplicates count once.
+    Edges(Vec<(u64, u64)>),
+}
+
+impl Input {
+    /// A file whose format follows from its extension.
+    pub fn file(path: impl Into<PathBuf>) -> Input {
+        Input::File { path: path.into(), format: Format::Auto }
+    }
+}
+
+/// How the contribution vector is exchanged each iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// Pick per graph from the volumes the two would move (see `docs/pagerank.md`).
+    Auto,
+    /// Every process fetches the non-dangling part of every other block (gets from the
+    /// owners' registered contribution vectors): an allgather that skips the entries
+    /// known to be zero.
+    Allgather,
+    /// A communication plan built once: each owner packs exactly the entries each
+    /// other process references and puts them into that process's ghost area.
+    Plan,
+}
+
+impl Exchange {
+    pub fn parse(s: &str) -> Option<Exchange> {
+        match s {
+            "auto" => Some(Exchange::Auto),
+            "allgather" => Some(Exchange::Allgather),
+            "plan" => Some(Exchange::Plan),
+            _ => None,
+        }
+    }
+}
+
+/// Options of the distributed run beyond [`PageRankConfig`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistOptions {
+    pub exchange: Exchange,
+    /// Process 0 prints `iteration, residual, seconds` per iteration on stderr.
+    pub progress: bool,
+    /// `Auto` picks `Plan` when its total volume is below this fraction of the
+    /// allgather's (default [`AUTO_PLAN_RATIO`]).
+    pub auto_plan_ratio: f64,
+}
+
+/// Default of [`DistOptions::auto_plan_ratio`] (measured; see `docs/pagerank.md`).
+pub const AUTO_PLAN_RATIO: f64 = 0.8;
+
+impl Default for DistOptions {
+    fn default() -> Self {
+        DistOptions { exchange: Exchange::Auto, progress: false, auto_plan_ratio: AUTO_PLAN_RATIO }
+    }
+}
+
+/// One process's share of a distributed PageRank result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DistributedResult {
+    /// Vertices in the whole graph.
+    pub n: u64,
+    /// Edges in the whole graph (after removing duplicates, and for R-MAT self-loops).
+    pub nnz: u64,
+    /// User-visible ids of the vertices this process owns: as in the input (1-based for
+    /// MatrixMarket, 0-based for edge lists, binary files and R-MAT, the given `u64`
+    /// for [`Input::Edges`]).
+    pub ids: Vec<u64>,
+    /// Rank of `ids[k]`. Over all processes the ranks sum to 1.
+    pub ranks: Vec<f64>,
+    /// Position of `ids[k]` in the ascending order of all ids (0..n): the order in which
+    /// [`write_ranks_spmd`] lists the vertices.
+    pub index: Vec<u64>,
+    pub iterations: usize,
+    /// L1 change of the last iteration.
+    pub residual: f64,
+    pub converged: bool,
+    /// Read/generate, route, renumber and build, seconds (this process).
+    pub load_seconds: f64,
+    /// The iterations, seconds.
+    pub iteration_seconds: f64,
+    /// The exchange that ran and what it moves.
+    pub exchange: ExchangeStats,
+}
+
+/// What can go wrong; every process of a collective call returns the same error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DistError {
+    /// Bad input: names the file and (for text files) the line.
+    Input(InputError),
+    /// The graph or the parameters cannot be handled (e.g. too many vertices).
+    Invalid(String),
+    /// Writing an output file failed.
+    Output { path: PathBuf, message: String },
+    /// An LPF call failed (for example because another process failed).
+    Lpf(String),
+}
+
+impl fmt::Display for DistError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DistError::Input(e) => write!(f, "{e}"),
+            DistError::Invalid(m) => write!(f, "{m}"),
+            DistError::Output { path, message } => write!(f, "{}: {message}", path.display()),
+            DistError::Lpf(m) => write!(f, "communication failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for DistError {}
+
+impl From<InputError> for DistError {
+    fn from(e: InputError) -> Self {
+        DistError::Input(e)
+    }
+}
+
+impl From<lpf::Error> for DistError {
+    fn from(e: lpf::Error) -> Self {
+        DistError::Lpf(e.to_string())
+    }
+}
+
+impl From<crate::GrbError> for DistError {
+    fn from(e: crate::GrbError) -> Self {
+        DistError::Invalid(e.to_string())
+    }
+}
+
+pub type DistResult<T> = Result<T, DistError>;
+
+fn kind_code(k: InputErrorKind) -> u8 {
+    use InputErrorKind::*;
+    match k {
+        Io => 0,
+        Header => 1,
+        Malformed => 2,
+        NotNumeric => 3,
+        IndexOutOfRange => 4,
+        EntryCount => 5,
+        Truncated => 6,
+        Unsupported => 7,
+    }
+}
+
+fn kind_of(c: u8) -> InputErrorKind {
+    use InputErrorKind::*;
+    [Io, Header, Malformed, NotNumeric, IndexOutOfRange, EntryCount, Truncated, Unsupported][(c as usize).min(7)]
+}
+
+impl DistError {
+    /// Bytes for the error agreement (sent from the failing process to all).
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        fn text(out: &mut Vec<u8>, s: &str) {
+            let s = &s.as_bytes()[..s.len().min(16 * 1024)];
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s);
+        }
+        let mut out = Vec::new();
+        match self {
+            DistError::Input(e) => {
+                out.push(0);
+                out.push(kind_code(e.kind));
+                out.extend_from_slice(&e.line.unwrap_or(u64::MAX).to_le_bytes());
+                text(&mut out, &e.path.to_string_lossy());
+                text(&mut out, &e.message);
+            }
+            DistError::Invalid(m) => {
+                out.push(1);
+                text(&mut out, m);
+            }
+            DistError::Output { path, message } => {
+                out.push(2);
+                text(&mut out, &path.to_string_lossy());
+                text(&mut out, message);
+            }
+            DistError::Lpf(m) => {
+                out.push(3);
+                text(&mut out, m);
+            }
+        }
+        out
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> DistError {
+        let mut pos = 0usize;
+        let mut byte = || {
+            let x = b.get(pos).copied().unwrap_or(0);
+            pos += 1;
+            x
+        };
+        let tag = byte();
+        let mut rest = &b[pos.min(b.len())..];
+        let text = |rest: &mut &[u8]| -> String {
+            if rest.len() < 4 {
+                return String::new();
+            }
+            let len = (u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize).min(rest.len() - 4);
+            let s = String::from_utf8_lossy(&rest[4..4 + len]).into_owned();
+            *rest = &rest[4 + len..];
+            s
+        };
+        match tag {
+            0 if rest.len() >= 9 => {
+                let kind = kind_of(rest[0]);
+                let line = u64::from_le_bytes(rest[1..9].try_into().unwrap());
+                rest = &rest[9..];
+                let path = PathBuf::from(text(&mut rest));
+                let message = text(&mut rest);
+                DistError::Input(InputError { path, line: (line != u64::MAX).then_some(line), kind, message })
+            }
+            1 => DistError::Invalid(text(&mut rest)),
+            2 => {
+                let path = PathBuf::from(text(&mut rest));
+                DistError::Output { path, message: text(&mut rest) }
+            }
+            _ => DistError::Lpf(text(&mut rest)),
+        }
+    }
+}
+
+/// Distributed PageRank with default [`DistOptions`]. Collective.
+pub fn pagerank_spmd(ctx: &mut Context, input: Input, cfg: &PageRankConfig) -> DistResult<DistributedResult> {
+    pagerank_spmd_with(ctx, input, cfg, &DistOptions::default())
+}
+
+/// Distributed PageRank: loads `input`, runs the iterations, returns this process's
+/// vertices with their ranks. Collective; errors are the same on every process.
+///
+/// Resources: the call resizes the context's memory register and message queue for
+/// its own needs (8 slots + 2 for its collectives; 4p + 4 + 2(p - 1) messages) and
+/// deregisters everything it registered before returning.
+pub fn pagerank_spmd_with(ctx: &mut Context, input: Input, cfg: &PageRankConfig, opts: &DistOptions) -> DistResult<DistributedResult> {
+    let mut comm = Comm::new(ctx)?;
+    let r = run(&mut comm, input, cfg, opts);
+    finish(comm, r)
+}
+
+/// Releases the collectives; an earlier error wins.
+pub(crate) fn finish<T>(comm: Comm<'_>, r: DistResult<T>) -> DistResult<T> {
+    let rel = comm.release();
+    let v = r?;
+    rel?;
+    Ok(v)
+}
+
+fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptions) -> DistResult<DistributedResult> {
+    if !(cfg.alpha >= 0.0 && cfg.alpha <= 1.0) || cfg.tol.is_nan() {
+        return Err(DistError::Invalid(format!("alpha must be in [0, 1] (got {}) and tol a number", cfg.alpha)));
+    }
+    let t0 = Instant::now();
+    let raw = load::load(comm, input, cfg.threads.max(1))?;
+    let (id_base, user_ids) = (raw.id_base, raw.user_ids.clone());
+    let routed = build::route_and_dedup(comm, raw)?;
+    let mut g = build::renumber_and_distribute(comm, routed)?;
+    let mut it = iterate::Iteration::setup(comm, &mut g, opts, cfg.threads)?;
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let out = it.run(comm, &g, cfg, opts);
+    let stats = it.stats;
+    it.release(comm)?;
+    let out = out?;
+    let index: Vec<u64> = g.orig.iter().map(|&v| v as u64).collect();
+    let ids = match &user_ids {
+        Some(u) => g.orig.iter().map(|&v| u[v as usize]).collect(),
+        None => g.orig.iter().map(|&v| v as u64 + id_base).collect(),
+    };
+    Ok(DistributedResult {
+        n: g.n as u64,
+        nnz: g.nnz,
+        ids,
+        ranks: out.ranks,
+        index,
+        iterations: out.iterations,
+        residual: out.residual,
+        converged: out.residual < cfg.tol,
+        load_seconds,
+        iteration_seconds: out.seconds,
+        exchange: stats,
+    })
+}

@@ -1,0 +1,208 @@
+//! Shared test helpers: an engine-generic launcher, graph fixtures, reference runs.
+//!
+//! Every distributed test takes a [`Launcher`]: "run this SPMD body on p processes".
+//! Only the shared-memory engine exists now; a TCP or hybrid engine is added by
+//! appending to [`launchers`] (e.g. a function that sets up its processes and calls
+//! the body in each), and every test below then runs on it too.
+#![allow(dead_code)]
+
+use graphblas_pagerank::dist::{DistError, DistributedResult};
+use graphblas_pagerank::io::write_binary;
+use graphblas_pagerank::{pagerank, Coo, DupPolicy, Matrix, PageRankConfig};
+use lpf::{Args, Context, Root};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// An SPMD body.
+pub type Body<'a> = &'a (dyn Fn(&mut Context) + Sync);
+/// Runs `body` on `p` processes of some engine; returns when all have finished.
+pub type Launcher = fn(u32, Body<'_>) -> lpf::Result<()>;
+
+pub fn shm(p: u32, body: Body<'_>) -> lpf::Result<()> {
+    Root::with_max_procs(p).exec(p, &|ctx: &mut Context, _args: Args| body(ctx), Args::none())
+}
+
+/// The engines the tests run on.
+pub fn launchers() -> Vec<(&'static str, Launcher)> {
+    vec![("shm", shm as Launcher)]
+}
+
+/// Runs `f` on `p` processes and returns each process's value, by pid. Fails the test
+/// if the run takes longer than `limit` (a hang).
+pub fn run_all<T: Send + 'static>(
+    launch: Launcher,
+    p: u32,
+    limit: Duration,
+    f: impl Fn(&mut Context) -> T + Sync + Send + 'static,
+) -> Vec<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let slots: Mutex<Vec<Option<T>>> = Mutex::new((0..p).map(|_| None).collect());
+        let r = launch(p, &|ctx| {
+            let v = f(ctx);
+            slots.lock().unwrap()[ctx.pid() as usize] = Some(v);
+        });
+        let _ = tx.send((r, slots.into_inner().unwrap()));
+    });
+    let (r, slots) = rx.recv_timeout(limit).unwrap_or_else(|_| panic!("the SPMD run on {p} processes hung (> {limit:?})"));
+    r.expect("exec failed");
+    slots.into_iter().enumerate().map(|(q, v)| v.unwrap_or_else(|| panic!("process {q} returned nothing"))).collect()
+}
+
+pub const LIMIT: Duration = Duration::from_secs(60);
+
+/// A temp directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let mut p = std::env::temp_dir();
+        p.push(format!("gbpr-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    /// Names of the files in the directory.
+    pub fn listing(&self) -> Vec<String> {
+        let mut v: Vec<String> =
+            std::fs::read_dir(&self.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A small graph: n vertices, directed edges (duplicates and self-loops allowed).
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub name: String,
+    pub n: usize,
+    pub edges: Vec<(usize, usize)>,
+}
+
+impl Graph {
+    pub fn new(name: &str, n: usize, edges: &[(usize, usize)]) -> Graph {
+        Graph { name: name.into(), n, edges: edges.to_vec() }
+    }
+
+    pub fn mtx_pattern(&self) -> String {
+        let mut s = format!("%%MatrixMarket matrix coordinate pattern general\n% {}\n{} {} {}\n", self.name, self.n, self.n, self.edges.len());
+        for &(u, v) in &self.edges {
+            s += &format!("{} {}\n", u + 1, v + 1);
+        }
+        s
+    }
+
+    pub fn mtx_real(&self) -> String {
+        let mut s = format!("%%MatrixMarket matrix coordinate real general\n{} {} {}\n", self.n, self.n, self.edges.len());
+        for (k, &(u, v)) in self.edges.iter().enumerate() {
+            s += &format!("{} {} {}\n", u + 1, v + 1, 0.5 + k as f64);
+        }
+        s
+    }
+
+    pub fn mtx_integer(&self) -> String {
+        let mut s = format!("%%MatrixMarket matrix coordinate integer general\n{} {} {}\n", self.n, self.n, self.edges.len());
+        for (k, &(u, v)) in self.edges.iter().enumerate() {
+            s += &format!("{} {} {}\n", u + 1, v + 1, k as i64 - 3);
+        }
+        s
+    }
+
+    /// An edge list: the vertex count is the largest id + 1.
+    pub fn edge_list(&self) -> String {
+        let mut s = String::from("# test graph\n");
+        for &(u, v) in &self.edges {
+            s += &format!("{u}\t{v}\n");
+        }
+        s
+    }
+
+    pub fn binary(&self, path: &std::path::Path) {
+        let mut c = Coo::<f64>::new_pattern(self.n, self.n);
+        for &(u, v) in &self.edges {
+            c.rows.push(u as u32);
+            c.cols.push(v as u32);
+        }
+        write_binary(path, &c).unwrap();
+    }
+
+    /// The local reference ranks (self-loops are edges, duplicates count once).
+    pub fn reference(&self, cfg: &PageRankConfig) -> (Vec<f64>, usize) {
+        let a = Matrix::<f64>::from_edges(self.n, self.n, &self.edges).unwrap();
+        let r = pagerank(&a, cfg).unwrap();
+        (r.ranks, r.iterations)
+    }
+}
+
+/// Special graphs: dangling vertices, self-loops, duplicates, isolated vertices, one
+/// vertex, no edges.
+pub fn special_graphs() -> Vec<Graph> {
+    vec![
+        Graph::new("mixed", 7, &[(0, 1), (0, 1), (0, 1), (1, 1), (1, 2), (2, 0), (2, 3), (0, 4), (6, 2)]),
+        Graph::new("one vertex", 1, &[]),
+        Graph::new("one vertex self-loop", 1, &[(0, 0)]),
+        Graph::new("zero edges", 5, &[]),
+        Graph::new("star into a dangling hub", 30, &(1..30).map(|i| (i, 0)).collect::<Vec<_>>()),
+        Graph::new("path", 4, &[(0, 1), (1, 2), (2, 3)]),
+    ]
+}
+
+pub fn random_graph(seed: u64, n: usize, m: usize) -> Graph {
+    let mut rng = graphblas_pagerank::prng::Xoshiro256::new(seed);
+    let edges = (0..m).map(|_| (rng.below(n as u64) as usize, rng.below(n as u64) as usize)).collect();
+    Graph { name: format!("random {seed} n {n} m {m}"), n, edges }
+}
+
+/// Gathers every process's (id, rank) into a dense vector indexed by `id - base`,
+/// checking that each vertex is owned exactly once and that all processes agree on
+/// the iteration count.
+pub fn assemble(results: &[Result<DistributedResult, DistError>], n: usize, base: u64) -> (Vec<f64>, usize) {
+    let mut ranks = vec![f64::NAN; n];
+    let iterations = results[0].as_ref().unwrap().iterations;
+    for r in results {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
+        assert_eq!(r.n as usize, n);
+        assert_eq!(r.iterations, iterations, "processes disagree on the iteration count");
+        for (&id, &x) in r.ids.iter().zip(&r.ranks) {
+            let i = (id - base) as usize;
+            assert!(ranks[i].is_nan(), "vertex {id} owned twice");
+            ranks[i] = x;
+        }
+    }
+    assert!(ranks.iter().all(|x| !x.is_nan()), "some vertex is owned by nobody");
+    (ranks, iterations)
+}
+
+pub fn assert_close(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (x, y)) in got.iter().zip(want).enumerate() {
+        assert!((x - y).abs() <= 1e-12, "{what}: vertex {i}: {x} vs {y}");
+    }
+    if !got.is_empty() {
+        let s: f64 = got.iter().sum();
+        assert!((s - 1.0).abs() < 1e-12, "{what}: ranks sum to {s}");
+    }
+}
+
+/// Builds the reference matrix from a Coo with pattern semantics.
+pub fn reference_from_coo(coo: &Coo<f64>, cfg: &PageRankConfig) -> (Vec<f64>, usize) {
+    let a = Matrix::from_coo(coo, DupPolicy::PatternDedup).unwrap();
+    let r = pagerank(&a, cfg).unwrap();
+    (r.ranks, r.iterations)
+}

@@ -1,0 +1,195 @@
+//! Distributed PageRank against the local reference: every input path, p = 1..4,
+//! 1 and 2 threads per process, both exchanges.
+
+mod common;
+
+use common::*;
+use graphblas_pagerank::dist::{
+    pagerank_spmd, pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Format, Input,
+};
+use graphblas_pagerank::kron::{kron_matrix, KronParams};
+use graphblas_pagerank::{pagerank, PageRankConfig};
+use std::path::PathBuf;
+
+const PS: [u32; 4] = [1, 2, 3, 4];
+const THREADS: [usize; 2] = [1, 2];
+
+fn run_file(launch: Launcher, p: u32, threads: usize, path: PathBuf, format: Format, exchange: Exchange) -> Vec<Result<DistributedResult, graphblas_pagerank::dist::DistError>> {
+    run_all(launch, p, LIMIT, move |ctx| {
+        let cfg = PageRankConfig { threads, ..Default::default() };
+        let opts = DistOptions { exchange, ..Default::default() };
+        pagerank_spmd_with(ctx, Input::File { path: path.clone(), format }, &cfg, &opts)
+    })
+}
+
+/// Checks one input against its reference for every p, thread count and exchange.
+fn check_all(what: &str, n: usize, base: u64, want: &(Vec<f64>, usize), input: impl Fn() -> Input + Sync + Send + Clone + 'static) {
+    for (engine, launch) in launchers() {
+        for p in PS {
+            for threads in THREADS {
+                for exchange in [Exchange::Allgather, Exchange::Plan] {
+                    let mk = input.clone();
+                    let res = run_all(launch, p, LIMIT, move |ctx| {
+                        let cfg = PageRankConfig { threads, ..Default::default() };
+                        let opts = DistOptions { exchange, ..Default::default() };
+                        pagerank_spmd_with(ctx, mk(), &cfg, &opts)
+                    });
+                    let (got, iters) = assemble(&res, n, base);
+                    let tag = format!("{what} [{engine} p={p} threads={threads} {exchange:?}]");
+                    assert_eq!(iters, want.1, "{tag}: iterations");
+                    assert_close(&got, &want.0, &tag);
+                    let r0 = res[0].as_ref().unwrap();
+                    assert_eq!(r0.exchange.kind, exchange);
+                    if n > 0 {
+                        assert!(r0.converged && r0.residual < 1e-7, "{tag}: residual {}", r0.residual);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn special_graphs_every_file_format() {
+    let dir = TempDir::new("special");
+    let cfg = PageRankConfig::default();
+    for (k, g) in special_graphs().into_iter().enumerate() {
+        let want = g.reference(&cfg);
+        let mtx = dir.file(&format!("g{k}.mtx"), g.mtx_pattern().as_bytes());
+        check_all(&format!("{} (mtx pattern)", g.name), g.n, 1, &want, move || Input::file(mtx.clone()));
+        let bin = dir.path(&format!("g{k}.bin"));
+        g.binary(&bin);
+        check_all(&format!("{} (bin)", g.name), g.n, 0, &want, move || Input::file(bin.clone()));
+        // Edge lists know only the vertices up to the largest id.
+        let max_id = g.edges.iter().map(|&(u, v)| u.max(v) + 1).max().unwrap_or(0);
+        if max_id == g.n {
+            let el = dir.file(&format!("g{k}.edges"), g.edge_list().as_bytes());
+            check_all(&format!("{} (edges)", g.name), g.n, 0, &want, move || Input::file(el.clone()));
+        }
+    }
+}
+
+#[test]
+fn empty_edge_list_is_an_empty_graph() {
+    let dir = TempDir::new("empty");
+    let el = dir.file("none.txt", b"# nothing here\n\n");
+    for p in PS {
+        let res = run_file(shm, p, 1, el.clone(), Format::Auto, Exchange::Auto);
+        for r in &res {
+            let r = r.as_ref().unwrap();
+            assert_eq!((r.n, r.nnz, r.iterations), (0, 0, 0));
+            assert!(r.ids.is_empty());
+        }
+    }
+}
+
+#[test]
+fn random_graphs_mtx_variants() {
+    let dir = TempDir::new("rand");
+    let cfg = PageRankConfig::default();
+    for seed in 0..3u64 {
+        let g = random_graph(seed, 40 + 17 * seed as usize, 150 + 40 * seed as usize);
+        let want = g.reference(&cfg);
+        let real = dir.file(&format!("r{seed}.mtx"), g.mtx_real().as_bytes());
+        check_all(&format!("{} (mtx real)", g.name), g.n, 1, &want, move || Input::File { path: real.clone(), format: Format::Mtx });
+        let int = dir.file(&format!("i{seed}.txt"), g.mtx_integer().as_bytes());
+        // Format given explicitly overrides the extension.
+        check_all(&format!("{} (mtx integer)", g.name), g.n, 1, &want, move || Input::File { path: int.clone(), format: Format::Mtx });
+    }
+}
+
+#[test]
+fn symmetric_mtx() {
+    let dir = TempDir::new("sym");
+    let cfg = PageRankConfig::default();
+    let g = random_graph(9, 35, 90);
+    // Lower triangle (with diagonal) listed; the reader mirrors off-diagonal entries.
+    let lower: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (u.max(v), u.min(v))).collect();
+    let mut text = format!("%%MatrixMarket matrix coordinate pattern symmetric\n{} {} {}\n", g.n, g.n, lower.len());
+    for &(u, v) in &lower {
+        text += &format!("{} {}\n", u + 1, v + 1);
+    }
+    let mut full = lower.clone();
+    full.extend(lower.iter().filter(|(u, v)| u != v).map(|&(u, v)| (v, u)));
+    let want = Graph::new("sym", g.n, &full).reference(&cfg);
+    let path = dir.file("sym.mtx", text.as_bytes());
+    check_all("symmetric pattern mtx", g.n, 1, &want, move || Input::file(path.clone()));
+    // Real symmetric too.
+    let mut text = format!("%%MatrixMarket matrix coordinate real symmetric\n{} {} {}\n", g.n, g.n, lower.len());
+    for &(u, v) in &lower {
+        text += &format!("{} {} 2.5\n", u + 1, v + 1);
+    }
+    let path = dir.file("symr.mtx", text.as_bytes());
+    check_all("symmetric real mtx", g.n, 1, &want, move || Input::file(path.clone()));
+}
+
+#[test]
+fn rmat_matches_kron_matrix() {
+    let params = KronParams::graph500(9, 77);
+    let cfg = PageRankConfig::default();
+    let a = kron_matrix(&params, 1).unwrap();
+    let r = pagerank(&a, &cfg).unwrap();
+    let want = (r.ranks, r.iterations);
+    check_all("rmat scale 9", 512, 0, &want, move || Input::Rmat(params));
+}
+
+#[test]
+fn in_memory_edges_with_sparse_u64_ids() {
+    let cfg = PageRankConfig::default();
+    for g in [random_graph(5, 60, 200), special_graphs().remove(0)] {
+        // Sparse, non-monotone ids; vertices are those in some edge.
+        let id = |v: usize| graphblas_pagerank::prng::mix64(v as u64 + 12345) | 1 << 63;
+        let mut ids: Vec<u64> = g.edges.iter().flat_map(|&(u, v)| [id(u), id(v)]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let dense = |v: usize| ids.binary_search(&id(v)).unwrap();
+        let relabelled: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (dense(u), dense(v))).collect();
+        let want = Graph::new("dense", ids.len(), &relabelled).reference(&cfg);
+        for p in PS {
+            for threads in THREADS {
+                let edges: Vec<(u64, u64)> = g.edges.iter().map(|&(u, v)| (id(u), id(v))).collect();
+                let res = run_all(shm, p, LIMIT, move |ctx| {
+                    // Process q gets every p-th edge (an arbitrary partition).
+                    let (q, p) = (ctx.pid() as usize, ctx.nprocs() as usize);
+                    let mine: Vec<(u64, u64)> = edges.iter().copied().enumerate().filter(|(k, _)| k % p == q).map(|(_, e)| e).collect();
+                    pagerank_spmd(ctx, Input::Edges(mine), &PageRankConfig { threads, ..Default::default() })
+                });
+                let mut got = vec![f64::NAN; ids.len()];
+                for r in &res {
+                    let r = r.as_ref().unwrap();
+                    assert_eq!(r.iterations, want.1);
+                    for (&u, &x) in r.ids.iter().zip(&r.ranks) {
+                        let k = ids.binary_search(&u).expect("a returned id is an input id");
+                        assert!(got[k].is_nan());
+                        got[k] = x;
+                    }
+                }
+                assert_close(&got, &want.0, &format!("in-memory {} p={p} t={threads}", g.name));
+            }
+        }
+    }
+}
+
+#[test]
+fn p_and_threads_agree_exactly_on_kron() {
+    // Per-row sums are the local kernel's, so results differ across p at most by the
+    // rounding of the two global sums; iteration counts are identical.
+    let params = KronParams::graph500(11, 5);
+    let mut first: Option<(Vec<f64>, usize)> = None;
+    for p in PS {
+        for threads in THREADS {
+            let res = run_all(shm, p, LIMIT, move |ctx| {
+                pagerank_spmd(ctx, Input::Rmat(params), &PageRankConfig { threads, ..Default::default() })
+            });
+            let got = assemble(&res, 2048, 0);
+            match &first {
+                None => first = Some(got),
+                Some(f) => {
+                    assert_eq!(got.1, f.1);
+                    let d = got.0.iter().zip(&f.0).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                    assert!(d < 1e-15, "p={p} t={threads}: max diff {d}");
+                }
+            }
+        }
+    }
+}
