@@ -30,11 +30,13 @@ pub mod collectives;
 pub mod context;
 pub mod engine;
 pub mod error;
+pub mod hybrid;
 pub mod machine;
 pub mod probe_bench;
 pub mod queue;
 pub mod register;
 pub mod shm;
+pub mod tcp;
 pub mod types;
 
 pub use context::{Context, Registered, Spmd};
@@ -83,7 +85,11 @@ impl Root {
         let engine = std::env::var("LPF_ENGINE").unwrap_or_default();
         match engine.as_str() {
             "" | "shm" | "pthread" | "threads" => shm::exec_threads(p, self.max_procs()?, spmd, args),
-            other => Err(Error::fatal(format!("LPF_ENGINE={other:?} names no engine of this library (known: shm)"))),
+            // Every OS process of the job (started by lpfrun) joins over TCP.
+            "tcp" | "hybrid" => tcp::exec_from_env(p, spmd, args),
+            other => Err(Error::fatal(format!(
+                "LPF_ENGINE={other:?} names no engine of this library (known: shm, tcp, hybrid)"
+            ))),
         }
     }
 

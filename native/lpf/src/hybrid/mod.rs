@@ -1,0 +1,275 @@
+//! The hybrid engine: several LPF processes (threads) per OS process, shared memory
+//! among the threads of one OS process, TCP between OS processes.
+//!
+//! A sync is the shared-memory engine's two barriers (its [`Barrier`], which threads
+//! may leave for good) around one network exchange: every thread publishes its
+//! superstep and arrives; the first thread then runs the TCP engine's sync
+//! ([`crate::tcp::exchange::sync`]) for the whole group - requests among the group's own
+//! threads become local copies inside the same write-conflict resolution, requests to
+//! other OS processes travel coalesced per destination process - and stores the
+//! outcome; the second barrier releases everyone with it. A thread that leaves breaks
+//! the local barrier (its siblings' syncs fail) and tells the other OS processes its
+//! group left, so nobody waits for it.
+
+use crate::context::{run_process, Spmd};
+use crate::engine::{Engine, Superstep};
+use crate::error::{Error, Result};
+use crate::shm::barrier::{Barrier, Outcome};
+use crate::tcp::exchange;
+use crate::tcp::mesh::Mesh;
+use crate::tcp::lock;
+use crate::tcp::wire::Kind;
+use crate::types::{Args, Pid, SyncAttr};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::{Arc, Mutex};
+
+/// Engine name for `LPF_ENGINE` and probe tables.
+pub const ENGINE_NAME: &str = "hybrid";
+
+/// What the threads of one OS process share in one section.
+struct Group {
+    mesh: Arc<Mutex<Mesh>>,
+    section: u32,
+    base: Pid,
+    nprocs: Pid,
+    barrier: Barrier,
+    /// Each thread's superstep, valid between the two barriers of a sync.
+    published: Box<[CachePadded<AtomicPtr<Superstep<'static>>>]>,
+    /// The collective operation each thread is in (see [`Op`]), so that threads in
+    /// different operations fail instead of misreading each other.
+    ops: Box<[CachePadded<AtomicU64>]>,
+    /// Each thread's values for an allgather, and the gathered result.
+    gather_in: Box<[Mutex<Vec<u64>>]>,
+    gather_out: Mutex<Vec<u64>>,
+    /// The outcome of the current operation, written by thread 0 between the barriers.
+    outcome: Mutex<Result<()>>,
+    next: Mutex<Option<Arc<Group>>>,
+    /// Whether the other OS processes were told this group left.
+    gone: AtomicBool,
+    failure: Mutex<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Sync,
+    Allgather(usize),
+    Rehook,
+}
+
+impl Op {
+    fn code(self) -> u64 {
+        match self {
+            Op::Sync => 1,
+            Op::Rehook => 2,
+            Op::Allgather(n) => 3 | ((n as u64) << 2),
+        }
+    }
+    fn name(code: u64) -> &'static str {
+        match code & 3 {
+            1 => "sync",
+            2 => "rehook",
+            _ => "the allgather of a sync that registers global slots (register_global)",
+        }
+    }
+}
+
+fn relock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Group {
+    fn new(mesh: Arc<Mutex<Mesh>>) -> Arc<Group> {
+        let (section, base, k, nprocs) = {
+            let mut m = lock(&mesh);
+            let s = m.open_section();
+            (s, m.offsets[m.me], m.offsets[m.me + 1] - m.offsets[m.me], m.nprocs())
+        };
+        Arc::new(Group {
+            mesh,
+            section,
+            base,
+            nprocs,
+            barrier: Barrier::new(k),
+            published: (0..k).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
+            ops: (0..k).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            gather_in: (0..k).map(|_| Mutex::new(Vec::new())).collect(),
+            gather_out: Mutex::new(Vec::new()),
+            outcome: Mutex::new(Ok(())),
+            next: Mutex::new(None),
+            gone: AtomicBool::new(false),
+            failure: Mutex::new(String::new()),
+        })
+    }
+
+    fn k(&self) -> usize {
+        self.published.len()
+    }
+
+    /// Thread 0's check that every thread of the group is in the same operation.
+    fn agree(&self) -> Result<()> {
+        let first = self.ops[0].load(Acquire);
+        for t in 1..self.k() {
+            let op = self.ops[t].load(Acquire);
+            if op == first {
+                continue;
+            }
+            let (a, b) = (self.base, self.base + t as Pid);
+            return Err(Error::fatal(if op & 3 == 3 && first & 3 == 3 {
+                format!(
+                    "register_global is collective, but process {a} registered {} global slots in this superstep \
+                     and process {b} registered {}",
+                    first >> 2,
+                    op >> 2
+                )
+            } else {
+                format!(
+                    "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync \
+                     and rehook are collective: every process calls them in the same order)",
+                    Op::name(first),
+                    Op::name(op)
+                )
+            }));
+        }
+        Ok(())
+    }
+}
+
+struct HybridEngine {
+    group: Arc<Group>,
+    t: Pid,
+    /// Collective-operation counter (thread 0's is the one the network sees).
+    step: u64,
+}
+
+impl HybridEngine {
+    fn broken(&self) -> Error {
+        Error::fatal(format!(
+            "sync on process {}: a peer has left the section (returned from its SPMD function, failed, or called \
+             sync a different number of times)",
+            self.group.base + self.t
+        ))
+    }
+
+    /// One collective operation of the group: every thread arrives, thread 0 checks that
+    /// all are in the same operation and runs `network` for the group, the second
+    /// barrier releases everyone with its outcome.
+    fn collective(&mut self, op: Op, network: impl FnOnce(&Group, u64) -> Result<()>) -> Result<()> {
+        let g = self.group.clone();
+        g.ops[self.t as usize].store(op.code(), Release);
+        if g.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        self.step += 1;
+        if self.t == 0 {
+            let r = g.agree().and_then(|_| network(&g, self.step));
+            *relock(&g.outcome) = r;
+        }
+        if g.barrier.wait() == Outcome::Broken {
+            return Err(self.broken());
+        }
+        let r = relock(&g.outcome).clone();
+        r.map_err(|e| {
+            let what = if op == Op::Rehook { "rehook" } else { "sync" };
+            let e = Error::fatal(format!("{what} on process {}: {}", self.pid(), e.message()));
+            let mut f = relock(&g.failure);
+            if f.is_empty() {
+                *f = e.message().to_string();
+            }
+            e
+        })
+    }
+}
+
+impl Engine for HybridEngine {
+    fn name(&self) -> &'static str {
+        ENGINE_NAME
+    }
+    fn pid(&self) -> Pid {
+        self.group.base + self.t
+    }
+    fn nprocs(&self) -> Pid {
+        self.group.nprocs
+    }
+
+    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
+        self.group.published[self.t as usize].store(step as *const Superstep as *mut Superstep<'static>, Release);
+        self.collective(Op::Sync, |g, n| {
+            // SAFETY: between the two barriers every thread of the group is blocked in
+            // its sync (`agree` checked it is a sync), holding its superstep (register
+            // and queue) unchanged and alive.
+            let steps: Vec<&Superstep<'_>> = (0..g.k()).map(|i| unsafe { &*g.published[i].load(Acquire) }).collect();
+            exchange::sync(&mut lock(&g.mesh), g.section, n, &steps)
+        })
+    }
+
+    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        let len = mine.len();
+        *relock(&self.group.gather_in[self.t as usize]) = mine.to_vec();
+        self.collective(Op::Allgather(len), |g, n| {
+            let mut values = Vec::with_capacity(len * g.k());
+            for t in 0..g.k() {
+                values.extend_from_slice(&relock(&g.gather_in[t]));
+            }
+            let mut out = vec![0u64; len * g.nprocs as usize];
+            exchange::allgather(&mut lock(&g.mesh), g.section, n, &values, len, &mut out)?;
+            *relock(&g.gather_out) = out;
+            Ok(())
+        })?;
+        all.copy_from_slice(&relock(&self.group.gather_out)[..all.len()]);
+        Ok(())
+    }
+
+    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
+        self.collective(Op::Rehook, |g, n| {
+            exchange::barrier(&mut lock(&g.mesh), g.section, n, Kind::Fresh, None)?;
+            *relock(&g.next) = Some(Group::new(g.mesh.clone()));
+            Ok(())
+        })?;
+        let group = relock(&self.group.next).clone().ok_or_else(|| Error::fatal("rehook: no new section"))?;
+        Ok(Box::new(HybridEngine { group, t: self.t, step: 0 }))
+    }
+
+    fn leave(&mut self) {
+        let g = &self.group;
+        g.barrier.depart();
+        if !g.gone.swap(true, AcqRel) {
+            let why = relock(&g.failure).clone();
+            lock(&g.mesh).leave(g.section, &why);
+        }
+    }
+}
+
+/// `hook` on the hybrid engine: this thread is the OS process's first LPF process; the
+/// others run on new threads (with no input or output).
+pub(crate) fn hook(mesh: &Arc<Mutex<Mesh>>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let group = Group::new(mesh.clone());
+    let k = group.k() as Pid;
+    let symbols = args.symbols;
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(k as usize - 1);
+        for t in 1..k {
+            let engine = HybridEngine { group: group.clone(), t, step: 0 };
+            let spawned = std::thread::Builder::new()
+                .name(format!("lpf-hybrid-{}", group.base + t))
+                .spawn_scoped(scope, move || run_process(Box::new(engine), 1, spmd, Args::for_peer(symbols)));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The threads that will never exist have left.
+                    for _ in t..k {
+                        group.barrier.depart();
+                    }
+                    let why = format!("cannot start process {}: {e}", group.base + t);
+                    handles.push(scope.spawn(move || Err(Error::fatal(why))));
+                    break;
+                }
+            }
+        }
+        let mine = run_process(Box::new(HybridEngine { group: group.clone(), t: 0, step: 0 }), 1, spmd, args);
+        let mut all = vec![mine];
+        all.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
+        all
+    });
+    results.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
+}

@@ -1,0 +1,767 @@
+//! Bootstrap: the rendezvous at the master, the handshake, and the full mesh.
+//!
+//! Every connection starts with both sides sending a 44-byte greeting (magic, protocol
+//! version, whether a secret is used, a random nonce). The connecting side then sends a
+//! HELLO (job, nprocs, pid, threads, its listening address; with a secret, an
+//! HMAC-SHA256 over both nonces and the HELLO), and the accepting side answers ACCEPT
+//! or REFUSE with a reason (with a secret, its own HMAC over the nonces and the answer,
+//! so both sides prove they know the secret without sending it). Anything that does not
+//! complete this correctly is refused and logged on stderr, prefixed `lpf:`, and the
+//! acceptor goes on waiting for the right peer. Once every process has joined, the
+//! master sends everyone the roster (job token, engine, every process's thread count
+//! and address); each process then connects to the lower-numbered ones (pid 0's link is
+//! the rendezvous connection itself) and accepts the higher-numbered ones, with the
+//! same handshake proving the job token.
+
+use super::wire::{Get, Put, MAGIC, VERSION};
+use super::TcpConfig;
+use crate::error::{Error, Result};
+use crate::types::Pid;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
+use std::io::{ErrorKind as IoKind, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+const GREETING_LEN: usize = 8 + 2 + 2 + 32;
+const MAX_MSG: usize = 64 * 1024;
+/// One handshake may take at most this long (the overall timeout still applies).
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+const JOIN: u8 = 1;
+const LINK: u8 = 2;
+
+pub(crate) fn log(msg: impl AsRef<str>) {
+    eprintln!("lpf: {}", msg.as_ref());
+}
+
+fn fatal(msg: impl Into<String>) -> Error {
+    Error::fatal(msg)
+}
+
+fn nonce() -> [u8; 32] {
+    let mut n = [0u8; 32];
+    // Without an OS random source there is no authentication worth the name.
+    getrandom::fill(&mut n).expect("the OS random number generator failed");
+    n
+}
+
+pub(crate) fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).expect("the OS random number generator failed");
+    u64::from_le_bytes(b)
+}
+
+fn greeting(secret: bool, nonce: &[u8; 32]) -> Vec<u8> {
+    let mut g = Vec::with_capacity(GREETING_LEN);
+    g.bytes(&MAGIC);
+    g.extend_from_slice(&VERSION.to_le_bytes());
+    g.extend_from_slice(&(secret as u16).to_le_bytes());
+    g.bytes(nonce);
+    g
+}
+
+/// Checks a peer's greeting; returns its nonce or why it is refused.
+fn check_greeting(g: &[u8], secret: bool) -> std::result::Result<[u8; 32], String> {
+    if g[..8] != MAGIC {
+        return Err("garbage bytes instead of an LPF greeting (not an LPF process?)".into());
+    }
+    let version = u16::from_le_bytes([g[8], g[9]]);
+    if version != VERSION {
+        return Err(format!("protocol version {version}, this process speaks version {VERSION} (mixed LPF builds?)"));
+    }
+    let theirs = u16::from_le_bytes([g[10], g[11]]) & 1 == 1;
+    if theirs != secret {
+        return Err(if theirs {
+            "the peer uses a shared secret and this process does not".into()
+        } else {
+            "this process requires a shared secret and the peer has none".into()
+        });
+    }
+    Ok(g[12..44].try_into().unwrap())
+}
+
+fn mac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) -> [u8; 32] {
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    m.update(label);
+    m.update(a);
+    m.update(b);
+    m.update(body);
+    m.finalize().into_bytes().into()
+}
+
+fn mac_ok(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], tag: &[u8]) -> bool {
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    m.update(label);
+    m.update(a);
+    m.update(b);
+    m.update(body);
+    m.verify_slice(tag).is_ok()
+}
+
+/// What a connecting process says about itself.
+#[derive(Clone, Debug)]
+pub(crate) struct Hello {
+    kind: u8,
+    job: String,
+    nprocs: Pid,
+    pub pid: Pid,
+    pub threads: Pid,
+    pub hybrid: bool,
+    pub listen: String,
+    token: u64,
+}
+
+impl Hello {
+    fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.u8(self.kind);
+        b.str(self.job.as_bytes());
+        b.u32(self.nprocs);
+        b.u32(self.pid);
+        b.u32(self.threads);
+        b.u8(self.hybrid as u8);
+        b.str(self.listen.as_bytes());
+        b.u64(self.token);
+        b
+    }
+    fn decode(b: &[u8]) -> Result<Hello> {
+        let mut g = Get::new(b);
+        let h = Hello {
+            kind: g.u8()?,
+            job: String::from_utf8_lossy(g.str()?).into_owned(),
+            nprocs: g.u32()?,
+            pid: g.u32()?,
+            threads: g.u32()?,
+            hybrid: g.u8()? != 0,
+            listen: String::from_utf8_lossy(g.str()?).into_owned(),
+            token: g.u64()?,
+        };
+        if !g.is_done() {
+            return Err(fatal("trailing bytes"));
+        }
+        Ok(h)
+    }
+}
+
+/// Sockets of the mesh: no Nagle, and dead hosts detected by the kernel within
+/// seconds (keepalive probes, and a bound on unacknowledged data) even when no data
+/// flows. Slow but live peers are never timed out: BSP allows long computations.
+pub(crate) fn tune(s: &TcpStream) {
+    let _ = s.set_nodelay(true);
+    let sock = SockRef::from(s);
+    let ka = TcpKeepalive::new().with_time(Duration::from_secs(2)).with_interval(Duration::from_secs(1)).with_retries(3);
+    let _ = sock.set_tcp_keepalive(&ka);
+    let _ = sock.set_tcp_user_timeout(Some(Duration::from_secs(6)));
+}
+
+/// Blocking I/O with a deadline on a connected stream.
+fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant) -> std::io::Result<()> {
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    s.set_write_timeout(Some(left))?;
+    s.write_all(data)
+}
+
+fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
+    let mut at = 0;
+    while at < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
+        }
+        s.set_read_timeout(Some(left))?;
+        match s.read(&mut buf[at..]) {
+            Ok(0) => return Err(std::io::Error::new(IoKind::UnexpectedEof, "the peer closed the connection")),
+            Ok(k) => at += k,
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
+                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn read_msg_by(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    read_exact_by(s, &mut len, deadline)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_MSG {
+        return Err(std::io::Error::new(IoKind::InvalidData, format!("a message of {len} bytes")));
+    }
+    let mut b = vec![0; len];
+    read_exact_by(s, &mut b, deadline)?;
+    Ok(b)
+}
+
+fn framed(body: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(4 + body.len());
+    v.u32(body.len() as u32);
+    v.bytes(body);
+    v
+}
+
+/// The accepting side's answer: `ok u8 | message | [mac]`.
+fn answer(secret: Option<&[u8]>, ok: bool, msg: &str, mine: &[u8; 32], theirs: &[u8; 32]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.u8(ok as u8);
+    b.str(msg.as_bytes());
+    if let Some(k) = secret {
+        let t = mac(k, b"lpf-answer", theirs, mine, &b);
+        b.bytes(&t);
+    }
+    framed(&b)
+}
+
+/// The connecting side of a handshake on a fresh stream. Returns the acceptor's
+/// refusal as `Err(Ok(reason))`, a broken exchange as `Err(Err(io))`.
+fn connect_handshake(
+    s: &mut TcpStream,
+    secret: Option<&[u8]>,
+    hello: &Hello,
+    deadline: Instant,
+) -> std::result::Result<(), std::result::Result<String, String>> {
+    let mine = nonce();
+    let io = |e: std::io::Error| Err(e.to_string());
+    write_all_by(s, &greeting(secret.is_some(), &mine), deadline).map_err(io)?;
+    let mut g = [0u8; GREETING_LEN];
+    read_exact_by(s, &mut g, deadline).map_err(io)?;
+    let theirs = check_greeting(&g, secret.is_some()).map_err(|why| Ok(format!("not an LPF peer we can talk to: {why}")))?;
+    let mut body = hello.encode();
+    if let Some(k) = secret {
+        let t = mac(k, b"lpf-hello", &theirs, &mine, &body);
+        body.bytes(&t);
+    }
+    write_all_by(s, &framed(&body), deadline).map_err(io)?;
+    let reply = read_msg_by(s, deadline).map_err(io)?;
+    let (content, tag) = match secret {
+        Some(_) if reply.len() >= 32 => reply.split_at(reply.len() - 32),
+        Some(_) => return Err(Ok("malformed answer".into())),
+        None => (&reply[..], &[][..]),
+    };
+    if let Some(k) = secret {
+        if !mac_ok(k, b"lpf-answer", &mine, &theirs, content, tag) {
+            return Err(Ok("the peer failed authentication (a different shared secret?)".into()));
+        }
+    }
+    let mut r = Get::new(content);
+    let ok = r.u8().map_err(|_| Ok("malformed answer".to_string()))? != 0;
+    let msg = r.str().map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
+    if ok {
+        Ok(())
+    } else {
+        Err(Ok(msg))
+    }
+}
+
+/// One connection being accepted (non-blocking handshake state machine).
+struct Pending {
+    stream: TcpStream,
+    addr: SocketAddr,
+    buf: Vec<u8>,
+    need: usize,
+    stage: u8,
+    deadline: Instant,
+    mine: [u8; 32],
+    theirs: [u8; 32],
+}
+
+/// Accepts connections on `listener` until `want` of them passed the handshake and
+/// `verify`, or `deadline`. Refused connections are answered (when they got as far as
+/// a HELLO), logged, and closed; waiting goes on.
+fn accept_peers(
+    listener: &TcpListener,
+    secret: Option<&[u8]>,
+    want: usize,
+    deadline: Instant,
+    mut verify: impl FnMut(&Hello, SocketAddr) -> std::result::Result<(), String>,
+    on_timeout: impl Fn() -> String,
+) -> Result<Vec<(Hello, TcpStream)>> {
+    listener.set_nonblocking(true).map_err(|e| fatal(format!("listener: {e}")))?;
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut done: Vec<(Hello, TcpStream)> = Vec::new();
+    while done.len() < want {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(fatal(on_timeout()));
+        }
+        // Expired handshakes.
+        pending.retain(|p| {
+            if now >= p.deadline {
+                log(format!("refused connection from {}: the handshake timed out", p.addr));
+                false
+            } else {
+                true
+            }
+        });
+        let mut fds = vec![libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        fds.extend(pending.iter().map(|p| libc::pollfd { fd: p.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
+        let until = pending.iter().map(|p| p.deadline).chain([deadline]).min().unwrap();
+        let ms = until.saturating_duration_since(now).as_millis().clamp(1, 1000) as i32;
+        // SAFETY: `fds` is a valid, exclusively owned array of pollfd.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != IoKind::Interrupted {
+                return Err(fatal(format!("poll: {e}")));
+            }
+            continue;
+        }
+        if fds[0].revents != 0 {
+            loop {
+                match listener.accept() {
+                    Ok((mut stream, addr)) => {
+                        let mine = nonce();
+                        let _ = stream.set_nodelay(true);
+                        if stream.set_nonblocking(true).is_err() || stream.write_all(&greeting(secret.is_some(), &mine)).is_err() {
+                            log(format!("refused connection from {addr}: could not send the greeting"));
+                            continue;
+                        }
+                        pending.push(Pending {
+                            stream,
+                            addr,
+                            buf: Vec::new(),
+                            need: GREETING_LEN,
+                            stage: 0,
+                            deadline: (now + HANDSHAKE_TIMEOUT).min(deadline),
+                            mine,
+                            theirs: [0; 32],
+                        });
+                    }
+                    Err(e) if e.kind() == IoKind::WouldBlock => break,
+                    Err(e) if e.kind() == IoKind::Interrupted => {}
+                    Err(e) => {
+                        log(format!("accept failed: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+        let mut k = 0;
+        let mut i = 1;
+        while k < pending.len() {
+            let ready = fds.get(i).is_some_and(|f| f.revents != 0);
+            i += 1;
+            if !ready {
+                k += 1;
+                continue;
+            }
+            match step_pending(&mut pending[k], secret, &mut verify) {
+                Ok(None) => k += 1,
+                Ok(Some(hello)) => {
+                    let p = pending.remove(k);
+                    done.push((hello, p.stream));
+                }
+                Err(why) => {
+                    let p = pending.remove(k);
+                    log(format!("refused connection from {}: {why}", p.addr));
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Advances one handshake with what can be read now: `Ok(Some)` when accepted.
+fn step_pending(
+    p: &mut Pending,
+    secret: Option<&[u8]>,
+    verify: &mut impl FnMut(&Hello, SocketAddr) -> std::result::Result<(), String>,
+) -> std::result::Result<Option<Hello>, String> {
+    loop {
+        let mut chunk = [0u8; 4096];
+        let want = (p.need - p.buf.len()).min(chunk.len());
+        if want > 0 {
+            match p.stream.read(&mut chunk[..want]) {
+                Ok(0) => {
+                    return Err(if p.stage == 0 && p.buf.is_empty() {
+                        "closed before the handshake (a port scan or health check?)".into()
+                    } else {
+                        "closed during the handshake".into()
+                    })
+                }
+                Ok(k) => p.buf.extend_from_slice(&chunk[..k]),
+                Err(e) if e.kind() == IoKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == IoKind::Interrupted => continue,
+                Err(e) => return Err(format!("receiving failed: {e}")),
+            }
+            if p.buf.len() < p.need {
+                continue;
+            }
+        }
+        match p.stage {
+            0 => {
+                p.theirs = check_greeting(&p.buf, secret.is_some())?;
+                p.stage = 1;
+                p.need = 4;
+                p.buf.clear();
+            }
+            1 => {
+                let len = u32::from_le_bytes(p.buf[..4].try_into().unwrap()) as usize;
+                if len > MAX_MSG {
+                    return Err(format!("a HELLO of {len} bytes (garbage?)"));
+                }
+                p.stage = 2;
+                p.need = len;
+                p.buf.clear();
+                if len == 0 {
+                    return Err("an empty HELLO".into());
+                }
+            }
+            _ => {
+                let (body, tag) = match secret {
+                    Some(_) if p.buf.len() >= 32 => p.buf.split_at(p.buf.len() - 32),
+                    Some(_) => return Err("a HELLO too short to carry its authentication".into()),
+                    None => (&p.buf[..], &[][..]),
+                };
+                let refuse = |p: &mut Pending, why: String| {
+                    let _ = p.stream.set_nonblocking(false);
+                    let _ = write_all_by(&mut p.stream, &answer(secret, false, &why, &p.mine, &p.theirs), Instant::now() + Duration::from_millis(200));
+                    Err(why)
+                };
+                if let Some(k) = secret {
+                    if !mac_ok(k, b"lpf-hello", &p.mine, &p.theirs, body, tag) {
+                        return refuse(p, "authentication failed (wrong shared secret)".into());
+                    }
+                }
+                let hello = match Hello::decode(body) {
+                    Ok(h) => h,
+                    Err(_) => return refuse(p, "malformed HELLO".into()),
+                };
+                if let Err(why) = verify(&hello, p.addr) {
+                    return refuse(p, why);
+                }
+                let _ = p.stream.set_nonblocking(false);
+                write_all_by(&mut p.stream, &answer(secret, true, "", &p.mine, &p.theirs), p.deadline)
+                    .map_err(|e| format!("sending the answer failed: {e}"))?;
+                return Ok(Some(hello));
+            }
+        }
+    }
+}
+
+/// The result of the bootstrap.
+pub(crate) struct Joined {
+    /// Stream to each process (None for self).
+    pub links: Vec<Option<TcpStream>>,
+    pub names: Vec<String>,
+    pub threads: Vec<Pid>,
+    pub token: u64,
+    pub hybrid: bool,
+    pub meta: u8,
+}
+
+fn resolve(host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+    let mut v: Vec<SocketAddr> = (host, port).to_socket_addrs()?.collect();
+    // IPv4 first: what hosts files and clusters mostly mean.
+    v.sort_by_key(|a| !a.is_ipv4());
+    Ok(v)
+}
+
+fn loopback_note(host: &str, port: u16) -> String {
+    match resolve(host, port) {
+        Ok(v) if !v.is_empty() && v.iter().all(|a| a.ip().is_loopback()) && host.parse::<IpAddr>().is_err() => format!(
+            "; note: `{host}` resolves to {} here, a loopback address (Debian-style /etc/hosts maps the own \
+             hostname to 127.0.1.1): processes on other machines cannot reach it that way - use the master's \
+             IP address",
+            v[0].ip()
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The master's listening socket, bound before anybody joins (so that port 0 can be
+/// resolved and published first).
+pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
+    let addr = match cfg.bind {
+        Some(ip) => SocketAddr::new(ip, cfg.port),
+        None => {
+            let v = resolve(&cfg.master, cfg.port)
+                .map_err(|e| fatal(format!("cannot resolve the master host `{}`: {e}", cfg.master)))?;
+            *v.first().ok_or_else(|| fatal(format!("the master host `{}` has no address", cfg.master)))?
+        }
+    };
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(|e| fatal(format!("socket: {e}")))?;
+    let _ = sock.set_reuse_address(true);
+    if let Err(e) = sock.bind(&addr.into()) {
+        return Err(fatal(match e.kind() {
+            IoKind::AddrInUse => format!(
+                "pid 0 cannot listen on {}:{}: port {} is already in use (another LPF job, or something else \
+                 holds it); choose another port, or 0 to let the OS choose one",
+                cfg.master, cfg.port, cfg.port
+            ),
+            IoKind::AddrNotAvailable => format!(
+                "pid 0 cannot listen on {addr}: it is not an address of this machine - the process with pid 0 \
+                 must run on the master host `{}` (or name a local bind address)",
+                cfg.master
+            ),
+            _ => format!("pid 0 cannot listen on {addr} (master {}:{}): {e}", cfg.master, cfg.port),
+        }));
+    }
+    sock.listen(256).map_err(|e| fatal(format!("listen on {addr}: {e}")))?;
+    let listener: TcpListener = sock.into();
+    let bound = listener.local_addr().map_err(|e| fatal(e.to_string()))?;
+    if bound.ip().is_loopback() && cfg.nprocs > 1 && cfg.master.parse::<IpAddr>().is_err() && cfg.master != "localhost" {
+        log(format!(
+            "warning: the master host `{}` resolves to {}, a loopback address: pid 0 listens only there, so \
+             processes on other machines cannot join (Debian-style /etc/hosts maps the hostname to 127.0.1.1); \
+             pass the master's IP address if the job spans machines",
+            cfg.master,
+            bound.ip()
+        ));
+    }
+    Ok(listener)
+}
+
+fn hello_of(cfg: &TcpConfig, kind: u8, listen: String, token: u64) -> Hello {
+    Hello {
+        kind,
+        job: cfg.job.clone(),
+        nprocs: cfg.nprocs,
+        pid: cfg.pid,
+        threads: cfg.threads,
+        hybrid: cfg.hybrid,
+        listen,
+        token,
+    }
+}
+
+fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
+    let first: Pid = threads[..pid as usize].iter().sum();
+    let k = threads[pid as usize];
+    if threads.iter().all(|&t| t == 1) {
+        format!("process {pid} ({addr})")
+    } else {
+        format!("processes {first}..{} (node {pid}, {addr})", first + k - 1)
+    }
+}
+
+/// Pid 0: waits for everyone, sends the roster, keeps the rendezvous connections as
+/// its links.
+pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, meta: u8) -> Result<Joined> {
+    let n = cfg.nprocs as usize;
+    let secret = cfg.secret.as_deref();
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
+    let mut seen: Vec<Option<SocketAddr>> = vec![None; n];
+    let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
+    let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
+        if h.kind != JOIN {
+            return Err("a mesh link attempt at the rendezvous port".into());
+        }
+        if h.job != cfg.job {
+            return Err(format!("job `{}` is not this job (`{}`)", h.job, cfg.job));
+        }
+        if h.nprocs != cfg.nprocs {
+            return Err(format!(
+                "the peer says the job has {} processes but it has {} (wrong nprocs)",
+                h.nprocs, cfg.nprocs
+            ));
+        }
+        if h.pid == 0 {
+            return Err("pid 0 is this master: two processes were given pid 0".into());
+        }
+        if h.pid >= cfg.nprocs {
+            return Err(format!("pid {} is not below nprocs {}", h.pid, cfg.nprocs));
+        }
+        if h.threads == 0 {
+            return Err("a process with 0 threads".into());
+        }
+        if let Some(a) = seen[h.pid as usize] {
+            return Err(format!("duplicate pid {}: already taken by the process at {a}", h.pid));
+        }
+        seen[h.pid as usize] = Some(addr);
+        waiting.borrow_mut().retain(|&p| p != h.pid);
+        Ok(())
+    };
+    *waiting.borrow_mut() = (1..cfg.nprocs).collect();
+    let on_timeout = || {
+        let w = waiting.borrow();
+        format!(
+            "pid 0 timed out after {:.1} s waiting at {}:{port} for {} of {} processes to join (missing pids {:?}){}",
+            cfg.timeout.as_secs_f64(),
+            cfg.master,
+            w.len(),
+            n - 1,
+            &w[..w.len().min(16)],
+            loopback_note(&cfg.master, port)
+        )
+    };
+    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout)?;
+    drop(listener);
+    let token = random_u64();
+    let mut threads = vec![cfg.threads; n];
+    let mut hybrid = cfg.hybrid || cfg.threads > 1;
+    let mut addrs = vec![String::new(); n];
+    let mut links: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+    for (h, s) in joined {
+        threads[h.pid as usize] = h.threads;
+        hybrid |= h.hybrid || h.threads > 1;
+        addrs[h.pid as usize] = h.listen.clone();
+        links[h.pid as usize] = Some(s);
+    }
+    addrs[0] = format!("{}:{port}", cfg.master);
+    let mut roster = Vec::new();
+    roster.u64(token);
+    roster.u8(hybrid as u8);
+    roster.u8(meta);
+    roster.u32(cfg.nprocs);
+    for i in 0..n {
+        roster.u32(threads[i]);
+        roster.str(addrs[i].as_bytes());
+    }
+    let msg = framed(&roster);
+    for (i, s) in links.iter_mut().enumerate() {
+        if let Some(s) = s {
+            write_all_by(s, &msg, deadline)
+                .map_err(|e| fatal(format!("sending the roster to pid {i} ({}) failed: {e}", addrs[i])))?;
+        }
+    }
+    let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
+    Ok(Joined { links, names, threads, token, hybrid, meta })
+}
+
+/// Any other pid: joins at the master (retrying until the deadline), receives the
+/// roster, and builds its links.
+pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
+    let n = cfg.nprocs as usize;
+    let me = cfg.pid as usize;
+    let secret = cfg.secret.as_deref();
+    let mut backoff = Duration::from_millis(20);
+    let mut last_err = String::from("no attempt");
+    let (mut master, listener) = loop {
+        if Instant::now() >= deadline {
+            return Err(fatal(format!(
+                "pid {me} could not join the job: the master (pid 0) at {}:{} did not answer within {:.1} s \
+                 (last error: {last_err}); is pid 0 running on `{}` with this port{}?{}",
+                cfg.master,
+                cfg.port,
+                cfg.timeout.as_secs_f64(),
+                cfg.master,
+                if cfg.secret.is_some() { " and the same secret" } else { "" },
+                loopback_note(&cfg.master, cfg.port)
+            )));
+        }
+        match try_join(cfg, deadline) {
+            Ok(x) => break x,
+            Err(Ok(refused)) => {
+                return Err(fatal(format!("pid {me}: the master at {}:{} refused this process: {refused}", cfg.master, cfg.port)))
+            }
+            Err(Err(e)) => last_err = e,
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        std::thread::sleep(backoff.min(left));
+        backoff = (backoff * 2).min(Duration::from_millis(500));
+    };
+    // The roster, once everyone has joined.
+    let roster = read_msg_by(&mut master, deadline).map_err(|e| {
+        fatal(format!(
+            "pid {me} joined the master at {}:{} but the job did not complete within {:.1} s: {e}",
+            cfg.master,
+            cfg.port,
+            cfg.timeout.as_secs_f64()
+        ))
+    })?;
+    let mut g = Get::new(&roster);
+    let token = g.u64()?;
+    let hybrid = g.u8()? != 0;
+    let meta = g.u8()?;
+    if g.u32()? as usize != n {
+        return Err(fatal("the master's roster has a different nprocs"));
+    }
+    let mut threads = Vec::with_capacity(n);
+    let mut addrs = Vec::with_capacity(n);
+    for _ in 0..n {
+        threads.push(g.u32()?);
+        addrs.push(String::from_utf8_lossy(g.str()?).into_owned());
+    }
+    let mut links: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+    links[0] = Some(master);
+    // Connect to the lower pids (other than 0) ...
+    for j in 1..me {
+        let addr: SocketAddr = addrs[j].parse().map_err(|_| fatal(format!("bad address `{}` for pid {j}", addrs[j])))?;
+        let hello = hello_of(cfg, LINK, String::new(), token);
+        let mut tries = 0;
+        let s = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let r = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)).min(Duration::from_secs(5)))
+                .map_err(|e| Err(e.to_string()))
+                .and_then(|mut s| connect_handshake(&mut s, secret, &hello, deadline).map(|_| s));
+            match r {
+                Ok(s) => break s,
+                Err(Ok(refused)) => return Err(fatal(format!("pid {j} at {addr} refused the link from pid {me}: {refused}"))),
+                Err(Err(e)) if Instant::now() >= deadline || tries > 50 => {
+                    return Err(fatal(format!("pid {me} cannot link to pid {j} at {addr}: {e}")))
+                }
+                Err(Err(_)) => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        };
+        links[j] = Some(s);
+    }
+    // ... and accept the higher ones.
+    if let Some(l) = listener {
+        let mut linked = vec![false; n];
+        let verify = |h: &Hello, _: SocketAddr| -> std::result::Result<(), String> {
+            if h.kind != LINK || h.token != token || h.job != cfg.job {
+                return Err("not a link of this job (wrong job token)".into());
+            }
+            if (h.pid as usize) <= me || h.pid as usize >= n {
+                return Err(format!("pid {} does not link to pid {me}", h.pid));
+            }
+            if std::mem::replace(&mut linked[h.pid as usize], true) {
+                return Err(format!("duplicate link from pid {}", h.pid));
+            }
+            Ok(())
+        };
+        let timeout = || format!("pid {me} timed out waiting for links from pids {}..{} at {}", me + 1, n - 1, addrs[me]);
+        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout)? {
+            links[h.pid as usize] = Some(s);
+        }
+    }
+    let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
+    Ok(Joined { links, names, threads, token, hybrid, meta })
+}
+
+type JoinErr = std::result::Result<String, String>;
+
+/// One attempt to join at the master: connect, bind our own listener on the
+/// interface that reaches the master, handshake.
+fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStream, Option<TcpListener>), JoinErr> {
+    let addrs = resolve(&cfg.master, cfg.port).map_err(|e| Err(format!("cannot resolve `{}`: {e}", cfg.master)))?;
+    let mut last = Err(format!("`{}` has no address", cfg.master));
+    for a in addrs {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut s = match TcpStream::connect_timeout(&a, left.clamp(Duration::from_millis(1), Duration::from_secs(2))) {
+            Ok(s) => s,
+            Err(e) => {
+                last = Err(format!("{a}: {e}"));
+                continue;
+            }
+        };
+        let _ = s.set_nodelay(true);
+        let me = cfg.pid as usize;
+        let listener = if me + 1 < cfg.nprocs as usize {
+            let ip = match cfg.bind {
+                Some(ip) => ip,
+                None => s.local_addr().map_err(|e| Err(e.to_string()))?.ip(),
+            };
+            Some(TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| Ok(format!("cannot listen on {ip}: {e}")))?)
+        } else {
+            None
+        };
+        let listen = match &listener {
+            Some(l) => l.local_addr().map_err(|e| Err(e.to_string()))?.to_string(),
+            None => String::new(),
+        };
+        let hello = hello_of(cfg, JOIN, listen, 0);
+        return match connect_handshake(&mut s, cfg.secret.as_deref(), &hello, deadline) {
+            Ok(()) => Ok((s, listener)),
+            Err(e) => Err(e),
+        };
+    }
+    Err(last)
+}

@@ -1,0 +1,671 @@
+//! The full mesh of connections of one TCP init, and its progress engine.
+//!
+//! One thread drives every connection of its process with non-blocking sockets and
+//! `poll`: a wait loop writes whatever the kernel accepts on every link, reads whatever
+//! has arrived on every link, and re-checks the caller's condition, so one slow peer
+//! never stalls the exchange with the others. Incoming bytes are parsed into frames
+//! (header + body) kept in a per-link inbox until the sync asks for them; the raw
+//! bytes that follow a frame (large payloads) are read straight into user memory
+//! following a *plan* the sync installs once it knows where they go. Until then that
+//! link is paused (only hang-ups are watched), which is what keeps large payloads from
+//! being buffered.
+//!
+//! Frames of a section that has already ended here are dropped on arrival (their raw
+//! bytes discarded), so a failed or unbalanced section never poisons the next one.
+
+use super::wire::{Frame, Header, Kind, HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::types::Pid;
+use std::collections::VecDeque;
+use std::io::{IoSlice, IoSliceMut, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Where a run of raw incoming bytes goes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Seg {
+    /// Into memory at `ptr` (user memory registered for this sync).
+    To(*mut u8, usize),
+    /// Read and dropped.
+    Skip(usize),
+}
+
+impl Seg {
+    fn len(&self) -> usize {
+        match *self {
+            Seg::To(_, n) | Seg::Skip(n) => n,
+        }
+    }
+    fn advance(&mut self, k: usize) {
+        match self {
+            Seg::To(p, n) => {
+                *p = p.wrapping_add(k);
+                *n -= k;
+            }
+            Seg::Skip(n) => *n -= k,
+        }
+    }
+}
+
+enum Out {
+    Owned(Vec<u8>, usize),
+    /// User memory, valid until the current sync returns (see [`Mesh::detach`]).
+    Mem(*const u8, usize),
+}
+
+pub(crate) struct Link {
+    stream: TcpStream,
+    /// "process 3 (10.0.0.3:40001)", for error messages.
+    pub name: String,
+    out: VecDeque<Out>,
+    buf: Vec<u8>,
+    lo: usize,
+    hi: usize,
+    raw_left: u64,
+    raw_section: u32,
+    plan: VecDeque<Seg>,
+    inbox: VecDeque<Frame>,
+    /// Sections this peer has left, with its reason.
+    left: Vec<(u32, String)>,
+    dead: Option<String>,
+}
+
+const RX_CHUNK: usize = 64 * 1024;
+const MAX_BODY: u64 = 1 << 34;
+
+impl Link {
+    pub fn new(stream: TcpStream, name: String) -> Link {
+        Link {
+            stream,
+            name,
+            out: VecDeque::new(),
+            buf: vec![0; RX_CHUNK],
+            lo: 0,
+            hi: 0,
+            raw_left: 0,
+            raw_section: 0,
+            plan: VecDeque::new(),
+            inbox: VecDeque::new(),
+            left: Vec::new(),
+            dead: None,
+        }
+    }
+
+    fn paused(&self) -> bool {
+        self.raw_left > 0 && self.plan.is_empty()
+    }
+
+    /// Whether bytes already read can be processed without reading more.
+    fn has_buffered_work(&self) -> bool {
+        if self.dead.is_some() || self.paused() || self.hi == self.lo {
+            return false;
+        }
+        if self.raw_left > 0 {
+            return true;
+        }
+        let avail = self.hi - self.lo;
+        avail >= HEADER_LEN
+            && match Header::decode(&self.buf[self.lo..self.lo + HEADER_LEN]) {
+                Ok(h) => avail as u64 >= HEADER_LEN as u64 + h.body,
+                Err(_) => true,
+            }
+    }
+
+    fn kill(&mut self, why: String) {
+        if self.dead.is_none() {
+            self.dead = Some(why);
+            self.out.clear();
+            let _ = self.stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Writes as much queued output as the socket takes.
+    fn pump_tx(&mut self) {
+        while !self.out.is_empty() && self.dead.is_none() {
+            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(self.out.len().min(64));
+            for o in self.out.iter().take(64) {
+                slices.push(match *o {
+                    Out::Owned(ref v, pos) => IoSlice::new(&v[pos..]),
+                    // SAFETY: a Mem entry points into user memory the current sync
+                    // holds (registered and not touched by the user until the sync
+                    // returns); `Mesh::detach` replaces all of them before it returns.
+                    Out::Mem(p, n) => IoSlice::new(unsafe { std::slice::from_raw_parts(p, n) }),
+                });
+            }
+            match self.stream.write_vectored(&slices) {
+                Ok(0) => return self.kill("the connection refused more data".into()),
+                Ok(mut k) => {
+                    while k > 0 {
+                        let front = self.out.front_mut().unwrap();
+                        let rest = match front {
+                            Out::Owned(v, pos) => v.len() - *pos,
+                            Out::Mem(_, n) => *n,
+                        };
+                        if k >= rest {
+                            k -= rest;
+                            self.out.pop_front();
+                        } else {
+                            match front {
+                                Out::Owned(_, pos) => *pos += k,
+                                Out::Mem(p, n) => {
+                                    *p = p.wrapping_add(k);
+                                    *n -= k;
+                                }
+                            }
+                            k = 0;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.kill(format!("sending failed: {e}")),
+            }
+        }
+    }
+
+    /// Reads what has arrived: frames into the inbox, raw bytes along the plan.
+    fn pump_rx(&mut self, stale: &dyn Fn(u32) -> bool, scratch: &mut [u8]) {
+        let mut budget = 16usize << 20;
+        while self.dead.is_none() && budget > 0 {
+            if self.raw_left > 0 {
+                if self.plan.is_empty() {
+                    return;
+                }
+                if self.hi > self.lo {
+                    let seg = self.plan.front_mut().unwrap();
+                    let k = (self.hi - self.lo).min(seg.len()).min(self.raw_left as usize);
+                    if let Seg::To(p, _) = *seg {
+                        // SAFETY: `p..p + k` lies in user memory the sync planned for
+                        // these bytes (see `Out::Mem`); `buf` is ours.
+                        unsafe { std::ptr::copy_nonoverlapping(self.buf[self.lo..].as_ptr(), p, k) };
+                    }
+                    seg.advance(k);
+                    self.lo += k;
+                    self.consumed_raw(k);
+                    continue;
+                }
+                let mut iov: Vec<IoSliceMut<'_>> = Vec::with_capacity(self.plan.len().min(64));
+                let mut scratch_used = false;
+                for s in self.plan.iter().take(64) {
+                    match *s {
+                        // SAFETY: as above: the plan names memory the sync holds.
+                        Seg::To(p, n) => iov.push(IoSliceMut::new(unsafe { std::slice::from_raw_parts_mut(p, n) })),
+                        Seg::Skip(n) => {
+                            // One scratch buffer per call keeps the borrow checker happy;
+                            // stop the batch at a second skip.
+                            if scratch_used {
+                                break;
+                            }
+                            scratch_used = true;
+                            let n = n.min(scratch.len());
+                            iov.push(IoSliceMut::new(unsafe {
+                                // SAFETY: `scratch` is exclusively ours for this call.
+                                std::slice::from_raw_parts_mut(scratch.as_mut_ptr(), n)
+                            }));
+                        }
+                    }
+                }
+                match self.stream.read_vectored(&mut iov) {
+                    Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
+                    Ok(mut k) => {
+                        budget = budget.saturating_sub(k);
+                        let total = k;
+                        while k > 0 {
+                            let seg = self.plan.front_mut().unwrap();
+                            let step = k.min(seg.len());
+                            seg.advance(step);
+                            k -= step;
+                            if seg.len() == 0 {
+                                self.plan.pop_front();
+                            }
+                        }
+                        self.raw_left -= total as u64;
+                        if self.raw_left == 0 {
+                            self.plan.clear();
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return self.kill(format!("receiving failed: {e}")),
+                }
+                continue;
+            }
+            // Frame mode.
+            let avail = self.hi - self.lo;
+            let mut need = HEADER_LEN;
+            if avail >= HEADER_LEN {
+                let h = match Header::decode(&self.buf[self.lo..self.lo + HEADER_LEN]) {
+                    Ok(h) => h,
+                    Err(e) => return self.kill(format!("protocol error: {e}")),
+                };
+                if h.body > MAX_BODY {
+                    return self.kill(format!("protocol error: frame body of {} bytes", h.body));
+                }
+                need = HEADER_LEN + h.body as usize;
+                if avail >= need {
+                    let body = self.buf[self.lo + HEADER_LEN..self.lo + need].to_vec();
+                    self.lo += need;
+                    self.accept_frame(Frame { h, body }, stale);
+                    continue;
+                }
+            }
+            if self.lo == self.hi {
+                self.lo = 0;
+                self.hi = 0;
+            }
+            if self.buf.len() - self.lo < need.max(RX_CHUNK / 4) {
+                self.buf.copy_within(self.lo..self.hi, 0);
+                self.hi -= self.lo;
+                self.lo = 0;
+                if self.buf.len() < need {
+                    self.buf.resize(need, 0);
+                }
+            }
+            let hi = self.hi;
+            match self.stream.read(&mut self.buf[hi..]) {
+                Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
+                Ok(k) => {
+                    self.hi += k;
+                    budget = budget.saturating_sub(k);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.kill(format!("receiving failed: {e}")),
+            }
+        }
+    }
+
+    fn consumed_raw(&mut self, k: usize) {
+        self.raw_left -= k as u64;
+        while self.plan.front().is_some_and(|s| s.len() == 0) {
+            self.plan.pop_front();
+        }
+        if self.raw_left == 0 {
+            self.plan.clear();
+        }
+    }
+
+    fn accept_frame(&mut self, f: Frame, stale: &dyn Fn(u32) -> bool) {
+        self.raw_left = f.h.raw;
+        self.raw_section = f.h.section;
+        if stale(f.h.section) {
+            self.skip_raw();
+        } else if f.h.kind == Kind::Leave {
+            self.left.push((f.h.section, String::from_utf8_lossy(&f.body).into_owned()));
+            self.skip_raw();
+        } else {
+            self.inbox.push_back(f);
+        }
+    }
+
+    fn skip_raw(&mut self) {
+        self.plan.clear();
+        let mut left = self.raw_left;
+        while left > 0 {
+            let k = left.min(1 << 30);
+            self.plan.push_back(Seg::Skip(k as usize));
+            left -= k;
+        }
+    }
+}
+
+/// How the meta-data of a sync is exchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaAlgo {
+    /// Every process sends one message to every other (p - 1 messages, one round).
+    Direct,
+    /// Randomised Bruck: ceil(log2 p) rounds of one message, over a random
+    /// permutation of the processes agreed at init.
+    Bruck,
+}
+
+impl MetaAlgo {
+    /// The default: direct for few processes (one round trip beats log p of them),
+    /// Bruck from 16 processes on.
+    pub fn for_nodes(n: usize) -> MetaAlgo {
+        if n < 16 {
+            MetaAlgo::Direct
+        } else {
+            MetaAlgo::Bruck
+        }
+    }
+    pub fn parse(s: &str) -> Option<MetaAlgo> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "direct" => Some(MetaAlgo::Direct),
+            "bruck" => Some(MetaAlgo::Bruck),
+            _ => None,
+        }
+    }
+}
+
+/// One process's view of the job: its links and the layout of global pids.
+pub(crate) struct Mesh {
+    /// This process's index among the OS processes of the job (its TCP pid).
+    pub me: usize,
+    pub n: usize,
+    /// Global pids of process i are `offsets[i]..offsets[i + 1]`.
+    pub offsets: Vec<Pid>,
+    links: Vec<Option<Link>>,
+    /// Random permutation of the processes (virtual ranks of the Bruck exchange and the
+    /// barrier), the same everywhere; `inv` is its inverse.
+    pub perm: Vec<usize>,
+    pub inv: Vec<usize>,
+    pub meta: MetaAlgo,
+    next_section: u32,
+    open: Vec<u32>,
+    scratch: Vec<u8>,
+    spin: Duration,
+    pfds: Vec<libc::pollfd>,
+}
+
+// SAFETY: the raw pointers in `Out::Mem` and `Seg::To` are only present while a sync
+// runs on the thread holding the mesh (it is behind a Mutex) and are removed by
+// `detach` before that sync returns.
+unsafe impl Send for Mesh {}
+
+impl Mesh {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo) -> Mesh {
+        let n = offsets.len() - 1;
+        // Fisher-Yates over splitmix64(token): every process derives the same order.
+        let mut perm: Vec<usize> = (0..n).collect();
+        let mut s = token;
+        let mut next = || {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for i in (1..n).rev() {
+            let j = (next() % (i as u64 + 1)) as usize;
+            perm.swap(i, j);
+        }
+        let mut inv = vec![0; n];
+        for (i, &v) in perm.iter().enumerate() {
+            inv[v] = i;
+        }
+        let spin = std::env::var("LPF_TCP_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(50u64);
+        Mesh {
+            me,
+            n,
+            offsets,
+            links,
+            perm,
+            inv,
+            meta,
+            next_section: 1,
+            open: Vec::new(),
+            scratch: vec![0; RX_CHUNK],
+            spin: Duration::from_micros(spin),
+            pfds: Vec::new(),
+        }
+    }
+
+    pub fn nprocs(&self) -> Pid {
+        self.offsets[self.n]
+    }
+
+    /// The process holding global pid `pid`.
+    pub fn node_of(&self, pid: Pid) -> usize {
+        self.offsets.partition_point(|&o| o <= pid) - 1
+    }
+
+    /// Starts a section (hook or rehook); sections start in the same order everywhere.
+    pub fn open_section(&mut self) -> u32 {
+        let s = self.next_section;
+        self.next_section += 1;
+        self.open.push(s);
+        s
+    }
+
+    /// Whether frames of `section` are of no use any more: it ended here.
+    fn is_stale(next: u32, open: &[u32], section: u32) -> bool {
+        section < next && !open.contains(&section)
+    }
+
+    /// This process leaves `section`: peers are told (with `reason`), and whatever of it
+    /// is still queued or arrives later is dropped.
+    pub fn leave(&mut self, section: u32, reason: &str) {
+        self.open.retain(|&s| s != section);
+        let (next, open) = (self.next_section, self.open.clone());
+        for link in self.links.iter_mut().flatten() {
+            link.inbox.retain(|f| !Self::is_stale(next, &open, f.h.section));
+            if link.paused() && Self::is_stale(next, &open, link.raw_section) {
+                link.skip_raw();
+            }
+            if link.dead.is_none() {
+                let mut v = Vec::with_capacity(HEADER_LEN + reason.len());
+                Header { kind: Kind::Leave, round: 0, section, step: 0, body: reason.len() as u64, raw: 0 }.encode(&mut v);
+                v.extend_from_slice(reason.as_bytes());
+                link.out.push_back(Out::Owned(v, 0));
+                link.pump_tx();
+            }
+        }
+        // Whatever could be read without waiting, so stale bytes do not pile up.
+        self.pump_all_rx();
+    }
+
+    pub fn link(&self, i: usize) -> &Link {
+        self.links[i].as_ref().expect("no link to self")
+    }
+
+    /// Queues a frame for process `to`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
+        let link = self.links[to].as_mut().expect("no link to self");
+        if link.dead.is_some() {
+            return;
+        }
+        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
+        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
+        v.extend_from_slice(body);
+        link.out.push_back(Out::Owned(v, 0));
+    }
+
+    /// Queues bytes the caller owns, after the last frame (raw data).
+    pub fn send_owned(&mut self, to: usize, bytes: Vec<u8>) {
+        let link = self.links[to].as_mut().expect("no link to self");
+        if link.dead.is_none() && !bytes.is_empty() {
+            link.out.push_back(Out::Owned(bytes, 0));
+        }
+    }
+
+    /// Queues `len` bytes of user memory at `ptr` (raw data), sent without a copy.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` must stay valid and unchanged until the current sync returns
+    /// (it calls [`Mesh::detach`] before that).
+    pub unsafe fn send_mem(&mut self, to: usize, ptr: *const u8, len: usize) {
+        let link = self.links[to].as_mut().expect("no link to self");
+        if link.dead.is_none() && len > 0 {
+            link.out.push_back(Out::Mem(ptr, len));
+        }
+    }
+
+    /// Takes the frame `(section, kind, step, round)` from `from`'s inbox, if it came.
+    pub fn take(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Option<Frame> {
+        let inbox = &mut self.links[from].as_mut()?.inbox;
+        let i = inbox.iter().position(|f| f.h.section == section && f.h.kind == kind && f.h.step == step && f.h.round == round)?;
+        inbox.remove(i)
+    }
+
+    /// The raw bytes after the last frame from `from` that have not arrived yet.
+    pub fn raw_pending(&self, from: usize) -> u64 {
+        self.link(from).raw_left
+    }
+
+    /// Says where the raw bytes after the last frame from `from` go.
+    ///
+    /// # Safety
+    /// Every `Seg::To` must name memory that stays valid, and is touched by nobody
+    /// else, until the current sync returns (it calls [`Mesh::detach`] before that).
+    pub unsafe fn install_plan(&mut self, from: usize, segs: Vec<Seg>) -> Result<()> {
+        let link = self.links[from].as_mut().expect("no link to self");
+        let total: u64 = segs.iter().map(|s| s.len() as u64).sum();
+        if total != link.raw_left || !link.plan.is_empty() {
+            let why = format!("protocol error: {} raw bytes announced, {total} expected", link.raw_left);
+            link.kill(why.clone());
+            return Err(Error::fatal(format!("{}: {why}", link.name)));
+        }
+        link.plan.extend(segs.into_iter().filter(|s| s.len() > 0));
+        Ok(())
+    }
+
+    /// Fails unless `from` can still send us the frame of `kind` for `(section, step)`
+    /// that we wait for: it must neither have left that section, nor lost its
+    /// connection, nor be in another collective operation at this step.
+    pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
+        let link = self.link(from);
+        if let Some(f) = link.inbox.iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
+            return Err(Error::fatal(format!(
+                "{} is out of step: it is in {} while this process is in {} (register_global, sync and rehook are \
+                 collective: every process calls them in the same order)",
+                link.name,
+                f.h.kind.operation(),
+                kind.operation()
+            )));
+        }
+        if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == section) {
+            let why = if why.is_empty() { String::new() } else { format!(": {why}") };
+            return Err(Error::fatal(format!(
+                "{} has left the section (returned from its SPMD function, failed, or called sync a different \
+                 number of times){why}",
+                link.name
+            )));
+        }
+        if let Some(why) = &link.dead {
+            return Err(Error::fatal(format!("lost {}: {why}", link.name)));
+        }
+        Ok(())
+    }
+
+    /// Ends the current sync's use of user memory: queued sends of user memory become
+    /// private copies, planned receives into user memory become discards. Called by
+    /// every sync before it returns, whether it succeeded or not.
+    pub fn detach(&mut self) {
+        for link in self.links.iter_mut().flatten() {
+            for o in link.out.iter_mut() {
+                if let Out::Mem(p, n) = *o {
+                    // SAFETY: still inside the sync that queued it (see `send_mem`).
+                    let copy = unsafe { std::slice::from_raw_parts(p, n) }.to_vec();
+                    *o = Out::Owned(copy, 0);
+                }
+            }
+            for s in link.plan.iter_mut() {
+                if let Seg::To(_, n) = *s {
+                    *s = Seg::Skip(n);
+                }
+            }
+        }
+    }
+
+    fn pump_all_rx(&mut self) {
+        let (next, open) = (self.next_section, self.open.clone());
+        let stale = move |s: u32| Self::is_stale(next, &open, s);
+        for link in self.links.iter_mut().flatten() {
+            link.pump_rx(&stale, &mut self.scratch);
+        }
+    }
+
+    /// Drives all links until `done` says so (or fails). `done` is called first and
+    /// after every batch of progress; it takes frames, installs plans and queues sends.
+    pub fn wait(&mut self, mut done: impl FnMut(&mut Mesh) -> Result<bool>) -> Result<()> {
+        let started = Instant::now();
+        loop {
+            for link in self.links.iter_mut().flatten() {
+                if !link.out.is_empty() {
+                    link.pump_tx();
+                }
+            }
+            let (next, open) = (self.next_section, std::mem::take(&mut self.open));
+            let stale = |s: u32| Self::is_stale(next, &open, s);
+            for link in self.links.iter_mut().flatten() {
+                if link.has_buffered_work() {
+                    link.pump_rx(&stale, &mut self.scratch);
+                }
+            }
+            self.open = open;
+            if done(self)? {
+                return Ok(());
+            }
+            if self.links.iter().flatten().any(|l| l.has_buffered_work()) {
+                continue;
+            }
+            let spinning = started.elapsed() < self.spin;
+            self.poll_once(if spinning { 0 } else { 1000 })?;
+        }
+    }
+
+    fn poll_once(&mut self, timeout_ms: i32) -> Result<()> {
+        self.pfds.clear();
+        let mut which = Vec::with_capacity(self.n);
+        for (i, link) in self.links.iter().enumerate() {
+            let Some(link) = link else { continue };
+            if link.dead.is_some() {
+                continue;
+            }
+            let mut events = libc::POLLRDHUP;
+            if !link.paused() {
+                events |= libc::POLLIN;
+            }
+            if !link.out.is_empty() {
+                events |= libc::POLLOUT;
+            }
+            self.pfds.push(libc::pollfd { fd: link.stream.as_raw_fd(), events, revents: 0 });
+            which.push(i);
+        }
+        if self.pfds.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `pfds` is a valid array of `pfds.len()` pollfd structs we own.
+        let r = unsafe { libc::poll(self.pfds.as_mut_ptr(), self.pfds.len() as libc::nfds_t, timeout_ms) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                return Ok(());
+            }
+            return Err(Error::fatal(format!("poll failed: {e}")));
+        }
+        let (next, open) = (self.next_section, self.open.clone());
+        let stale = move |s: u32| Self::is_stale(next, &open, s);
+        for (k, &i) in which.iter().enumerate() {
+            let re = self.pfds[k].revents;
+            if re == 0 {
+                continue;
+            }
+            let link = self.links[i].as_mut().unwrap();
+            if re & libc::POLLOUT != 0 {
+                link.pump_tx();
+            }
+            if re & (libc::POLLIN | libc::POLLERR | libc::POLLHUP | libc::POLLRDHUP) != 0 {
+                if link.paused() {
+                    // Nothing more will come before the raw bytes we wait for: the
+                    // peer is gone.
+                    link.kill("closed the connection (it died, was killed, or finalized)".into());
+                } else {
+                    link.pump_rx(&stale, &mut self.scratch);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes what is queued (bounded by `deadline`) and closes every link.
+    pub fn shutdown(&mut self, deadline: Instant) {
+        while Instant::now() < deadline && self.links.iter().flatten().any(|l| l.dead.is_none() && !l.out.is_empty()) {
+            for link in self.links.iter_mut().flatten() {
+                link.pump_tx();
+            }
+            let left = deadline.saturating_duration_since(Instant::now()).as_millis().min(100) as i32;
+            if self.poll_once(left).is_err() {
+                break;
+            }
+        }
+        for link in self.links.iter_mut().flatten() {
+            let _ = link.stream.shutdown(Shutdown::Both);
+        }
+        self.links.clear();
+    }
+}

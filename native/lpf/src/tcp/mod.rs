@@ -1,0 +1,417 @@
+//! The TCP engine: LPF processes in separate OS processes (on one or many machines)
+//! that meet over TCP, with no launcher needed.
+//!
+//! ```no_run
+//! use lpf::tcp::{TcpConfig, TcpInit};
+//! use lpf::{Args, Context};
+//! use std::time::Duration;
+//!
+//! // In each of 4 processes, with its own pid; pid 0 runs on host "10.0.0.1".
+//! let pid = 0;
+//! let cfg = TcpConfig::new("10.0.0.1", 7177, pid, 4).timeout(Duration::from_secs(60)).secret(b"s3cret");
+//! let init = TcpInit::new(cfg).unwrap();
+//! init.hook(&|ctx: &mut Context, _args: Args| { /* SPMD code */ }, Args::none()).unwrap();
+//! drop(init); // finalize
+//! ```
+//!
+//! With port 0 the OS chooses pid 0's port: call [`TcpInit::prepare`] on pid 0, publish
+//! [`Prepared::bound_port`] to the others (Spark: `BarrierTaskContext.allGather`), then
+//! [`Prepared::join`]. A process may bring several LPF processes (threads,
+//! [`TcpConfig::threads`]); then the job runs on the hybrid engine (shared memory among
+//! a process's threads, TCP between processes) and global pid = the process's offset +
+//! thread index. See docs/tcp.md for the protocol and the fault model.
+
+mod boot;
+pub(crate) mod exchange;
+pub(crate) mod mesh;
+pub(crate) mod wire;
+
+pub use mesh::MetaAlgo;
+
+use crate::context::{run_process, Spmd};
+use crate::engine::{Engine, Superstep};
+use crate::error::{Error, Result};
+use crate::types::{Args, Pid, SyncAttr};
+use mesh::{Link, Mesh};
+use std::net::{IpAddr, TcpListener};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+use wire::Kind;
+
+/// Engine name for `LPF_ENGINE` and probe tables.
+pub const ENGINE_NAME: &str = "tcp";
+
+/// How one process joins a TCP job.
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    /// Host (name or IP) where pid 0 runs and listens.
+    pub master: String,
+    /// Pid 0's port; 0 lets the OS choose (pid 0 only; see [`TcpInit::prepare`]).
+    pub port: u16,
+    /// This process's index among the OS processes of the job, `0..nprocs`.
+    pub pid: Pid,
+    /// Number of OS processes in the job.
+    pub nprocs: Pid,
+    /// How long to wait for the job to assemble (pid 0 for everyone, the others for
+    /// pid 0) before init fails.
+    pub timeout: Duration,
+    /// Shared secret: every connection proves knowledge of it (HMAC-SHA256
+    /// challenge-response); peers without it are refused.
+    pub secret: Option<Vec<u8>>,
+    /// Local address to listen on (default: pid 0 the master address, the others the
+    /// address of the interface that reaches pid 0).
+    pub bind: Option<IpAddr>,
+    /// LPF processes this OS process brings (threads); more than 1 anywhere selects
+    /// the hybrid engine for the whole job.
+    pub threads: Pid,
+    /// Force the hybrid engine even with one thread per process.
+    pub hybrid: bool,
+    /// Job identity: processes of different jobs refuse each other.
+    pub job: String,
+    /// Meta-data exchange (pid 0's choice applies to all): `None` reads
+    /// `LPF_TCP_META` (`direct` or `bruck`), else chooses by the number of processes.
+    pub meta: Option<MetaAlgo>,
+}
+
+impl TcpConfig {
+    pub fn new(master: impl Into<String>, port: u16, pid: Pid, nprocs: Pid) -> TcpConfig {
+        TcpConfig {
+            master: master.into(),
+            port,
+            pid,
+            nprocs,
+            timeout: Duration::from_secs(60),
+            secret: None,
+            bind: None,
+            threads: 1,
+            hybrid: false,
+            job: String::new(),
+            meta: None,
+        }
+    }
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+    pub fn secret(mut self, s: impl AsRef<[u8]>) -> Self {
+        self.secret = Some(s.as_ref().to_vec());
+        self
+    }
+    pub fn bind(mut self, ip: IpAddr) -> Self {
+        self.bind = Some(ip);
+        self
+    }
+    pub fn threads(mut self, k: Pid) -> Self {
+        self.threads = k;
+        self
+    }
+    pub fn hybrid(mut self, yes: bool) -> Self {
+        self.hybrid = yes;
+        self
+    }
+    pub fn job(mut self, job: impl Into<String>) -> Self {
+        self.job = job.into();
+        self
+    }
+    pub fn meta(mut self, m: MetaAlgo) -> Self {
+        self.meta = Some(m);
+        self
+    }
+
+    /// The configuration `lpfrun` passes in the environment: `LPF_TCP_MASTER`,
+    /// `LPF_TCP_PORT`, `LPF_PID`, `LPF_NPROCS` (default 1), `LPF_TCP_TIMEOUT_MS`,
+    /// `LPF_TCP_SECRET`, `LPF_TCP_BIND`, `LPF_THREADS`, `LPF_TCP_JOB`, `LPF_TCP_META`.
+    pub fn from_env() -> Result<TcpConfig> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let num = |k: &str, default: u64| -> Result<u64> {
+            match var(k) {
+                None => Ok(default),
+                Some(v) => v.trim().parse().map_err(|_| Error::fatal(format!("{k}={v:?} is not a number"))),
+            }
+        };
+        let nprocs = num("LPF_NPROCS", 1)? as Pid;
+        let pid = num("LPF_PID", 0)? as Pid;
+        let master = var("LPF_TCP_MASTER").unwrap_or_else(|| "127.0.0.1".into());
+        if nprocs > 1 && var("LPF_TCP_MASTER").is_none() {
+            return Err(Error::fatal("LPF_NPROCS > 1 but LPF_TCP_MASTER is not set (start the program with lpfrun)"));
+        }
+        let mut cfg = TcpConfig::new(master, num("LPF_TCP_PORT", 7177)? as u16, pid, nprocs)
+            .timeout(Duration::from_millis(num("LPF_TCP_TIMEOUT_MS", 60_000)?))
+            .threads(num("LPF_THREADS", 1)?.max(1) as Pid)
+            .job(var("LPF_TCP_JOB").unwrap_or_default());
+        cfg.secret = var("LPF_TCP_SECRET").map(String::into_bytes);
+        if let Some(b) = var("LPF_TCP_BIND") {
+            cfg.bind = Some(b.parse().map_err(|_| Error::fatal(format!("LPF_TCP_BIND={b:?} is not an IP address")))?);
+        }
+        cfg.hybrid = var("LPF_ENGINE").is_some_and(|e| e == "hybrid");
+        Ok(cfg)
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.nprocs == 0 || self.pid >= self.nprocs {
+            return Err(Error::fatal(format!("TCP init: pid {} of nprocs {} is out of range", self.pid, self.nprocs)));
+        }
+        if self.threads == 0 || self.threads > crate::shm::barrier::MAX_PROCS {
+            return Err(Error::fatal(format!("TCP init: {} threads per process is out of range", self.threads)));
+        }
+        if self.pid != 0 && self.port == 0 {
+            return Err(Error::fatal("TCP init: only pid 0 may ask for port 0; the others need the port it got"));
+        }
+        Ok(())
+    }
+}
+
+fn meta_code(cfg: &TcpConfig) -> Result<u8> {
+    let m = match cfg.meta {
+        Some(m) => Some(m),
+        None => match std::env::var("LPF_TCP_META") {
+            Ok(v) if !v.is_empty() => Some(
+                MetaAlgo::parse(&v).ok_or_else(|| Error::fatal(format!("LPF_TCP_META={v:?}: expected direct or bruck")))?,
+            ),
+            _ => None,
+        },
+    };
+    Ok(match m {
+        None => 0,
+        Some(MetaAlgo::Direct) => 1,
+        Some(MetaAlgo::Bruck) => 2,
+    })
+}
+
+/// A TCP init between its two steps: pid 0 has bound its port (and can publish it);
+/// nobody has joined yet.
+pub struct Prepared {
+    cfg: TcpConfig,
+    listener: Option<TcpListener>,
+    deadline: Instant,
+    port: u16,
+}
+
+impl Prepared {
+    /// The port pid 0 listens on (the one the OS chose for port 0); on other pids the
+    /// configured port.
+    pub fn bound_port(&self) -> u16 {
+        self.port
+    }
+
+    /// Waits for the job to assemble and builds the full mesh.
+    pub fn join(self) -> Result<TcpInit> {
+        let cfg = self.cfg;
+        let meta = meta_code(&cfg)?;
+        let joined = if cfg.nprocs == 1 {
+            boot::Joined {
+                links: vec![None],
+                names: vec![format!("process 0")],
+                threads: vec![cfg.threads],
+                token: boot::random_u64(),
+                hybrid: cfg.hybrid || cfg.threads > 1,
+                meta,
+            }
+        } else if cfg.pid == 0 {
+            boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.deadline, meta)?
+        } else {
+            boot::peer(&cfg, self.deadline)?
+        };
+        let n = cfg.nprocs as usize;
+        let mut offsets = vec![0 as Pid; n + 1];
+        for i in 0..n {
+            offsets[i + 1] = offsets[i]
+                .checked_add(joined.threads[i])
+                .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
+                .ok_or_else(|| Error::fatal("TCP init: too many LPF processes in total"))?;
+        }
+        let mut links = Vec::with_capacity(n);
+        for (i, s) in joined.links.into_iter().enumerate() {
+            links.push(match s {
+                None => None,
+                Some(s) => {
+                    boot::tune(&s);
+                    s.set_nonblocking(true).map_err(|e| Error::fatal(format!("socket: {e}")))?;
+                    let _ = s.set_read_timeout(None);
+                    let _ = s.set_write_timeout(None);
+                    Some(Link::new(s, joined.names[i].clone()))
+                }
+            });
+        }
+        let algo = match joined.meta {
+            1 => MetaAlgo::Direct,
+            2 => MetaAlgo::Bruck,
+            _ => MetaAlgo::for_nodes(n),
+        };
+        let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo);
+        Ok(TcpInit { mesh: Arc::new(Mutex::new(mesh)), port: self.port, pid: cfg.pid, hybrid: joined.hybrid })
+    }
+}
+
+/// One process's membership of a TCP job (`lpf_init_t` of
+/// `lpf_mpi_initialize_over_tcp`): usable for any number of [`TcpInit::hook`] calls;
+/// dropping it (finalize) closes every connection.
+pub struct TcpInit {
+    mesh: Arc<Mutex<Mesh>>,
+    port: u16,
+    pid: Pid,
+    hybrid: bool,
+}
+
+pub(crate) fn lock(m: &Mutex<Mesh>) -> MutexGuard<'_, Mesh> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl TcpInit {
+    /// Binds (pid 0) or prepares to connect (others); see [`Prepared`].
+    pub fn prepare(cfg: TcpConfig) -> Result<Prepared> {
+        cfg.check()?;
+        let deadline = Instant::now() + cfg.timeout;
+        let (listener, port) = if cfg.pid == 0 && cfg.nprocs > 1 {
+            let l = boot::bind_master(&cfg)?;
+            let port = l.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
+            (Some(l), port)
+        } else {
+            (None, cfg.port)
+        };
+        Ok(Prepared { cfg, listener, deadline, port })
+    }
+
+    /// `prepare` then `join`: the whole init in one call.
+    pub fn new(cfg: TcpConfig) -> Result<TcpInit> {
+        Self::prepare(cfg)?.join()
+    }
+
+    /// The port pid 0 listened on.
+    pub fn bound_port(&self) -> u16 {
+        self.port
+    }
+
+    /// This OS process's index in the job.
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// Number of OS processes in the job.
+    pub fn nprocs(&self) -> Pid {
+        lock(&self.mesh).n as Pid
+    }
+
+    /// Number of LPF processes (all threads of all OS processes).
+    pub fn total_procs(&self) -> Pid {
+        lock(&self.mesh).nprocs()
+    }
+
+    /// The LPF processes this OS process runs: global pids `first..first + count`.
+    pub fn local_procs(&self) -> (Pid, Pid) {
+        let m = lock(&self.mesh);
+        (m.offsets[m.me], m.offsets[m.me + 1] - m.offsets[m.me])
+    }
+
+    /// The engine sections run on: `tcp`, or `hybrid` when any process brings more
+    /// than one thread.
+    pub fn engine_name(&self) -> &'static str {
+        if self.hybrid {
+            crate::hybrid::ENGINE_NAME
+        } else {
+            ENGINE_NAME
+        }
+    }
+
+    /// `lpf_hook`: runs `spmd` as this process's LPF process(es), together with the
+    /// other processes of the job, which must hook too. With k threads, this thread is
+    /// the first (it gets `args`) and k - 1 more are started (they get no input or
+    /// output). Returns a fatal error if this process's part failed - in particular
+    /// when a peer died or left while a sync needed it.
+    pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        if self.hybrid {
+            return crate::hybrid::hook(&self.mesh, spmd, args);
+        }
+        let (section, pid, nprocs) = {
+            let mut m = lock(&self.mesh);
+            (m.open_section(), m.offsets[m.me], m.nprocs())
+        };
+        let engine = TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid, nprocs, failure: String::new() };
+        run_process(Box::new(engine), 1, spmd, args)
+    }
+}
+
+impl Drop for TcpInit {
+    fn drop(&mut self) {
+        // Anything still queued (a LEAVE frame) gets a moment to go out.
+        lock(&self.mesh).shutdown(Instant::now() + Duration::from_secs(2));
+    }
+}
+
+/// A process of a section on the TCP engine.
+pub(crate) struct TcpEngine {
+    mesh: Arc<Mutex<Mesh>>,
+    section: u32,
+    step: u64,
+    pid: Pid,
+    nprocs: Pid,
+    failure: String,
+}
+
+impl Engine for TcpEngine {
+    fn name(&self) -> &'static str {
+        ENGINE_NAME
+    }
+    fn pid(&self) -> Pid {
+        self.pid
+    }
+    fn nprocs(&self) -> Pid {
+        self.nprocs
+    }
+
+    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
+        self.step += 1;
+        let r = exchange::sync(&mut lock(&self.mesh), self.section, self.step, &[step]);
+        r.map_err(|e| {
+            let e = Error::fatal(format!("sync on process {}: {}", self.pid, e.message()));
+            self.failure = e.message().to_string();
+            e
+        })
+    }
+
+    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        self.step += 1;
+        let r = exchange::allgather(&mut lock(&self.mesh), self.section, self.step, mine, mine.len(), all);
+        r.map_err(|e| {
+            let e = Error::fatal(format!("sync on process {}: {}", self.pid, e.message()));
+            self.failure = e.message().to_string();
+            e
+        })
+    }
+
+    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
+        self.step += 1;
+        let mut m = lock(&self.mesh);
+        exchange::barrier(&mut m, self.section, self.step, Kind::Fresh, None)
+            .map_err(|e| Error::fatal(format!("rehook on process {}: {}", self.pid, e.message())))?;
+        let section = m.open_section();
+        Ok(Box::new(TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))
+    }
+
+    fn leave(&mut self) {
+        lock(&self.mesh).leave(self.section, &self.failure);
+    }
+}
+
+/// `exec` from the root with `LPF_ENGINE=tcp` or `hybrid`: every OS process of the job
+/// (started by `lpfrun`, configured by [`TcpConfig::from_env`]) calls it; the section
+/// runs on all LPF processes of the job. The init is made on the first call and kept
+/// for later ones.
+pub fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    static INIT: OnceLock<std::result::Result<TcpInit, Error>> = OnceLock::new();
+    let init = INIT.get_or_init(|| TcpConfig::from_env().and_then(TcpInit::new));
+    let init = init.as_ref().map_err(|e| e.clone())?;
+    let total = init.total_procs();
+    if p < total {
+        return Err(Error::fatal(format!(
+            "exec over TCP runs on all {total} LPF processes of the job (asked for {p}); start lpfrun with fewer \
+             processes"
+        )));
+    }
+    let (first, _) = init.local_procs();
+    if first == 0 {
+        init.hook(spmd, args)
+    } else {
+        init.hook(spmd, Args { input: &[], output: &mut [], symbols: args.symbols })
+    }
+}
