@@ -237,6 +237,7 @@ pub unsafe extern "C" fn lpf_rehook(ctx: lpf_t, spmd: lpf_spmd_t, args: lpf_args
 /// What an `lpf_init_t` points at.
 pub enum Init {
     Pthread(ShmInit),
+    Tcp(lpf::tcp::TcpInit),
 }
 
 impl Init {
@@ -255,6 +256,7 @@ pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         match &*(init as *const Init) {
             Init::Pthread(i) => i.hook(&run, rust_args(&args)),
+            Init::Tcp(i) => i.hook(&run, rust_args(&args)),
         }
     })
 }
@@ -273,11 +275,151 @@ pub unsafe extern "C" fn lpf_pthread_initialize(pid: lpf_pid_t, nprocs: lpf_pid_
 
 #[no_mangle]
 pub unsafe extern "C" fn lpf_pthread_finalize(init: lpf_init_t) -> lpf_err_t {
-    guarded("lpf_pthread_finalize", || {
+    finalize("lpf_pthread_finalize", init)
+}
+
+/// Releases an init of any kind (every platform's finalize).
+unsafe fn finalize(what: &str, init: lpf_init_t) -> lpf_err_t {
+    guarded(what, || {
         if init.is_null() {
             return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
         }
         drop(Box::from_raw(init as *mut Init));
+        Ok(())
+    })
+}
+
+/// A C string argument, or an error naming it.
+unsafe fn c_str<'a>(s: *const c_char, name: &str) -> lpf::Result<&'a str> {
+    if s.is_null() {
+        return Err(Error::fatal(format!("{name} is NULL")));
+    }
+    std::ffi::CStr::from_ptr(s).to_str().map_err(|_| Error::fatal(format!("{name} is not valid UTF-8")))
+}
+
+/// The TCP configuration from the C arguments of the TCP initialisers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn tcp_config(
+    server: *const c_char,
+    port: *const c_char,
+    timeout_ms: c_int,
+    pid: lpf_pid_t,
+    nprocs: lpf_pid_t,
+    secret: *const c_char,
+    bind_addr: *const c_char,
+) -> lpf::Result<lpf::tcp::TcpConfig> {
+    let server = c_str(server, "server")?;
+    let port_text = c_str(port, "port")?;
+    let port: u16 = port_text
+        .trim()
+        .parse()
+        .map_err(|_| Error::fatal(format!("port {port_text:?} is not a port number (0-65535)")))?;
+    if timeout_ms <= 0 {
+        return Err(Error::fatal(format!("timeout_ms must be positive, got {timeout_ms}")));
+    }
+    let mut cfg = lpf::tcp::TcpConfig::new(server, port, pid, nprocs)
+        .timeout(std::time::Duration::from_millis(timeout_ms as u64));
+    if !secret.is_null() {
+        cfg = cfg.secret(c_str(secret, "secret")?);
+    }
+    if !bind_addr.is_null() {
+        let text = c_str(bind_addr, "bind_addr")?;
+        let ip = text.parse().map_err(|_| Error::fatal(format!("bind_addr {text:?} is not an IP address")))?;
+        cfg = cfg.bind(ip);
+    }
+    Ok(cfg)
+}
+
+/// `lpf/mpi.h`, without any MPI: the processes meet over TCP at `server:port`, where
+/// pid 0 listens.
+#[no_mangle]
+pub unsafe extern "C" fn lpf_mpi_initialize_over_tcp(
+    server: *const c_char,
+    port: *const c_char,
+    timeout_ms: c_int,
+    pid: lpf_pid_t,
+    nprocs: lpf_pid_t,
+    init: *mut lpf_init_t,
+) -> lpf_err_t {
+    lpf_tcp_initialize(server, port, timeout_ms, pid, nprocs, std::ptr::null(), std::ptr::null(), std::ptr::null_mut(), init)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_mpi_finalize(init: lpf_init_t) -> lpf_err_t {
+    finalize("lpf_mpi_finalize", init)
+}
+
+/// `lpf/tcp.h`: the TCP initialiser with a secret, a bind address and the bound port.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn lpf_tcp_initialize(
+    server: *const c_char,
+    port: *const c_char,
+    timeout_ms: c_int,
+    pid: lpf_pid_t,
+    nprocs: lpf_pid_t,
+    secret: *const c_char,
+    bind_addr: *const c_char,
+    bound_port: *mut c_uint,
+    init: *mut lpf_init_t,
+) -> lpf_err_t {
+    guarded("lpf_tcp_initialize", || {
+        if init.is_null() {
+            return Err(Error::fatal("the lpf_init_t out-pointer is NULL"));
+        }
+        let tcp = lpf::tcp::TcpInit::new(tcp_config(server, port, timeout_ms, pid, nprocs, secret, bind_addr)?)?;
+        if !bound_port.is_null() {
+            *bound_port = tcp.bound_port() as c_uint;
+        }
+        *init = Init::Tcp(tcp).into_handle();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lpf_tcp_finalize(init: lpf_init_t) -> lpf_err_t {
+    finalize("lpf_tcp_finalize", init)
+}
+
+/// `lpf/tcp.h`: the first half of `lpf_tcp_initialize` (bind and report the port).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn lpf_tcp_listen(
+    server: *const c_char,
+    port: *const c_char,
+    timeout_ms: c_int,
+    pid: lpf_pid_t,
+    nprocs: lpf_pid_t,
+    secret: *const c_char,
+    bind_addr: *const c_char,
+    bound_port: *mut c_uint,
+    pending: *mut *mut c_void,
+) -> lpf_err_t {
+    guarded("lpf_tcp_listen", || {
+        if pending.is_null() {
+            return Err(Error::fatal("the lpf_tcp_pending_t out-pointer is NULL"));
+        }
+        let prepared = lpf::tcp::TcpInit::prepare(tcp_config(server, port, timeout_ms, pid, nprocs, secret, bind_addr)?)?;
+        if !bound_port.is_null() {
+            *bound_port = prepared.bound_port() as c_uint;
+        }
+        *pending = Box::into_raw(Box::new(prepared)) as *mut c_void;
+        Ok(())
+    })
+}
+
+/// `lpf/tcp.h`: the second half: waits for the job and yields the init.
+#[no_mangle]
+pub unsafe extern "C" fn lpf_tcp_join(pending: *mut c_void, init: *mut lpf_init_t) -> lpf_err_t {
+    guarded("lpf_tcp_join", || {
+        if pending.is_null() {
+            return Err(Error::fatal("the pending init is NULL"));
+        }
+        let prepared = Box::from_raw(pending as *mut lpf::tcp::Prepared);
+        if init.is_null() {
+            return Err(Error::fatal("the lpf_init_t out-pointer is NULL"));
+        }
+        *init = Init::Tcp(prepared.join()?).into_handle();
         Ok(())
     })
 }

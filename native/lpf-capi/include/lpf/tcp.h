@@ -33,8 +33,26 @@ lpf_err_t lpf_tcp_initialize(const char * server, const char * port,
                              const char * secret, const char * bind_addr,
                              unsigned * bound_port, lpf_init_t * init);
 
-/** Releases what lpf_tcp_initialize acquired for this process. */
+/** Releases what lpf_tcp_initialize or lpf_tcp_join acquired for this process. */
 lpf_err_t lpf_tcp_finalize(lpf_init_t init);
+
+/** A TCP init between its two steps (see lpf_tcp_listen). */
+typedef void * lpf_tcp_pending_t;
+
+/**
+ * The first half of lpf_tcp_initialize: pid 0 binds its port (with port "0",
+ * the one the OS chose is returned in *bound_port, to be published to the
+ * other processes by whatever started them); the others only record where to
+ * connect. Then lpf_tcp_join waits for the job to assemble. Arguments as for
+ * lpf_tcp_initialize.
+ */
+lpf_err_t lpf_tcp_listen(const char * server, const char * port,
+                         int timeout_ms, lpf_pid_t pid, lpf_pid_t nprocs,
+                         const char * secret, const char * bind_addr,
+                         unsigned * bound_port, lpf_tcp_pending_t * pending);
+
+/** The second half: consumes pending (also on failure) and yields an init. */
+lpf_err_t lpf_tcp_join(lpf_tcp_pending_t pending, lpf_init_t * init);
 
 #ifdef __cplusplus
 } /* extern "C" */
