@@ -52,6 +52,8 @@ apt_install() { # apt_install PKG...: installs those of PKG that are missing
 apt_install build-essential
 # valgrind: memcheck runs over the C programs (tests/c/run.sh).
 apt_install valgrind
+# iproute2 and bc: the multi-host tests in network namespaces (tests/netns).
+apt_install iproute2 bc
 
 # Spark bridge (jvm/, tests/spark): a JDK only if javac is missing (Spark 4 needs
 # Java 17), gradle for build.gradle (scripts/build-jar.sh works without it), unzip

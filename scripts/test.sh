@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Full test run: set-up, the Rust test suites of the workspace, the C ABI
-# harness (tests/c/run.sh), then the Spark bridge tests (tests/spark/run.sh,
-# real spark-submit runs). The last line is the combined count,
-# "N passed, M failed"; the exit status is non-zero if anything failed.
+# Full test run: set-up, the Rust test suites of the workspace, then the script suites
+# (C ABI harness, multi-host namespaces, Spark bridge, ...), each of which ends with
+# a line "N passed, M failed". The last line here is the combined count; the exit
+# status is non-zero if anything failed.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,6 +26,17 @@ if [ -d "$HOME/.cargo/bin" ]; then
     esac
 fi
 
+summary=()
+passed=0
+failed=0
+
+# count NAME PASSED FAILED: adds a suite's counts to the totals.
+count() {
+    summary+=("$1: $2 passed, $3 failed")
+    passed=$((passed + $2))
+    failed=$((failed + $3))
+}
+
 echo "=== cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast 2>&1 | tee "$work/cargo.log"
 cargo_rc=${PIPESTATUS[0]}
@@ -38,50 +49,34 @@ if [ "$cargo_rc" != 0 ] && [ "$cargo_failed" = 0 ]; then
     echo "cargo test exited with status $cargo_rc without a failing test (build error?)"
     cargo_failed=1
 fi
-cargo_summary=$(strip_ansi <"$work/cargo.log" | grep -E '^test result: ')
+count cargo "$cargo_passed" "$cargo_failed"
 
-echo "=== tests/c/run.sh"
-bash tests/c/run.sh 2>&1 | tee "$work/c.log"
-c_rc=${PIPESTATUS[0]}
-c_last=$(strip_ansi <"$work/c.log" | tail -n 1)
-if [[ $c_last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    c_passed=${BASH_REMATCH[1]}
-    c_failed=${BASH_REMATCH[2]}
-else
-    echo "tests/c/run.sh did not end with a summary line"
-    c_passed=0
-    c_failed=1
-fi
-if [ "$c_rc" != 0 ] && [ "$c_failed" = 0 ]; then
-    echo "tests/c/run.sh exited with status $c_rc"
-    c_failed=1
-fi
+# suite NAME SCRIPT: runs a script suite and counts what its last line says.
+suite() {
+    local name=$1 script=$2 log="$work/$1.log" last rc
+    echo "=== $script"
+    bash "$script" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    last=$(strip_ansi <"$log" | tail -n 1)
+    if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        local p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
+        if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+            echo "$script exited with status $rc"
+            f=1
+        fi
+        count "$name" "$p" "$f"
+    else
+        echo "$script did not end with a summary line (exit status $rc)"
+        count "$name" 0 1
+    fi
+}
 
-echo "=== tests/spark/run.sh"
-bash tests/spark/run.sh 2>&1 | tee "$work/spark.log"
-spark_rc=${PIPESTATUS[0]}
-spark_last=$(strip_ansi <"$work/spark.log" | tail -n 1)
-if [[ $spark_last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    spark_passed=${BASH_REMATCH[1]}
-    spark_failed=${BASH_REMATCH[2]}
-else
-    echo "tests/spark/run.sh did not end with a summary line"
-    spark_passed=0
-    spark_failed=1
-fi
-if [ "$spark_rc" != 0 ] && [ "$spark_failed" = 0 ]; then
-    echo "tests/spark/run.sh exited with status $spark_rc"
-    spark_failed=1
-fi
+suite "C ABI" tests/c/run.sh
+suite "multi-host (netns)" tests/netns/run.sh
+suite "Spark bridge" tests/spark/run.sh
 
 echo "=== summary"
-if [ -n "$cargo_summary" ]; then
-    echo "$cargo_summary" | sed 's/^/cargo: /'
-fi
-echo "cargo: $cargo_passed passed, $cargo_failed failed"
-echo "C ABI: $c_passed passed, $c_failed failed"
-echo "Spark bridge: $spark_passed passed, $spark_failed failed"
-passed=$((cargo_passed + c_passed + spark_passed))
-failed=$((cargo_failed + c_failed + spark_failed))
+strip_ansi <"$work/cargo.log" | grep -E '^test result: ' | sed 's/^/cargo: /'
+printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -43,8 +43,9 @@ for i in 0 1 2; do
     ip -n "$ns" link set lo up
 done
 
-ok()   { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+passes=0
+ok()   { echo "ok $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
 # run NAME PID NPROCS THREADS [VAR=VALUE...]: starts one process in namespace NS[PID].
 start() {
@@ -104,5 +105,5 @@ if [ "$cw" = 4 ] && [ "$c0" = 0 ] && [ "$c1" = 0 ] && [ "$refusals" -ge 3 ]; the
 else fail "strays: wrong-secret exit $cw, job $c0 $c1, $refusals refusals; see $log/stray.*"; fi
 
 echo "logs in $log"
-[ "$failures" = 0 ] && echo "netns: all scenarios passed" || echo "netns: $failures scenario(s) failed"
+echo "$passes passed, $failures failed"
 exit "$failures"
