@@ -61,6 +61,11 @@ apt_install iproute2 bc
 command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
 apt_install gradle unzip
 
+# MPI engines (tests/mpi/run.sh, cargo --features mpi,ibverbs): Open MPI (mpirun,
+# mpicc, headers), libclang for the mpi crate's bindgen, and libibverbs/librdmacm
+# headers so the ibverbs engine builds (no RDMA device is needed to build or test).
+apt_install openmpi-bin libopenmpi-dev libclang-dev libibverbs-dev librdmacm-dev
+
 # --- Python: pyspark (Spark 4.3 with spark-submit and the Scala 2.13 compiler) -
 pyspark_version=4.3.0
 have_pyspark=$(python3 -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null || true)
@@ -112,4 +117,5 @@ command -v cc >/dev/null 2>&1 || { log "no C compiler after set-up" >&2; exit 1;
 command -v cargo >/dev/null 2>&1 || { log "no cargo after set-up" >&2; exit 1; }
 command -v javac >/dev/null 2>&1 || { log "no javac after set-up" >&2; exit 1; }
 python3 -c 'import pyspark' 2>/dev/null || { log "no pyspark after set-up" >&2; exit 1; }
+command -v mpirun >/dev/null 2>&1 || { log "no mpirun after set-up" >&2; exit 1; }
 log "ok: $(cc --version | head -n 1); $(cargo --version); $(javac -version 2>&1); pyspark $(python3 -c 'import pyspark; print(pyspark.__version__)')"

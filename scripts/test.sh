@@ -73,6 +73,7 @@ suite() {
 
 suite "C ABI" tests/c/run.sh
 suite "multi-host (netns)" tests/netns/run.sh
+suite "MPI engines" tests/mpi/run.sh
 suite "Spark bridge" tests/spark/run.sh
 
 echo "=== summary"

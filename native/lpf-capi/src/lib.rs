@@ -15,6 +15,8 @@ use lpf::{Args, Context, Error, Memslot, Pid, Root, ShmInit};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(feature = "mpi")]
+mod mpi;
 
 pub type lpf_t = *mut c_void;
 pub type lpf_init_t = *mut c_void;
@@ -238,6 +240,8 @@ pub unsafe extern "C" fn lpf_rehook(ctx: lpf_t, spmd: lpf_spmd_t, args: lpf_args
 pub enum Init {
     Pthread(ShmInit),
     Tcp(lpf::tcp::TcpInit),
+    #[cfg(feature = "mpi")]
+    Mpi(lpf::mpi::MpiInit),
 }
 
 impl Init {
@@ -257,6 +261,8 @@ pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_
         match &*(init as *const Init) {
             Init::Pthread(i) => i.hook(&run, rust_args(&args)),
             Init::Tcp(i) => i.hook(&run, rust_args(&args)),
+            #[cfg(feature = "mpi")]
+            Init::Mpi(i) => i.hook(&run, rust_args(&args)),
         }
     })
 }

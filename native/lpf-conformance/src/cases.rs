@@ -1,7 +1,7 @@
 //! The cases of the suite. Each runs its sections at every count in
 //! [`PROCESS_COUNTS`](crate::PROCESS_COUNTS) unless it needs at least two processes.
 
-use crate::{setup, Launcher, Rng, PROCESS_COUNTS};
+use crate::{counts, setup, Launcher, Rng};
 use lpf::{Args, Context, ErrorKind, Memslot, Pid, MSG_DEFAULT, SYNC_DEFAULT};
 
 type Section<'a> = &'a (dyn Fn(&mut Context, Args<'_>) + Sync);
@@ -31,7 +31,7 @@ fn words(n: usize) -> usize {
 }
 
 pub fn probe_is_sane(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             let m = ctx.probe().unwrap();
@@ -62,7 +62,7 @@ pub fn probe_is_sane(l: &dyn Launcher) {
 }
 
 pub fn nothing_is_preallocated(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let mut a = [1u64; 4];
             let mut b = [0u64; 4];
@@ -90,7 +90,7 @@ fn value(from: Pid, to: Pid, round: usize, i: usize) -> u64 {
 }
 
 pub fn put_all_to_all(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             let np = n as usize;
@@ -118,7 +118,7 @@ pub fn put_all_to_all(l: &dyn Launcher) {
 }
 
 pub fn get_all_to_all(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             let np = n as usize;
@@ -148,7 +148,7 @@ pub fn get_all_to_all(l: &dyn Launcher) {
 }
 
 pub fn put_and_get_to_self(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let pid = ctx.pid() as u64;
             setup(ctx, 3, 2);
@@ -248,7 +248,7 @@ pub fn overlapping_puts_serialise(l: &dyn Launcher) {
     assert!(is_some_serialisation(&[1, 2], &[a, b]).is_err());
     assert!(is_some_serialisation(&[2, 2], &[a, b]).is_ok());
     assert!(is_some_serialisation(&[3, 0], &[a]).is_err());
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 2, 64 * n as usize);
@@ -279,7 +279,7 @@ pub fn overlapping_puts_serialise(l: &dyn Launcher) {
 
 pub fn registrations_grow_shrink_and_interleave(l: &dyn Launcher) {
     const SLOTS: usize = 12;
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             let mut arena = vec![0u64; SLOTS];
@@ -330,7 +330,7 @@ pub fn registrations_grow_shrink_and_interleave(l: &dyn Launcher) {
 }
 
 pub fn register_shrink_is_delayed(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let mut bufs = [[0u8; 4]; 6];
             let [b0, b1, b2, b3, b4, b5] = &mut bufs;
@@ -359,7 +359,7 @@ pub fn register_shrink_is_delayed(l: &dyn Launcher) {
 }
 
 pub fn queue_shrink_is_delayed(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let pid = ctx.pid();
             let mut a = [pid as u64; 4];
@@ -382,7 +382,7 @@ pub fn queue_shrink_is_delayed(l: &dyn Launcher) {
 }
 
 pub fn out_of_memory_resizes_have_no_effect(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let pid = ctx.pid();
             setup(ctx, 3, 3);
@@ -411,7 +411,7 @@ pub fn out_of_memory_resizes_have_no_effect(l: &dyn Launcher) {
 }
 
 pub fn zero_size_and_null_registrations(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 3, 2 * n as usize);
@@ -434,7 +434,7 @@ pub fn zero_size_and_null_registrations(l: &dyn Launcher) {
 
 pub fn random_supersteps_match_a_model(l: &dyn Launcher) {
     const WORDS: usize = 256;
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             let np = n as usize;
@@ -487,7 +487,7 @@ pub fn nested_exec(l: &dyn Launcher) {
     if !l.supports_nested_exec() {
         return;
     }
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let outer = ctx.pid();
             let free = ctx.probe().unwrap().free_p;
@@ -530,7 +530,7 @@ pub fn nested_exec(l: &dyn Launcher) {
 }
 
 pub fn rehook_isolates_registrations(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 2, 2);
@@ -574,7 +574,7 @@ pub fn rehook_isolates_registrations(l: &dyn Launcher) {
 }
 
 pub fn unmatched_syncs_are_fatal(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS.into_iter().filter(|&p| p >= 2) {
+    for p in counts(l).into_iter().filter(|&p| p >= 2) {
         let e = run_fatal(l, p, &|ctx, _| {
             let pid = ctx.pid();
             sync(ctx);
@@ -590,7 +590,7 @@ pub fn unmatched_syncs_are_fatal(l: &dyn Launcher) {
 }
 
 pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS.into_iter().filter(|&p| p >= 2) {
+    for p in counts(l).into_iter().filter(|&p| p >= 2) {
         let mut out = [0u8; 5];
         let r = l.run(p, &|ctx, args| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
@@ -636,7 +636,7 @@ const BAD_CALLS: &[BadCall] = &[
 ];
 
 pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         for bad in BAD_CALLS {
             let e = run_fatal(l, p, &|ctx, _| {
                 let (pid, n) = (ctx.pid(), ctx.nprocs());
@@ -668,7 +668,7 @@ pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
 }
 
 pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         for by_get in [false, true] {
             let e = run_fatal(l, p, &|ctx, _| {
                 let (pid, n) = (ctx.pid(), ctx.nprocs());
@@ -706,7 +706,7 @@ pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
 }
 
 pub fn registration_sizes_are_learnt_per_process(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, &|ctx, _| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 4, 4 * n as usize);
@@ -731,7 +731,7 @@ pub fn registration_sizes_are_learnt_per_process(l: &dyn Launcher) {
 }
 
 pub fn non_collective_calls_fail_everywhere(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS.into_iter().filter(|&p| p >= 2) {
+    for p in counts(l).into_iter().filter(|&p| p >= 2) {
         // Only pid 0 registers a global slot: register_global is collective.
         let e = run_fatal(l, p, &|ctx, _| {
             setup(ctx, 1, 1);
@@ -754,7 +754,7 @@ pub fn non_collective_calls_fail_everywhere(l: &dyn Launcher) {
 }
 
 pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS.into_iter().filter(|&p| p >= 2) {
+    for p in counts(l).into_iter().filter(|&p| p >= 2) {
         let e = run_fatal(l, p, &|ctx, _| {
             let pid = ctx.pid();
             setup(ctx, 2, 1);
@@ -773,7 +773,7 @@ pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
 }
 
 pub fn many_sections_in_a_row(l: &dyn Launcher) {
-    for p in [2, 3] {
+    for p in counts(l).into_iter().filter(|&p| p == 2 || p == 3) {
         for round in 0..30u64 {
             run_ok(l, p, &|ctx, _| {
                 let (pid, n) = (ctx.pid(), ctx.nprocs());

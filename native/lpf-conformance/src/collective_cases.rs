@@ -9,8 +9,8 @@
 //! commutative (2x2 matrix products, string concatenation encoded in integers) and
 //! floating-point sums, which must come out bitwise equal to the process-ordered fold.
 
-use crate::{Launcher, Rng, PROCESS_COUNTS};
-use lpf::collectives::{Algorithm, Collective, Collectives, Config, CostModel};
+use crate::{counts, Launcher, Rng};
+use lpf::collectives::{Algorithm, Collective, Collectives, Config, CostModel, Hierarchy, Inter};
 use lpf::{Args, Context, ErrorKind, Pid, MSG_DEFAULT, SYNC_DEFAULT};
 use std::collections::HashSet;
 
@@ -106,24 +106,55 @@ fn sizes(p: usize, switch: Option<usize>, elem: usize, max_bytes: usize) -> Vec<
     v
 }
 
-/// Asserts that `c` picks the algorithm its switch point says, and returns it.
-fn expect_algorithm(c: &Collectives, p: usize, kind: Collective, bytes: usize) -> Algorithm {
-    let alg = c.algorithm(kind, bytes);
-    let want = if p == 1 {
+/// The flat algorithm the switch point says (or the direct reduction does not fit).
+fn flat_algorithm(c: &Collectives, p: usize, kind: Collective, bytes: usize) -> Algorithm {
+    let direct_fits = !matches!(kind, Collective::Reduce | Collective::Allreduce) || bytes * p <= c.scratch_bytes();
+    if p == 1 {
         Algorithm::Local
-    } else if c.switch_bytes(kind).is_some_and(|s| bytes >= s) {
+    } else if c.switch_bytes(kind).is_some_and(|s| bytes >= s) || !direct_fits {
         Algorithm::TwoPhase
     } else {
         Algorithm::Direct
-    };
-    assert_eq!(alg, want, "{kind:?} on {bytes} bytes at p = {p}");
+    }
+}
+
+/// Whether `kind` may run hierarchically with `c` (machine and operation).
+fn hierarchical_possible(c: &Collectives, kind: Collective) -> bool {
+    c.is_hierarchical() && matches!(kind, Collective::Broadcast | Collective::Allreduce)
+}
+
+/// Asserts that `c` picks the algorithm its switch point and, on a hierarchical machine,
+/// its node cost model and hierarchy policy say, and returns it.
+fn expect_algorithm(c: &Collectives, p: usize, kind: Collective, bytes: usize) -> Algorithm {
+    let alg = c.algorithm(kind, bytes);
+    let flat = flat_algorithm(c, p, kind, bytes);
+    let what = format!("{kind:?} on {bytes} bytes at p = {p}, nodes {:?}, {:?}", c.nodes(), c.hierarchy());
+    if p == 1 || !hierarchical_possible(c, kind) || c.hierarchy() == Hierarchy::Never {
+        assert_eq!(alg, flat, "{what}");
+        return alg;
+    }
+    let cost = |a| c.predicted_node_cost(kind, a, bytes);
+    let hd = Algorithm::Hierarchical(Inter::Direct);
+    let ht = Algorithm::Hierarchical(Inter::TwoPhase);
+    let hd_allowed = kind == Collective::Broadcast || bytes * p <= c.scratch_bytes();
+    let best = if hd_allowed && cost(hd) <= cost(ht) { hd } else { ht };
+    match c.hierarchy() {
+        Hierarchy::Always => assert_eq!(alg, best, "{what}"),
+        _ if cost(best) < cost(flat) => assert_eq!(alg, best, "{what}: {} < {}", cost(best), cost(flat)),
+        _ => assert_eq!(alg, flat, "{what}: {} >= {}", cost(best), cost(flat)),
+    }
     alg
 }
 
-/// Both algorithms ran wherever the cost model has a switch point.
+/// Both algorithms ran wherever the cost model has a switch point (on a hierarchical
+/// machine a hierarchical algorithm may stand in for either).
 fn check_both_ran(c: &Collectives, p: usize, kind: Collective, seen: &HashSet<Algorithm>) {
+    let hier = seen.iter().any(|a| matches!(a, Algorithm::Hierarchical(_)));
     if p == 1 {
         assert_eq!(seen.iter().copied().collect::<Vec<_>>(), vec![Algorithm::Local]);
+    } else if hier {
+        assert!(hierarchical_possible(c, kind), "{kind:?} p = {p}: {seen:?} on nodes {:?}", c.nodes());
+        assert!(!seen.contains(&Algorithm::Local));
     } else if c.switch_bytes(kind).is_some() {
         assert!(seen.contains(&Algorithm::Direct) && seen.contains(&Algorithm::TwoPhase), "{kind:?} p = {p}: {seen:?}");
     } else {
@@ -132,7 +163,7 @@ fn check_both_ran(c: &Collectives, p: usize, kind: Collective, seen: &HashSet<Al
 }
 
 pub fn coll_allreduce(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "allreduce", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, MAX);
@@ -176,7 +207,7 @@ pub fn coll_allreduce(l: &dyn Launcher) {
 }
 
 pub fn coll_reduce(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "reduce", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, MAX);
@@ -218,7 +249,7 @@ pub fn coll_reduce(l: &dyn Launcher) {
 }
 
 pub fn coll_broadcast(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "broadcast", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, MAX);
@@ -247,7 +278,7 @@ pub fn coll_broadcast(l: &dyn Launcher) {
 }
 
 pub fn coll_scatter_gather(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "scatter/gather", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, MAX);
@@ -280,7 +311,7 @@ pub fn coll_scatter_gather(l: &dyn Launcher) {
 }
 
 pub fn coll_allgather(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "allgather", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, MAX);
@@ -319,7 +350,7 @@ pub fn coll_allgather(l: &dyn Launcher) {
 }
 
 pub fn coll_alltoall(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "alltoall", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, MAX);
@@ -345,7 +376,7 @@ pub fn coll_alltoall(l: &dyn Launcher) {
 /// with the capacities `with_config` reserved for them; the machine's own cost model
 /// (probe) works; release and re-create.
 pub fn coll_limits_and_user_messages(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "limits", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let cfg = Config { user_slots: 2, user_msgs: np, ..Config::new(1024) };
@@ -408,13 +439,15 @@ pub fn coll_limits_and_user_messages(l: &dyn Launcher) {
 /// one scratch (so that no call can disturb the next), each checked against the
 /// sequential result.
 pub fn coll_random_sequence(l: &dyn Launcher) {
-    for p in PROCESS_COUNTS {
+    for p in counts(l) {
         run_ok(l, p, "random sequence", &|ctx, _| {
             let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
             let mut c = collectives(ctx, 16 << 10);
             let mut rng = Rng::new(4242 + np as u64);
             for step in 0..60u64 {
                 let seed = 10_000 + step;
+                // The same draws everywhere, so every process sets the same policy.
+                c.set_hierarchy([Hierarchy::Auto, Hierarchy::Never, Hierarchy::Always][rng.below(3) as usize]);
                 let root = rng.below(np as u64) as usize;
                 let n = match rng.below(3) {
                     0 => rng.below(8),
@@ -466,6 +499,120 @@ pub fn coll_random_sequence(l: &dyn Launcher) {
                         let want: Vec<u64> = (0..np).flat_map(|r| gen_u64(seed, r, np * k)[me * k..(me + 1) * k].to_vec()).collect();
                         assert_eq!(dst, want, "step {step}");
                     }
+                }
+            }
+        });
+    }
+}
+
+/// l/g = 1000 bytes as in [`TEST_COST`], but shared-memory copies and combining 100
+/// times cheaper than the network: where hierarchical algorithms pay.
+pub const HIER_COST: CostModel = CostModel { g: 1e-9, l: 1e-6, c: 1e-11 };
+
+/// Hierarchical broadcast and allreduce: `ctx.nodes()` is what the launcher says (and a
+/// partition of the pids into consecutive ranges); under each policy (Auto, Never,
+/// Always) the algorithm is the one the node cost model says, and every result equals
+/// the sequential computation (non-commutative operators, floating-point sums bitwise).
+/// On a hierarchical machine (several nodes, some with several processes) Always runs
+/// both hierarchical variants of allreduce, Auto picks a hierarchical one somewhere for
+/// both operations, and reduce stays flat; elsewhere nothing hierarchical runs.
+pub fn coll_hierarchical(l: &dyn Launcher) {
+    for p in counts(l) {
+        run_ok(l, p, "hierarchical", &|ctx, _| {
+            let (me, np) = (ctx.pid() as usize, ctx.nprocs() as usize);
+            let nodes = ctx.nodes();
+            if let Some(want) = l.nodes(np as Pid) {
+                assert_eq!(nodes, want, "pid {me}: ctx.nodes() on {}", ctx.engine_name());
+            }
+            assert_eq!(nodes.first().map(|r| r.start), Some(0));
+            assert_eq!(nodes.last().map(|r| r.end), Some(np as Pid));
+            assert!(nodes.windows(2).all(|w| w[0].end == w[1].start) && nodes.iter().all(|r| !r.is_empty()), "{nodes:?}");
+            let hierarchical = nodes.len() > 1 && nodes.len() < np;
+            let cfg = Config { cost: Some(HIER_COST), ..Config::new(MAX) };
+            let mut c = Collectives::with_config(ctx, &cfg).unwrap();
+            assert_eq!(c.is_hierarchical(), hierarchical);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            for policy in [Hierarchy::Always, Hierarchy::Auto, Hierarchy::Never] {
+                c.set_hierarchy(policy);
+                let mut seen = HashSet::new();
+                let mut seen_bcast = HashSet::new();
+                // Sizes around the flat switch points and the hierarchical crossovers
+                // (about 500 B to 2 KB at this cost model).
+                let mut sizes_b: Vec<usize> = vec![0, 8, 16, 64, 256, 400, 504, 600, 800, 1024, 1600, 2048, 3000, 6000, 12 << 10, MAX];
+                sizes_b.extend(c.switch_bytes(Collective::Allreduce));
+                sizes_b.extend(c.switch_bytes(Collective::Broadcast));
+                sizes_b.retain(|&b| b <= MAX);
+                for (round, bytes) in sizes_b.into_iter().enumerate() {
+                    let seed = 20_000 + round as u64 * 10;
+                    // Matrices (non-commutative).
+                    let n = bytes / 32;
+                    seen.insert(expect_algorithm(&c, np, Collective::Allreduce, n * 32));
+                    let mut data = gen_mat(seed, me, n);
+                    c.allreduce(ctx, &mut data, mat_mul).unwrap();
+                    assert_eq!(data, fold_all(np, |q| gen_mat(seed, q, n), mat_mul), "pid {me}: {policy:?} matrix allreduce of {n}");
+                    // Strings (non-commutative, 16-byte elements).
+                    let n = bytes / 16;
+                    seen.insert(expect_algorithm(&c, np, Collective::Allreduce, n * 16));
+                    let mut data = gen_str(seed + 1, me, n);
+                    c.allreduce(ctx, &mut data, concat).unwrap();
+                    assert_eq!(data, fold_all(np, |q| gen_str(seed + 1, q, n), concat), "pid {me}: {policy:?} string allreduce of {n}");
+                    // f64 sums: bitwise the left-to-right fold, on every path.
+                    let n = bytes / 8;
+                    seen.insert(expect_algorithm(&c, np, Collective::Allreduce, n * 8));
+                    let mut data = gen_f64(seed + 2, me, n);
+                    c.allreduce(ctx, &mut data, |a, b| *a += *b).unwrap();
+                    let want = fold_all(np, |q| gen_f64(seed + 2, q, n), |a, b| *a += *b);
+                    assert_eq!(bits(&data), bits(&want), "pid {me}: {policy:?} f64 allreduce of {n}");
+                    // Reduce stays flat (and correct) whatever the policy.
+                    let root = (round * 5 + 1) % np;
+                    let n = bytes / 16;
+                    let alg = c.algorithm(Collective::Reduce, n * 16);
+                    assert_eq!(alg, flat_algorithm(&c, np, Collective::Reduce, n * 16), "reduce of {n} strings");
+                    let mut data = gen_str(seed + 3, me, n);
+                    c.reduce(ctx, root as Pid, &mut data, concat).unwrap();
+                    let want = if me == root { fold_all(np, |q| gen_str(seed + 3, q, n), concat) } else { gen_str(seed + 3, me, n) };
+                    assert_eq!(data, want, "pid {me}: {policy:?} reduce to {root} of {n} strings");
+                    // Broadcast from every root: each node, first and last process.
+                    for root in 0..np {
+                        let n = bytes / 8;
+                        seen_bcast.insert(expect_algorithm(&c, np, Collective::Broadcast, n * 8));
+                        let seed = seed + 4 + root as u64;
+                        let mut data = if me == root { gen_u64(seed, root, n) } else { vec![u64::MAX; n] };
+                        c.broadcast(ctx, root as Pid, &mut data).unwrap();
+                        assert_eq!(data, gen_u64(seed, root, n), "pid {me}: {policy:?} broadcast from {root} of {n} words");
+                    }
+                    // Odd element size (3 bytes): blocks at unaligned byte offsets.
+                    let n = bytes / 3;
+                    let root = np - 1;
+                    let make = || gen_u64(seed + 9, root, n).into_iter().map(|x| [x as u8, (x >> 8) as u8, (x >> 16) as u8]).collect::<Vec<_>>();
+                    let mut data = if me == root { make() } else { vec![[0x5au8; 3]; n] };
+                    seen_bcast.insert(expect_algorithm(&c, np, Collective::Broadcast, n * 3));
+                    c.broadcast(ctx, root as Pid, &mut data).unwrap();
+                    assert_eq!(data, make(), "pid {me}: {policy:?} broadcast of {n} triples");
+                }
+                let hier = |s: &HashSet<Algorithm>| s.iter().filter(|a| matches!(a, Algorithm::Hierarchical(_))).count();
+                match (hierarchical, policy) {
+                    (true, Hierarchy::Always) => {
+                        assert!(seen.contains(&Algorithm::Hierarchical(Inter::Direct)) && seen.contains(&Algorithm::Hierarchical(Inter::TwoPhase)), "allreduce, {nodes:?}: {seen:?}");
+                        assert_eq!(hier(&seen), seen.len(), "allreduce, {nodes:?}: {seen:?}");
+                        assert_eq!(hier(&seen_bcast), seen_bcast.len(), "broadcast, {nodes:?}: {seen_bcast:?}");
+                        if nodes.len() >= 3 {
+                            assert_eq!(hier(&seen_bcast), 2, "broadcast, {nodes:?}: {seen_bcast:?}");
+                        }
+                    }
+                    (true, Hierarchy::Auto) => {
+                        // Allreduce gains when every node has several processes (then
+                        // flat sends each vector into a node k times); with single-process
+                        // nodes about (2 + 1, 1 + 2 + 1) the busiest node moves as much
+                        // either way, and the model rightly stays flat. Broadcast always
+                        // gains for large enough vectors.
+                        if nodes.iter().all(|r| r.len() > 1) {
+                            assert!(hier(&seen) >= 1, "allreduce, {nodes:?}: {seen:?}");
+                        }
+                        assert!(hier(&seen) < seen.len(), "allreduce, {nodes:?}: {seen:?}");
+                        assert!(hier(&seen_bcast) >= 1, "broadcast, {nodes:?}: {seen_bcast:?}");
+                    }
+                    _ => assert_eq!(hier(&seen) + hier(&seen_bcast), 0, "{nodes:?} {policy:?}: {seen:?} {seen_bcast:?}"),
                 }
             }
         });

@@ -8,6 +8,8 @@
 
 pub mod cases;
 pub mod collective_cases;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 
 use lpf::{Args, Context, Pid, Result};
 
@@ -20,6 +22,21 @@ pub trait Launcher: Sync {
     fn supports_nested_exec(&self) -> bool {
         true
     }
+    /// The most processes one section may have (a fixed-size launcher such as
+    /// `mpirun -n W`); `None`: any number.
+    fn max_procs(&self) -> Option<Pid> {
+        None
+    }
+    /// What `ctx.nodes()` must say in a section of p processes, if the launcher knows
+    /// (`coll_hierarchical` checks it).
+    fn nodes(&self, _p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
+        None
+    }
+}
+
+/// The counts of [`PROCESS_COUNTS`] the launcher can run.
+pub fn counts(l: &dyn Launcher) -> Vec<Pid> {
+    PROCESS_COUNTS.into_iter().filter(|&p| l.max_procs().is_none_or(|m| p <= m)).collect()
 }
 
 /// The process counts every case runs at.
@@ -54,7 +71,7 @@ macro_rules! collectives_suite {
     ($l:expr) => {
         $crate::collectives_suite!($l;
             coll_allreduce, coll_reduce, coll_broadcast, coll_scatter_gather, coll_allgather, coll_alltoall,
-            coll_limits_and_user_messages, coll_random_sequence);
+            coll_limits_and_user_messages, coll_random_sequence, coll_hierarchical);
     };
     ($l:expr; $($case:ident),* $(,)?) => {
         $(

@@ -12,6 +12,9 @@ impl Launcher for Exec {
     fn run(&self, p: Pid, spmd: &(dyn Fn(&mut Context, Args<'_>) + Sync), args: Args<'_>) -> Result<()> {
         Root::with_max_procs(p).exec(p, spmd, args)
     }
+    fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
+        Some(vec![0..p])
+    }
 }
 
 /// p threads that each join a pthread-style init and hook.
@@ -32,6 +35,9 @@ impl Launcher for Hook {
             let theirs: Vec<Result<()>> = peers.into_iter().map(|h| h.join().unwrap()).collect();
             std::iter::once(mine).chain(theirs).find(|r| r.is_err()).unwrap_or(Ok(()))
         })
+    }
+    fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
+        Some(vec![0..p])
     }
 }
 

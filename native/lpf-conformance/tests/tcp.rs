@@ -15,6 +15,9 @@ impl Launcher for Tcp {
     fn run(&self, p: Pid, spmd: &(dyn Fn(&mut Context, Args<'_>) + Sync), args: Args<'_>) -> Result<()> {
         run_over_tcp(&vec![1; p as usize], self.0, false, spmd, args)
     }
+    fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
+        Some((0..p).map(|q| q..q + 1).collect())
+    }
 }
 
 mod direct {

@@ -62,6 +62,41 @@
 //! Reductions combine in process order, `x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}` (left to right), on
 //! every path, so the operator needs to be associative but not commutative, and the
 //! result is bitwise the same whichever algorithm ran (also for floating point).
+//!
+//! # Hierarchical machines
+//!
+//! [`Context::nodes`] says which processes share memory. When there are several nodes
+//! and some hold more than one process (the hybrid engine: threads of several OS
+//! processes), the flat algorithms send the *same* bytes over the network once per
+//! process of the receiving node: a flat direct broadcast moves the vector k times into
+//! a node of k processes, a flat allgather of combined blocks (the second phase of
+//! two-phase allreduce) k times each block. The hierarchical algorithms
+//! ([`Algorithm::Hierarchical`]) move each byte into each node once and spread it inside
+//! the node by shared-memory copies, for one more superstep (in LPF every sync is global,
+//! so an intra-node superstep still costs l). They are chosen per call under a node
+//! cost model ([`Collectives::predicted_node_cost`]): network bytes per node at g,
+//! shared-memory copies at c.
+//!
+//! What stays flat, and why:
+//!
+//! * **The fold order.** A leader does *not* pre-combine its node's vectors and then
+//!   combine the partial results between nodes: `(x_0 ⊕ x_1) ⊕ (x_2 ⊕ x_3)` is not
+//!   bitwise `((x_0 ⊕ x_1) ⊕ x_2) ⊕ x_3` for floating point, and the guarantee above
+//!   would break. Every hierarchical path folds each element left to right in one place,
+//!   as the flat algorithms do, so the results are bitwise identical; the hierarchy
+//!   removes replicated transfers, not the transfer of the individual vectors.
+//! * **reduce** (to one root): the flat algorithms already move each byte across the
+//!   network at most once (each vector once to the root, or each block once to its
+//!   combiner and each combined block once to the root), so there is no replication to
+//!   remove, and without pre-combining the hierarchy could only add supersteps.
+//! * **allgather, gather, scatter, alltoall**: gather, scatter and alltoall move distinct
+//!   bytes between every pair, nothing to remove. Allgather replicates (node i receives
+//!   every remote part k_i times); a hierarchical allgather (remote parts to one process
+//!   per node, then a shared-memory superstep) saves (k_i - 1)·(p - k_i)/p·n bytes of
+//!   network per node for one l plus the copies: on the measured hybrid 2 × 2 (l ≈ 1 ms,
+//!   g ≈ 8·10⁻¹⁰ s/B) it pays only above n ≈ 2l/g ≈ 2.5 MB, beyond what allgather is used
+//!   for here (PageRank vectors are gathered by the get-plan exchange at that size), so it
+//!   is not implemented.
 
 use crate::context::{Context, Registered};
 use crate::error::{Error, Result};
@@ -101,6 +136,35 @@ pub enum Algorithm {
     /// Two supersteps with h = (p - 1)/p · n each (scatter or reduce-scatter, then
     /// allgather or gather).
     TwoPhase,
+    /// Broadcast and allreduce on a machine of several nodes (see [`Context::nodes`])
+    /// of which some hold more than one process: data crosses between nodes once per
+    /// node and spreads inside a node by shared-memory copies. The [`Inter`] part says
+    /// how it moves between nodes; see [`Collectives::broadcast`] and
+    /// [`Collectives::allreduce`] for the algorithms and their costs.
+    Hierarchical(Inter),
+}
+
+/// How a hierarchical algorithm moves data between nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Inter {
+    /// Whole vectors, one superstep.
+    Direct,
+    /// Blocks, two supersteps: scatter then allgather (broadcast), or reduce-scatter
+    /// then allgather (allreduce).
+    TwoPhase,
+}
+
+/// Whether [`Collectives`] may use [`Algorithm::Hierarchical`]; see
+/// [`Collectives::set_hierarchy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Hierarchy {
+    /// When the node cost model predicts it is cheaper than the flat algorithm.
+    #[default]
+    Auto,
+    /// Never: always the flat (direct or two-phase) algorithm.
+    Never,
+    /// Always when the machine is hierarchical (for benchmarks and tests).
+    Always,
 }
 
 /// The parameters algorithm selection uses: g in seconds per byte of an h-relation,
@@ -157,6 +221,13 @@ pub struct Collectives {
     scratch_bytes: usize,
     max_bytes: usize,
     cost: CostModel,
+    /// `ctx.nodes()`, as usize ranges.
+    nodes: Vec<std::ops::Range<usize>>,
+    /// The index in `nodes` of this process's node.
+    my_node: usize,
+    /// The distinct node sizes and how many nodes have each (for the node cost model).
+    node_sizes: Vec<(usize, usize)>,
+    hierarchy: Hierarchy,
 }
 
 impl Drop for Collectives {
@@ -254,6 +325,21 @@ impl Collectives {
         };
         let p = ctx.nprocs() as usize;
         let me = ctx.pid() as usize;
+        let nodes: Vec<std::ops::Range<usize>> = ctx.nodes().into_iter().map(|r| r.start as usize..r.end as usize).collect();
+        let covers = !nodes.is_empty()
+            && nodes[0].start == 0
+            && nodes.last().is_some_and(|r| r.end == p)
+            && nodes.windows(2).all(|w| w[0].end == w[1].start)
+            && nodes.iter().all(|r| !r.is_empty());
+        assert!(covers, "Collectives: engine {} describes its nodes as {nodes:?}, which is not a partition of 0..{p} into consecutive ranges", ctx.engine_name());
+        let my_node = nodes.partition_point(|r| r.end <= me);
+        let mut node_sizes: Vec<(usize, usize)> = Vec::new();
+        for r in &nodes {
+            match node_sizes.iter_mut().find(|(k, _)| *k == r.len()) {
+                Some((_, count)) => *count += 1,
+                None => node_sizes.push((r.len(), 1)),
+            }
+        }
         let oom = || Error::out_of_memory(format!("Collectives: cannot allocate scratch for max_bytes = {}", cfg.max_bytes));
         let direct_cap = [Collective::Reduce, Collective::Allreduce]
             .iter()
@@ -288,6 +374,10 @@ impl Collectives {
             scratch_bytes,
             max_bytes: cfg.max_bytes,
             cost,
+            nodes,
+            my_node,
+            node_sizes,
+            hierarchy: Hierarchy::Auto,
         };
         sync(ctx)?;
         Ok(coll)
@@ -321,10 +411,67 @@ impl Collectives {
         switch_bytes(self.cost, self.p, kind)
     }
 
-    /// The algorithm a call of `kind` on `bytes` bytes runs: direct below
-    /// [`Collectives::switch_bytes`], two-phase from there on (and for a reduction whose
-    /// direct algorithm would not fit the scratch), local at p = 1.
+    /// The nodes (processes that share memory) as `ctx.nodes()` described them when
+    /// this object was made.
+    pub fn nodes(&self) -> &[std::ops::Range<usize>] {
+        &self.nodes
+    }
+
+    /// Whether the machine is hierarchical: more than one node, and some node with more
+    /// than one process. Only then can [`Algorithm::Hierarchical`] run.
+    pub fn is_hierarchical(&self) -> bool {
+        self.nodes.len() > 1 && self.nodes.len() < self.p
+    }
+
+    /// Sets when broadcast and allreduce use [`Algorithm::Hierarchical`] (default
+    /// [`Hierarchy::Auto`]). Like every call, collective: every process must set the
+    /// same policy before the same call.
+    pub fn set_hierarchy(&mut self, h: Hierarchy) {
+        self.hierarchy = h;
+    }
+
+    pub fn hierarchy(&self) -> Hierarchy {
+        self.hierarchy
+    }
+
+    /// The algorithm a call of `kind` on `bytes` bytes runs.
+    ///
+    /// Flat choice: direct below [`Collectives::switch_bytes`], two-phase from there on
+    /// (and for a reduction whose direct algorithm would not fit the scratch), local at
+    /// p = 1. On a hierarchical machine ([`Collectives::is_hierarchical`]), broadcast
+    /// and allreduce then compare, under the node cost model
+    /// ([`Collectives::predicted_node_cost`]), the flat choice with the cheaper of the
+    /// two hierarchical ones, and run the cheapest (ties go to the flat algorithm);
+    /// [`Collectives::set_hierarchy`] can force either side.
     pub fn algorithm(&self, kind: Collective, bytes: usize) -> Algorithm {
+        let flat = self.flat_algorithm(kind, bytes);
+        if flat == Algorithm::Local
+            || !self.is_hierarchical()
+            || self.hierarchy == Hierarchy::Never
+            || !matches!(kind, Collective::Broadcast | Collective::Allreduce)
+        {
+            return flat;
+        }
+        let hier_direct_fits = kind != Collective::Allreduce || self.direct_fits(bytes);
+        let direct = Algorithm::Hierarchical(Inter::Direct);
+        let two = Algorithm::Hierarchical(Inter::TwoPhase);
+        let hier = if hier_direct_fits && self.predicted_node_cost(kind, direct, bytes) <= self.predicted_node_cost(kind, two, bytes) {
+            direct
+        } else {
+            two
+        };
+        if self.hierarchy == Hierarchy::Always || self.predicted_node_cost(kind, hier, bytes) < self.predicted_node_cost(kind, flat, bytes) {
+            hier
+        } else {
+            flat
+        }
+    }
+
+    fn direct_fits(&self, bytes: usize) -> bool {
+        bytes.checked_mul(self.p).is_some_and(|b| b <= self.scratch_bytes)
+    }
+
+    fn flat_algorithm(&self, kind: Collective, bytes: usize) -> Algorithm {
         if self.p == 1 {
             return Algorithm::Local;
         }
@@ -332,7 +479,7 @@ impl Collectives {
             return Algorithm::TwoPhase;
         }
         let direct_fits = match kind {
-            Collective::Reduce | Collective::Allreduce => bytes.checked_mul(self.p).is_some_and(|b| b <= self.scratch_bytes),
+            Collective::Reduce | Collective::Allreduce => self.direct_fits(bytes),
             _ => true,
         };
         if direct_fits {
@@ -342,11 +489,36 @@ impl Collectives {
         }
     }
 
-    /// The predicted BSP cost in seconds of `alg` for `kind` on `bytes` bytes.
+    /// The predicted BSP cost in seconds of `alg` for `kind` on `bytes` bytes: for the
+    /// flat algorithms the per-process model of the [module documentation](self); for
+    /// [`Algorithm::Hierarchical`], which only the node model can describe,
+    /// [`Collectives::predicted_node_cost`].
     pub fn predicted_cost(&self, kind: Collective, alg: Algorithm, bytes: usize) -> f64 {
+        if let Algorithm::Hierarchical(_) = alg {
+            return if matches!(kind, Collective::Broadcast | Collective::Allreduce) && self.is_hierarchical() {
+                self.predicted_node_cost(kind, alg, bytes)
+            } else {
+                f64::INFINITY
+            };
+        }
         let (h, work, steps) = cost_terms(self.p, kind, alg);
         let n = bytes as f64;
         h * n * self.cost.g + work * n * self.cost.c + steps * self.cost.l
+    }
+
+    /// The predicted cost in seconds of `alg` for `kind` (broadcast or allreduce; other
+    /// kinds: [`Collectives::predicted_cost`]) on `bytes` bytes under the node model: a
+    /// superstep costs H·g + L·c + l, where H is the most bytes any node sends or
+    /// receives over the network (between nodes) and L the most bytes any node copies
+    /// inside itself (shared memory; a copy is a streaming pass like a combine, so it is
+    /// charged c), plus c per byte of combining on the busiest process. For broadcast it
+    /// is the worst case over the root's node. The formulas per superstep are in the
+    /// documentation of [`Collectives::broadcast`] and [`Collectives::allreduce`].
+    pub fn predicted_node_cost(&self, kind: Collective, alg: Algorithm, bytes: usize) -> f64 {
+        if !matches!(kind, Collective::Broadcast | Collective::Allreduce) || self.p == 1 {
+            return self.predicted_cost(kind, alg, bytes);
+        }
+        node_cost(self.cost, self.p, &self.node_sizes, kind, alg, bytes as f64)
     }
 
     fn check_size(&self, what: &str, bytes: usize) -> Result<()> {
@@ -402,6 +574,22 @@ impl Collectives {
     ///   block from the root, then every block from its owner); local work n at the
     ///   root, n/p elsewhere. Cost 2(p - 1)/p·n·g + 2l; chosen when that is below
     ///   (p - 1)·n·g + l, i.e. never at p ≤ 2.
+    ///
+    /// On a hierarchical machine (m nodes, node i of k_i processes; the root's node is
+    /// represented by the root, every other node by its first process):
+    ///
+    /// * hierarchical, direct between nodes: 2 supersteps. (1) each other node's
+    ///   representative fetches the vector from the root (network: H = (m - 1)·n out of
+    ///   the root's node, n into each other node) while the root's node mates fetch it
+    ///   from the root (shared memory: (k_r - 1)·n); (2) the other nodes' members fetch
+    ///   it from their representative (shared memory: (k_i - 1)·n). Flat direct moves
+    ///   (p - k_r)·n out of the root's node and k_i·n into node i: the same vector k_i
+    ///   times.
+    /// * hierarchical, two-phase between nodes: 3 supersteps. (1) representative j
+    ///   fetches block j of m from the root, (2) each representative fetches the other
+    ///   blocks from their representatives (network: H = (m - 1)/m·n per node in each),
+    ///   (3) members fetch the vector from their representative (shared memory).
+    ///   Flat two-phase's allgather moves k_i·(p - k_i)/p·n into node i instead.
     pub fn broadcast<T: Pod>(&mut self, ctx: &mut Context, root: Pid, data: &mut [T]) -> Result<()> {
         Self::check_type::<T>();
         self.check_root(root);
@@ -427,6 +615,7 @@ impl Collectives {
                     })
                 }
             }
+            Algorithm::Hierarchical(inter) => self.broadcast_hierarchical(ctx, root, data, inter),
             Algorithm::TwoPhase => {
                 let ne = data.len();
                 let block = |q: usize| (block_start(q, ne, p), block_start(q + 1, ne, p) - block_start(q, ne, p));
@@ -463,6 +652,68 @@ impl Collectives {
         }
     }
 
+    /// [`Algorithm::Hierarchical`] broadcast (see [`Collectives::broadcast`]).
+    fn broadcast_hierarchical<T: Pod>(&mut self, ctx: &mut Context, root: usize, data: &mut [T], inter: Inter) -> Result<()> {
+        let (me, s, ne) = (self.me, size_of::<T>(), data.len());
+        let n = bytes_of::<T>(ne);
+        let m = self.nodes.len();
+        let slot = self.slot();
+        let root_node = self.node_of(root);
+        let rep = |i: usize| if i == root_node { root } else { self.nodes[i].start };
+        let mine = self.my_node;
+        // Blocks between nodes: block j (of m) belongs to node j's representative.
+        let block = |j: usize| (block_start(j, ne, m), block_start(j + 1, ne, m) - block_start(j, ne, m));
+        // The vector is served from the scratch: the root's, then the representatives'.
+        if me == root {
+            unsafe { self.part::<T>(0, ne) }.copy_from_slice(data);
+        }
+        let ptr = data.as_mut_ptr();
+        unsafe {
+            lend(ctx, ptr, ne, |ctx, dst| {
+                // Superstep 1: into the root's node by shared memory; to the other
+                // nodes' representatives over the network (whole, or block j).
+                if mine == root_node {
+                    if me != root && n > 0 {
+                        ctx.get(root as Pid, slot, 0, dst, 0, n, MSG_DEFAULT)?;
+                    }
+                } else if me == rep(mine) {
+                    let (start, len) = if inter == Inter::Direct { (0, ne) } else { block(mine) };
+                    if len > 0 {
+                        ctx.get(root as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
+                    }
+                }
+                sync(ctx)?;
+                if inter == Inter::TwoPhase {
+                    // Superstep 2: representatives allgather the blocks (the root has all).
+                    if mine != root_node && me == rep(mine) {
+                        for j in (0..m).filter(|&j| j != mine) {
+                            let (start, len) = block(j);
+                            if len > 0 {
+                                ctx.get(rep(j) as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
+                            }
+                        }
+                    }
+                    sync(ctx)?;
+                }
+                // Last superstep: the other nodes' members fetch the vector from their
+                // representative by shared memory.
+                if mine != root_node {
+                    if me == rep(mine) {
+                        std::slice::from_raw_parts_mut(ptr, ne).copy_from_slice(self.part::<T>(0, ne));
+                    } else if n > 0 {
+                        ctx.get(rep(mine) as Pid, slot, 0, dst, 0, n, MSG_DEFAULT)?;
+                    }
+                }
+                sync(ctx)
+            })
+        }
+    }
+
+    /// The index of the node holding process q.
+    fn node_of(&self, q: usize) -> usize {
+        self.nodes.partition_point(|r| r.end <= q)
+    }
+
     /// Reduce: the root's `data` becomes `x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1}` element by element,
     /// where x_q is process q's `data` and `op(a, b)` does `a = a ⊕ b`; the other
     /// processes' `data` is left unchanged. n = the size of `data` in bytes.
@@ -487,6 +738,23 @@ impl Collectives {
     ///   words this is one l, the least any allreduce can cost.
     /// * two-phase: reduce-scatter then allgather: 2 supersteps, h = (p - 1)/p·n each,
     ///   local work (p - 1)/p·n. Cost 2(p - 1)/p·n·g + (p - 1)/p·n·c + 2l.
+    ///
+    /// On a hierarchical machine (m nodes, node i of k_i processes, its leader its first
+    /// process; H = network bytes in or out of a node, L = bytes copied inside it):
+    ///
+    /// * hierarchical, direct between nodes: 2 supersteps. (1) every process puts its
+    ///   vector into every leader's scratch: H = max(k_i·(m - 1)·n out, (p - k_i)·n in),
+    ///   L = (k_i - 1)·n; each leader folds all p vectors in pid order, as flat direct
+    ///   does ((p - 1)·n work); (2) members fetch the result from their leader, L =
+    ///   (k_i - 1)·n. Flat direct has H = k_i·(p - k_i)·n: every vector enters a node
+    ///   once per process there.
+    /// * hierarchical, two-phase between nodes: 3 supersteps. (1) the flat
+    ///   reduce-scatter (H = k_i·(p - k_i)/p·n; block q folded on process q in pid
+    ///   order, so bitwise as flat); (2) every process fetches its node mates' combined
+    ///   blocks (shared memory) and each leader every other node's blocks (network:
+    ///   H = max((p - k_i)/p·n in, k_i·(m - 1)/p·n out)); (3) members fetch the other
+    ///   nodes' blocks from their leader (L = (k_i - 1)·(p - k_i)/p·n). Flat two-phase's
+    ///   allgather has H = k_i·(p - k_i)/p·n instead of (p - k_i)/p·n.
     pub fn allreduce<T: Pod>(&mut self, ctx: &mut Context, data: &mut [T], op: impl Fn(&mut T, &T)) -> Result<()> {
         self.reduction(ctx, None, data, &op)
     }
@@ -519,24 +787,8 @@ impl Collectives {
                         sync(ctx)
                     })?;
                 }
-                if !receives(me) {
-                    return Ok(());
-                }
-                // x_q is in scratch block q, except x_me, which is `data`.
-                if me == 0 {
-                    for q in 1..p {
-                        fold(data, unsafe { self.part::<T>(q * n, ne) }, op);
-                    }
-                } else {
-                    let acc = unsafe { self.part::<T>(0, ne) };
-                    for q in 1..p {
-                        if q == me {
-                            fold(acc, data, op);
-                        } else {
-                            fold(acc, unsafe { self.part::<T>(q * n, ne) }, op);
-                        }
-                    }
-                    data.copy_from_slice(acc);
+                if receives(me) {
+                    unsafe { self.fold_direct(data, op) };
                 }
                 Ok(())
             }
@@ -544,42 +796,17 @@ impl Collectives {
                 let s = size_of::<T>();
                 let stride = ne.div_ceil(p) * s;
                 self.check_scratch(what, p * stride)?;
-                let block = |q: usize| (block_start(q, ne, p), block_start(q + 1, ne, p) - block_start(q, ne, p));
                 // One pointer for both the registration and our own access to `data`.
                 let ptr = data.as_mut_ptr();
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
-                        // Reduce-scatter: block q of my vector goes to scratch block `me`
-                        // at process q.
-                        for q in (0..p).filter(|&q| q != me) {
-                            let (start, len) = block(q);
-                            if len > 0 {
-                                ctx.put(lent, start * s, q as Pid, slot, me * stride, len * s, MSG_DEFAULT)?;
-                            }
-                        }
-                        sync(ctx)?;
-                        // Combine my block in process order into scratch block 0 (which
-                        // holds x_0's block unless I am process 0).
-                        let (start, len) = block(me);
-                        let mine = &mut *std::ptr::slice_from_raw_parts_mut(ptr.add(start), len);
-                        let acc = self.part::<T>(0, len);
-                        if me == 0 {
-                            acc.copy_from_slice(mine);
-                        }
-                        for q in 1..p {
-                            if q == me {
-                                fold(acc, mine, op);
-                            } else {
-                                fold(acc, self.part::<T>(q * stride, len), op);
-                            }
-                        }
+                        self.reduce_scatter(ctx, lent, ptr, ne, op)?;
                         // Then gather (to the root) or allgather (to all) the combined
                         // blocks, read from scratch block 0 of their owners.
-                        let receives = root.is_none_or(|r| r == me);
-                        if receives {
-                            mine.copy_from_slice(acc);
+                        if root.is_none_or(|r| r == me) {
+                            self.own_block(ptr, ne);
                             for q in (0..p).filter(|&q| q != me) {
-                                let (start, len) = block(q);
+                                let (start, len) = self.block(q, ne);
                                 if len > 0 {
                                     ctx.get(q as Pid, slot, 0, lent, start * s, len * s, MSG_DEFAULT)?;
                                 }
@@ -589,7 +816,164 @@ impl Collectives {
                     })
                 }
             }
+            Algorithm::Hierarchical(Inter::Direct) => {
+                debug_assert!(root.is_none());
+                self.check_scratch(what, p * n)?;
+                let leader = self.nodes[self.my_node].start;
+                let ptr = data.as_mut_ptr();
+                unsafe {
+                    lend(ctx, ptr, ne, |ctx, lent| {
+                        // Superstep 1: my vector to every node's leader (scratch block
+                        // me), over the network to the other nodes' leaders.
+                        if n > 0 {
+                            for l in self.nodes.iter().map(|r| r.start).filter(|&l| l != me) {
+                                ctx.put(lent, 0, l as Pid, slot, me * n, n, MSG_DEFAULT)?;
+                            }
+                        }
+                        sync(ctx)?;
+                        // The leaders fold all p vectors exactly as the flat direct
+                        // algorithm does; the result ends in scratch block 0, from which
+                        // the members fetch it (superstep 2, shared memory).
+                        let data = std::slice::from_raw_parts_mut(ptr, ne);
+                        if me == leader {
+                            self.fold_direct(data, op);
+                            if me == 0 {
+                                self.part::<T>(0, ne).copy_from_slice(data);
+                            }
+                        } else if n > 0 {
+                            ctx.get(leader as Pid, slot, 0, lent, 0, n, MSG_DEFAULT)?;
+                        }
+                        sync(ctx)
+                    })
+                }
+            }
+            Algorithm::Hierarchical(Inter::TwoPhase) => {
+                debug_assert!(root.is_none());
+                let s = size_of::<T>();
+                let stride = ne.div_ceil(p) * s;
+                self.check_scratch(what, p * stride)?;
+                let node = self.nodes[self.my_node].clone();
+                let leader = node.start;
+                let (before, after) = (self.block(node.start, ne).0, self.block(node.end, ne).0);
+                let ptr = data.as_mut_ptr();
+                unsafe {
+                    lend(ctx, ptr, ne, |ctx, lent| {
+                        // Superstep 1: the flat reduce-scatter (so every block is folded
+                        // exactly as there); process q's result block sits in its scratch
+                        // block 0 and in its `data`.
+                        self.reduce_scatter(ctx, lent, ptr, ne, op)?;
+                        self.own_block(ptr, ne);
+                        // Superstep 2: every process fetches its node mates' blocks
+                        // (shared memory); the leader also fetches every other node's
+                        // blocks (network: each block enters each node once).
+                        let leads = me == leader;
+                        for q in (0..p).filter(|&q| q != me && (leads || node.contains(&q))) {
+                            let (start, len) = self.block(q, ne);
+                            if len > 0 {
+                                ctx.get(q as Pid, slot, 0, lent, start * s, len * s, MSG_DEFAULT)?;
+                            }
+                        }
+                        sync(ctx)?;
+                        // Superstep 3: the members fetch the other nodes' blocks, two
+                        // ranges around their node's, from the leader's scratch (shared
+                        // memory), where the leader copies them first.
+                        if leads {
+                            let data = std::slice::from_raw_parts(ptr, ne);
+                            self.part::<T>(0, before).copy_from_slice(&data[..before]);
+                            self.part::<T>(after * s, ne - after).copy_from_slice(&data[after..]);
+                        } else {
+                            for (start, len) in [(0, before), (after, ne - after)] {
+                                if len > 0 {
+                                    ctx.get(leader as Pid, slot, start * s, lent, start * s, len * s, MSG_DEFAULT)?;
+                                }
+                            }
+                        }
+                        sync(ctx)
+                    })
+                }
+            }
         }
+    }
+
+    /// Block q of the block distribution of `ne` elements over the p processes, as
+    /// (first element, elements).
+    fn block(&self, q: usize, ne: usize) -> (usize, usize) {
+        let start = block_start(q, ne, self.p);
+        (start, block_start(q + 1, ne, self.p) - start)
+    }
+
+    /// After a superstep in which every process q put its vector x_q into scratch block
+    /// q (n bytes each) of this process: `data` (x_me) becomes x_0 ⊕ x_1 ⊕ … ⊕ x_{p-1},
+    /// folded left to right. Unless this is process 0 the fold runs in scratch block 0
+    /// (x_0), which then holds the result too.
+    ///
+    /// # Safety
+    /// Between syncs, with the scratch blocks filled as described.
+    unsafe fn fold_direct<T: Pod>(&self, data: &mut [T], op: &impl Fn(&mut T, &T)) {
+        let (p, me, ne) = (self.p, self.me, data.len());
+        let n = bytes_of::<T>(ne);
+        if me == 0 {
+            for q in 1..p {
+                fold(data, self.part::<T>(q * n, ne), op);
+            }
+        } else {
+            let acc = self.part::<T>(0, ne);
+            for q in 1..p {
+                if q == me {
+                    fold(acc, data, op);
+                } else {
+                    fold(acc, self.part::<T>(q * n, ne), op);
+                }
+            }
+            data.copy_from_slice(acc);
+        }
+    }
+
+    /// Copies this process's combined block (scratch block 0, after
+    /// [`Collectives::reduce_scatter`]) into its place in `data` (`ptr`, `ne` elements).
+    ///
+    /// # Safety
+    /// As `reduce_scatter`, after it.
+    unsafe fn own_block<T: Pod>(&self, ptr: *mut T, ne: usize) {
+        let (start, len) = self.block(self.me, ne);
+        std::slice::from_raw_parts_mut(ptr.add(start), len).copy_from_slice(self.part::<T>(0, len));
+    }
+
+    /// The reduce-scatter superstep of the two-phase reductions: block q of every
+    /// process's vector goes to process q (into scratch block `sender` of stride
+    /// ⌈ne/p⌉ elements), one sync, then this process folds its block in process order
+    /// into scratch block 0 ([`Collectives::own_block`] copies it into `data`). `ptr`
+    /// is `data`, lent as `lent`.
+    ///
+    /// # Safety
+    /// `ptr` must be the `ne` elements lent as `lent`, held mutably by the caller.
+    unsafe fn reduce_scatter<T: Pod>(&self, ctx: &mut Context, lent: Memslot, ptr: *mut T, ne: usize, op: &impl Fn(&mut T, &T)) -> Result<()> {
+        let (p, me, s) = (self.p, self.me, size_of::<T>());
+        let stride = ne.div_ceil(p) * s;
+        let slot = self.slot();
+        for q in (0..p).filter(|&q| q != me) {
+            let (start, len) = self.block(q, ne);
+            if len > 0 {
+                ctx.put(lent, start * s, q as Pid, slot, me * stride, len * s, MSG_DEFAULT)?;
+            }
+        }
+        sync(ctx)?;
+        // Combine my block in process order into scratch block 0 (which holds x_0's
+        // block unless I am process 0).
+        let (start, len) = self.block(me, ne);
+        let mine = &mut *std::ptr::slice_from_raw_parts_mut(ptr.add(start), len);
+        let acc = self.part::<T>(0, len);
+        if me == 0 {
+            acc.copy_from_slice(mine);
+        }
+        for q in 1..p {
+            if q == me {
+                fold(acc, mine, op);
+            } else {
+                fold(acc, self.part::<T>(q * stride, len), op);
+            }
+        }
+        Ok(())
     }
 
     /// Scatter: the root's `src` (p·k elements, ignored elsewhere) is cut into p
@@ -772,6 +1156,78 @@ fn cost_terms(p: usize, kind: Collective, alg: Algorithm) -> (f64, f64, f64) {
     }
 }
 
+/// The node model of [`Collectives::predicted_node_cost`] for broadcast and allreduce.
+/// `sizes` lists the distinct node sizes k and how many nodes have each; n is in bytes.
+fn node_cost(cost: CostModel, p: usize, sizes: &[(usize, usize)], kind: Collective, alg: Algorithm, n: f64) -> f64 {
+    let pf = p as f64;
+    let m = sizes.iter().map(|&(_, c)| c).sum::<usize>() as f64;
+    // One superstep: `f(is_root_node, k)` = (network bytes, local bytes) of a node of k
+    // processes; the superstep costs the largest of each. For allreduce no node is the
+    // root's (`root` = None); for broadcast `root` is the index in `sizes` of the root
+    // node's size.
+    let step = |root: Option<usize>, f: &dyn Fn(bool, f64) -> (f64, f64)| -> f64 {
+        let (mut h, mut w) = (0f64, 0f64);
+        for (i, &(k, count)) in sizes.iter().enumerate() {
+            let is_root = root == Some(i);
+            let mut cases = vec![];
+            if is_root {
+                cases.push(true);
+            }
+            if !is_root || count > 1 {
+                cases.push(false);
+            }
+            for r in cases {
+                let (a, b) = f(r, k as f64);
+                h = h.max(a);
+                w = w.max(b);
+            }
+        }
+        h * cost.g + w * cost.c + cost.l
+    };
+    let c = cost.c;
+    match (kind, alg) {
+        (_, Algorithm::Local) => 0.0,
+        (Collective::Allreduce, Algorithm::Direct) => step(None, &|_, k| (k * (pf - k) * n, k * (k - 1.0) * n)) + (pf - 1.0) * n * c,
+        (Collective::Allreduce, Algorithm::TwoPhase) => {
+            2.0 * step(None, &|_, k| (k * (pf - k) * n / pf, k * (k - 1.0) * n / pf)) + (pf - 1.0) / pf * n * c
+        }
+        (Collective::Allreduce, Algorithm::Hierarchical(Inter::Direct)) => {
+            step(None, &|_, k| ((k * (m - 1.0) * n).max((pf - k) * n), (k - 1.0) * n))
+                + step(None, &|_, k| (0.0, (k - 1.0) * n))
+                + (pf - 1.0) * n * c
+        }
+        (Collective::Allreduce, Algorithm::Hierarchical(Inter::TwoPhase)) => {
+            step(None, &|_, k| (k * (pf - k) * n / pf, k * (k - 1.0) * n / pf))
+                + step(None, &|_, k| (((pf - k) * n / pf).max(k * (m - 1.0) * n / pf), (k * (k - 1.0) + pf - k) * n / pf))
+                + step(None, &|_, k| (0.0, (k - 1.0) * (pf - k) * n / pf))
+                + (pf - 1.0) / pf * n * c
+        }
+        (Collective::Broadcast, _) => (0..sizes.len())
+            .map(|r| {
+                let r = Some(r);
+                match alg {
+                    Algorithm::Direct => step(r, &|root, k| if root { ((pf - k) * n, k * n) } else { (k * n, 0.0) }),
+                    Algorithm::TwoPhase => {
+                        step(r, &|root, k| if root { ((pf - k) * n / pf, (k - 1.0) * n / pf + n) } else { (k * n / pf, 0.0) })
+                            + step(r, &|_, k| (k * (pf - k) * n / pf, k * (k - 1.0) * n / pf))
+                    }
+                    Algorithm::Hierarchical(Inter::Direct) => {
+                        step(r, &|root, k| if root { ((m - 1.0) * n, k * n) } else { (n, 0.0) })
+                            + step(r, &|root, k| (0.0, if root { 0.0 } else { k * n }))
+                    }
+                    Algorithm::Hierarchical(Inter::TwoPhase) => {
+                        step(r, &|root, k| if root { ((m - 1.0) * n / m, k * n) } else { (n / m, 0.0) })
+                            + step(r, &|_, _| ((m - 1.0) * n / m, 0.0))
+                            + step(r, &|root, k| (0.0, if root { 0.0 } else { k * n }))
+                    }
+                    Algorithm::Local => 0.0,
+                }
+            })
+            .fold(0.0, f64::max),
+        _ => f64::INFINITY,
+    }
+}
+
 /// Where two-phase becomes cheaper than direct: cost_d(n) = a_d·n + l and
 /// cost_t(n) = a_t·n + 2l cross at n = l / (a_d - a_t).
 fn switch_bytes(cost: CostModel, p: usize, kind: Collective) -> Option<usize> {
@@ -842,5 +1298,33 @@ mod tests {
         }
         // Reductions at p = 2 switch because of the combine work.
         assert!(switch_bytes(cost, 2, Collective::Allreduce).is_some());
+    }
+
+    #[test]
+    fn node_model_counts_network_bytes_per_node() {
+        // Only g counts: network bytes of the busiest node, in units of n.
+        let cost = CostModel { g: 1.0, l: 0.0, c: 0.0 };
+        let at = |sizes: &[(usize, usize)], kind, alg| {
+            let p = sizes.iter().map(|&(k, c)| k * c).sum();
+            node_cost(cost, p, sizes, kind, alg, 1.0)
+        };
+        let hd = Algorithm::Hierarchical(Inter::Direct);
+        let ht = Algorithm::Hierarchical(Inter::TwoPhase);
+        let two_by_two = [(2, 2)];
+        // Flat direct allreduce: each node receives 2 vectors for each of its 2 processes.
+        assert_eq!(at(&two_by_two, Collective::Allreduce, Algorithm::Direct), 4.0);
+        assert_eq!(at(&two_by_two, Collective::Allreduce, hd), 2.0);
+        assert_eq!(at(&two_by_two, Collective::Allreduce, Algorithm::TwoPhase), 2.0);
+        assert_eq!(at(&two_by_two, Collective::Allreduce, ht), 1.5);
+        assert_eq!(at(&two_by_two, Collective::Broadcast, Algorithm::Direct), 2.0);
+        assert_eq!(at(&two_by_two, Collective::Broadcast, hd), 1.0);
+        // 1 + 2 + 1: the node of 2 sends its 2 vectors to 2 others either way.
+        let uneven = [(1, 2), (2, 1)];
+        assert_eq!(at(&uneven, Collective::Allreduce, Algorithm::Direct), 4.0);
+        assert_eq!(at(&uneven, Collective::Allreduce, hd), 4.0);
+        // Every process alone: hierarchical direct is flat direct plus a superstep.
+        let cost = CostModel { g: 1.0, l: 1.0, c: 0.0 };
+        let flat = node_cost(cost, 4, &[(1, 4)], Collective::Allreduce, Algorithm::Direct, 1.0);
+        assert_eq!(node_cost(cost, 4, &[(1, 4)], Collective::Allreduce, hd, 1.0), flat + 1.0);
     }
 }

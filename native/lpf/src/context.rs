@@ -84,6 +84,16 @@ impl Context {
         self.engine.nprocs()
     }
 
+    /// The processes that share memory with each other ("nodes"): contiguous pid ranges
+    /// in pid order that cover `0..nprocs()`, the same on every process. One range
+    /// `[0, p)` on the shared-memory engine, one per OS process (its threads) on the
+    /// hybrid engine, `[q, q + 1)` for every q on TCP (and on any engine that does not
+    /// say). Only a hint for placing work and data: every put and get works between any
+    /// two processes regardless.
+    pub fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
+        self.engine.nodes()
+    }
+
     /// The engine running this section (`shm`, `tcp`, ...).
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()
@@ -274,7 +284,8 @@ impl Context {
             let mine = self.register.borrow().pending_sizes();
             if !mine.is_empty() {
                 all_sizes = vec![0u64; mine.len() * nprocs as usize];
-                self.engine.allgather(&mine, &mut all_sizes)?;
+                let register = self.register.borrow();
+                self.engine.activate(&register, &mine, &mut all_sizes)?;
             }
             let register = self.register.borrow();
             let step = Superstep { register: &register, queue: &self.queue };

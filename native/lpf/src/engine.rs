@@ -19,6 +19,14 @@ pub trait Engine: Send {
     fn name(&self) -> &'static str;
     fn pid(&self) -> Pid;
     fn nprocs(&self) -> Pid;
+    /// Which processes share memory: contiguous pid ranges ("nodes"), in pid order,
+    /// covering `0..nprocs()`, the same on every process. Collectives use it to move
+    /// data within a node before moving it between nodes. The default, every process
+    /// alone, is right for engines whose processes share nothing (TCP, MPI with one
+    /// rank per process); an engine whose processes share memory overrides it.
+    fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
+        (0..self.nprocs()).map(|q| q..q + 1).collect()
+    }
     /// Carries out every request of the superstep (the fence). The puts and gets of all
     /// processes are complete when this returns `Ok` on any process. A process that has
     /// left makes every later call fail with a fatal error instead of waiting for it.
@@ -29,6 +37,15 @@ pub trait Engine: Send {
     /// them, so that puts and gets check remote bounds when they are called. Fails like
     /// `sync` when a process has left.
     fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()>;
+    /// The activation point of the global slots registered in this superstep: what the
+    /// context calls (instead of [`Engine::allgather`]) at the start of such a sync,
+    /// with the register, so that engines with remote memory access can expose the new
+    /// slots and exchange their keys in the same collective. The default is the
+    /// allgather of the sizes.
+    fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        let _ = register;
+        self.allgather(mine, all)
+    }
     /// Collective: an engine over the same processes, sharing no state with this one
     /// (for `rehook`). Fails if a process of this one has left.
     fn fresh(&mut self) -> Result<Box<dyn Engine>>;

@@ -32,12 +32,18 @@ pub mod engine;
 pub mod error;
 pub mod hybrid;
 pub mod machine;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub(crate) mod phases;
 pub mod probe_bench;
 pub mod queue;
 pub mod register;
 pub mod shm;
 pub mod tcp;
 pub mod types;
+pub(crate) mod wire;
+#[cfg(feature = "ibverbs")]
+pub mod ibverbs;
 
 pub use context::{Context, Registered, Spmd};
 pub use error::{Error, ErrorKind, Result};
@@ -87,8 +93,18 @@ impl Root {
             "" | "shm" | "pthread" | "threads" => shm::exec_threads(p, self.max_procs()?, spmd, args),
             // Every OS process of the job (started by lpfrun) joins over TCP.
             "tcp" | "hybrid" => tcp::exec_from_env(p, spmd, args),
+            // Every rank of the job (started by mpirun) joins MPI_COMM_WORLD.
+            #[cfg(feature = "mpi")]
+            "mpimsg" | "mpirma" | "ibverbs" => {
+                let kind = mpi::MpiEngineKind::parse(&engine).expect("an MPI engine name");
+                mpi::exec_from_env(kind, p, spmd, args)
+            }
+            #[cfg(not(feature = "mpi"))]
+            "mpimsg" | "mpirma" | "ibverbs" => Err(Error::fatal(format!(
+                "LPF_ENGINE={engine}: this library was built without the `mpi` feature (cargo build --features mpi)"
+            ))),
             other => Err(Error::fatal(format!(
-                "LPF_ENGINE={other:?} names no engine of this library (known: shm, tcp, hybrid)"
+                "LPF_ENGINE={other:?} names no engine of this library (known: shm, tcp, hybrid, mpimsg, mpirma, ibverbs)"
             ))),
         }
     }

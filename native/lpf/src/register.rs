@@ -140,6 +140,12 @@ impl Register {
         self.pending.iter().map(|&s| self.global.entry(s).map_or(0, |e| e.size as u64)).collect()
     }
 
+    /// The global slots registered in this superstep, in registration order, with
+    /// their memory (for engines that expose global memory to remote access).
+    pub fn pending_areas(&self) -> Vec<(Memslot, *mut u8, usize)> {
+        self.pending.iter().map(|&s| self.global.entry(s).map_or((s, std::ptr::null_mut(), 0), |e| (s, e.ptr, e.size))).collect()
+    }
+
     /// Applies what the superstep that just ended decided. `all_sizes[q * pending + k]`
     /// is the size process q registered for the k-th pending global slot (the layout
     /// `Engine::allgather` produces from each process's `pending_sizes`).

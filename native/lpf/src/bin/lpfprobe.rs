@@ -3,8 +3,14 @@
 //! Table 3, and optionally stores them as the cost table `probe` answers from.
 //!
 //! ```text
-//! lpfprobe [--engine shm] [-p P] [--quick] [--samples N] [--output FILE] [--save]
+//! lpfprobe [--engine shm|env|ENGINE] [-p P] [--quick] [--samples N] [--total-mib M] [--output FILE] [--save]
 //! ```
+//!
+//! With an engine other than `shm` (`--engine env` takes it from `LPF_ENGINE`) the
+//! measurement runs through `Root::exec`, so the program must be started by that
+//! engine's launcher (`mpirun -n P` for mpimsg/mpirma, `lpfrun -n P` for tcp/hybrid);
+//! pid 0 prints. On an MPI engine, OpenMPI's own `MPI_Alltoall` is timed in the same
+//! run (1 B, 64 KiB and 1 MiB per peer) and compared with l and g.
 
 use lpf::machine::{table_path, CostTable};
 use lpf::probe_bench::{self, BenchConfig, Report};
@@ -13,16 +19,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-const USAGE: &str = "usage: lpfprobe [--engine shm] [-p P] [--quick] [--samples N] [--output FILE] [--save]
+const USAGE: &str = "usage: lpfprobe [--engine shm|env|ENGINE] [-p P] [--quick] [--samples N] [--total-mib M] [--output FILE] [--save]
 
 Measures g and l of an LPF engine at P processes by total exchanges of 8 B, 64 B,
 1 KiB and 1 MiB words (n_max: 128 MiB per superstep over all processes, --quick: 1 MiB),
 and memcpy speed in the same run; prints a table in the layout of the LPF paper's Table 3.
 
-  --engine E     engine to measure (this build: shm)
+  --engine E     engine to measure: shm (threads, default), or env / any engine name:
+                 then through Root::exec under that engine's launcher (mpirun, lpfrun)
   -p P           processes (default: the machine's hardware threads)
   --quick        a fast, rough run (for tests)
   --samples N    samples per point (default 20, --quick 3)
+  --total-mib M  bytes exchanged per superstep at n_max, over all processes (default 128)
   --output FILE  write the cost table to FILE (rows of other process counts kept)
   --save         write it where probe() reads it: $LPF_PROBE_DIR/<engine>.txt, else
                  $XDG_CACHE_HOME/lpf/, else ~/.cache/lpf/";
@@ -32,6 +40,7 @@ struct Options {
     p: Pid,
     quick: bool,
     samples: Option<usize>,
+    total_mib: Option<usize>,
     output: Option<PathBuf>,
     save: bool,
 }
@@ -42,6 +51,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         p: std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1),
         quick: false,
         samples: None,
+        total_mib: None,
         output: None,
         save: false,
     };
@@ -63,6 +73,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     return Err("--samples needs at least 2".into());
                 }
                 o.samples = Some(n);
+            }
+            "--total-mib" => {
+                let n: usize = value("--total-mib")?.parse().map_err(|_| "--total-mib needs an integer".to_string())?;
+                if n == 0 {
+                    return Err("--total-mib needs a positive integer".into());
+                }
+                o.total_mib = Some(n);
             }
             "--output" | "-o" => o.output = Some(PathBuf::from(value("--output")?)),
             "--save" => o.save = true,
@@ -108,13 +125,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if o.engine != lpf::shm::ENGINE_NAME {
-        eprintln!("lpfprobe: engine `{}` is not available in this build (known: shm)", o.engine);
-        return ExitCode::from(2);
+    let engine = if o.engine == "env" { std::env::var("LPF_ENGINE").unwrap_or_else(|_| "shm".into()) } else { o.engine.clone() };
+    let threads = engine == lpf::shm::ENGINE_NAME || engine.is_empty();
+    if !threads {
+        // Root::exec picks the engine from the environment.
+        std::env::set_var("LPF_ENGINE", &engine);
     }
     let mut cfg = if o.quick { BenchConfig::quick() } else { BenchConfig::full() };
     if let Some(n) = o.samples {
         cfg.samples = n;
+    }
+    if let Some(m) = o.total_mib {
+        cfg.total_bytes = m << 20;
     }
 
     // memcpy speed of 1 MiB blocks, in cache and streamed through n_max bytes.
@@ -129,8 +151,18 @@ fn main() -> ExitCode {
             *result.lock().unwrap() = Some(r);
         }
     };
-    let exec = lpf::shm::exec_threads(o.p, o.p, &spmd, Args::none());
-    let report = match (exec, result.into_inner().unwrap()) {
+    let exec = if threads {
+        lpf::shm::exec_threads(o.p, o.p, &spmd, Args::none())
+    } else {
+        lpf::Root::new().exec(lpf::MAX_P, &spmd, Args::none())
+    };
+    let reference = mpi_reference(&engine, &cfg);
+    let result = result.into_inner().unwrap();
+    if exec.is_ok() && result.is_none() && !threads {
+        // A process other than pid 0 of a multi-process engine: pid 0 reports.
+        return ExitCode::SUCCESS;
+    }
+    let report = match (exec, result) {
         (Ok(()), Some(Ok(report))) => report,
         (_, Some(Err(e))) | (Err(e), _) => {
             eprintln!("lpfprobe: the measurement failed: {e}");
@@ -148,6 +180,10 @@ fn main() -> ExitCode {
             "{:>8} | {:>10} | {:.3e} / {:.3e} / {:.3e} / {:.3e}   (supersteps per sample: {:?})",
             w.word, w.n_max, w.t[0].mean, w.t[1].mean, w.t[2].mean, w.t[3].mean, w.reps
         );
+    }
+
+    if let Some(text) = reference {
+        print!("{}", text(&report));
     }
 
     let mut targets = Vec::new();
@@ -171,4 +207,49 @@ fn main() -> ExitCode {
         println!("cost table written to {}", path.display());
     }
     ExitCode::SUCCESS
+}
+
+/// What the reference comparison prints, given the report.
+type Reference = Box<dyn Fn(&Report) -> String>;
+
+/// On an MPI engine: OpenMPI's `MPI_Alltoall` timed now, in the same processes, at 1 B,
+/// 64 KiB and 1 MiB per peer (collective: every rank calls this).
+#[cfg(feature = "mpi")]
+fn mpi_reference(engine: &str, cfg: &BenchConfig) -> Option<Reference> {
+    let kind = lpf::mpi::MpiEngineKind::parse(engine)?;
+    let init = lpf::mpi::world_init(kind).ok()?;
+    let p = init.nprocs() as usize;
+    let reps = cfg.samples.max(5);
+    let (small, mid, big) = (1usize, 64 << 10, 1 << 20);
+    let t: Vec<f64> = [small, mid, big].iter().map(|&b| init.time_alltoall(b, reps).unwrap_or(f64::NAN)).collect();
+    Some(Box::new(move |report: &Report| {
+        let mut s = String::new();
+        s += &format!(
+            "OpenMPI MPI_Alltoall in the same run, p = {p} (best of {reps}, slowest rank): 1 B {:.2} us | 64 KiB {:.1} us | 1 MiB {:.1} us per peer\n",
+            t[0] * 1e6, t[1] * 1e6, t[2] * 1e6
+        );
+        if p < 2 {
+            return s;
+        }
+        // Alltoall as a BSP superstep: h = block·(p-1) bytes; l_ref = T(1 B), g_ref
+        // from the two large blocks.
+        let l_ref = t[0];
+        let g_ref = (t[2] - t[1]) / ((big - mid) as f64 * (p - 1) as f64);
+        s += &format!("reference: l_mpi = {:.2} us, g_mpi = {:.3e} s/byte ({:.2} GB/s per process)\n", l_ref * 1e6, g_ref, 1e-9 / g_ref);
+        let l8 = report.words.iter().find(|w| w.word == 8).map(|w| w.l.mean);
+        let l_min = report.words.iter().map(|w| w.l.mean).filter(|l| *l > 0.0).fold(f64::INFINITY, f64::min);
+        let g1m = report.words.iter().find(|w| w.word == 1 << 20).map(|w| w.g.mean);
+        if let Some(l) = l8 {
+            s += &format!("l (8 B words) / l_mpi = {:.2}   (smallest l of any word size: {:.2} x)  target <= 2\n", l / l_ref, l_min / l_ref);
+        }
+        if let Some(g) = g1m {
+            s += &format!("g (1 MiB words) / g_mpi = {:.2}   target <= 1.5\n", g / g_ref);
+        }
+        s
+    }))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_reference(_engine: &str, _cfg: &BenchConfig) -> Option<Reference> {
+    None
 }

@@ -33,6 +33,8 @@ struct Group {
     section: u32,
     base: Pid,
     nprocs: Pid,
+    /// The global pids of each OS process (its threads share memory).
+    nodes: Vec<std::ops::Range<Pid>>,
     barrier: Barrier,
     /// Each thread's superstep, valid between the two barriers of a sync.
     published: Box<[CachePadded<AtomicPtr<Superstep<'static>>>]>,
@@ -80,16 +82,18 @@ fn relock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Group {
     fn new(mesh: Arc<Mutex<Mesh>>) -> Arc<Group> {
-        let (section, base, k, nprocs) = {
+        let (section, base, k, nprocs, nodes) = {
             let mut m = lock(&mesh);
             let s = m.open_section();
-            (s, m.offsets[m.me], m.offsets[m.me + 1] - m.offsets[m.me], m.nprocs())
+            let nodes = m.offsets.windows(2).map(|w| w[0]..w[1]).collect();
+            (s, m.offsets[m.me], m.offsets[m.me + 1] - m.offsets[m.me], m.nprocs(), nodes)
         };
         Arc::new(Group {
             mesh,
             section,
             base,
             nprocs,
+            nodes,
             barrier: Barrier::new(k),
             published: (0..k).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
             ops: (0..k).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
@@ -191,6 +195,10 @@ impl Engine for HybridEngine {
     fn nprocs(&self) -> Pid {
         self.group.nprocs
     }
+    /// The threads of each OS process.
+    fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
+        self.group.nodes.clone()
+    }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
         self.group.published[self.t as usize].store(step as *const Superstep as *mut Superstep<'static>, Release);
@@ -212,7 +220,7 @@ impl Engine for HybridEngine {
                 values.extend_from_slice(&relock(&g.gather_in[t]));
             }
             let mut out = vec![0u64; len * g.nprocs as usize];
-            exchange::allgather(&mut lock(&g.mesh), g.section, n, &values, len, &mut out)?;
+            crate::phases::allgather(&mut *lock(&g.mesh), g.section, n, &values, len, &mut out)?;
             *relock(&g.gather_out) = out;
             Ok(())
         })?;
@@ -222,7 +230,7 @@ impl Engine for HybridEngine {
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
         self.collective(Op::Rehook, |g, n| {
-            exchange::barrier(&mut lock(&g.mesh), g.section, n, Kind::Fresh, None)?;
+            crate::phases::barrier(&mut *lock(&g.mesh), g.section, n, Kind::Fresh, None)?;
             *relock(&g.next) = Some(Group::new(g.mesh.clone()));
             Ok(())
         })?;

@@ -210,6 +210,10 @@ impl Engine for ShmEngine {
     fn nprocs(&self) -> Pid {
         self.shared.nprocs
     }
+    /// All processes are threads of one OS process: one node.
+    fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
+        vec![0..self.shared.nprocs]
+    }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
         // SAFETY: `exchange` runs inside `step`, between its barriers.

@@ -13,7 +13,8 @@
 //! Frames of a section that has already ended here are dropped on arrival (their raw
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
-use super::wire::{Frame, Header, Kind, HEADER_LEN};
+use crate::phases::{permutation, Channel, MetaAlgo};
+use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
 use std::collections::VecDeque;
@@ -310,35 +311,6 @@ impl Link {
     }
 }
 
-/// How the meta-data of a sync is exchanged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MetaAlgo {
-    /// Every process sends one message to every other (p - 1 messages, one round).
-    Direct,
-    /// Randomised Bruck: ceil(log2 p) rounds of one message, over a random
-    /// permutation of the processes agreed at init.
-    Bruck,
-}
-
-impl MetaAlgo {
-    /// The default: direct for few processes (one round trip beats log p of them),
-    /// Bruck from 16 processes on.
-    pub fn for_nodes(n: usize) -> MetaAlgo {
-        if n < 16 {
-            MetaAlgo::Direct
-        } else {
-            MetaAlgo::Bruck
-        }
-    }
-    pub fn parse(s: &str) -> Option<MetaAlgo> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "direct" => Some(MetaAlgo::Direct),
-            "bruck" => Some(MetaAlgo::Bruck),
-            _ => None,
-        }
-    }
-}
-
 /// One process's view of the job: its links and the layout of global pids.
 pub(crate) struct Mesh {
     /// This process's index among the OS processes of the job (its TCP pid).
@@ -368,24 +340,7 @@ impl Mesh {
     #[allow(clippy::too_many_arguments)]
     pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo) -> Mesh {
         let n = offsets.len() - 1;
-        // Fisher-Yates over splitmix64(token): every process derives the same order.
-        let mut perm: Vec<usize> = (0..n).collect();
-        let mut s = token;
-        let mut next = || {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        for i in (1..n).rev() {
-            let j = (next() % (i as u64 + 1)) as usize;
-            perm.swap(i, j);
-        }
-        let mut inv = vec![0; n];
-        for (i, &v) in perm.iter().enumerate() {
-            inv[v] = i;
-        }
+        let (perm, inv) = permutation(n, token);
         let spin = std::env::var("LPF_TCP_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(50u64);
         Mesh {
             me,
@@ -405,11 +360,6 @@ impl Mesh {
 
     pub fn nprocs(&self) -> Pid {
         self.offsets[self.n]
-    }
-
-    /// The process holding global pid `pid`.
-    pub fn node_of(&self, pid: Pid) -> usize {
-        self.offsets.partition_point(|&o| o <= pid) - 1
     }
 
     /// Starts a section (hook or rehook); sections start in the same order everywhere.
@@ -667,5 +617,40 @@ impl Mesh {
             let _ = link.stream.shutdown(Shutdown::Both);
         }
         self.links.clear();
+    }
+}
+
+impl Channel for Mesh {
+    fn me(&self) -> usize {
+        self.me
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn offsets(&self) -> &[Pid] {
+        &self.offsets
+    }
+    fn perm(&self) -> &[usize] {
+        &self.perm
+    }
+    fn inv(&self) -> &[usize] {
+        &self.inv
+    }
+    fn meta_algo(&self) -> MetaAlgo {
+        self.meta
+    }
+    fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
+        self.send(to, kind, round, section, step, body, raw);
+    }
+    fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
+        let mut got = None;
+        self.wait(|m| match m.take(from, section, kind, step, round) {
+            Some(f) => {
+                got = Some(f);
+                Ok(true)
+            }
+            None => m.check_peer(from, section, step, kind).map(|_| false),
+        })?;
+        Ok(got.expect("wait returned with the frame"))
     }
 }

@@ -24,9 +24,9 @@
 mod boot;
 pub(crate) mod exchange;
 pub(crate) mod mesh;
-pub(crate) mod wire;
+pub(crate) use crate::wire;
 
-pub use mesh::MetaAlgo;
+pub use crate::phases::MetaAlgo;
 
 use crate::context::{run_process, Spmd};
 use crate::engine::{Engine, Superstep};
@@ -371,7 +371,7 @@ impl Engine for TcpEngine {
 
     fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
         self.step += 1;
-        let r = exchange::allgather(&mut lock(&self.mesh), self.section, self.step, mine, mine.len(), all);
+        let r = crate::phases::allgather(&mut *lock(&self.mesh), self.section, self.step, mine, mine.len(), all);
         r.map_err(|e| {
             let e = Error::fatal(format!("sync on process {}: {}", self.pid, e.message()));
             self.failure = e.message().to_string();
@@ -382,7 +382,7 @@ impl Engine for TcpEngine {
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
         self.step += 1;
         let mut m = lock(&self.mesh);
-        exchange::barrier(&mut m, self.section, self.step, Kind::Fresh, None)
+        crate::phases::barrier(&mut *m, self.section, self.step, Kind::Fresh, None)
             .map_err(|e| Error::fatal(format!("rehook on process {}: {}", self.pid, e.message())))?;
         let section = m.open_section();
         Ok(Box::new(TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))

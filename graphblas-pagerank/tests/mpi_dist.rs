@@ -1,0 +1,190 @@
+//! Distributed PageRank on the MPI engines, against the local reference (the checks of
+//! tests/dist.rs, run by every rank of `mpirun -n W`; feature `mpi`, no libtest
+//! harness):
+//!
+//! ```text
+//! LPF_ENGINE=mpirma mpirun -n 4 target/.../mpi_dist-<hash>
+//! ```
+//!
+//! For p = 1..=W, both exchanges, special and random graphs from MatrixMarket files
+//! and an R-MAT graph: ranks 0..p run the section, every process's result is gathered
+//! everywhere and assembled and compared on every rank (so all ranks agree). Rank 0
+//! prints `ok`/`FAIL` lines and `N passed, M failed` last.
+
+mod common;
+
+use common::*;
+use graphblas_pagerank::dist::{pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Input};
+use graphblas_pagerank::kron::{kron_matrix, KronParams};
+use graphblas_pagerank::{pagerank, PageRankConfig};
+use lpf::mpi::{MpiEngineKind, MpiInit};
+use lpf::{Args, Context};
+use std::sync::Mutex;
+
+fn encode(r: &Result<DistributedResult, graphblas_pagerank::dist::DistError>) -> Vec<u8> {
+    let mut b = Vec::new();
+    match r {
+        Err(e) => {
+            b.push(0);
+            b.extend_from_slice(e.to_string().as_bytes());
+        }
+        Ok(r) => {
+            b.push(1);
+            for v in [r.n, r.iterations as u64, r.converged as u64, r.residual.to_bits(), r.ids.len() as u64] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            for (&id, &x) in r.ids.iter().zip(&r.ranks) {
+                b.extend_from_slice(&id.to_le_bytes());
+                b.extend_from_slice(&x.to_bits().to_le_bytes());
+            }
+        }
+    }
+    b
+}
+
+/// A process's result as the other ranks see it: (n, iterations, converged, residual,
+/// ids, ranks), or its error text.
+type Seen = Result<(u64, usize, bool, f64, Vec<u64>, Vec<f64>), String>;
+
+fn decode(b: &[u8]) -> Seen {
+    if b.first() != Some(&1) {
+        return Err(String::from_utf8_lossy(b.get(1..).unwrap_or(&[])).into_owned());
+    }
+    let w = |i: usize| u64::from_le_bytes(b[1 + 8 * i..9 + 8 * i].try_into().unwrap());
+    let k = w(4) as usize;
+    let ids = (0..k).map(|j| w(5 + 2 * j)).collect();
+    let ranks = (0..k).map(|j| f64::from_bits(w(6 + 2 * j))).collect();
+    Ok((w(0), w(1) as usize, w(2) != 0, f64::from_bits(w(3)), ids, ranks))
+}
+
+struct Mpi {
+    world: MpiInit,
+    parts: Vec<Option<MpiInit>>,
+}
+
+impl Mpi {
+    /// Runs the distributed PageRank of `input` on ranks 0..p; every rank gets every
+    /// participating process's result.
+    fn run(&self, p: u32, exchange: Exchange, input: &(dyn Fn() -> Input + Sync)) -> Vec<Seen> {
+        let mine: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+        if let Some(init) = &self.parts[p as usize - 1] {
+            let r = init.hook(&|ctx: &mut Context, _: Args<'_>| {
+                let cfg = PageRankConfig::default();
+                let opts = DistOptions { exchange, ..Default::default() };
+                *mine.lock().unwrap() = encode(&pagerank_spmd_with(ctx, input(), &cfg, &opts));
+            }, Args::none());
+            if let Err(e) = r {
+                let mut b = vec![0u8];
+                b.extend_from_slice(format!("hook failed: {e}").as_bytes());
+                *mine.lock().unwrap() = b;
+            }
+        }
+        let all = self.world.allgather_bytes(&mine.into_inner().unwrap()).expect("allgather");
+        all[..p as usize].iter().map(|b| decode(b)).collect()
+    }
+
+    /// The check of tests/dist.rs's `check_all`, over the MPI ranks.
+    fn check(&self, what: &str, n: usize, base: u64, want: &(Vec<f64>, usize), input: &(dyn Fn() -> Input + Sync)) {
+        for p in 1..=self.world.nprocs() {
+            for exchange in [Exchange::Allgather, Exchange::Plan] {
+                let tag = format!("{what} [p={p} {exchange:?}]");
+                let seen = self.run(p, exchange, input);
+                let results: Vec<Result<DistributedResult, graphblas_pagerank::dist::DistError>> = seen
+                    .into_iter()
+                    .map(|s| {
+                        let (nn, iterations, converged, residual, ids, ranks) = s.unwrap_or_else(|e| panic!("{tag}: {e}"));
+                        Ok(DistributedResult { n: nn, ids, ranks, iterations, converged, residual, ..placeholder() })
+                    })
+                    .collect();
+                let (got, iters) = assemble(&results, n, base);
+                assert_eq!(iters, want.1, "{tag}: iterations");
+                assert_close(&got, &want.0, &tag);
+                let r0 = results[0].as_ref().unwrap();
+                if n > 0 {
+                    assert!(r0.converged && r0.residual < 1e-7, "{tag}: residual {}", r0.residual);
+                }
+            }
+        }
+    }
+}
+
+/// A result with every field we do not compare zeroed, from a real (empty) run.
+fn placeholder() -> DistributedResult {
+    static EMPTY: std::sync::OnceLock<Mutex<Option<DistributedResult>>> = std::sync::OnceLock::new();
+    let cell = EMPTY.get_or_init(|| {
+        let out = Mutex::new(None);
+        // The shared-memory engine whatever LPF_ENGINE says (Root::exec would follow it).
+        lpf::ShmInit::new(0, 1)
+            .expect("shm init")
+            .hook(&|ctx: &mut Context, _: Args<'_>| {
+                let r = pagerank_spmd_with(ctx, Input::Edges(Vec::new()), &PageRankConfig::default(), &DistOptions::default());
+                *out.lock().unwrap() = r.ok();
+            }, Args::none())
+            .expect("empty run");
+        Mutex::new(out.into_inner().unwrap())
+    });
+    let g = cell.lock().unwrap();
+    let r = g.as_ref().expect("empty graph result");
+    DistributedResult { ids: Vec::new(), ranks: Vec::new(), index: Vec::new(), ..r.clone() }
+}
+
+fn main() {
+    let kind = MpiEngineKind::from_env();
+    let world = MpiInit::world(kind).expect("MPI init");
+    let parts = (1..=world.nprocs()).map(|p| world.split(p).expect("split")).collect();
+    let mpi = Mpi { world, parts };
+    let rank = mpi.world.pid();
+    std::panic::set_hook(Box::new(|_| {}));
+    // Rank 0's directory holds the inputs; all ranks (one machine) read them.
+    let dir = if rank == 0 { Some(TempDir::new("mpi")) } else { None };
+    let mut path = dir.as_ref().map(|d| d.0.to_string_lossy().into_owned().into_bytes()).unwrap_or_default();
+    mpi.world.broadcast(&mut path).unwrap();
+    let base = std::path::PathBuf::from(String::from_utf8(path).unwrap());
+    let cfg = PageRankConfig::default();
+
+    let mut cases: Vec<(String, Box<dyn Fn(&Mpi)>)> = Vec::new();
+    let mut graphs = special_graphs();
+    graphs.extend((0..3u64).map(|s| random_graph(s, 40 + 17 * s as usize, 150 + 40 * s as usize)));
+    for (k, g) in graphs.into_iter().enumerate() {
+        let file = base.join(format!("g{k}.mtx"));
+        if rank == 0 {
+            std::fs::write(&file, g.mtx_pattern()).unwrap();
+        }
+        let want = g.reference(&cfg);
+        let name = format!("{} (mtx)", g.name);
+        cases.push((name.clone(), Box::new(move |m: &Mpi| m.check(&name, g.n, 1, &want, &|| Input::file(file.clone())))));
+    }
+    let params = KronParams::graph500(9, 77);
+    let a = kron_matrix(&params, 1).unwrap();
+    let r = pagerank(&a, &cfg).unwrap();
+    let want = (r.ranks, r.iterations);
+    cases.push(("rmat scale 9".into(), Box::new(move |m: &Mpi| m.check("rmat scale 9", 512, 0, &want, &|| Input::Rmat(params)))));
+    mpi.world.barrier().unwrap();
+
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in &cases {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mpi)));
+        mpi.world.barrier().unwrap();
+        let label = format!("pagerank {} {name} (W={})", kind.name(), mpi.world.nprocs());
+        match outcome {
+            Ok(()) => {
+                passed += 1;
+                if rank == 0 {
+                    println!("ok {label}");
+                }
+            }
+            Err(p) => {
+                failed += 1;
+                let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                if rank == 0 {
+                    println!("FAIL {label}: {}", why.unwrap_or_default().replace('\n', " "));
+                }
+            }
+        }
+    }
+    if rank == 0 {
+        println!("{passed} passed, {failed} failed");
+    }
+    drop(dir);
+    std::process::exit(if failed > 0 && rank == 0 { 1 } else { 0 });
+}

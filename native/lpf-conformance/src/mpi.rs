@@ -1,0 +1,80 @@
+//! A [`Launcher`] for programs started by `mpirun -n W` (feature `mpi`): every rank
+//! runs the same sequence of cases; a section on p <= W processes runs on ranks 0..p
+//! (an init split off the world's), and the section's outcome (pid 0's failure, else
+//! the first failure of any process) and pid 0's output are then shared with every
+//! rank, so that each rank's case sees exactly what rank 0's sees and all ranks
+//! take the same path through the suite.
+
+use crate::Launcher;
+use lpf::mpi::{MpiEngineKind, MpiInit};
+use lpf::{Args, Context, Error, ErrorKind, Pid, Result};
+
+pub struct MpiLauncher {
+    world: MpiInit,
+    /// `parts[p - 1]`: the init over ranks 0..p (None on the ranks above).
+    parts: Vec<Option<MpiInit>>,
+}
+
+impl MpiLauncher {
+    /// Over `MPI_COMM_WORLD` (initialising MPI), with the engine `kind`. Collective.
+    pub fn new(kind: MpiEngineKind) -> Result<MpiLauncher> {
+        let world = MpiInit::world(kind)?;
+        let mut parts = Vec::new();
+        for p in 1..=world.nprocs() {
+            parts.push(world.split(p)?);
+        }
+        Ok(MpiLauncher { world, parts })
+    }
+
+    pub fn rank(&self) -> Pid {
+        self.world.pid()
+    }
+
+    pub fn size(&self) -> Pid {
+        self.world.nprocs()
+    }
+
+    pub fn world(&self) -> &MpiInit {
+        &self.world
+    }
+}
+
+impl Launcher for MpiLauncher {
+    fn run(&self, p: Pid, spmd: &(dyn Fn(&mut Context, Args<'_>) + Sync), args: Args<'_>) -> Result<()> {
+        if p == 0 || p > self.size() {
+            return Err(Error::fatal(format!("the MPI launcher runs 1..={} processes, not {p}", self.size())));
+        }
+        let Args { input, output, symbols } = args;
+        let r = match &self.parts[p as usize - 1] {
+            None => Ok(()),
+            Some(init) if init.pid() == 0 => init.hook(spmd, Args { input, output: &mut *output, symbols }),
+            Some(init) => init.hook(spmd, Args { input: &[], output: &mut [], symbols }),
+        };
+        // Every process's outcome, everywhere; the section's result is pid 0's if it
+        // failed, else the first failure (as an exec reports it), and pid 0's output.
+        let mut mine = Vec::new();
+        match &r {
+            Ok(()) => mine.push(0u8),
+            Err(e) => {
+                mine.push(if e.kind() == ErrorKind::Fatal { 2 } else { 1 });
+                mine.extend_from_slice(e.message().as_bytes());
+            }
+        }
+        let all = self.world.allgather_bytes(&mine)?;
+        let failure = all[..p as usize].iter().find(|b| b[0] != 0).map(|b| {
+            let kind = if b[0] == 2 { ErrorKind::Fatal } else { ErrorKind::OutOfMemory };
+            Error::new(kind, String::from_utf8_lossy(&b[1..]).into_owned())
+        });
+        let result = failure.map_or(Ok(()), Err);
+        let mut out = if self.rank() == 0 { output.to_vec() } else { Vec::new() };
+        self.world.broadcast(&mut out)?;
+        if self.rank() != 0 && out.len() == output.len() {
+            output.copy_from_slice(&out);
+        }
+        result
+    }
+
+    fn max_procs(&self) -> Option<Pid> {
+        Some(self.size())
+    }
+}

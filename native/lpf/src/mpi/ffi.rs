@@ -1,0 +1,339 @@
+//! The few MPI calls the engines make, over the raw bindings of the `mpi` crate
+//! (`mpi::ffi`, i.e. mpi-sys), each checked: a failing call becomes a fatal LPF error
+//! naming it. The unsafe blocks here only pass handles and buffers through; the
+//! callers state the buffer invariants.
+
+use crate::error::{Error, Result};
+use ::mpi::ffi as sys;
+use std::os::raw::c_int;
+
+pub use sys::MPI_Comm;
+
+/// A communicator handle that may move between threads (MPI handles are plain values;
+/// the library is initialised for serialized use and every use is behind a Mutex).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Comm(pub MPI_Comm);
+// SAFETY: see the type's documentation.
+unsafe impl Send for Comm {}
+unsafe impl Sync for Comm {}
+
+pub(crate) type Request = sys::MPI_Request;
+pub(crate) type Win = sys::MPI_Win;
+
+/// Largest count of bytes in one MPI call (counts are C ints).
+pub(crate) const CHUNK: usize = 1 << 30;
+
+pub(crate) fn check(rc: c_int, what: &str) -> Result<()> {
+    if rc == sys::MPI_SUCCESS as c_int {
+        Ok(())
+    } else {
+        let mut buf = vec![0u8; 512];
+        let mut len: c_int = 0;
+        // SAFETY: the buffer is longer than MPI_MAX_ERROR_STRING (256 in Open MPI).
+        let text = if unsafe { sys::MPI_Error_string(rc, buf.as_mut_ptr().cast(), &mut len) } == 0 {
+            String::from_utf8_lossy(&buf[..len.max(0) as usize]).into_owned()
+        } else {
+            format!("error code {rc}")
+        };
+        Err(Error::fatal(format!("{what} failed: {text}")))
+    }
+}
+
+pub(crate) fn world() -> Comm {
+    // SAFETY: reads an exported constant of the MPI library.
+    Comm(unsafe { sys::RSMPI_COMM_WORLD })
+}
+
+pub(crate) fn comm_null() -> MPI_Comm {
+    // SAFETY: as above.
+    unsafe { sys::RSMPI_COMM_NULL }
+}
+
+fn byte() -> sys::MPI_Datatype {
+    // SAFETY: as above.
+    unsafe { sys::RSMPI_UINT8_T }
+}
+
+/// Whether MPI is initialised and not yet finalised.
+pub(crate) fn is_active() -> bool {
+    let (mut init, mut fin) = (0, 0);
+    // SAFETY: both may be called at any time, even before MPI_Init.
+    unsafe {
+        sys::MPI_Initialized(&mut init);
+        sys::MPI_Finalized(&mut fin);
+    }
+    init != 0 && fin == 0
+}
+
+extern "C" fn finalize_at_exit() {
+    if is_active() {
+        // SAFETY: called once at process exit, when no LPF call runs any more.
+        unsafe { sys::MPI_Finalize() };
+    }
+}
+
+/// Initialises MPI (serialized threads) unless the program did; if we did, MPI is
+/// finalised at process exit.
+pub(crate) fn ensure_initialized() -> Result<()> {
+    let (mut init, mut fin) = (0, 0);
+    // SAFETY: may be called before MPI_Init.
+    unsafe {
+        sys::MPI_Initialized(&mut init);
+        sys::MPI_Finalized(&mut fin);
+    }
+    if fin != 0 {
+        return Err(Error::fatal("MPI has already been finalised in this process"));
+    }
+    if init != 0 {
+        return Ok(());
+    }
+    let mut provided: c_int = 0;
+    // SAFETY: MPI is not initialised yet; null argc/argv are allowed.
+    let rc = unsafe {
+        sys::MPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), sys::RSMPI_THREAD_SERIALIZED, &mut provided)
+    };
+    check(rc, "MPI_Init_thread")?;
+    // SAFETY: registers a plain extern "C" function.
+    unsafe { libc::atexit(finalize_at_exit) };
+    Ok(())
+}
+
+pub(crate) fn rank_size(c: Comm) -> Result<(usize, usize)> {
+    let (mut r, mut s) = (0, 0);
+    // SAFETY: valid communicator, out-pointers to locals.
+    check(unsafe { sys::MPI_Comm_rank(c.0, &mut r) }, "MPI_Comm_rank")?;
+    check(unsafe { sys::MPI_Comm_size(c.0, &mut s) }, "MPI_Comm_size")?;
+    Ok((r as usize, s as usize))
+}
+
+/// `MPI_Comm_dup` (collective).
+pub(crate) fn dup(c: Comm) -> Result<Comm> {
+    let mut out = comm_null();
+    // SAFETY: valid communicator, out-pointer to a local.
+    check(unsafe { sys::MPI_Comm_dup(c.0, &mut out) }, "MPI_Comm_dup")?;
+    Ok(Comm(out))
+}
+
+/// `MPI_Comm_split` (collective): `None` for ranks that pass no colour.
+pub(crate) fn split(c: Comm, color: Option<i32>, key: i32) -> Result<Option<Comm>> {
+    let mut out = comm_null();
+    // SAFETY: valid communicator, out-pointer to a local.
+    let col = color.unwrap_or(unsafe { sys::RSMPI_UNDEFINED });
+    check(unsafe { sys::MPI_Comm_split(c.0, col, key, &mut out) }, "MPI_Comm_split")?;
+    Ok(if color.is_some() { Some(Comm(out)) } else { None })
+}
+
+pub(crate) fn free(c: &mut Comm) {
+    if c.0 != comm_null() {
+        // SAFETY: a communicator we created and no longer use.
+        unsafe { sys::MPI_Comm_free(&mut c.0) };
+    }
+}
+
+/// A message with `tag` waiting from anyone: its source and length.
+pub(crate) fn iprobe(c: Comm, tag: i32) -> Result<Option<(usize, usize)>> {
+    let mut flag = 0;
+    // SAFETY: an all-zero MPI_Status is a valid out-value.
+    let mut st: sys::MPI_Status = unsafe { std::mem::zeroed() };
+    check(unsafe { sys::MPI_Iprobe(sys::RSMPI_ANY_SOURCE, tag, c.0, &mut flag, &mut st) }, "MPI_Iprobe")?;
+    if flag == 0 {
+        return Ok(None);
+    }
+    let mut count = 0;
+    check(unsafe { sys::MPI_Get_count(&st, byte(), &mut count) }, "MPI_Get_count")?;
+    Ok(Some((st.MPI_SOURCE as usize, count as usize)))
+}
+
+/// Receives the (probed) message from `src` into `buf`, whose length it has.
+pub(crate) fn recv_bytes(c: Comm, src: usize, tag: i32, buf: &mut [u8]) -> Result<()> {
+    // SAFETY: `buf` is valid for `buf.len()` bytes (a probed length below 2^31).
+    let rc = unsafe {
+        sys::MPI_Recv(buf.as_mut_ptr().cast(), buf.len() as c_int, byte(), src as c_int, tag, c.0, sys::RSMPI_STATUS_IGNORE)
+    };
+    check(rc, "MPI_Recv")
+}
+
+/// `MPI_Isend` of `len` (< 2^31) bytes.
+///
+/// # Safety
+/// `ptr..ptr + len` must stay valid and unchanged until the request completes.
+pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: i32, c: Comm) -> Result<Request> {
+    debug_assert!(len <= CHUNK);
+    let mut r: Request = sys::RSMPI_REQUEST_NULL;
+    check(sys::MPI_Isend(ptr.cast(), len as c_int, byte(), to as c_int, tag, c.0, &mut r), "MPI_Isend")?;
+    Ok(r)
+}
+
+/// `MPI_Irecv` of `len` (< 2^31) bytes.
+///
+/// # Safety
+/// `ptr..ptr + len` must stay valid, and untouched by anyone else, until the request
+/// completes.
+pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: i32, c: Comm) -> Result<Request> {
+    debug_assert!(len <= CHUNK);
+    let mut r: Request = sys::RSMPI_REQUEST_NULL;
+    check(sys::MPI_Irecv(ptr.cast(), len as c_int, byte(), from as c_int, tag, c.0, &mut r), "MPI_Irecv")?;
+    Ok(r)
+}
+
+pub(crate) fn test(r: &mut Request) -> Result<bool> {
+    let mut flag = 0;
+    // SAFETY: a request MPI gave us (MPI_Test sets it to MPI_REQUEST_NULL when done).
+    check(unsafe { sys::MPI_Test(r, &mut flag, sys::RSMPI_STATUS_IGNORE) }, "MPI_Test")?;
+    Ok(flag != 0)
+}
+
+/// Whether all of `rs` have completed (completed ones become MPI_REQUEST_NULL).
+pub(crate) fn test_all(rs: &mut [Request]) -> Result<bool> {
+    if rs.is_empty() {
+        return Ok(true);
+    }
+    let mut flag = 0;
+    // SAFETY: requests MPI gave us.
+    check(unsafe { sys::MPI_Testall(rs.len() as c_int, rs.as_mut_ptr(), &mut flag, sys::RSMPI_STATUSES_IGNORE) }, "MPI_Testall")?;
+    Ok(flag != 0)
+}
+
+/// Abandons a request (its operation may still complete in the background).
+pub(crate) fn request_free(r: &mut Request) {
+    // SAFETY: requests MPI gave us; freeing a null request is not allowed, so skip it.
+    unsafe {
+        if *r != sys::RSMPI_REQUEST_NULL {
+            sys::MPI_Request_free(r);
+        }
+    }
+}
+
+/// Largest usable tag on `c`.
+pub(crate) fn tag_ub(c: Comm) -> i32 {
+    let mut flag = 0;
+    let mut val: *mut c_int = std::ptr::null_mut();
+    // SAFETY: MPI_TAG_UB is a predefined attribute whose value is a pointer to int.
+    let rc = unsafe { sys::MPI_Comm_get_attr(c.0, sys::MPI_TAG_UB as c_int, (&mut val as *mut *mut c_int).cast(), &mut flag) };
+    if rc != 0 || flag == 0 || val.is_null() {
+        32767
+    } else {
+        // SAFETY: MPI returned a valid pointer to the attribute value.
+        unsafe { *val }
+    }
+}
+
+/// `MPI_Bcast` of bytes from rank `root` (collective; for the launcher helpers).
+pub(crate) fn bcast(c: Comm, buf: &mut [u8], root: usize) -> Result<()> {
+    for chunk in buf.chunks_mut(CHUNK) {
+        // SAFETY: `chunk` is valid for its length.
+        let rc = unsafe { sys::MPI_Bcast(chunk.as_mut_ptr().cast(), chunk.len() as c_int, byte(), root as c_int, c.0) };
+        check(rc, "MPI_Bcast")?;
+    }
+    Ok(())
+}
+
+/// Every process's bytes, everywhere (collective).
+pub(crate) fn allgather_bytes(c: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let (_, n) = rank_size(c)?;
+    let len = mine.len() as u64;
+    let mut lens = vec![0u64; n];
+    // SAFETY: one u64 from each process into `lens`.
+    let rc = unsafe {
+        sys::MPI_Allgather((&len as *const u64).cast(), 8, byte(), lens.as_mut_ptr().cast(), 8, byte(), c.0)
+    };
+    check(rc, "MPI_Allgather")?;
+    let total: u64 = lens.iter().sum();
+    if total > i32::MAX as u64 {
+        return Err(Error::fatal("allgather_bytes: more than 2 GiB in total"));
+    }
+    let counts: Vec<c_int> = lens.iter().map(|&l| l as c_int).collect();
+    let mut displs = vec![0 as c_int; n];
+    for i in 1..n {
+        displs[i] = displs[i - 1] + counts[i - 1];
+    }
+    let mut all = vec![0u8; total as usize];
+    // SAFETY: `all` holds the sum of all counts, at the displacements computed above.
+    let rc = unsafe {
+        sys::MPI_Allgatherv(mine.as_ptr().cast(), mine.len() as c_int, byte(), all.as_mut_ptr().cast(), counts.as_ptr(), displs.as_ptr(), byte(), c.0)
+    };
+    check(rc, "MPI_Allgatherv")?;
+    Ok((0..n).map(|i| all[displs[i] as usize..(displs[i] + counts[i]) as usize].to_vec()).collect())
+}
+
+pub(crate) fn barrier(c: Comm) -> Result<()> {
+    // SAFETY: valid communicator.
+    check(unsafe { sys::MPI_Barrier(c.0) }, "MPI_Barrier")
+}
+
+pub(crate) fn wtime() -> f64 {
+    // SAFETY: no preconditions once MPI is initialised.
+    unsafe { sys::MPI_Wtime() }
+}
+
+/// `MPI_Alltoall` of `block` bytes per process (for the benchmark's reference).
+pub(crate) fn alltoall(c: Comm, send: &[u8], recv: &mut [u8], block: usize) -> Result<()> {
+    // SAFETY: both buffers hold `block` bytes per process of `c` (checked by caller).
+    let rc = unsafe {
+        sys::MPI_Alltoall(send.as_ptr().cast(), block as c_int, byte(), recv.as_mut_ptr().cast(), block as c_int, byte(), c.0)
+    };
+    check(rc, "MPI_Alltoall")
+}
+
+// ---- One-sided (windows) ----
+
+pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
+    let mut w: Win = unsafe { sys::RSMPI_WIN_NULL };
+    // SAFETY: `base..base + size` is registered user memory that stays valid until the
+    // window is freed (the engine frees it before the slot's memory may go away, or the
+    // slot is dead and nobody accesses it through LPF). Size 0 is allowed.
+    let rc = unsafe {
+        sys::MPI_Win_create(base.cast(), size as sys::MPI_Aint, 1, sys::RSMPI_INFO_NULL, c.0, &mut w)
+    };
+    check(rc, "MPI_Win_create")?;
+    // Passive target for the window's whole life: every sync completes its own
+    // operations with flushes, and the LPF barrier tells the targets.
+    check(unsafe { sys::MPI_Win_lock_all(sys::MPI_MODE_NOCHECK as c_int, w) }, "MPI_Win_lock_all")?;
+    Ok(w)
+}
+
+pub(crate) fn win_free(w: &mut Win) -> Result<()> {
+    // SAFETY: a window we created, locked with lock_all.
+    check(unsafe { sys::MPI_Win_unlock_all(*w) }, "MPI_Win_unlock_all")?;
+    check(unsafe { sys::MPI_Win_free(w) }, "MPI_Win_free")
+}
+
+/// `MPI_Put` of `len` bytes (chunked) to `disp` in `w` at rank `to`.
+///
+/// # Safety
+/// `src..src + len` must stay valid and unchanged until the next flush of `w`.
+pub(crate) unsafe fn put(src: *const u8, len: usize, to: usize, disp: usize, w: Win) -> Result<()> {
+    let mut done = 0;
+    while done < len {
+        let k = (len - done).min(CHUNK);
+        let rc = sys::MPI_Put(src.add(done).cast(), k as c_int, byte(), to as c_int, (disp + done) as sys::MPI_Aint, k as c_int, byte(), w);
+        check(rc, "MPI_Put")?;
+        done += k;
+    }
+    Ok(())
+}
+
+/// `MPI_Get` of `len` bytes (chunked) from `disp` in `w` at rank `from`.
+///
+/// # Safety
+/// `dst..dst + len` must stay valid, and untouched by others, until the next flush.
+pub(crate) unsafe fn get(dst: *mut u8, len: usize, from: usize, disp: usize, w: Win) -> Result<()> {
+    let mut done = 0;
+    while done < len {
+        let k = (len - done).min(CHUNK);
+        let rc = sys::MPI_Get(dst.add(done).cast(), k as c_int, byte(), from as c_int, (disp + done) as sys::MPI_Aint, k as c_int, byte(), w);
+        check(rc, "MPI_Get")?;
+        done += k;
+    }
+    Ok(())
+}
+
+pub(crate) fn win_flush_all(w: Win) -> Result<()> {
+    // SAFETY: a window in a lock_all epoch.
+    check(unsafe { sys::MPI_Win_flush_all(w) }, "MPI_Win_flush_all")
+}
+
+pub(crate) fn win_sync(w: Win) -> Result<()> {
+    // SAFETY: a window in a lock_all epoch.
+    check(unsafe { sys::MPI_Win_sync(w) }, "MPI_Win_sync")
+}

@@ -1,0 +1,247 @@
+//! The `mpimsg` sync: the shared phases over MPI control messages, and the data of
+//! large puts and gets as MPI messages (`MPI_Isend` / `MPI_Irecv`, all completed
+//! together).
+//!
+//! Tags: data travels on the section's own communicator (a duplicate made when the
+//! section starts, so nothing of a failed section can ever match a later receive).
+//! Between one pair of processes, in one direction, the k-th data message of a sync
+//! has tag `(step mod 1024) << 20 | k mod 2^20`: unique within the sync and across
+//! neighbouring syncs (and MPI keeps messages of one tag in order anyway). Both sides
+//! count the same messages in the same order: the sender's large puts to the receiver
+//! in header order, then the large replies to the receiver's gets, every payload cut
+//! into chunks of at most 2^30 bytes.
+//!
+//! Large put payloads are sent together with the meta-data (the receiver posts its
+//! receive once the conflicts are resolved); a piece that survives whole is received in
+//! place, a trimmed or rejected one into a buffer from which the surviving pieces are
+//! copied. Gets: the source answers with the statuses and the small data inline in one
+//! control message, the large data as messages.
+
+use super::channel::MpiChannel;
+use super::ffi::{self, Comm, Request, CHUNK};
+use crate::engine::Superstep;
+use crate::error::{Error, Result};
+use crate::phases::conflict::{plan, Locals};
+use crate::phases::requests::{build, Outgoing};
+use crate::phases::{final_barrier, meta_exchange, note, Channel};
+use crate::types::Pid;
+use crate::wire::{Kind, INLINE_MAX};
+
+fn tag(step: u64, k: u32, ub: i32) -> i32 {
+    if ub >= (1 << 30) - 1 {
+        (((step & 0x3ff) << 20) as i32) | (k & 0xf_ffff) as i32
+    } else {
+        (k % (ub as u32 + 1)) as i32
+    }
+}
+
+fn chunks(len: usize) -> usize {
+    len.div_ceil(CHUNK).max(1)
+}
+
+/// Data messages of one sync.
+struct Data {
+    comm: Comm,
+    step: u64,
+    ub: i32,
+    reqs: Vec<Request>,
+    /// Receives into private buffers: (buffer, write index or None to discard).
+    bounce: Vec<(Vec<u8>, Option<usize>)>,
+}
+
+impl Data {
+    /// # Safety
+    /// `ptr..ptr + len` stays valid and unchanged until the sync returns (the sync
+    /// waits for all its requests on success; see `MpiEngine` for failure).
+    unsafe fn send(&mut self, ptr: *const u8, len: usize, to: usize, k: &mut u32) -> Result<()> {
+        let mut off = 0;
+        for _ in 0..chunks(len) {
+            let n = (len - off).min(CHUNK);
+            self.reqs.push(ffi::isend(ptr.add(off), n, to, tag(self.step, *k, self.ub), self.comm)?);
+            *k += 1;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Receives `len` bytes from `from` into `dst`, or into a private buffer when
+    /// `dst` is None (remembering `write` for the copy).
+    ///
+    /// # Safety
+    /// `dst..dst + len`, if given, stays valid and untouched until the sync returns.
+    unsafe fn recv(&mut self, dst: Option<*mut u8>, write: Option<usize>, len: usize, from: usize, k: &mut u32) -> Result<()> {
+        let base = match dst {
+            Some(p) => p,
+            None => {
+                self.bounce.push((vec![0u8; len], write));
+                self.bounce.last_mut().unwrap().0.as_mut_ptr()
+            }
+        };
+        let mut off = 0;
+        for _ in 0..chunks(len) {
+            let n = (len - off).min(CHUNK);
+            self.reqs.push(ffi::irecv(base.add(off), n, from, tag(self.step, *k, self.ub), self.comm)?);
+            *k += 1;
+            off += n;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
+    let (me, n) = (ch.me, ch.n);
+    let steps = [s];
+    let built = build(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
+    let out = &built.out;
+    let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
+    // Per peer: data messages sent to it / received from it so far in this sync.
+    let mut k_out = vec![0u32; n];
+    let mut k_in = vec![0u32; n];
+
+    // ---- Phase 1: meta-data; large payloads leave at once. ----
+    let mut failed: Option<Error> = None;
+    let mut send = |ch: &mut MpiChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
+        ch.post(d, kind, 0, section, step, &o.body(prefix), o.raw_len);
+        for r in &o.raw {
+            // SAFETY: checked against its registration when queued; unchanged until
+            // the sync returns.
+            if let Err(e) = unsafe { data.send(r.src, r.size, d, &mut k_out[d]) } {
+                failed.get_or_insert(e);
+            }
+        }
+    };
+    let r = meta_exchange(ch, section, step, out, built.any, &mut send);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let (incoming, global_any) = r?;
+    if !global_any {
+        return Ok(());
+    }
+
+    // ---- Phase 2: checks and conflict resolution (shared). ----
+    let offsets: Vec<Pid> = (0..=n as Pid).collect();
+    let loc = Locals { steps: &steps, base: me as Pid, offsets: &offsets, me };
+    let mut plan = plan(&loc, &incoming, &built.local, out);
+    plan.copy_local();
+    let whole = |plan: &crate::phases::conflict::Plan, i: usize| {
+        let w = &plan.writes[i];
+        let p = plan.pieces_of(i);
+        !plan.discard && p.len() == 1 && p[0] == (w.addr, w.addr + w.len)
+    };
+    for src in (0..n).filter(|&q| q != me) {
+        let Some(inc) = &incoming[src] else { continue };
+        for (k, p) in inc.raw_puts().enumerate() {
+            let i = plan.put_writes[src][k];
+            let dst = i.filter(|&i| whole(&plan, i)).map(|i| plan.writes[i].addr as *mut u8);
+            // SAFETY: `dst` is a checked, resolved piece of this process's memory.
+            unsafe { data.recv(dst, i.filter(|_| !plan.discard), p.size, src, &mut k_in[src])? };
+        }
+    }
+
+    // ---- Phase 3: serve the gets asked of us; ask for ours. ----
+    for q in (0..n).filter(|&q| q != me) {
+        let Some(inc) = &incoming[q] else { continue };
+        if inc.gets.is_empty() {
+            continue;
+        }
+        let mut body = Vec::with_capacity(inc.gets.len());
+        let mut large = Vec::new();
+        let mut small = Vec::new();
+        for g in &inc.gets {
+            let what = || format!("get by process {} from process {}", g.requester, g.src);
+            match loc.area_of(g.src, g.slot, g.off, g.size, &what) {
+                Ok(p) => {
+                    body.push(1u8);
+                    if g.size <= INLINE_MAX {
+                        // SAFETY: checked against the source registration just above.
+                        small.extend_from_slice(unsafe { std::slice::from_raw_parts(p, g.size) });
+                    } else {
+                        large.push((p as *const u8, g.size));
+                    }
+                }
+                Err(e) => {
+                    body.push(0u8);
+                    note(&mut plan.found, me, e);
+                }
+            }
+        }
+        body.extend_from_slice(&small);
+        ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
+        for (p, len) in large {
+            // SAFETY: checked above; unchanged until the sync returns.
+            unsafe { data.send(p, len, q, &mut k_out[q])? };
+        }
+    }
+    let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
+    replied[me] = true;
+    let mut error: Option<Error> = None;
+    ch.wait(|ch| {
+        for q in 0..n {
+            if replied[q] {
+                continue;
+            }
+            let Some(pos) = ch_take(ch, q, section, step) else {
+                ch.check_peer(q, section, step, Kind::GetReply)?;
+                continue;
+            };
+            replied[q] = true;
+            let gets = &out[q].my_gets;
+            if pos.len() < gets.len() {
+                return Err(Error::fatal(format!("malformed get reply from process {q}")));
+            }
+            let mut at = gets.len();
+            for (k, g) in gets.iter().enumerate() {
+                if pos[k] == 0 {
+                    continue;
+                }
+                let i = plan.get_writes[q] + k;
+                if g.size <= INLINE_MAX {
+                    if at + g.size > pos.len() {
+                        return Err(Error::fatal(format!("malformed get reply from process {q}")));
+                    }
+                    if !plan.discard {
+                        let w = &plan.writes[i];
+                        for &(a, b) in plan.pieces_of(i) {
+                            let from = &pos[at + (a - w.addr)..at + (b - w.addr)];
+                            // SAFETY: a resolved piece of one of our get destinations.
+                            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), a as *mut u8, b - a) };
+                        }
+                    }
+                    at += g.size;
+                } else {
+                    let dst = Some(i).filter(|&i| whole(&plan, i)).map(|i| plan.writes[i].addr as *mut u8);
+                    let keep = Some(i).filter(|_| !plan.discard);
+                    // SAFETY: a resolved piece of one of our get destinations.
+                    if let Err(e) = unsafe { data.recv(dst, keep, g.size, q, &mut k_in[q]) } {
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        if error.is_some() {
+            return Ok(true);
+        }
+        Ok(replied.iter().all(|&r| r) && ffi::test_all(&mut data.reqs)?)
+    })?;
+    if let Some(e) = error {
+        return Err(e);
+    }
+    for (buf, write) in &data.bounce {
+        let Some(i) = *write else { continue };
+        let w = &plan.writes[i];
+        for &(a, b) in plan.pieces_of(i) {
+            // SAFETY: a resolved piece of a checked destination; `buf` holds the
+            // whole write.
+            unsafe { std::ptr::copy_nonoverlapping(buf[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
+        }
+    }
+
+    // ---- Phase 4: final barrier (shared). ----
+    final_barrier(ch, section, step, plan.found)
+}
+
+/// The get reply from `q`, if it came.
+fn ch_take(ch: &mut MpiChannel, q: usize, section: u32, step: u64) -> Option<Vec<u8>> {
+    ch.take_frame(q, section, Kind::GetReply, step, 0).map(|f| f.body)
+}

@@ -1,0 +1,256 @@
+//! Phase 2 of a sync, at the destination: the remote checks, the incoming message
+//! count, and write-conflict resolution. Every write into this node's memory (incoming
+//! puts, puts among its own LPF processes, its own gets) is put in one order, and each
+//! keeps only the bytes no later write covers (interval painting, O(m log m)). The
+//! surviving pieces are disjoint, so any transport may fill them in any order and
+//! interleaving, and the result is that serialisation.
+
+use super::requests::{Incoming, Outgoing};
+use super::{note, Found};
+use crate::engine::Superstep;
+use crate::error::{Error, Result};
+use crate::queue::Request;
+use crate::types::{Memslot, Pid};
+use std::collections::BTreeMap;
+
+/// Where the bytes of one write come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Source {
+    /// Copy from this address (inline payload, or memory of this node).
+    Copy(*const u8),
+    /// From another node, by the transport (put payload, or data of one of our gets).
+    Remote,
+}
+
+/// One write into this node's memory.
+pub(crate) struct Write {
+    pub addr: usize,
+    pub len: usize,
+    pub src: Source,
+    /// Surviving pieces `pieces[lo..hi]` (absolute address ranges, ascending).
+    pub lo: usize,
+    pub hi: usize,
+}
+
+impl Write {
+    pub fn new(addr: usize, len: usize, src: Source) -> Write {
+        Write { addr, len, src, lo: 0, hi: 0 }
+    }
+}
+
+/// Keeps, for every write, the bytes no later write covers (painting from the last
+/// write backwards). The pieces of all writes are disjoint.
+pub(crate) fn resolve(writes: &mut [Write]) -> Vec<(usize, usize)> {
+    let mut pieces = Vec::with_capacity(writes.len());
+    let mut covered: BTreeMap<usize, usize> = BTreeMap::new();
+    for w in writes.iter_mut().rev() {
+        let (a, b) = (w.addr, w.addr + w.len);
+        let first = pieces.len();
+        if w.len > 0 {
+            let mut hits: Vec<(usize, usize)> =
+                covered.range(..b).rev().take_while(|(_, &e)| e > a).map(|(&s, &e)| (s, e)).collect();
+            hits.reverse();
+            let mut at = a;
+            for &(s, e) in &hits {
+                if s > at {
+                    pieces.push((at, s));
+                }
+                at = at.max(e);
+            }
+            if at < b {
+                pieces.push((at, b));
+            }
+            let (mut lo, mut hi) = (a, b);
+            for &(s, e) in &hits {
+                covered.remove(&s);
+                lo = lo.min(s);
+                hi = hi.max(e);
+            }
+            covered.insert(lo, hi);
+        }
+        w.lo = first;
+        w.hi = pieces.len();
+    }
+    pieces
+}
+
+/// The LPF processes of this node at the fence: global pids `base..base + steps.len()`
+/// on node `me`; node i holds pids `offsets[i]..offsets[i + 1]`.
+pub(crate) struct Locals<'a, 's> {
+    pub steps: &'a [&'a Superstep<'s>],
+    pub base: Pid,
+    pub offsets: &'a [Pid],
+    pub me: usize,
+}
+
+impl Locals<'_, '_> {
+    /// The checked address of `size` bytes at `off` of global `slot` of local process
+    /// `pid`; `what` names the request in an error (formatted only then).
+    pub fn area_of(&self, pid: Pid, slot: Memslot, off: usize, size: usize, what: &dyn Fn() -> String) -> Result<*mut u8> {
+        let node = self.offsets.partition_point(|&o| o <= pid).saturating_sub(1);
+        if node != self.me {
+            return Err(Error::fatal(format!("{}: process {pid} does not live here (protocol error)", what())));
+        }
+        let what_lazy = std::fmt::from_fn(|f| f.write_str(&what()));
+        self.steps[(pid - self.base) as usize]
+            .register
+            .area(slot)
+            .map_err(|e| e.context(what()))
+            .and_then(|a| a.range(slot, off, size, what_lazy))
+    }
+}
+
+/// The outcome of phase 2.
+pub(crate) struct Plan {
+    pub writes: Vec<Write>,
+    pub pieces: Vec<(usize, usize)>,
+    /// `put_writes[s][k]`: the write of the k-th put from node s whose payload is not
+    /// inline, or `None` if it was rejected (it writes nothing).
+    pub put_writes: Vec<Vec<Option<usize>>>,
+    /// `get_writes[d] + k`: the write of our k-th get from node d.
+    pub get_writes: Vec<usize>,
+    /// The first error found here.
+    pub found: Found,
+    /// Set when this node must write nothing at all (message capacity exceeded).
+    pub discard: bool,
+}
+
+impl Plan {
+    /// The surviving pieces of write `i`.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn pieces_of(&self, i: usize) -> &[(usize, usize)] {
+        let w = &self.writes[i];
+        &self.pieces[w.lo..w.hi]
+    }
+
+    /// Performs the writes whose bytes are here already (inline payloads, copies among
+    /// this node's processes), unless this node discards.
+    pub fn copy_local(&self) {
+        if self.discard {
+            return;
+        }
+        for w in &self.writes {
+            if let Source::Copy(src) = w.src {
+                for &(s, e) in &self.pieces[w.lo..w.hi] {
+                    // SAFETY: the destination was checked against its registration in
+                    // `plan` (or at the origin for our own gets) and the source against
+                    // its own (at queueing, or inside the received body, which outlives
+                    // the plan); pieces of different writes are disjoint. `copy`, not
+                    // `copy_nonoverlapping`: a put to oneself may overlap its source.
+                    unsafe { std::ptr::copy(src.add(s - w.addr), s as *mut u8, e - s) };
+                }
+            }
+        }
+    }
+}
+
+/// Checks every request that touches this node's memory, counts the incoming messages
+/// against each local process's queue capacity, and resolves the write conflicts.
+/// `incoming[s]`: the requests from node s (None for none and for this node); `out[d]`
+/// the requests this node sends (its gets' destinations are writes here too).
+pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)], out: &[Outgoing]) -> Plan {
+    let n = incoming.len();
+    let (me, base) = (loc.me, loc.base);
+    let mut found: Found = None;
+    let mut count = vec![0usize; loc.steps.len()];
+    let mut bump = |pid: Pid| {
+        if pid >= base && ((pid - base) as usize) < count.len() {
+            count[(pid - base) as usize] += 1;
+        }
+    };
+    for inc in incoming.iter().flatten() {
+        inc.puts.iter().for_each(|p| bump(p.dst));
+        inc.gets.iter().for_each(|g| bump(g.src));
+    }
+    for (_, r) in local {
+        bump(r.peer());
+    }
+    let mut discard = false;
+    for (t, &c) in count.iter().enumerate() {
+        let cap = loc.steps[t].queue.capacity();
+        if c > cap {
+            discard = true;
+            note(&mut found, me, Error::fatal(format!(
+                "process {} is the target of {c} messages in this superstep but reserved room for {cap} \
+                 (resize_message_queue)",
+                base + t as Pid
+            )));
+        }
+    }
+
+    // The writes into this node's memory, in one order: nodes 0..n (their puts to us;
+    // ours among ourselves), then our own gets.
+    let mut writes: Vec<Write> = Vec::new();
+    let mut put_writes: Vec<Vec<Option<usize>>> = (0..n).map(|_| Vec::new()).collect();
+    for s in 0..n {
+        if s == me {
+            for &(origin, r) in local {
+                if let Request::Put { src, dst_pid, dst_slot, dst_offset, size } = r {
+                    let what = || format!("put from process {origin} into process {dst_pid}");
+                    match loc.area_of(dst_pid, dst_slot, dst_offset, size, &what) {
+                        Ok(dst) => writes.push(Write::new(dst as usize, size, Source::Copy(src))),
+                        Err(e) => note(&mut found, me, e),
+                    }
+                }
+            }
+            continue;
+        }
+        let Some(inc) = &incoming[s] else { continue };
+        for p in &inc.puts {
+            let what = || format!("put from process {} into process {}", p.origin, p.dst);
+            let at = match loc.area_of(p.dst, p.slot, p.off, p.size, &what) {
+                Ok(dst) => {
+                    let src = match p.inline {
+                        Some(o) => Source::Copy(inc.body[o..].as_ptr()),
+                        None => Source::Remote,
+                    };
+                    writes.push(Write::new(dst as usize, p.size, src));
+                    Some(writes.len() - 1)
+                }
+                Err(e) => {
+                    note(&mut found, me, e);
+                    None
+                }
+            };
+            if p.inline.is_none() {
+                put_writes[s].push(at);
+            }
+        }
+    }
+    for &(requester, r) in local {
+        if let Request::Get { src_pid, src_slot, src_offset, dst, size } = r {
+            let what = || format!("get by process {requester} from process {src_pid}");
+            match loc.area_of(src_pid, src_slot, src_offset, size, &what) {
+                Ok(src) => writes.push(Write::new(dst as usize, size, Source::Copy(src))),
+                Err(e) => note(&mut found, me, e),
+            }
+        }
+    }
+    let mut get_writes: Vec<usize> = vec![0; n];
+    for (d, o) in out.iter().enumerate() {
+        get_writes[d] = writes.len();
+        for g in &o.my_gets {
+            writes.push(Write::new(g.dst as usize, g.size, Source::Remote));
+        }
+    }
+    let pieces = resolve(&mut writes);
+    Plan { writes, pieces, put_writes, get_writes, found, discard }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_writes_win_and_pieces_are_disjoint() {
+        let w = |a, l| Write::new(a, l, Source::Remote);
+        let mut ws = vec![w(0, 10), w(5, 10), w(2, 2), w(20, 5), w(0, 0)];
+        let p = resolve(&mut ws);
+        let of = |i: usize| p[ws[i].lo..ws[i].hi].to_vec();
+        assert_eq!(of(0), vec![(0, 2), (4, 5)]);
+        assert_eq!(of(1), vec![(5, 15)]);
+        assert_eq!(of(2), vec![(2, 4)]);
+        assert_eq!(of(3), vec![(20, 25)]);
+        assert!(of(4).is_empty());
+    }
+}

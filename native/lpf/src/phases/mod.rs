@@ -1,0 +1,284 @@
+//! The transport-independent parts of a sync, shared by the TCP, hybrid, MPI and
+//! one-sided engines (the paper's four phases):
+//!
+//! 1. meta-data exchange, direct or randomised Bruck ([`meta_exchange`]), over any
+//!    [`Channel`] (TCP mesh frames, MPI messages);
+//! 2. checks and write-conflict resolution at the destination ([`conflict`]);
+//! 3. data exchange: the transport's own;
+//! 4. the final dissemination barrier carrying the first error ([`barrier`]).
+//!
+//! Also the allgather of a sync that registers global slots ([`allgather`]).
+
+pub(crate) mod conflict;
+pub(crate) mod requests;
+
+use crate::error::{Error, Result};
+use crate::types::Pid;
+use crate::wire::{Frame, Get, Kind, Put};
+use requests::{parse_requests, Incoming, Outgoing};
+
+/// How the meta-data of a sync is exchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaAlgo {
+    /// Every process sends one message to every other (p - 1 messages, one round).
+    Direct,
+    /// Randomised Bruck: ceil(log2 p) rounds of one message, over a random
+    /// permutation of the processes agreed at init.
+    Bruck,
+}
+
+impl MetaAlgo {
+    /// The default: direct for few processes (one round trip beats log p of them),
+    /// Bruck from 16 processes on.
+    pub fn for_nodes(n: usize) -> MetaAlgo {
+        if n < 16 {
+            MetaAlgo::Direct
+        } else {
+            MetaAlgo::Bruck
+        }
+    }
+    pub fn parse(s: &str) -> Option<MetaAlgo> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "direct" => Some(MetaAlgo::Direct),
+            "bruck" => Some(MetaAlgo::Bruck),
+            _ => None,
+        }
+    }
+}
+
+/// A random permutation of `0..n` derived from `token` (Fisher-Yates over
+/// splitmix64), and its inverse: every node derives the same from the same token.
+pub(crate) fn permutation(n: usize, token: u64) -> (Vec<usize>, Vec<usize>) {
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut s = token;
+    let mut next = || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    for i in (1..n).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        perm.swap(i, j);
+    }
+    let mut inv = vec![0; n];
+    for (i, &v) in perm.iter().enumerate() {
+        inv[v] = i;
+    }
+    (perm, inv)
+}
+
+/// Control messages between the nodes of a job (a node: an OS process holding one or
+/// more LPF processes). Every message is tagged with (section, kind, step, round); a
+/// channel keeps what arrived until it is asked for, drops what belongs to sections
+/// that ended here, and knows when a peer can no longer send what is awaited.
+pub(crate) trait Channel {
+    /// This node's index, and the number of nodes.
+    fn me(&self) -> usize;
+    fn n(&self) -> usize;
+    /// Node i holds global pids `offsets()[i]..offsets()[i + 1]`.
+    fn offsets(&self) -> &[Pid];
+    /// The random permutation of the nodes (virtual ranks of Bruck and the barrier),
+    /// the same everywhere, and its inverse.
+    fn perm(&self) -> &[usize];
+    fn inv(&self) -> &[usize];
+    fn meta_algo(&self) -> MetaAlgo;
+    /// Queues a message for node `to`; `raw` announces payload bytes that the
+    /// transport sends besides it (0 for none).
+    #[allow(clippy::too_many_arguments)]
+    fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64);
+    /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
+    /// once if `from` left the section, died, or is in another collective operation.
+    fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
+}
+
+/// The first error of a sync, tagged with the node that found it (the lowest wins, so
+/// every process reports the same one).
+pub(crate) type Found = Option<(u32, String)>;
+
+pub(crate) fn note(found: &mut Found, node: usize, e: Error) {
+    if found.is_none() {
+        *found = Some((node as u32, e.message().to_string()));
+    }
+}
+
+pub(crate) fn rounds(n: usize) -> u8 {
+    let mut r = 0;
+    while (1usize << r) < n {
+        r += 1;
+    }
+    r
+}
+
+/// Phase 1: every node learns the requests addressed to it. `send(ch, d, o, kind,
+/// prefix)` posts `o`'s headers to node d (with whatever payload the transport sends
+/// along). Returns the requests from each node (None: none) and whether anybody
+/// communicates at all; if not, the sync is over. Nothing is written before every node
+/// is known (directly or transitively) to be in this sync.
+pub(crate) fn meta_exchange<C: Channel>(
+    ch: &mut C,
+    section: u32,
+    step: u64,
+    out: &[Outgoing],
+    any: bool,
+    send: &mut dyn FnMut(&mut C, usize, &Outgoing, Kind, &[u8]),
+) -> Result<(Vec<Option<Incoming>>, bool)> {
+    let (me, n) = (ch.me(), ch.n());
+    let mut incoming: Vec<Option<Incoming>> = (0..n).map(|_| None).collect();
+    let flags = match ch.meta_algo() {
+        MetaAlgo::Direct => {
+            for d in (0..n).filter(|&d| d != me) {
+                send(ch, d, &out[d], Kind::Meta, &[any as u8]);
+            }
+            let mut flags = any;
+            for s in (0..n).filter(|&s| s != me) {
+                let f = ch.expect(s, section, Kind::Meta, step, 0)?;
+                flags |= f.body.first().copied().unwrap_or(0) != 0;
+                let inc = parse_requests(f.body, f.h.raw, 1)?;
+                if inc.puts.len() + inc.gets.len() > 0 {
+                    incoming[s] = Some(inc);
+                }
+            }
+            flags
+        }
+        MetaAlgo::Bruck => {
+            // The request messages go after the count rounds: on a stream their
+            // payloads would otherwise sit in front of round messages needed first.
+            let counts: Vec<u32> = out.iter().map(|o| o.nmsg()).collect();
+            let (from, flags) = bruck(ch, section, step, &counts, any)?;
+            for d in (0..n).filter(|&d| d != me && out[d].nmsg() > 0) {
+                send(ch, d, &out[d], Kind::Hdrs, &[]);
+            }
+            if flags {
+                for s in from {
+                    let f = ch.expect(s, section, Kind::Hdrs, step, 0)?;
+                    incoming[s] = Some(parse_requests(f.body, f.h.raw, 0)?);
+                }
+            }
+            flags
+        }
+    };
+    Ok((incoming, flags))
+}
+
+/// Randomised Bruck exchange of the message counts: returns the nodes that send us
+/// requests, and whether anybody communicates in this sync at all.
+pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u32], any: bool) -> Result<(Vec<usize>, bool)> {
+    let (me, n) = (ch.me(), ch.n());
+    let v = ch.perm()[me];
+    let mut blocks: Vec<(u32, u32, u32)> =
+        (0..n).filter(|&d| d != me && counts[d] > 0).map(|d| (me as u32, d as u32, counts[d])).collect();
+    let mut flag = any;
+    for r in 0..rounds(n) {
+        let dist = 1usize << r;
+        let to = ch.inv()[(v + dist) % n];
+        let from = ch.inv()[(v + n - dist % n) % n];
+        let perm = ch.perm();
+        let (send, keep): (Vec<_>, Vec<_>) =
+            blocks.into_iter().partition(|b| ((perm[b.1 as usize] + n - v) % n) & dist != 0);
+        let mut body = Vec::with_capacity(5 + 12 * send.len());
+        body.u8(flag as u8);
+        body.u32(send.len() as u32);
+        for b in &send {
+            body.u32(b.0);
+            body.u32(b.1);
+            body.u32(b.2);
+        }
+        ch.post(to, Kind::Meta, r, section, step, &body, 0);
+        blocks = keep;
+        let f = ch.expect(from, section, Kind::Meta, step, r)?;
+        let mut g = Get::new(&f.body);
+        flag |= g.u8()? != 0;
+        for _ in 0..g.u32()? {
+            let b = (g.u32()?, g.u32()?, g.u32()?);
+            if b.0 as usize >= n || b.1 as usize >= n {
+                return Err(Error::fatal("malformed meta-data block from a peer"));
+            }
+            blocks.push(b);
+        }
+    }
+    if blocks.iter().any(|b| b.1 as usize != me) {
+        return Err(Error::fatal("meta-data exchange went wrong: a block did not reach its process"));
+    }
+    Ok((blocks.iter().map(|b| b.0 as usize).collect(), flag))
+}
+
+/// Allgather over all nodes: `mine` holds this node's LPF processes' values, `len`
+/// each; process q's land at `all[q * len..][..len]`.
+pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+    let (me, n) = (ch.me(), ch.n());
+    let offsets = ch.offsets().to_vec();
+    let base = offsets[me] as usize;
+    all[base * len..base * len + mine.len()].copy_from_slice(mine);
+    let mut body = Vec::with_capacity(8 + 8 * mine.len());
+    body.u64(len as u64);
+    for &v in mine {
+        body.u64(v);
+    }
+    for d in (0..n).filter(|&d| d != me) {
+        ch.post(d, Kind::Gather, 0, section, step, &body, 0);
+    }
+    let mut bad: Option<Error> = None;
+    for s in (0..n).filter(|&s| s != me) {
+        let f = ch.expect(s, section, Kind::Gather, step, 0)?;
+        let mut g = Get::new(&f.body);
+        let theirs = g.usize()?;
+        let count = (offsets[s + 1] - offsets[s]) as usize;
+        if theirs != len {
+            bad.get_or_insert_with(|| {
+                Error::fatal(format!(
+                    "register_global is collective, but process {} registered {len} global slots in this superstep \
+                     and process {} registered {theirs}",
+                    base, offsets[s]
+                ))
+            });
+            continue;
+        }
+        let at = offsets[s] as usize * len;
+        for v in &mut all[at..at + count * len] {
+            *v = g.u64()?;
+        }
+    }
+    bad.map_or(Ok(()), Err)
+}
+
+/// Dissemination barrier over all nodes; carries the error found by the lowest node
+/// and returns it.
+pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kind, mut found: Found) -> Result<Found> {
+    let (me, n) = (ch.me(), ch.n());
+    let v = ch.perm()[me];
+    for r in 0..rounds(n) {
+        let dist = 1usize << r;
+        let to = ch.inv()[(v + dist) % n];
+        let from = ch.inv()[(v + n - dist % n) % n];
+        let mut body = Vec::new();
+        match &found {
+            None => body.u8(0),
+            Some((node, msg)) => {
+                body.u8(1);
+                body.u32(*node);
+                body.str(msg.as_bytes());
+            }
+        }
+        ch.post(to, kind, r, section, step, &body, 0);
+        let f = ch.expect(from, section, kind, step, r)?;
+        let mut g = Get::new(&f.body);
+        if g.u8()? != 0 {
+            let node = g.u32()?;
+            let msg = String::from_utf8_lossy(g.str()?).into_owned();
+            if found.as_ref().is_none_or(|(k, _)| node < *k) {
+                found = Some((node, msg));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The final barrier of a sync: Ok, or the agreed first error.
+pub(crate) fn final_barrier<C: Channel>(ch: &mut C, section: u32, step: u64, found: Found) -> Result<()> {
+    match barrier(ch, section, step, Kind::Barrier, found)? {
+        None => Ok(()),
+        Some((_, msg)) => Err(Error::fatal(msg)),
+    }
+}

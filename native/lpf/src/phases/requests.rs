@@ -1,0 +1,201 @@
+//! The request headers of a sync: what each process tells each other process in the
+//! meta-data exchange (puts with small payloads inline, the headers of large puts, get
+//! requests), built from the supersteps of the LPF processes of one transport node and
+//! parsed at the receiver. The same format serves every transport; how the large
+//! payloads travel (raw bytes on a TCP stream, MPI messages, one-sided writes) is the
+//! transport's business.
+
+use crate::engine::Superstep;
+use crate::error::{Error, Result};
+use crate::queue::Request;
+use crate::types::{Memslot, Pid};
+use crate::wire::{Get, Put, INLINE_MAX};
+
+const PUT_HDR: usize = 4 + 4 + 8 + 8 + 8;
+
+/// A put arriving at this node.
+pub(crate) struct InPut {
+    pub origin: Pid,
+    pub dst: Pid,
+    pub slot: Memslot,
+    pub off: usize,
+    pub size: usize,
+    /// Offset of the inline payload in the frame body, if inline.
+    pub inline: Option<usize>,
+}
+
+/// A get asked of this node.
+pub(crate) struct InGet {
+    pub requester: Pid,
+    pub src: Pid,
+    pub slot: Memslot,
+    pub off: usize,
+    pub size: usize,
+}
+
+/// Requests from one node, parsed from its message body.
+pub(crate) struct Incoming {
+    pub body: Vec<u8>,
+    /// Payload bytes the sender announced besides the body (its large puts).
+    pub raw: u64,
+    pub puts: Vec<InPut>,
+    pub gets: Vec<InGet>,
+}
+
+impl Incoming {
+    /// The puts whose payload is not inline (in header order).
+    pub fn raw_puts(&self) -> impl Iterator<Item = &InPut> {
+        self.puts.iter().filter(|p| p.inline.is_none())
+    }
+}
+
+/// Parses the requests in `body[start..]`.
+pub(crate) fn parse_requests(body: Vec<u8>, raw: u64, start: usize) -> Result<Incoming> {
+    let mut g = Get::new(&body);
+    g.bytes(start)?;
+    let nput = g.u32()? as usize;
+    let nget = g.u32()? as usize;
+    let mut puts = Vec::with_capacity(nput.min(1 << 20));
+    for _ in 0..nput {
+        let (origin, dst) = (g.u32()?, g.u32()?);
+        let slot = Memslot::from_raw(g.usize()?);
+        let (off, size) = (g.usize()?, g.usize()?);
+        let inline = if size <= INLINE_MAX {
+            let at = g.pos();
+            g.bytes(size)?;
+            Some(at)
+        } else {
+            None
+        };
+        puts.push(InPut { origin, dst, slot, off, size, inline });
+    }
+    let mut gets = Vec::with_capacity(nget.min(1 << 20));
+    for _ in 0..nget {
+        let (requester, src) = (g.u32()?, g.u32()?);
+        let slot = Memslot::from_raw(g.usize()?);
+        let (off, size) = (g.usize()?, g.usize()?);
+        gets.push(InGet { requester, src, slot, off, size });
+    }
+    if !g.is_done() {
+        return Err(Error::fatal("malformed request message from a peer (trailing bytes)"));
+    }
+    Ok(Incoming { body, raw, puts, gets })
+}
+
+/// A large put as its origin keeps it: where the bytes are, and where they go.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct RawPut {
+    pub src: *const u8,
+    pub size: usize,
+    pub dst_slot: Memslot,
+    pub dst_offset: usize,
+}
+
+/// What this node sends to one other node.
+#[derive(Default)]
+pub(crate) struct Outgoing {
+    puts: Vec<u8>,
+    gets: Vec<u8>,
+    pub nput: u32,
+    pub nget: u32,
+    /// Large put payloads, in header order.
+    pub raw: Vec<RawPut>,
+    pub raw_len: u64,
+    /// This node's gets from that one, in header order.
+    pub my_gets: Vec<MyGet>,
+}
+
+/// A get as its requester keeps it.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct MyGet {
+    pub dst: *mut u8,
+    pub size: usize,
+    pub src_slot: Memslot,
+    pub src_offset: usize,
+}
+
+impl Outgoing {
+    /// The message body: `prefix`, then the put and get headers.
+    pub fn body(&self, prefix: &[u8]) -> Vec<u8> {
+        let mut b = Vec::with_capacity(prefix.len() + 8 + self.puts.len() + self.gets.len());
+        b.bytes(prefix);
+        b.u32(self.nput);
+        b.u32(self.nget);
+        b.bytes(&self.puts);
+        b.bytes(&self.gets);
+        b
+    }
+    pub fn nmsg(&self) -> u32 {
+        self.nput + self.nget
+    }
+}
+
+/// The requests of one node's LPF processes, sorted by destination node.
+pub(crate) struct Built {
+    /// `out[d]`: what goes to node d (empty for this node).
+    pub out: Vec<Outgoing>,
+    /// Requests among this node's own LPF processes (or to self), with their origin.
+    pub local: Vec<(Pid, Request)>,
+    /// Whether any process of this node communicates in this superstep.
+    pub any: bool,
+}
+
+/// Builds the outgoing requests of the LPF processes `steps` (global pids
+/// `base..base + steps.len()`) on node `me` of `n`; `node_of` maps a global pid to its
+/// node.
+pub(crate) fn build(steps: &[&Superstep<'_>], base: Pid, nprocs: Pid, me: usize, n: usize, node_of: impl Fn(Pid) -> usize) -> Built {
+    let mut out: Vec<Outgoing> = (0..n).map(|_| Outgoing::default()).collect();
+    let mut local: Vec<(Pid, Request)> = Vec::new();
+    let mut any = false;
+    for (t, s) in steps.iter().enumerate() {
+        let origin = base + t as Pid;
+        for q in 0..nprocs {
+            let reqs = s.queue.to_peer(q);
+            if reqs.is_empty() {
+                continue;
+            }
+            any = true;
+            let d = node_of(q);
+            if d == me {
+                local.extend(reqs.iter().map(|r| (origin, *r)));
+                continue;
+            }
+            let o = &mut out[d];
+            for r in reqs {
+                match *r {
+                    Request::Put { src, dst_pid, dst_slot, dst_offset, size } => {
+                        o.nput += 1;
+                        o.puts.reserve(PUT_HDR + size.min(INLINE_MAX));
+                        o.puts.u32(origin);
+                        o.puts.u32(dst_pid);
+                        o.puts.u64(dst_slot.to_raw() as u64);
+                        o.puts.u64(dst_offset as u64);
+                        o.puts.u64(size as u64);
+                        if size == 0 {
+                        } else if size <= INLINE_MAX {
+                            // SAFETY: `src..src + size` was checked against its
+                            // registration when the put was queued and stays valid
+                            // until the sync returns.
+                            o.puts.bytes(unsafe { std::slice::from_raw_parts(src, size) });
+                        } else {
+                            o.raw.push(RawPut { src, size, dst_slot, dst_offset });
+                            o.raw_len += size as u64;
+                        }
+                    }
+                    Request::Get { src_pid, src_slot, src_offset, dst, size } => {
+                        o.nget += 1;
+                        o.gets.u32(origin);
+                        o.gets.u32(src_pid);
+                        o.gets.u64(src_slot.to_raw() as u64);
+                        o.gets.u64(src_offset as u64);
+                        o.gets.u64(size as u64);
+                        o.my_gets.push(MyGet { dst, size, src_slot, src_offset });
+                    }
+                }
+            }
+        }
+    }
+    Built { out, local, any }
+}

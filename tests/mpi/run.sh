@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# MPI engine tests (docs/mpi.md), everything under real mpirun:
+#
+#   - the conformance suite (lpf-mpi-conformance) on mpimsg and mpirma at
+#     mpirun -n 1..4 (each case runs its sections at every p <= n), one line per
+#     case and engine and n;
+#   - graphblas-pagerank's distributed correctness checks (tests/mpi_dist.rs) on
+#     both engines at n = 2 and 4;
+#   - a C program using only lpf/core.h + lpf/mpi.h (mpi_ring.c:
+#     lpf_mpi_initialize_with_mpicomm + lpf_hook) on both engines at n = 1..4;
+#   - Root::exec under mpirun (LPF_ENGINE=...): lpfprobe --quick at n = 2;
+#   - a process killed with SIGKILL under mpirun: the job ends within seconds;
+#   - ibverbs selected on a machine without an RDMA device: init fails with a
+#     message naming the missing device, no crash (Rust and C paths).
+#
+# Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
+# <repo>/target/mpi-features, apart from the feature-less build). Prints
+# "ok <name>" / "FAIL <name>" lines and last "N passed, M failed"; exits
+# non-zero if anything failed.
+#
+# Knobs: LPF_MPI_PROCS (default "1 2 3 4"), LPF_MPI_TIMEOUT (seconds per
+# mpirun, default 300), LPF_SKIP_BUILD=1.
+
+set -u
+set -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root" || exit 2
+
+export CARGO_TARGET_DIR=${LPF_MPI_TARGET_DIR:-$root/target/mpi-features}
+rel=$CARGO_TARGET_DIR/release
+build=$here/build
+procs=${LPF_MPI_PROCS:-1 2 3 4}
+tmo=${LPF_MPI_TIMEOUT:-300}
+# OpenMPI's UCX one-sided component needs devices this machine lacks.
+export OMPI_MCA_osc=${OMPI_MCA_osc:-^ucx}
+mpirun_opts=(--oversubscribe)
+[ "$(id -u)" = 0 ] && mpirun_opts+=(--allow-run-as-root)
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok $1"; }
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL $1"
+    if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 15 "$2" | sed 's/^/    /'; fi
+}
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit $?
+}
+
+rm -rf "$build"
+mkdir -p "$build"
+
+if ! command -v mpirun >/dev/null 2>&1 || ! command -v mpicc >/dev/null 2>&1; then
+    fail "mpi: mpirun/mpicc not found (scripts/setup.sh installs openmpi-bin libopenmpi-dev)"
+    finish
+fi
+
+# ---- build ------------------------------------------------------------------
+dist_bin=
+if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
+    if ! cargo build --release -j2 -p lpf-conformance --features mpi,ibverbs --bin lpf-mpi-conformance \
+        >"$build/cargo.log" 2>&1 ||
+        ! cargo build --release -j2 -p lpf-capi --features mpi,ibverbs >>"$build/cargo.log" 2>&1 ||
+        ! cargo build --release -j2 -p lpf --features mpi,ibverbs --bin lpfprobe >>"$build/cargo.log" 2>&1; then
+        fail "build (cargo --features mpi,ibverbs)" "$build/cargo.log"
+        finish
+    fi
+fi
+if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_dist --no-run >"$build/dist.log" 2>&1; then
+    dist_bin=$(grep -o '(/[^)]*mpi_dist-[0-9a-f]*)' "$build/dist.log" | tr -d '()' | tail -n 1)
+fi
+if [ -z "$dist_bin" ] || [ ! -x "$dist_bin" ]; then
+    fail "build graphblas-pagerank mpi_dist" "$build/dist.log"
+fi
+conf=$rel/lpf-mpi-conformance
+probe=$rel/lpfprobe
+
+# run_cases NAME LOG: counts the ok/FAIL lines of a runner's output and checks
+# that its summary line came and agrees.
+run_cases() {
+    local name=$1 log=$2 rc=$3 line
+    while IFS= read -r line; do
+        case $line in
+            "ok "*) pass "${line#ok }" ;;
+            "FAIL "*) failed=$((failed + 1)); echo "$line" ;;
+        esac
+    done < <(grep -E '^(ok|FAIL) ' "$log")
+    if ! grep -qE '^[0-9]+ passed, [0-9]+ failed$' "$log"; then
+        fail "$name: no summary line (crashed, hung or killed: status $rc)" "$log"
+    elif [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$log"; then
+        fail "$name: exit status $rc" "$log"
+    fi
+}
+
+# ---- conformance suite ----------------------------------------------------------
+for engine in mpimsg mpirma; do
+    for n in $procs; do
+        log=$build/conf-$engine-$n.log
+        LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$conf" >"$log" 2>&1
+        run_cases "conformance $engine n=$n" "$log" $?
+    done
+done
+
+# ---- graphblas-pagerank distributed correctness --------------------------------
+if [ -n "$dist_bin" ]; then
+    for engine in mpimsg mpirma; do
+        for n in 2 4; do
+            log=$build/dist-$engine-$n.log
+            LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$dist_bin" >"$log" 2>&1
+            run_cases "pagerank $engine n=$n" "$log" $?
+        done
+    done
+fi
+
+# ---- C: lpf/core.h + lpf/mpi.h under mpirun -------------------------------------
+inc=$root/native/lpf-capi/include
+if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$here/mpi_ring.c" -L"$rel" -llpf_core \
+    -Wl,-rpath,"$rel" -o "$build/mpi_ring" >"$build/cc.log" 2>&1; then
+    pass "C mpi_ring.c compiles with mpicc against lpf/core.h + lpf/mpi.h"
+    for engine in mpimsg mpirma; do
+        for n in $procs; do
+            log=$build/c-$engine-$n.log
+            LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_ENGINE -n "$n" "$build/mpi_ring" >"$log" 2>&1
+            rc=$?
+            if [ "$rc" = 0 ] && grep -q "^mpi_ring ok $n$" "$log"; then
+                pass "C mpi_ring $engine n=$n"
+            else
+                fail "C mpi_ring $engine n=$n (status $rc)" "$log"
+            fi
+        done
+    done
+else
+    fail "C mpi_ring.c compiles" "$build/cc.log"
+fi
+
+# ---- Root::exec under mpirun: the probe tool ------------------------------------
+for engine in mpimsg mpirma; do
+    log=$build/probe-$engine.log
+    timeout "$tmo" mpirun "${mpirun_opts[@]}" -n 2 -x LPF_ENGINE="$engine" "$probe" --engine env --quick >"$log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && grep -q "engine \`$engine\`, p = 2" "$log" && grep -q "^OpenMPI MPI_Alltoall" "$log"; then
+        pass "Root::exec under mpirun: lpfprobe --quick $engine n=2"
+    else
+        fail "Root::exec under mpirun: lpfprobe --quick $engine n=2 (status $rc)" "$log"
+    fi
+done
+
+# ---- a killed process does not leave the others spinning ------------------------
+for engine in mpimsg mpirma; do
+    log=$build/kill-$engine.log
+    : >"$log"
+    LPF_ENGINE=$engine timeout 60 mpirun "${mpirun_opts[@]}" -n 3 "$conf" --spin >"$log" 2>&1 &
+    job=$!
+    victim=
+    for _ in $(seq 1 300); do
+        victim=$(awk '/^ready 2 /{print $3}' "$log")
+        [ -n "$victim" ] && [ "$(grep -c '^ready ' "$log")" = 3 ] && break
+        sleep 0.1
+    done
+    if [ -z "$victim" ]; then
+        fail "kill -9 under mpirun ($engine): the processes never got ready" "$log"
+        kill "$job" 2>/dev/null
+        wait "$job" 2>/dev/null
+        continue
+    fi
+    start=$(date +%s%N)
+    kill -9 "$victim"
+    wait "$job"
+    rc=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$ms" -lt 10000 ]; then
+        pass "kill -9 of one rank under mpirun ends the job ($engine, ${ms} ms, status $rc)"
+    else
+        fail "kill -9 of one rank under mpirun ($engine): status $rc after ${ms} ms" "$log"
+    fi
+done
+
+# ---- ibverbs without a device fails cleanly ---------------------------------------
+if ls /sys/class/infiniband/* >/dev/null 2>&1; then
+    echo "note: this machine has an RDMA device; the no-device checks are skipped"
+else
+    log=$build/ibverbs-rust.log
+    LPF_ENGINE=ibverbs timeout 60 mpirun "${mpirun_opts[@]}" -n 2 "$conf" --spin >"$log" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" -lt 128 ] && [ "$(grep -c 'exec returned Err.*no RDMA device found' "$log")" = 2 ]; then
+        pass "ibverbs without a device: Root::exec fails on every rank naming the missing device"
+    else
+        fail "ibverbs without a device (Rust): status $rc" "$log"
+    fi
+    log=$build/ibverbs-c.log
+    LPF_ENGINE=ibverbs timeout 60 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE -n 2 "$build/mpi_ring" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" -lt 128 ] && grep -q 'lpf_mpi_initialize_with_mpicomm: ibverbs engine: no RDMA device found' "$log" &&
+        ! grep -qi 'segmentation\|core dumped\|signal 11' "$log"; then
+        pass "ibverbs without a device: lpf_mpi_initialize_with_mpicomm returns LPF_ERR_FATAL with the reason"
+    else
+        fail "ibverbs without a device (C): status $rc" "$log"
+    fi
+fi
+
+finish
