@@ -72,7 +72,12 @@ if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
     fi
 fi
 if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_dist --no-run >"$build/dist.log" 2>&1; then
-    dist_bin=$(grep -o '(/[^)]*mpi_dist-[0-9a-f]*)' "$build/dist.log" | tr -d '()' | tail -n 1)
+    # cargo names the executable relative to the workspace when it lies inside it.
+    dist_bin=$(grep -o '([^)]*mpi_dist-[0-9a-f]*)' "$build/dist.log" | tr -d '()' | tail -n 1)
+    case $dist_bin in
+        "" | /*) ;;
+        *) dist_bin=$root/$dist_bin ;;
+    esac
 fi
 if [ -z "$dist_bin" ] || [ ! -x "$dist_bin" ]; then
     fail "build graphblas-pagerank mpi_dist" "$build/dist.log"
