@@ -152,12 +152,14 @@ impl PullGraph {
     }
 
     /// The in-neighbour lists (CSR of this graph's rows of Aᵀ).
-    pub(crate) fn csr(&self) -> (&[usize], &[u32]) {
+    #[doc(hidden)]
+    pub fn csr(&self) -> (&[usize], &[u32]) {
         (&self.ptr, &self.src)
     }
 
     /// `1/outdeg` per row (0 for dangling rows).
-    pub(crate) fn inv_outdeg(&self) -> &[f64] {
+    #[doc(hidden)]
+    pub fn inv_outdeg(&self) -> &[f64] {
         &self.inv_outdeg
     }
 
@@ -234,22 +236,31 @@ pub fn step_block(
     let hi = lo + ranks.len();
     let ptr = &g.ptr[lo..=hi];
     let inv = &g.inv_outdeg[lo..hi];
+    let src = &g.src[..];
+    // Prefetch target: the source PREFETCH_DISTANCE edges ahead in the flat edge
+    // stream (across row ends), clamped to the last edge.
+    let last = src.len().saturating_sub(1);
+    let ahead = |e: usize| src[(e + PREFETCH_DISTANCE).min(last)];
     let mut residual = 0.0;
     let mut dangling = 0.0;
     for (k, (r, c)) in ranks.iter_mut().zip(contrib_out.iter_mut()).enumerate() {
-        let sources = &g.src[ptr[k]..ptr[k + 1]];
+        let (a, b) = (ptr[k], ptr[k + 1]);
         // Two independent accumulators halve the add-latency chain on
         // high-degree rows; the order differs from a single sum only by
-        // rounding.
+        // rounding. Even positions of the row go to s0, odd ones to s1.
         let mut s0 = 0.0;
         let mut s1 = 0.0;
-        let mut pairs = sources.chunks_exact(2);
-        for p in &mut pairs {
-            s0 += contrib[p[0] as usize];
-            s1 += contrib[p[1] as usize];
+        let mut e = a;
+        while e + 2 <= b {
+            prefetch(contrib, ahead(e));
+            prefetch(contrib, ahead(e + 1));
+            s0 += contrib[src[e] as usize];
+            s1 += contrib[src[e + 1] as usize];
+            e += 2;
         }
-        if let [j] = pairs.remainder() {
-            s0 += contrib[*j as usize];
+        if e < b {
+            prefetch(contrib, ahead(e));
+            s0 += contrib[src[e] as usize];
         }
         let new = alpha * (s0 + s1) + base;
         residual += (new - *r).abs();
@@ -259,6 +270,33 @@ pub fn step_block(
         dangling += if d == 0.0 { new } else { 0.0 };
     }
     StepPartials { residual, dangling }
+}
+
+/// How far ahead, in edges of the flat CSR stream, [`step_block`] prefetches the
+/// gathered contribution. The gathers of short rows (the long tail of an R-MAT
+/// graph: half the rows of kron22 have in-degree 0, most others under 10) are
+/// random, and a row's loop exit is a mispredicted branch that discards the
+/// loads the core had started for the next rows; a software prefetch issued a
+/// few hundred edges earlier has them in flight anyway. Measured on kron22
+/// (degree order, sum over the 256 chunks of each chunk's best time, kernels
+/// interleaved): distance 32: 0.99, 64: 0.90, 128: 0.83, 192-256: 0.69-0.75
+/// (2 threads) / 0.81 (1 thread), 384: 0.79, 512: 0.91, 1024: 0.93 of the
+/// time without prefetch. Bits are unchanged: a prefetch is only a hint.
+pub const PREFETCH_DISTANCE: usize = 256;
+
+/// Hints the cache to fetch `contrib[j]` (no effect on other targets).
+#[inline(always)]
+fn prefetch(contrib: &[f64], j: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = contrib.as_ptr().wrapping_add(j as usize) as *const i8;
+        // SAFETY: `_mm_prefetch` is a hint that never faults and reads nothing
+        // into the program (any address is allowed, even outside `contrib`);
+        // SSE is part of the x86_64 baseline.
+        unsafe { core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (contrib, j);
 }
 
 /// Runs PageRank on a prepared [`PullGraph`].

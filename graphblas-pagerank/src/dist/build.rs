@@ -40,8 +40,26 @@ pub(crate) struct LocalGraph {
     pub dangling0: f64,
 }
 
-/// Cost of a row, in edge-equivalents, when cutting rows into process blocks.
-pub(crate) const PROC_ROW_COST: usize = 6;
+/// Cost of a row with at least one in-edge, in edge-equivalents (on top of its
+/// edges), when cutting rows into process blocks. Fitted to per-chunk times of the
+/// prefetching kernel on kron22 (see `docs/pagerank.md`): ~0.8 ns per gathered
+/// edge, ~10 ns per non-empty row (the loop exit mispredicts and its first gathers
+/// are the cold ones), ~1.5 ns per empty row.
+pub(crate) const PROC_ROW_COST: usize = 12;
+/// Cost of a row without in-edges (its rank is the base term), edge-equivalents.
+pub(crate) const PROC_EMPTY_ROW_COST: usize = 2;
+
+/// The row costs, `(non-empty, empty)`: the constants, or `GBPR_PROC_ROW_COST=a[,b]`
+/// for experiments.
+fn proc_row_costs() -> (usize, usize) {
+    let env = std::env::var("GBPR_PROC_ROW_COST").unwrap_or_default();
+    let mut it = env.split(',').map(|x| x.trim().parse::<usize>().ok());
+    match (it.next().flatten(), it.next().flatten()) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) => (a, a),
+        _ => (PROC_ROW_COST, PROC_EMPTY_ROW_COST),
+    }
+}
 
 /// Owner of `v` under the even block distribution of `0..n` over `p` (block q starts
 /// at ⌊q·n/p⌋).
@@ -184,15 +202,17 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
     }
     drop(start);
     let nondangling = (0..n).filter(|&v| outdeg(v) > 0).count();
+    // Prefix sums of the row costs in the new order; blocks of equal cost.
+    let (full_cost, empty_cost) = proc_row_costs();
     let mut cost_ptr = Vec::with_capacity(n + 1);
     cost_ptr.push(0usize);
     let mut acc = 0usize;
     for &v in &order {
-        acc += (deg[v as usize] & 0xffff_ffff) as usize;
+        let indeg = (deg[v as usize] & 0xffff_ffff) as usize;
+        acc += indeg + if indeg > 0 { full_cost } else { empty_cost };
         cost_ptr.push(acc);
     }
-    let row_cost = std::env::var("GBPR_PROC_ROW_COST").ok().and_then(|v| v.parse().ok()).unwrap_or(PROC_ROW_COST);
-    let bounds = balanced_row_blocks_weighted(&cost_ptr, p, row_cost);
+    let bounds = balanced_row_blocks_weighted(&cost_ptr, p, 0);
     drop(cost_ptr);
     let share = 1.0 / n as f64;
     let mut dangling0 = 0.0;

@@ -19,7 +19,8 @@
 //!    order by decreasing out-degree, ties by input id — the order of the local
 //!    [`PullGraph`](crate::PullGraph), so each row's sum is the local one, bit for bit.
 //!    Dangling vertices end up last. Rows are cut into p blocks balanced by
-//!    in-degree + [`ROW_COST`](crate::pagerank::ROW_COST).
+//!    in-degree + 12 per non-empty row + 2 per empty row (fitted to the kernel's
+//!    measured per-chunk times; see `docs/pagerank.md`).
 //! 4. **Re-route** edges to the owners of their (new) target rows and build the local
 //!    CSR of the block.
 //! 5. **Iterate**: each process updates its rows with [`step_block`](crate::pagerank::step_block)
