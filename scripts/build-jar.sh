@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Spark bridge jar without gradle (the fallback of `gradle jar`, same output):
-#   build/libs/lpf-spark.jar        classes of jvm/src/main + native/linux-x86_64/liblpf_jni.so
-#   build/libs/lpf-spark-tests.jar  the Spark test application (jvm/src/test), with --tests
+#   build/libs/lpf-spark.jar           classes of jvm/src/main + native/linux-x86_64/liblpf_jni.so
+#   build/libs/lpf-spark-examples.jar  the example applications (spark-examples/src/main/scala:
+#                                      LpfPageRankApp, SparkPageRank, GraphXPageRank, Benchmark)
+#   build/libs/lpf-spark-tests.jar     the Spark test applications (jvm/src/test), with --tests
 #
 # Steps: cargo builds native/lpf-jni (release, unwinder linked statically so the library
 # needs only glibc), javac the Java sources, the Scala compiler that pyspark ships
@@ -11,6 +13,7 @@
 #   PYSPARK_JARS        pyspark's jars directory (default: asked from python3)
 #   LPF_JNI_TARGET_DIR  cargo target dir for the native library
 #                       (default: ${CARGO_TARGET_DIR:-<repo>/target}/jni)
+#   LPF_SKIP_NATIVE=1   reuse the native library already built (JVM-only changes)
 #   LPF_JNI_FEATURES    cargo features of lpf-jni (default: "tcp" when native/lpf has the
 #                       TCP engine's two-step init, else none)
 set -euo pipefail
@@ -36,11 +39,15 @@ if [ -z "${LPF_JNI_FEATURES+x}" ]; then
     fi
 fi
 
-log "cargo build -p lpf-jni (features: ${LPF_JNI_FEATURES:-none}) into $target"
-CARGO_TARGET_DIR=$target \
-CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=$root/scripts/cc-static-unwind.sh \
-    cargo build --release -j "${CARGO_JOBS:-2}" -p lpf-jni --features "$LPF_JNI_FEATURES"
 so=$target/release/liblpf_jni.so
+if [ "${LPF_SKIP_NATIVE:-0}" = 1 ] && [ -f "$so" ]; then
+    log "LPF_SKIP_NATIVE=1: using the native library already built ($so)"
+else
+    log "cargo build -p lpf-jni (features: ${LPF_JNI_FEATURES:-none}) into $target"
+    CARGO_TARGET_DIR=$target \
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER=$root/scripts/cc-static-unwind.sh \
+        cargo build --release -j "${CARGO_JOBS:-2}" -p lpf-jni --features "$LPF_JNI_FEATURES"
+fi
 
 # The library must need nothing beyond glibc.
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
@@ -65,12 +72,22 @@ rm -f "$out/libs/lpf-spark.jar"
 jar cf "$out/libs/lpf-spark.jar" -C "$classes" .
 log "wrote $out/libs/lpf-spark.jar"
 
+eclasses=$out/classes/examples
+rm -rf "$eclasses"
+mkdir -p "$eclasses"
+log "scalac (examples)"
+java -cp "$scalac_cp" scala.tools.nsc.Main -deprecation -classpath "$jars/*:$classes" -d "$eclasses" \
+    $(find spark-examples/src/main/scala -name '*.scala')
+rm -f "$out/libs/lpf-spark-examples.jar"
+jar cf "$out/libs/lpf-spark-examples.jar" -C "$eclasses" .
+log "wrote $out/libs/lpf-spark-examples.jar"
+
 if [ "$with_tests" = 1 ]; then
     tclasses=$out/classes/test
     rm -rf "$tclasses"
     mkdir -p "$tclasses"
     log "scalac (test application)"
-    java -cp "$scalac_cp" scala.tools.nsc.Main -deprecation -classpath "$jars/*:$classes" -d "$tclasses" \
+    java -cp "$scalac_cp" scala.tools.nsc.Main -deprecation -classpath "$jars/*:$classes:$eclasses" -d "$tclasses" \
         $(find jvm/src/test/scala -name '*.scala')
     rm -f "$out/libs/lpf-spark-tests.jar"
     jar cf "$out/libs/lpf-spark-tests.jar" -C "$tclasses" .

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Spark bridge tests: real Spark (pyspark's spark-submit), no mocks.
 #
-# Builds the bridge jar and the test application (scripts/build-jar.sh --tests, or
-# gradle when LPF_BUILD=gradle), compiles tests/spark/spmd.c into a user SPMD library,
-# and runs the test application (jvm/src/test/scala/.../BridgeTests.scala) under
+# Builds the bridge jar, the examples jar and the test applications (scripts/build-jar.sh
+# --tests, or gradle when LPF_BUILD=gradle), the native `pagerank` CLI (the reference
+# for LPF PageRank's ranks), compiles tests/spark/spmd.c into a user SPMD library, and
+# runs two test applications (jvm/src/test/scala/.../BridgeTests.scala, PageRankTests.scala)
+# under
 #   local[2]                 two task threads in one JVM (shared-memory engine)
 #   local-cluster[2,1,1024]  two executor JVMs (TCP engine)
+#   standalone               a Spark standalone master and two workers (1 core, 1 GiB each)
+#                            started here with spark-daemon.sh, stopped by pid at the end
+#                            (also on failure)
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; the last line is
 # "N passed, M failed" (skips count in neither). Exit status non-zero on any failure.
 #
 # Environment (optional):
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
 #   LPF_BUILD=gradle      build with gradle instead of scripts/build-jar.sh
-#   LPF_SPARK_MASTERS     masters to run (default "local[2] local-cluster[2,1,1024]")
+#   LPF_SPARK_MASTERS     masters to run (default "local[2] local-cluster[2,1,1024] standalone")
 #   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 240)
+#   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
 set -u
 set -o pipefail
 
@@ -50,8 +56,9 @@ if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
     fi
 fi
 jar=$root/build/libs/lpf-spark.jar
+examples_jar=$root/build/libs/lpf-spark-examples.jar
 tests_jar=$root/build/libs/lpf-spark-tests.jar
-for j in "$jar" "$tests_jar"; do
+for j in "$jar" "$examples_jar" "$tests_jar"; do
     [ -f "$j" ] || { fail "missing-$(basename "$j")"; finish; }
 done
 
@@ -81,6 +88,19 @@ else
     finish
 fi
 
+# The reference for LPF PageRank's ranks: graphblas-pagerank's own CLI.
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+cli_target=${CARGO_TARGET_DIR:-$root/target}
+cli=${LPF_PAGERANK_CLI:-$cli_target/release/pagerank}
+if [ -n "${LPF_PAGERANK_CLI:-}" ]; then
+    [ -x "$cli" ] || { fail "pagerank-cli-exists ($cli)"; finish; }
+elif cargo build --release -j "${CARGO_JOBS:-2}" -p graphblas-pagerank --bin pagerank >"$build/cli.log" 2>&1 && [ -x "$cli" ]; then
+    pass build-pagerank-cli
+else
+    fail build-pagerank-cli "$build/cli.log"
+    finish
+fi
+
 # --- Spark ------------------------------------------------------------------------
 pyspark_dir=$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))' 2>/dev/null) || {
     fail pyspark-installed
@@ -89,27 +109,64 @@ pyspark_dir=$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file
 export SPARK_HOME=${SPARK_HOME:-$pyspark_dir}
 export SPARK_LOCAL_IP=127.0.0.1
 log4j="-Dlog4j2.configurationFile=file:$here/log4j2.properties"
-masters=${LPF_SPARK_MASTERS:-"local[2] local-cluster[2,1,1024]"}
+masters=${LPF_SPARK_MASTERS:-"local[2] local-cluster[2,1,1024] standalone"}
 limit=${LPF_SPARK_TIMEOUT:-240}
 
-for master in $masters; do
-    tag=${master%%[*}
-    log=$build/$tag.log
-    echo "--- spark-submit --master $master"
+# --- a standalone cluster (started on demand, stopped by pid on exit) ---------------
+daemons=$build/standalone
+stop_standalone() {
+    local f pid
+    for f in "$daemons"/pids/*.pid; do
+        [ -f "$f" ] || continue
+        pid=$(cat "$f")
+        kill "$pid" 2>/dev/null
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -9 "$pid" 2>/dev/null
+        rm -f "$f"
+    done
+}
+trap stop_standalone EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+start_standalone() { # prints the master URL
+    mkdir -p "$daemons/pids" "$daemons/logs" "$daemons/work"
+    local port webui
+    port=$(free_port); webui=$(free_port)
+    export SPARK_PID_DIR=$daemons/pids SPARK_LOG_DIR=$daemons/logs SPARK_WORKER_DIR=$daemons/work
+    "$SPARK_HOME/sbin/spark-daemon.sh" start org.apache.spark.deploy.master.Master 1 \
+        --host 127.0.0.1 --port "$port" --webui-port "$webui" >"$daemons/start.log" 2>&1 || return 1
+    for i in 1 2; do
+        "$SPARK_HOME/sbin/spark-daemon.sh" start org.apache.spark.deploy.worker.Worker "$i" \
+            --host 127.0.0.1 --webui-port "$(free_port)" --cores 1 --memory 1g "spark://127.0.0.1:$port" \
+            >>"$daemons/start.log" 2>&1 || return 1
+    done
+    # Both workers registered?
+    for _ in $(seq 1 60); do
+        [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] && {
+            echo "spark://127.0.0.1:$port"; return 0; }
+        sleep 0.5
+    done
+    return 1
+}
+
+# submit TAG MASTER CLASS LOG [spark-submit options...] -- [application args...]
+submit() {
+    local tag=$1 master=$2 class=$3 log=$4
+    shift 4
+    local opts=() extra=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    [ "${1:-}" = -- ] && shift
+    local start rc
     start=$(date +%s)
     timeout -k 10 "$limit" "$SPARK_HOME/bin/spark-submit" \
         --master "$master" \
-        --class org.lpf.spark.tests.BridgeTests \
-        --jars "$jar" \
+        --class "$class" \
+        --jars "$jar,$examples_jar" \
         --driver-memory 1g \
-        --driver-java-options "$log4j" \
-        --conf "spark.executor.extraJavaOptions=$log4j" \
         --conf spark.ui.enabled=false \
         --conf spark.barrier.sync.timeout=120s \
-        --conf spark.task.maxFailures=1 \
-        --conf spark.stage.maxConsecutiveAttempts=1 \
         --conf spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures=3 \
-        "$tests_jar" "$clib" >"$log" 2>&1
+        "${opts[@]}" \
+        "$tests_jar" "$@" >"$log" 2>&1
     rc=$?
     echo "    (exit $rc after $(($(date +%s) - start)) s; log $log)"
     grep '^RESULT info' "$log" | sed 's/^RESULT info /    /'
@@ -134,6 +191,43 @@ for master in $masters; do
     if ! grep -q '^RESULT done' "$log"; then
         fail "$tag/application-finished" "$log"
     fi
+}
+
+for master in $masters; do
+    tag=${master%%[*}
+    url=$master
+    cluster_opts=()
+    if [ "$master" = standalone ]; then
+        echo "--- standalone cluster: a master and two workers (spark-daemon.sh)"
+        if url=$(start_standalone); then
+            pass standalone/cluster-started
+        else
+            fail standalone/cluster-started "$daemons/start.log"
+            tail -n 20 "$daemons"/logs/* 2>/dev/null | sed 's/^/    /'
+            stop_standalone
+            continue
+        fi
+        cluster_opts=(--total-executor-cores 2 --executor-cores 1 --executor-memory 1g)
+    fi
+    echo "--- spark-submit --master $url (bridge tests)"
+    submit "$tag" "$url" org.lpf.spark.tests.BridgeTests "$build/$tag.log" \
+        "${cluster_opts[@]}" \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.task.maxFailures=1 \
+        --conf spark.stage.maxConsecutiveAttempts=1 \
+        -- "$clib"
+    # PageRank: Spark may retry (an executor is killed on purpose); heaps are committed
+    # up front (-Xms = -Xmx, pre-touched) so RSS changes are native memory, not heap growth.
+    echo "--- spark-submit --master $url (PageRank tests)"
+    submit "$tag" "$url" org.lpf.spark.tests.PageRankTests "$build/$tag-pagerank.log" \
+        "${cluster_opts[@]}" \
+        --driver-java-options "$log4j -Xms1g -XX:+AlwaysPreTouch" \
+        --conf "spark.executor.extraJavaOptions=$log4j -Xms1g -XX:+AlwaysPreTouch" \
+        --conf spark.task.maxFailures=4 \
+        --conf spark.stage.maxConsecutiveAttempts=4 \
+        -- "$cli" "$build/pagerank-$tag"
+    [ "$master" = standalone ] && stop_standalone
 done
 
 finish

@@ -10,22 +10,43 @@
 //! |---|---|---|
 //! | `allreduce-sum-i64` | n little-endian i64 | the n element-wise (wrapping) sums over all processes |
 //! | `ring-shift` | n bytes | the n bytes of process (pid - 1) mod p |
+//! | `pagerank` | a request (see [`crate::pagerank`]): parameters and this partition's edges, or a file to read in parallel | this process's `(id, rank)` pairs, iterations, residual, timings (produced: its size is known only after the run) |
 
 use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
 
 /// The result of a bundled algorithm on one process: `Err` carries a message.
 pub type Outcome = Result<(), String>;
 
+/// How an algorithm returns its output.
+#[derive(Clone, Copy)]
+pub enum Body {
+    /// Writes into a caller's buffer whose size follows from the input length.
+    Fixed { output_len: fn(usize) -> usize, run: fn(&mut Context, Args<'_>) -> Outcome },
+    /// Produces its output, whose size is known only after the run (the JVM gets a
+    /// fresh byte array).
+    Produces(fn(&mut Context, &[u8]) -> Result<Vec<u8>, String>),
+}
+
 pub struct Algorithm {
     pub name: &'static str,
-    /// Output bytes the algorithm writes for an input of `input_len` bytes.
-    pub output_len: fn(usize) -> usize,
-    pub run: fn(&mut Context, Args<'_>) -> Outcome,
+    pub body: Body,
+}
+
+impl Algorithm {
+    /// Output bytes for an input of `input_len` bytes; `None` when the algorithm
+    /// produces output of a size known only after the run.
+    pub fn output_len(&self, input_len: usize) -> Option<usize> {
+        match self.body {
+            Body::Fixed { output_len, .. } => Some(output_len(input_len)),
+            Body::Produces(_) => None,
+        }
+    }
 }
 
 pub const ALGORITHMS: &[Algorithm] = &[
-    Algorithm { name: "allreduce-sum-i64", output_len: |n| n, run: allreduce_sum_i64 },
-    Algorithm { name: "ring-shift", output_len: |n| n, run: ring_shift },
+    Algorithm { name: "allreduce-sum-i64", body: Body::Fixed { output_len: |n| n, run: allreduce_sum_i64 } },
+    Algorithm { name: "ring-shift", body: Body::Fixed { output_len: |n| n, run: ring_shift } },
+    Algorithm { name: "pagerank", body: Body::Produces(crate::pagerank::run) },
 ];
 
 pub fn by_name(name: &str) -> Result<&'static Algorithm, String> {
@@ -35,7 +56,7 @@ pub fn by_name(name: &str) -> Result<&'static Algorithm, String> {
     })
 }
 
-fn lpf(e: lpf::Error) -> String {
+pub(crate) fn lpf(e: lpf::Error) -> String {
     e.to_string()
 }
 
@@ -43,11 +64,18 @@ fn lpf(e: lpf::Error) -> String {
 /// whether its output buffer is big enough (`u64::MAX` marks one that is not).
 /// Leaves the register with room for `slots` slots and the queue for `msgs` messages.
 fn exchange_sizes(ctx: &mut Context, input: usize, output_ok: bool, slots: usize, msgs: usize) -> Result<Vec<u64>, String> {
+    exchange_words(ctx, if output_ok { input as u64 } else { u64::MAX }, slots, msgs)
+}
+
+/// Every process contributes one word and learns everyone's (by pid): the collective
+/// verdict step of the algorithms. Leaves the register with room for `slots` slots and
+/// the queue for `msgs` messages, and nothing registered.
+pub(crate) fn exchange_words(ctx: &mut Context, word: u64, slots: usize, msgs: usize) -> Result<Vec<u64>, String> {
     let p = ctx.nprocs() as usize;
     ctx.resize_memory_register(slots.max(2)).map_err(lpf)?;
     ctx.resize_message_queue(msgs.max(2 * p)).map_err(lpf)?;
     ctx.sync(SYNC_DEFAULT).map_err(lpf)?;
-    let mut mine = [if output_ok { input as u64 } else { u64::MAX }];
+    let mut mine = [word];
     let mut all = vec![0u64; p];
     let src = ctx.register_local(&mut mine).map_err(lpf)?;
     let dst = ctx.register_global(&mut all).map_err(lpf)?;
@@ -139,8 +167,17 @@ mod tests {
     use lpf::Root;
     use std::sync::Mutex;
 
+    fn fixed(alg: &Algorithm) -> fn(&mut Context, Args<'_>) -> Outcome {
+        match alg.body {
+            Body::Fixed { run, .. } => run,
+            Body::Produces(_) => unreachable!("{} produces its output", alg.name),
+        }
+    }
+
+
     fn run_on_threads(p: u32, name: &str, inputs: Vec<Vec<u8>>, out_len: usize) -> Vec<Result<Vec<u8>, String>> {
         let alg = by_name(name).unwrap();
+        let _turn = crate::SHM_TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         std::thread::scope(|s| {
             let handles: Vec<_> = inputs
                 .into_iter()
@@ -151,7 +188,7 @@ mod tests {
                         let mut out = vec![0u8; out_len];
                         let err = Mutex::new(None);
                         let spmd = |c: &mut Context, a: Args<'_>| {
-                            if let Err(e) = (alg.run)(c, a) {
+                            if let Err(e) = fixed(alg)(c, a) {
                                 *err.lock().unwrap() = Some(e);
                             }
                         };
@@ -209,7 +246,7 @@ mod tests {
     #[test]
     fn unknown_names_list_the_bundled_ones() {
         let e = by_name("nope").err().unwrap();
-        assert!(e.contains("allreduce-sum-i64") && e.contains("ring-shift"), "{e}");
+        assert!(e.contains("allreduce-sum-i64") && e.contains("ring-shift") && e.contains("pagerank"), "{e}");
         let _ = Root::new();
     }
 }

@@ -10,8 +10,14 @@
 //! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
 
 pub mod algorithms;
+pub mod pagerank;
 pub mod session;
 pub mod userlib;
+
+/// Shared-memory groups are matched by p alone, so tests that start groups in this test
+/// binary take turns.
+#[cfg(test)]
+pub(crate) static SHM_TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 use jni::errors::ThrowRuntimeExAndDefault;
 use jni::objects::{JByteArray, JByteBuffer, JClass, JString};
@@ -154,7 +160,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_algorithms<'l>(mut env: EnvU
     })
 }
 
-/// `static native long outputLength(String algorithm, long inputLength)`.
+/// `static native long outputLength(String algorithm, long inputLength)`: -1 for an
+/// algorithm that produces its output (its size is known only after the run).
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
     mut env: EnvUnowned<'l>,
@@ -165,7 +172,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
     entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
         let name = string(env, &algorithm, "algorithm")?;
         let alg = algorithms::by_name(&name).map_err(|m| Failure::new(Phase::Argument, m))?;
-        Ok((alg.output_len)(input_len.max(0) as usize) as jlong)
+        // -1: the algorithm produces its output (size known after the run).
+        Ok(alg.output_len(input_len.max(0) as usize).map_or(-1, |n| n as jlong))
     })
 }
 
@@ -297,7 +305,21 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
             env.convert_byte_array(&input).map_err(|e| Failure::new(Phase::Argument, format!("input: {e}")))?
         };
         if output_len < 0 {
-            return Err(Failure::new(Phase::Argument, format!("output length {output_len} is negative")));
+            // The program's own output: produced (its size known after the run), or the
+            // fixed size a bundled algorithm writes for this input.
+            let Program::Bundled(name) = prog else {
+                return Err(Failure::new(Phase::Argument, format!("output length {output_len}: a library program needs its output length")));
+            };
+            let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
+            let out = match alg.output_len(input.len()) {
+                None => s.hook_produce(name, &input)?,
+                Some(n) => {
+                    let mut out = vec![0u8; n];
+                    s.hook(prog, &input, &mut out)?;
+                    out
+                }
+            };
+            return env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")));
         }
         let mut out = vec![0u8; output_len as usize];
         s.hook(prog, &input, &mut out)?;
@@ -354,6 +376,29 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookDirect<'l>(
         // aliasing input and output, which LPF programs must tolerate (they are bytes).
         let (inp, out) = unsafe { (direct(env, &input, "input")?, direct(env, &output, "output")?) };
         s.hook(prog, inp, out)
+    })
+}
+
+/// `static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer
+/// input)`: runs a bundled algorithm that produces its output (e.g. `pagerank`) on
+/// the direct buffer `input` (its whole capacity, read in place: no copy of large
+/// inputs) and returns the output.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    handle: jlong,
+    algorithm: JString<'l>,
+    input: JByteBuffer<'l>,
+) -> JByteArray<'l> {
+    entry(&mut env, Phase::Hook, || who_of(handle), |env| {
+        // SAFETY: see `session`.
+        let s = unsafe { session(handle) }?;
+        let name = string(env, &algorithm, "algorithm")?;
+        // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
+        let inp = unsafe { direct(env, &input, "input")? };
+        let out = s.hook_produce(&name, inp)?;
+        env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })
 }
 

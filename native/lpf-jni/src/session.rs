@@ -173,9 +173,18 @@ impl Session {
         let result = match program {
             Program::Bundled(name) => {
                 let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
+                let run = match alg.body {
+                    algorithms::Body::Fixed { run, .. } => run,
+                    algorithms::Body::Produces(_) => {
+                        return Err(Failure::new(
+                            Phase::Argument,
+                            format!("{name} produces an output whose size is known only after the run: call it with output length -1"),
+                        ))
+                    }
+                };
                 let err = Mutex::new(None);
                 let spmd = |c: &mut Context, a: Args<'_>| {
-                    if let Err(e) = (alg.run)(c, a) {
+                    if let Err(e) = run(c, a) {
                         *err.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
                     }
                 };
@@ -192,6 +201,37 @@ impl Session {
                 let spmd = |c: &mut Context, a: Args<'_>| unsafe { lpf_core::call_c_spmd(f, c, a) };
                 self.hook_raw(&spmd, args).map_err(|e| format!("{symbol} from {path}: {e}"))
             }
+        };
+        result.map_err(|m| Failure::new(Phase::Hook, m))
+    }
+
+    /// Runs the bundled algorithm `name`, which produces its output (its size is
+    /// known only after the run), on `input`.
+    pub fn hook_produce(&self, name: &str, input: &[u8]) -> Result<Vec<u8>, Failure> {
+        let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
+        let produce = match alg.body {
+            algorithms::Body::Produces(f) => f,
+            algorithms::Body::Fixed { .. } => {
+                return Err(Failure::new(
+                    Phase::Argument,
+                    format!("{name} writes a buffer of a known size: give the output length (or -1 for its own)"),
+                ))
+            }
+        };
+        self.join()?;
+        let got: Mutex<Option<Result<Vec<u8>, String>>> = Mutex::new(None);
+        let spmd = |c: &mut Context, _a: Args<'_>| {
+            // A panic inside is caught by the engine: the hook returns Err, the peers'
+            // syncs fail instead of waiting.
+            let r = produce(c, input);
+            *got.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        };
+        let r = self.hook_raw(&spmd, Args::none());
+        let result = match (got.into_inner().unwrap_or_else(|e| e.into_inner()), r) {
+            (Some(Err(m)), _) => Err(format!("{name}: {m}")),
+            (Some(Ok(out)), Ok(())) => Ok(out),
+            (Some(Ok(_)), Err(e)) | (None, Err(e)) => Err(format!("{name}: {e}")),
+            (None, Ok(())) => Err(format!("{name}: the section ran no process of this group")),
         };
         result.map_err(|m| Failure::new(Phase::Hook, m))
     }

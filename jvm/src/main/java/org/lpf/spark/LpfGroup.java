@@ -80,6 +80,21 @@ public final class LpfGroup implements AutoCloseable {
                 input == null ? null : input.slice(), output == null ? null : output.slice());
     }
 
+    /**
+     * Runs a bundled algorithm that produces its output (e.g. {@code pagerank}) on
+     * {@code input}, a direct buffer read in place from its position to its limit
+     * (large inputs are not copied); returns the output.
+     */
+    public byte[] produce(LpfProgram program, ByteBuffer input) {
+        if (program.algorithm() == null) {
+            throw new LpfException(pid, host, "argument", "produce runs bundled algorithms only, not " + program);
+        }
+        if (input == null || !input.isDirect()) {
+            throw new LpfException(pid, host, "argument", "produce needs a direct buffer (ByteBuffer.allocateDirect)");
+        }
+        return LpfNative.hookProduceDirect(live(), program.algorithm(), input.slice());
+    }
+
     @Override
     public void close() {
         if (handle != 0) {

@@ -21,7 +21,11 @@ public final class LpfNative {
     /** Bundled algorithm names, comma-separated. */
     public static native String algorithms();
 
-    /** Output bytes the bundled {@code algorithm} writes for {@code inputLength} input bytes. */
+    /**
+     * Output bytes the bundled {@code algorithm} writes for {@code inputLength} input
+     * bytes; -1 for one that produces its output (size known only after the run; pass
+     * output length -1 to {@link #hookArrays}).
+     */
     public static native long outputLength(String algorithm, long inputLength);
 
     /** Joins the group of {@code nprocs} threads of this JVM as {@code pid}; returns a handle. */
@@ -49,6 +53,7 @@ public final class LpfNative {
     /**
      * Runs a bundled algorithm (library and symbol null) or {@code symbol} of the shared
      * library {@code library} (algorithm null) on this process; returns the output.
+     * {@code outputLength} -1 (bundled algorithms only): the algorithm's own output.
      */
     public static native byte[] hookArrays(long group, String algorithm, String library, String symbol,
                                            byte[] input, int outputLength);
@@ -56,6 +61,13 @@ public final class LpfNative {
     /** As hookArrays, on direct buffers (whole capacity), without copies. */
     public static native void hookDirect(long group, String algorithm, String library, String symbol,
                                          ByteBuffer input, ByteBuffer output);
+
+    /**
+     * Runs a bundled algorithm that produces its output (its size is known only after
+     * the run, e.g. {@code pagerank}) on the direct buffer {@code input} (whole
+     * capacity, read in place) and returns the output.
+     */
+    public static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer input);
 
     /** Leaves the group and frees the handle. */
     public static native void finalizeInit(long group);

@@ -21,7 +21,7 @@ public final class LpfProgram implements Serializable {
         this.symbol = symbol;
     }
 
-    /** A bundled algorithm, e.g. {@code allreduce-sum-i64} or {@code ring-shift}. */
+    /** A bundled algorithm, e.g. {@code allreduce-sum-i64}, {@code ring-shift} or {@code pagerank}. */
     public static LpfProgram bundled(String name) {
         if (name == null || name.isEmpty()) throw new IllegalArgumentException("algorithm name is empty");
         return new LpfProgram(name, null, null);
@@ -37,7 +37,11 @@ public final class LpfProgram implements Serializable {
     public String library() { return library; }
     public String symbol() { return symbol; }
 
-    /** Output bytes of a bundled algorithm for an input length (-1 for library programs: the caller knows). */
+    /**
+     * Output bytes of a bundled algorithm for an input length; -1 for library programs
+     * (the caller knows) and for bundled algorithms that produce their output (its size
+     * is known only after the run).
+     */
     public long outputLength(long inputLength) {
         return algorithm == null ? -1 : LpfNative.outputLength(algorithm, inputLength);
     }

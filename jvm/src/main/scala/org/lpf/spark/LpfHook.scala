@@ -3,6 +3,8 @@ package org.lpf.spark
 import java.net.InetAddress
 import java.security.SecureRandom
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.{BarrierTaskContext, HashPartitioner, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.lpf.LpfSparkAccess
 import org.apache.spark.rdd.RDD
@@ -157,11 +159,6 @@ object LpfHook {
     hostPart.stripPrefix("[").stripSuffix("]")
   }
 
-  private def splitHostPort(s: String): (String, Int) = {
-    val i = s.lastIndexOf(':')
-    (s.substring(0, i).stripPrefix("[").stripSuffix("]"), s.substring(i + 1).toInt)
-  }
-
   /**
    * Task side: joins this task's LPF group (pid = partition index, p = number of
    * partitions), runs `body` with it, and leaves. Must run inside
@@ -184,8 +181,27 @@ object LpfHook {
     val executor = SparkEnv.get.executorId
     // Tasks of an earlier attempt of this stage are refused by this one's.
     val jobName = s"spark-stage-${ctx.stageId()}-attempt-${ctx.stageAttemptNumber()}"
-    // Round 1: who runs where (executor ids, not hosts: two executors may share a host).
-    val members = ctx.allGather(s"$executor\t$host").map(_.split("\t", 2))
+    // One allGather round (each costs about a second: Spark's BarrierTaskContext polls
+    // its barrier once a second): who runs where (executor ids, not hosts: two executors
+    // may share a host), and where pid 0 listens. pid 0 binds its port (the OS chooses)
+    // before the round, in case the group turns out to need TCP; the field is the port,
+    // "" (not listening) or "!reason" (binding failed).
+    val early: Option[Either[Throwable, LpfGroup]] =
+      if (pid == 0 && job.settings.engine != "shm") Some(
+        try {
+          val g = LpfGroup.tcp(host, job.settings.port, 0, p, job.settings.bootstrapTimeoutMs, job.secret,
+            job.settings.threads, jobName, host)
+          try { g.boundPort(); Right(g) } catch { case NonFatal(e) => g.close(); Left(e) }
+        } catch { case NonFatal(e) => Left(e) })
+      else None
+    val listen = early match {
+      case Some(Right(g)) => g.boundPort().toString
+      case Some(Left(e)) => "!" + String.valueOf(e.getMessage).replace('\t', ' ')
+      case None => ""
+    }
+    val members = try ctx.allGather(s"$executor\t$host\t$listen").map(_.split("\t", 3)) catch {
+      case e: Throwable => early.foreach(_.foreach(_.close())); throw e
+    }
     val sameJvm = members.forall(_(0) == executor)
     val engine = job.settings.engine match {
       case "auto" => if (sameJvm) "shm" else "tcp"
@@ -196,22 +212,21 @@ object LpfHook {
     }
     log.info("LPF pid {}/{} on executor {} ({}): engine {}", Integer.valueOf(pid), Integer.valueOf(p), executor, host, engine)
     val group = engine match {
-      case "shm" => LpfGroup.shm(pid, p, host)
-      case _ if pid == 0 =>
-        // Round 2: pid 0 listens first, then publishes where.
-        val g = try LpfGroup.tcp(host, job.settings.port, 0, p, job.settings.bootstrapTimeoutMs, job.secret,
-          job.settings.threads, jobName, host) catch {
-          case e: Throwable => ctx.allGather("!" + e.getMessage); throw e // release the others, with the reason
-        }
-        val port = try g.boundPort() catch { case e: Throwable => ctx.allGather("!" + e.getMessage); g.close(); throw e }
-        ctx.allGather(s"$host:$port")
-        try g.join() catch { case e: Throwable => g.close(); throw e }
+      case "shm" =>
+        early.foreach(_.foreach(_.close())) // threads: pid 0's listener is not needed
+        LpfGroup.shm(pid, p, host)
+      case _ if pid == 0 => early match {
+        case Some(Right(g)) => try g.join() catch { case e: Throwable => g.close(); throw e }
+        case Some(Left(e)) => throw e
+        case None => throw new LpfException(pid, host, "bootstrap", "pid 0 did not prepare a TCP group")
+      }
       case _ =>
-        val where = ctx.allGather("")(0)
+        val (masterHost, where) = (members(0)(1), members(0)(2))
         if (where.startsWith("!"))
           throw new LpfException(pid, host, "bootstrap", s"pid 0 could not start the group: ${where.substring(1)}")
-        val (masterHost, port) = splitHostPort(where)
-        val g = LpfGroup.tcp(masterHost, port, pid, p, job.settings.bootstrapTimeoutMs, job.secret,
+        if (where.isEmpty || !where.forall(_.isDigit))
+          throw new LpfException(pid, host, "bootstrap", s"pid 0 published no port (got '$where')")
+        val g = LpfGroup.tcp(masterHost, where.toInt, pid, p, job.settings.bootstrapTimeoutMs, job.secret,
           job.settings.threads, jobName, host)
         try g.join() catch { case e: Throwable => g.close(); throw e }
     }
@@ -220,13 +235,14 @@ object LpfHook {
 
   /**
    * Task side: runs `program` as this task's LPF process on `input` and returns its
-   * output (`outputLength` bytes; -1 = what the bundled algorithm writes).
+   * output (`outputLength` bytes; -1 = what the bundled algorithm writes or produces).
    */
   def run(job: LpfJob, program: LpfProgram, input: Array[Byte], outputLength: Int = -1): Array[Byte] = {
     LpfNative.ensureLoaded()
     val outLen = if (outputLength >= 0) outputLength else {
       val n = program.outputLength(input.length.toLong)
-      if (n < 0) throw new IllegalArgumentException(s"give the output length for $program")
+      // -1 for a bundled algorithm: it produces its output (size known after the run).
+      if (n < 0 && program.algorithm == null) throw new IllegalArgumentException(s"give the output length for $program")
       n.toInt
     }
     withGroup(job)(_.hook(program, input, outLen))

@@ -76,7 +76,7 @@ object BridgeTests {
     val clib = args(0)
     val sc = new SparkContext(new SparkConf().setAppName("lpf-bridge-tests"))
     sc.setLogLevel("ERROR")
-    val cluster = sc.master.startsWith("local-cluster")
+    val cluster = !(sc.master == "local" || sc.master.startsWith("local[")) // local-cluster or a real cluster
     val version = LpfNative.version()
     val hasTcp = version.contains("tcp")
     println(s"RESULT info master=${sc.master} native=$version loaded-from=${NativeLoader.loadedFrom()}")

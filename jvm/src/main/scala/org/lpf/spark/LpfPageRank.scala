@@ -1,0 +1,256 @@
+package org.lpf.spark
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.charset.StandardCharsets
+
+import org.apache.spark.{BarrierTaskContext, HashPartitioner, SparkContext}
+import org.apache.spark.lpf.LpfSparkAccess
+import org.apache.spark.rdd.RDD
+import org.apache.spark.storage.StorageLevel
+
+/**
+ * The outcome of an LPF PageRank.
+ *
+ * @param ranks            (vertex id, rank) for every vertex, summing to 1; partitioned as
+ *                         the LPF processes owned them, persisted (call [[unpersist]] when done)
+ * @param vertices         vertices of the graph (ids named by some edge; for files as the file says)
+ * @param edges            edges of the graph, duplicates counted once
+ * @param iterations       iterations run
+ * @param residual         L1 change of the last iteration
+ * @param converged        residual < tol
+ * @param loadSeconds      native load: read or receive the edges, route, renumber, build
+ *                         (slowest process)
+ * @param iterationSeconds the iterations (slowest process)
+ * @param hookSeconds      driver's view of the barrier stage that ran the hook: handing the
+ *                         edges to native code, group bootstrap, load, iterations, results
+ * @param exchange         the contribution exchange that ran (`allgather` or `plan`)
+ * @param processes        LPF processes (= partitions of the barrier stage)
+ */
+case class LpfPageRankResult(
+    ranks: RDD[(Long, Double)],
+    vertices: Long,
+    edges: Long,
+    iterations: Int,
+    residual: Double,
+    converged: Boolean,
+    loadSeconds: Double,
+    iterationSeconds: Double,
+    hookSeconds: Double,
+    exchange: String,
+    processes: Int,
+    private val persisted: RDD[_]) {
+  def secondsPerIteration: Double = if (iterations > 0) iterationSeconds / iterations else 0.0
+
+  /** Releases the cached native outputs behind [[ranks]]. */
+  def unpersist(): Unit = persisted.unpersist(blocking = false)
+}
+
+/**
+ * PageRank in native code (graphblas-pagerank's distributed PageRank over LPF) on the
+ * Spark executors: one barrier stage, one LPF process per partition.
+ *
+ * Semantics (the same as the `pagerank` CLI): damping `alpha`, start 1/n, the mass of
+ * dangling vertices spread uniformly, stop when the L1 change of an iteration is below
+ * `tol` or after `maxIter` iterations; an edge is an edge whatever its multiplicity,
+ * self-loops count.
+ *
+ * {{{
+ *   val r = LpfPageRank.run(edges, alpha = 0.85, tol = 1e-7, maxIter = 100)   // RDD[(Long, Long)]
+ *   r.ranks.top(10)(Ordering.by(_._2)); println(s"${r.iterations} iterations, residual ${r.residual}")
+ *   val f = LpfPageRank.fromFile(sc, "/shared/graph.mtx")                      // parallel native read
+ * }}}
+ *
+ * The bytes that cross into native code are documented in native/lpf-jni/src/pagerank.rs
+ * (request: parameters + this partition's edges or a file; reply: this process's (id,
+ * rank) pairs, iterations, residual, timings).
+ */
+object LpfPageRank {
+  val Algorithm = "pagerank"
+  private val RequestHeader = 48
+  private val ReplyHeader = 72
+
+  private val SourceEdges = 0
+  private val SourceFile = 1
+  private val SourceRmat = 2
+
+  private def formatCode(format: String): Int = format match {
+    case "auto" => 0
+    case "mtx" => 1
+    case "edges" | "txt" | "el" => 2
+    case "bin" => 3
+    case other => throw new IllegalArgumentException(s"format must be auto, mtx, edges or bin, not $other")
+  }
+
+  private def exchangeCode(exchange: String): Int = exchange match {
+    case "auto" => 0
+    case "allgather" => 1
+    case "plan" => 2
+    case other => throw new IllegalArgumentException(s"exchange must be auto, allgather or plan, not $other")
+  }
+
+  /** Parameters every process passes alike. */
+  private case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String, progress: Boolean) {
+    require(alpha >= 0 && alpha <= 1, s"alpha must be in [0, 1], got $alpha")
+    require(tol >= 0, s"tol must be >= 0, got $tol")
+    require(maxIter >= 0, s"maxIter must be >= 0, got $maxIter")
+    exchangeCode(exchange)
+  }
+
+  private def header(b: ByteBuffer, p: Params, source: Int): Unit = {
+    b.put("LPFPRQ01".getBytes(StandardCharsets.US_ASCII))
+    b.putDouble(p.alpha).putDouble(p.tol).putLong(p.maxIter).putInt(math.max(p.threads, 1)).putInt(source)
+    b.putInt((if (p.progress) 1 else 0) | (exchangeCode(p.exchange) << 1)).putInt(0)
+  }
+
+  private def direct(bytes: Long): ByteBuffer = {
+    if (bytes > Int.MaxValue)
+      throw new IllegalArgumentException(s"a partition's request would be $bytes bytes (over 2 GiB): use more partitions")
+    ByteBuffer.allocateDirect(bytes.toInt).order(ByteOrder.LITTLE_ENDIAN)
+  }
+
+  /** The request for this partition's edges (a direct buffer; native code reads it in place). */
+  private[spark] def edgesRequest(p: Params, it: Iterator[(Long, Long)]): ByteBuffer = {
+    var a = new Array[Long](1 << 12)
+    var k = 0
+    it.foreach { case (s, t) =>
+      if (k + 2 > a.length) a = java.util.Arrays.copyOf(a, a.length * 2)
+      a(k) = s; a(k + 1) = t; k += 2
+    }
+    val b = direct(RequestHeader + 8 + 8L * k)
+    header(b, p, SourceEdges)
+    b.putLong(k / 2)
+    b.asLongBuffer().put(a, 0, k)
+    b.clear()
+    b
+  }
+
+  private def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
+    val name = path.getBytes(StandardCharsets.UTF_8)
+    val b = direct(RequestHeader + 8 + name.length)
+    header(b, p, SourceFile)
+    b.putInt(formatCode(format)).putInt(name.length).put(name)
+    b.clear()
+    b
+  }
+
+  private def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
+    val b = direct(RequestHeader + 40)
+    header(b, p, SourceRmat)
+    b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)
+    b.clear()
+    b
+  }
+
+  /** The fixed part of one process's reply. */
+  private[spark] case class Reply(vertices: Long, edges: Long, iterations: Long, residual: Double, loadSeconds: Double,
+                                  iterationSeconds: Double, converged: Boolean, exchange: Int, owned: Long)
+
+  private[spark] def replyHeader(bytes: Array[Byte]): Reply = {
+    val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    val magic = new String(bytes, 0, math.min(8, bytes.length), StandardCharsets.US_ASCII)
+    if (bytes.length < ReplyHeader || magic != "LPFPRR01")
+      throw new LpfException(-1, "driver", "hook", s"the native pagerank reply is malformed (${bytes.length} bytes, magic $magic)")
+    val r = Reply(b.getLong(8), b.getLong(16), b.getLong(24), b.getDouble(32), b.getDouble(40), b.getDouble(48),
+      b.getInt(56) != 0, b.getInt(60), b.getLong(64))
+    if (bytes.length.toLong != ReplyHeader + 16L * r.owned)
+      throw new LpfException(-1, "driver", "hook", s"the native pagerank reply has ${bytes.length} bytes for ${r.owned} vertices")
+    r
+  }
+
+  private[spark] def replyPairs(bytes: Array[Byte]): Iterator[(Long, Double)] = {
+    val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    val k = ((bytes.length - ReplyHeader) / 16)
+    Iterator.range(0, k).map { i =>
+      val at = ReplyHeader + 16 * i
+      (b.getLong(at), b.getDouble(at + 8))
+    }
+  }
+
+  /** Task slots for LPF processes (executors x cores / task cpus), at least 1. */
+  private def defaultProcesses(sc: SparkContext): Int =
+    LpfHook.localSlots(sc.master).map(_ / sc.getConf.getInt("spark.task.cpus", 1))
+      .getOrElse(LpfSparkAccess.maxConcurrentTasks(sc)).max(1)
+
+  private def defaultThreads(sc: SparkContext): Int = sc.getConf.getInt("spark.task.cpus", 1)
+
+  /**
+   * One barrier stage over `input` (one LPF process per partition, `request` builds
+   * each process's request from its partition), then a shuffle (so a failed process
+   * reruns the whole stage) into the persisted replies.
+   */
+  private def runRequests[T](input: RDD[T], p: Int, settings: LpfSettings)(request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
+    val sc = input.sparkContext
+    val job = LpfHook.prepare(sc, p, settings)
+    val program = LpfProgram.bundled(Algorithm)
+    val t0 = System.nanoTime
+    val replies = input.barrier().mapPartitions { it =>
+      val req = request(it)
+      val out = try LpfHook.withGroup(job)(_.produce(program, req)) finally LpfSparkAccess.dispose(req)
+      Iterator((BarrierTaskContext.get().partitionId(), out))
+    }.partitionBy(new HashPartitioner(p)).setName("LpfPageRank replies").persist(StorageLevel.MEMORY_AND_DISK)
+    val heads = replies.map { case (pid, bytes) => (pid, replyHeader(bytes)) }.collect().sortBy(_._1).map(_._2)
+    val hookSeconds = (System.nanoTime - t0) / 1e9
+    if (heads.length != p)
+      throw new LpfException(-1, "driver", "hook", s"expected $p native pagerank replies, got ${heads.length}")
+    val h = heads.head
+    val ranks = replies.mapPartitions(_.flatMap { case (_, bytes) => replyPairs(bytes) }, preservesPartitioning = false)
+      .setName("LpfPageRank ranks")
+    LpfPageRankResult(ranks, h.vertices, h.edges, h.iterations.toInt, h.residual, h.converged,
+      heads.map(_.loadSeconds).max, heads.map(_.iterationSeconds).max, hookSeconds,
+      if (h.exchange == 2) "plan" else "allgather", p, replies)
+  }
+
+  /**
+   * PageRank of the graph whose edges are `edges` (source, target; any Long ids, a
+   * vertex exists if some edge names it; duplicates count once). One LPF process per
+   * partition of `edges`: at most as many partitions as the cluster has task slots (an
+   * RDD with another count is repartitioned to `nprocs`, default the task slots).
+   *
+   * @param threads threads per LPF process for the iterations (default spark.task.cpus)
+   * @param exchange `auto`, `allgather` or `plan` (see docs/pagerank.md)
+   */
+  def run(edges: RDD[(Long, Long)], alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
+          nprocs: Int = 0, threads: Int = 0, exchange: String = "auto", progress: Boolean = false,
+          settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
+    val sc = edges.sparkContext
+    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
+    val slots = defaultProcesses(sc)
+    val parts = edges.getNumPartitions
+    val p = if (nprocs > 0) nprocs else if (parts <= slots && parts > 0) parts else slots
+    // A barrier stage must not narrow its parent's partitions (coalesce): shuffle instead.
+    val input = if (parts == p) edges else edges.repartition(p)
+    runRequests(input, p, settings)(it => edgesRequest(params, it))
+  }
+
+  /**
+   * PageRank of the graph in the file at `path`, read in parallel by native code (every
+   * process parses its byte range): MatrixMarket (`.mtx`, 1-based ids), edge list
+   * (`.edges`/`.txt`/`.el`, `src dst` per line, 0-based) or the binary format of
+   * graphblas-pagerank (`.bin`). The path must be readable at the same place on every
+   * executor (a shared file system, or a copy on each node). Errors name the file and
+   * line, on every process.
+   *
+   * @param nprocs LPF processes (default: the cluster's task slots)
+   */
+  def fromFile(sc: SparkContext, path: String, alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
+               format: String = "auto", nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
+               progress: Boolean = false, settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
+    formatCode(format)
+    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
+    val p = if (nprocs > 0) nprocs else defaultProcesses(sc)
+    runRequests(sc.parallelize(0 until p, p), p, settings)(_ => fileRequest(params, path, format))
+  }
+
+  /**
+   * PageRank of a Graph500 R-MAT graph (2^scale vertices, edgeFactor * 2^scale edges
+   * before removing self-loops and duplicates, random relabelling) that every process
+   * generates its part of natively: the same graph as `pagerank --rmat scale --seed seed`.
+   */
+  def rmat(sc: SparkContext, scale: Int, edgeFactor: Int = 16, seed: Long = 1L, alpha: Double = 0.85,
+           tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
+           settings: LpfSettings = LpfSettings(), a: Double = 0.57, b: Double = 0.19, c: Double = 0.19): LpfPageRankResult = {
+    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress = false)
+    val p = if (nprocs > 0) nprocs else defaultProcesses(sc)
+    runRequests(sc.parallelize(0 until p, p), p, settings)(_ => rmatRequest(params, scale, edgeFactor, a, b, c, seed))
+  }
+}

@@ -1,0 +1,232 @@
+package org.lpf.spark.tests
+
+import java.io.{File, PrintWriter}
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.concurrent.{Await, Future}
+import scala.concurrent.ExecutionContext.Implicits.global
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.{SparkConf, SparkContext, SparkEnv, Success => TaskSuccess}
+import org.apache.spark.scheduler._
+import org.apache.spark.storage.StorageLevel
+import org.lpf.spark._
+import org.lpf.spark.examples.Graphs
+
+/**
+ * LPF PageRank through the Spark bridge, as a real Spark application (tests/spark/run.sh):
+ *
+ *   spark-submit --master M --class org.lpf.spark.tests.PageRankTests \
+ *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar <pagerank CLI> <work dir>
+ *
+ * Run with spark.task.maxFailures > 1 (the executor-kill case needs Spark to retry).
+ * Prints `RESULT ok|FAIL|skip NAME` lines and `RESULT done`, as BridgeTests.
+ */
+object PageRankTests {
+  private class Failed(msg: String) extends Exception(msg)
+  private class Skip(msg: String) extends Exception(msg)
+  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
+
+  private def messages(t: Throwable): String =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
+
+  private def test(name: String)(body: => Unit): Unit = {
+    val t0 = System.nanoTime
+    val line =
+      try { body; s"RESULT ok $name" } catch {
+        case s: Skip => s"RESULT skip $name: ${s.getMessage}"
+        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
+      }
+    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
+  }
+
+  /** A graph with ids 0..n-1, every one named by some edge (so a file and an RDD of it have the same n). */
+  private def denseGraph(sc: SparkContext, scale: Int, seed: Long): Array[(Long, Long)] = {
+    val raw = Graphs.rmat(sc, scale, 16, seed, 2).collect()
+    val ids = raw.flatMap { case (u, v) => Array(u, v) }.distinct.sorted
+    val index = ids.zipWithIndex.map { case (id, i) => id -> i.toLong }.toMap
+    raw.map { case (u, v) => (index(u), index(v)) }.sorted
+  }
+
+  private def writeEdges(file: File, edges: Array[(Long, Long)]): Unit = {
+    val w = new PrintWriter(file, "UTF-8")
+    try { w.println("# test graph: source target, 0-based"); edges.foreach { case (u, v) => w.println(s"$u $v") } }
+    finally w.close()
+  }
+
+  /** Ranks from the native `pagerank` CLI (shared-memory engine, 2 processes). */
+  private def cliRanks(cli: String, graph: File, out: File, tol: Double, maxIter: Int): Map[Long, Double] = {
+    val cmd = Seq(cli, "--input", graph.getPath, "-p", "2", "--tol", tol.toString, "--max-iters", maxIter.toString,
+      "--output", out.getPath, "--quiet")
+    val pb = new ProcessBuilder(cmd: _*).redirectErrorStream(true)
+    val p = pb.start()
+    val text = new String(p.getInputStream.readAllBytes(), StandardCharsets.UTF_8)
+    val rc = p.waitFor()
+    expect(rc == 0, s"${cmd.mkString(" ")} exited with $rc: $text")
+    Files.readAllLines(out.toPath).asScala.filter(_.nonEmpty).map { l =>
+      val f = l.split(" ")
+      f(0).toLong -> f(1).toDouble
+    }.toMap
+  }
+
+  private def compare(got: Map[Long, Double], want: Map[Long, Double], what: String, within: Double): Double = {
+    expect(got.size == want.size, s"$what: ${got.size} vertices, the CLI has ${want.size}")
+    val worst = want.map { case (v, r) =>
+      val g = got.getOrElse(v, throw new Failed(s"$what: vertex $v is missing"))
+      math.abs(g - r)
+    }.max
+    expect(worst <= within, f"$what: largest difference from the CLI's ranks $worst%.3e > $within%.0e")
+    worst
+  }
+
+  /** The OS threads of this process by name (/proc/self/task/N/comm). */
+  private def threadNames(): Map[String, Int] =
+    new File("/proc/self/task").listFiles().toSeq.flatMap { t =>
+      try Some(new String(Files.readAllBytes(new File(t, "comm").toPath), StandardCharsets.UTF_8).trim.replaceAll("[0-9]+", "#"))
+      catch { case _: java.io.IOException => None } // the thread ended meanwhile
+    }.groupBy(identity).map { case (k, v) => k -> v.length }
+
+  /**
+   * Spark's block-manager thread pools (`block-manager-storage-async-thread-pool` in
+   * executors, `block-manager-ask-thread-pool` in the driver; comm names
+   * `block-manager-s`, `block-manager-a`): cached pools that grow with unpersist
+   * requests and let idle threads go after 60 s. Not ours, so not counted (a thread the
+   * native library leaked would carry its own name or its creator's, e.g. `Executor task l`).
+   */
+  private def sparkPool(name: String): Boolean = name.startsWith("block-manager-")
+
+  /** Executor-side resource counts: OS threads, open descriptors, resident bytes. */
+  private def probe(): (Int, Int, Long) = {
+    System.gc()
+    val threads = threadNames().filter(t => !sparkPool(t._1)).values.sum
+    val fds = new File("/proc/self/fd").list().length
+    val statm = new String(Files.readAllBytes(new File("/proc/self/statm").toPath), StandardCharsets.US_ASCII).trim.split("\\s+")
+    (threads, fds, statm(1).toLong * 4096L)
+  }
+
+  def main(args: Array[String]): Unit = {
+    val (cli, work) = (args(0), new File(args(1)))
+    work.mkdirs()
+    val sc = new SparkContext(new SparkConf().setAppName("lpf-pagerank-tests"))
+    sc.setLogLevel("ERROR")
+    val cluster = !sc.master.startsWith("local[")
+    val p = 2
+    val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 60000L)
+    println(s"RESULT info master=${sc.master} native=${LpfNative.version()}")
+
+    val edges12 = denseGraph(sc, 12, 7L)
+    val file12 = new File(work, "kron12-dense.edges")
+    writeEdges(file12, edges12)
+
+    test("ranks-equal-the-native-cli") {
+      val tol = 1e-10
+      val want = cliRanks(cli, file12, new File(work, "cli-ranks.txt"), tol, 1000)
+      val rdd = sc.parallelize(edges12.toSeq, p)
+      val r = LpfPageRank.run(rdd, tol = tol, settings = settings)
+      val got = r.ranks.collect()
+      expect(got.map(_._1).distinct.length == got.length, "a vertex appears twice in the ranks RDD")
+      expect(r.converged && r.residual < tol, s"not converged: residual ${r.residual}")
+      expect(math.abs(got.map(_._2).sum - 1.0) < 1e-12, s"ranks sum to ${got.map(_._2).sum}")
+      val d1 = compare(got.toMap, want, "LpfPageRank.run", 1e-12)
+      r.unpersist()
+      // The same file read natively and in parallel by the executors.
+      val f = LpfPageRank.fromFile(sc, file12.getAbsolutePath, tol = tol, nprocs = p, settings = settings)
+      val d2 = compare(f.ranks.collect().toMap, want, "LpfPageRank.fromFile", 1e-12)
+      expect(f.iterations == r.iterations, s"fromFile ran ${f.iterations} iterations, run ${r.iterations}")
+      f.unpersist()
+      println(f"RESULT info ${want.size} vertices, ${edges12.length} edges, ${r.iterations} iterations; " +
+        f"largest difference from the CLI: run $d1%.2e, fromFile $d2%.2e; ${r.secondsPerIteration * 1e3}%.3f ms/iteration (${r.exchange})")
+    }
+
+    test("twenty-hooks-leak-no-threads-fds-or-memory") {
+      val graph = Graphs.rmat(sc, 14, 16, 3L, p).persist(StorageLevel.MEMORY_AND_DISK)
+      graph.count()
+      def measure(): Map[String, ((Int, Int, Long), Map[String, Int])] = {
+        sc.parallelize(0 until p, p).barrier().mapPartitions { _ =>
+          Iterator((SparkEnv.get.executorId, (probe(), threadNames())))
+        }.collect().groupBy(_._1).map { case (e, xs) => e -> xs.map(_._2).maxBy(_._1._3) }
+      }
+      def hooks(k: Int): Unit = (1 to k).foreach { _ =>
+        val r = LpfPageRank.run(graph, tol = 1e-7, settings = settings)
+        expect(r.converged, "a hook did not converge")
+        r.ranks.count()
+        r.unpersist()
+      }
+      hooks(3) // warm-up: library loaded, allocator arenas and JIT settled
+      val before = measure()
+      hooks(20)
+      val after = measure()
+      graph.unpersist()
+      val lines = before.keys.toSeq.sorted.map { e =>
+        val (((t0, f0, m0), n0), ((t1, f1, m1), n1)) = (before(e), after.getOrElse(e, throw new Failed(s"executor $e is gone")))
+        println(f"RESULT info executor $e: threads $t0 -> $t1, fds $f0 -> $f1, RSS ${m0 / 1048576.0}%.1f -> ${m1 / 1048576.0}%.1f MiB")
+        val grown = n1.toSeq.filter(t => !sparkPool(t._1)).map { case (k, v) => (k, v - n0.getOrElse(k, 0)) }.filter(_._2 > 0).sortBy(-_._2)
+        expect(t1 - t0 <= 2, s"executor $e: $t0 threads before 20 hooks, $t1 after; more of: " +
+          grown.map { case (k, d) => s"'$k' +$d" }.mkString(", "))
+        expect(f1 - f0 <= 4, s"executor $e: $f0 open descriptors before 20 hooks, $f1 after")
+        expect(m1 - m0 <= 48L * 1048576, f"executor $e: RSS grew by ${(m1 - m0) / 1048576.0}%.1f MiB over 20 hooks")
+        e
+      }
+      expect(lines.nonEmpty, "no executor measured")
+    }
+
+    test("executor-killed-during-hook-reruns-the-stage") {
+      if (!cluster) throw new Skip("needs executor JVMs (local-cluster or a standalone cluster)")
+      // Long enough that the kill lands in the iterations: about 7 s of them at the rate
+      // of a 3000-iteration run.
+      val rate = LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = 3000, settings = settings)
+      rate.unpersist()
+      val iters = math.min(400000, math.max(3000, (7.0 / math.max(rate.secondsPerIteration, 1e-6)).toInt))
+      val want = cliRanks(cli, file12, new File(work, "cli-ranks-kill.txt"), 0.0, iters)
+      val pids = sc.parallelize(0 until p, p).barrier().mapPartitions { _ =>
+        Iterator((SparkEnv.get.executorId, ProcessHandle.current().pid()))
+      }.collect().toMap
+      val killed = new ConcurrentHashMap[String, String]() // what happened, for the verdict
+      val listener = new SparkListener {
+        @volatile var hookStage = -1
+        override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit = {
+          val s = e.stageInfo
+          if (s.name.contains("LpfPageRank") && s.attemptNumber() == 0 && hookStage < 0) hookStage = s.stageId
+          if (s.stageId == hookStage && s.attemptNumber() > 0) killed.put("rerun", s"attempt ${s.attemptNumber()}")
+        }
+        override def onTaskStart(e: SparkListenerTaskStart): Unit =
+          if (e.stageId == hookStage && e.stageAttemptId == 0 && e.taskInfo.index == 1 && !killed.containsKey("executor")) {
+            val exec = e.taskInfo.executorId
+            killed.put("executor", exec)
+            Future {
+              Thread.sleep(3000) // past the bootstrap (one allGather, about a second): in the iterations
+              val pid = pids.getOrElse(exec, -1L)
+              val rc = new ProcessBuilder("kill", "-9", pid.toString).start().waitFor()
+              killed.put("kill", s"kill -9 $pid (executor $exec) exited $rc")
+            }
+          }
+        override def onTaskEnd(e: SparkListenerTaskEnd): Unit =
+          if (e.stageId == hookStage && e.stageAttemptId == 0 && e.taskInfo.index == 1)
+            killed.put("end", e.reason match { case TaskSuccess => "success"; case r => r.toString })
+      }
+      sc.addSparkListener(listener)
+      val t0 = System.nanoTime
+      val rdd = sc.parallelize(edges12.toSeq, p)
+      val r = try LpfPageRank.run(rdd, tol = 0.0, maxIter = iters, settings = settings) finally {
+        org.apache.spark.lpfexamples.ListenerBus.drain(sc)
+        sc.removeSparkListener(listener)
+      }
+      val secs = (System.nanoTime - t0) / 1e9
+      println(f"RESULT info $iters iterations; ${killed.asScala.toSeq.sorted.mkString("; ")}; job $secs%.1f s")
+      expect(killed.containsKey("kill") && killed.get("kill").endsWith("exited 0"), s"no executor was killed: $killed")
+      expect(killed.containsKey("end") && killed.get("end") != "success",
+        s"the killed executor's task finished before the kill (make the hook longer): $killed")
+      expect(killed.containsKey("rerun"), s"Spark did not rerun the hook's stage: $killed")
+      expect(r.iterations == iters, s"${r.iterations} iterations, want $iters")
+      val d = compare(r.ranks.collect().toMap, want, "after the rerun", 1e-12)
+      println(f"RESULT info after the rerun: largest difference from the CLI $d%.2e")
+      r.unpersist()
+    }
+
+    println("RESULT done")
+    sc.stop()
+  }
+}

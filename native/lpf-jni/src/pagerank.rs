@@ -1,0 +1,335 @@
+//! The bundled algorithm `pagerank`: graphblas-pagerank's distributed PageRank
+//! (`dist::pagerank_spmd_with`) on the group's LPF context.
+//!
+//! Every process passes a *request* and gets a *reply*; both are little-endian byte
+//! strings (the Scala side, `org.lpf.spark.LpfPageRank`, writes and reads them).
+//!
+//! Request (48-byte header, then the source):
+//!
+//! | offset | type | field |
+//! |---|---|---|
+//! | 0 | 8 bytes | magic `LPFPRQ01` |
+//! | 8 | f64 | alpha (damping) |
+//! | 16 | f64 | tol (stop when the L1 change of an iteration is below it) |
+//! | 24 | u64 | max_iters |
+//! | 32 | u32 | threads per process for the iteration (0 = 1) |
+//! | 36 | u32 | source: 0 = edges, 1 = file, 2 = R-MAT |
+//! | 40 | u32 | flags: bit 0 progress lines on process 0's stderr; bits 1-2 exchange (0 auto, 1 allgather, 2 plan) |
+//! | 44 | u32 | reserved, 0 |
+//! | 48 | | source 0: u64 m, then m pairs (u64 source, u64 target): this process's edges, any u64 ids |
+//! | 48 | | source 1: u32 format (0 by extension, 1 MatrixMarket, 2 edge list, 3 binary), u32 length L, L bytes of UTF-8 path (every process reads its byte range of the same file) |
+//! | 48 | | source 2: u32 scale, u32 edge factor, f64 a, f64 b, f64 c, u64 seed (Graph500 R-MAT, generated in parallel) |
+//!
+//! Everything but the edges must be the same on every process; the first superstep
+//! checks that (and that every request parses), so a bad request fails on every
+//! process with the same message instead of leaving some of them in a sync.
+//!
+//! Reply (72-byte header, then the pairs):
+//!
+//! | offset | type | field |
+//! |---|---|---|
+//! | 0 | 8 bytes | magic `LPFPRR01` |
+//! | 8 | u64 | n, vertices of the whole graph |
+//! | 16 | u64 | edges of the whole graph (duplicates counted once) |
+//! | 24 | u64 | iterations run |
+//! | 32 | f64 | residual: L1 change of the last iteration |
+//! | 40 | f64 | load seconds (read/receive, route, renumber, build; this process) |
+//! | 48 | f64 | iteration seconds (this process) |
+//! | 56 | u32 | converged (1 if residual < tol) |
+//! | 60 | u32 | exchange that ran: 1 allgather, 2 plan |
+//! | 64 | u64 | k, vertices this process owns |
+//! | 72 | | k pairs (u64 id, f64 rank): ids as in the input (MatrixMarket 1-based, edge lists / binary / R-MAT 0-based, edges as given) |
+//!
+//! Over all processes every vertex appears once and the ranks sum to 1.
+
+use crate::algorithms::exchange_words;
+use graphblas_pagerank::dist::{pagerank_spmd_with, DistOptions, Exchange, Format, Input};
+use graphblas_pagerank::kron::KronParams;
+use graphblas_pagerank::PageRankConfig;
+use lpf::Context;
+
+pub const REQUEST_MAGIC: &[u8; 8] = b"LPFPRQ01";
+pub const REPLY_MAGIC: &[u8; 8] = b"LPFPRR01";
+pub const REQUEST_HEADER: usize = 48;
+pub const REPLY_HEADER: usize = 72;
+
+/// A parsed request.
+pub struct Request {
+    pub cfg: PageRankConfig,
+    pub opts: DistOptions,
+    pub input: Input,
+    /// Hash of everything that must agree between processes (all but the edges).
+    pub digest: u64,
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        if self.b.len() - self.at < n {
+            return Err(format!(
+                "the request ends at byte {} but {what} needs {n} bytes from byte {}",
+                self.b.len(),
+                self.at
+            ));
+        }
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+    fn f64(&mut self, what: &str) -> Result<f64, String> {
+        Ok(f64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+}
+
+/// FNV-1a over the bytes.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+pub fn parse(b: &[u8]) -> Result<Request, String> {
+    let mut r = Reader { b, at: 0 };
+    if r.take(8, "the magic")? != REQUEST_MAGIC {
+        return Err("the request does not start with LPFPRQ01 (see native/lpf-jni/src/pagerank.rs)".into());
+    }
+    let alpha = r.f64("alpha")?;
+    let tol = r.f64("tol")?;
+    let max_iters = r.u64("max_iters")?;
+    let threads = r.u32("threads")?;
+    let source = r.u32("source")?;
+    let flags = r.u32("flags")?;
+    let _reserved = r.u32("reserved")?;
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(format!("alpha must be in [0, 1], got {alpha}"));
+    }
+    if tol.is_nan() || tol < 0.0 {
+        return Err(format!("tol must be a number >= 0, got {tol}"));
+    }
+    let exchange = match (flags >> 1) & 3 {
+        0 => Exchange::Auto,
+        1 => Exchange::Allgather,
+        2 => Exchange::Plan,
+        x => return Err(format!("exchange code {x} in the flags is not 0 (auto), 1 (allgather) or 2 (plan)")),
+    };
+    let cfg = PageRankConfig {
+        alpha,
+        tol,
+        max_iters: usize::try_from(max_iters).unwrap_or(usize::MAX),
+        threads: threads.max(1) as usize,
+    };
+    let opts = DistOptions { exchange, progress: flags & 1 != 0, ..DistOptions::default() };
+    let (input, agreed_end) = match source {
+        0 => {
+            let m = r.u64("the edge count")?;
+            let bytes = m.checked_mul(16).filter(|&x| x <= (b.len() - r.at) as u64).ok_or_else(|| {
+                format!("the request declares {m} edges but has {} bytes of edges", b.len() - r.at)
+            })?;
+            let raw = r.take(bytes as usize, "the edges")?;
+            let edges: Vec<(u64, u64)> = raw
+                .chunks_exact(16)
+                .map(|e| (u64::from_le_bytes(e[..8].try_into().unwrap()), u64::from_le_bytes(e[8..].try_into().unwrap())))
+                .collect();
+            (Input::Edges(edges), REQUEST_HEADER)
+        }
+        1 => {
+            let format = match r.u32("the file format")? {
+                0 => Format::Auto,
+                1 => Format::Mtx,
+                2 => Format::Edges,
+                3 => Format::Bin,
+                x => return Err(format!("file format code {x} is not 0 (by extension), 1 (mtx), 2 (edges) or 3 (bin)")),
+            };
+            let len = r.u32("the path length")? as usize;
+            let path = std::str::from_utf8(r.take(len, "the path")?).map_err(|_| "the path is not UTF-8".to_string())?;
+            if path.is_empty() {
+                return Err("the path is empty".into());
+            }
+            (Input::File { path: path.into(), format }, r.at)
+        }
+        2 => {
+            let scale = r.u32("the R-MAT scale")?;
+            let edge_factor = r.u32("the edge factor")?;
+            let (a, bq, c) = (r.f64("a")?, r.f64("b")?, r.f64("c")?);
+            let seed = r.u64("the seed")?;
+            (Input::Rmat(KronParams { scale, edge_factor, a, b: bq, c, seed }), r.at)
+        }
+        x => return Err(format!("source code {x} is not 0 (edges), 1 (file) or 2 (R-MAT)")),
+    };
+    if r.at != b.len() {
+        return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at, r.at));
+    }
+    Ok(Request { cfg, opts, input, digest: fnv(&b[..agreed_end]) & (u64::MAX >> 1) })
+}
+
+/// Marks a process whose request did not parse (digests have the top bit clear).
+const BAD: u64 = u64::MAX;
+
+/// The SPMD body: check the requests collectively, run, encode the reply.
+pub fn run(ctx: &mut Context, input: &[u8]) -> Result<Vec<u8>, String> {
+    let parsed = parse(input);
+    let word = match &parsed {
+        Ok(r) => r.digest,
+        Err(_) => BAD,
+    };
+    let words = exchange_words(ctx, word, 2, 2)?;
+    if let Some(q) = words.iter().position(|&w| w == BAD) {
+        return Err(match parsed {
+            Err(m) if q == ctx.pid() as usize => format!("bad request: {m}"),
+            _ => format!("the request of process {q} does not parse (its own error says why)"),
+        });
+    }
+    if let Some(q) = words.iter().position(|&w| w != words[0]) {
+        return Err(format!(
+            "the parameters (alpha, tol, max_iters, threads, flags, source) of process {q} differ from process 0's; \
+             only the edges may differ between processes"
+        ));
+    }
+    let req = parsed.expect("checked above");
+    let res = pagerank_spmd_with(ctx, req.input, &req.cfg, &req.opts).map_err(|e| e.to_string())?;
+    let k = res.ids.len();
+    let mut out = Vec::with_capacity(REPLY_HEADER + 16 * k);
+    out.extend_from_slice(REPLY_MAGIC);
+    out.extend_from_slice(&res.n.to_le_bytes());
+    out.extend_from_slice(&res.nnz.to_le_bytes());
+    out.extend_from_slice(&(res.iterations as u64).to_le_bytes());
+    out.extend_from_slice(&res.residual.to_le_bytes());
+    out.extend_from_slice(&res.load_seconds.to_le_bytes());
+    out.extend_from_slice(&res.iteration_seconds.to_le_bytes());
+    out.extend_from_slice(&(res.converged as u32).to_le_bytes());
+    let ex: u32 = match res.exchange.kind {
+        Exchange::Allgather => 1,
+        Exchange::Plan => 2,
+        Exchange::Auto => 0,
+    };
+    out.extend_from_slice(&ex.to_le_bytes());
+    out.extend_from_slice(&(k as u64).to_le_bytes());
+    for (id, rank) in res.ids.iter().zip(&res.ranks) {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&rank.to_le_bytes());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn request_edges(edges: &[(u64, u64)], tol: f64, alpha: f64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(REQUEST_MAGIC);
+        b.extend_from_slice(&alpha.to_le_bytes());
+        b.extend_from_slice(&tol.to_le_bytes());
+        b.extend_from_slice(&1000u64.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&(edges.len() as u64).to_le_bytes());
+        for (s, t) in edges {
+            b.extend_from_slice(&s.to_le_bytes());
+            b.extend_from_slice(&t.to_le_bytes());
+        }
+        b
+    }
+
+    fn on_threads(inputs: Vec<Vec<u8>>) -> Vec<Result<Vec<u8>, String>> {
+        let p = inputs.len() as u32;
+        let _turn = crate::SHM_TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        std::thread::scope(|s| {
+            let hs: Vec<_> = inputs
+                .into_iter()
+                .enumerate()
+                .map(|(pid, input)| {
+                    s.spawn(move || {
+                        let init = lpf::ShmInit::new(pid as u32, p).unwrap();
+                        let got = Mutex::new(None);
+                        let spmd = |c: &mut Context, _a: lpf::Args<'_>| {
+                            *got.lock().unwrap() = Some(run(c, &input));
+                        };
+                        let r = init.hook(&spmd, lpf::Args::none());
+                        match (got.into_inner().unwrap(), r) {
+                            (Some(x), _) => x,
+                            (None, Err(e)) => Err(e.to_string()),
+                            (None, Ok(())) => Err("no result".into()),
+                        }
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    fn pairs(reply: &[u8]) -> Vec<(u64, f64)> {
+        assert_eq!(&reply[..8], REPLY_MAGIC);
+        let k = u64::from_le_bytes(reply[64..72].try_into().unwrap()) as usize;
+        assert_eq!(reply.len(), REPLY_HEADER + 16 * k);
+        reply[REPLY_HEADER..]
+            .chunks_exact(16)
+            .map(|c| (u64::from_le_bytes(c[..8].try_into().unwrap()), f64::from_le_bytes(c[8..].try_into().unwrap())))
+            .collect()
+    }
+
+    #[test]
+    fn split_edges_give_one_ranking_summing_to_one() {
+        // A 4-cycle with a chord and a dangling vertex 1000, split over 2 processes.
+        let all = [(10u64, 20u64), (20, 30), (30, 40), (40, 10), (10, 30), (30, 1000)];
+        let out = on_threads(vec![request_edges(&all[..3], 1e-12, 0.85), request_edges(&all[3..], 1e-12, 0.85)]);
+        let mut ranks: Vec<(u64, f64)> = out.iter().flat_map(|r| pairs(r.as_ref().unwrap())).collect();
+        ranks.sort_by_key(|x| x.0);
+        assert_eq!(ranks.iter().map(|x| x.0).collect::<Vec<_>>(), vec![10, 20, 30, 40, 1000]);
+        let sum: f64 = ranks.iter().map(|x| x.1).sum();
+        assert!((sum - 1.0).abs() < 1e-12, "{sum}");
+        let one = on_threads(vec![request_edges(&all, 1e-12, 0.85)]);
+        let mut alone = pairs(one[0].as_ref().unwrap());
+        alone.sort_by_key(|x| x.0);
+        for (a, b) in ranks.iter().zip(&alone) {
+            assert!((a.1 - b.1).abs() < 1e-15, "{a:?} vs {b:?}");
+        }
+        let r = out[0].as_ref().unwrap();
+        assert_eq!(u64::from_le_bytes(r[8..16].try_into().unwrap()), 5);
+        assert_eq!(u64::from_le_bytes(r[16..24].try_into().unwrap()), 6);
+    }
+
+    #[test]
+    fn differing_parameters_fail_on_every_process() {
+        let out = on_threads(vec![request_edges(&[(0, 1)], 1e-9, 0.85), request_edges(&[(1, 0)], 1e-9, 0.5)]);
+        for r in out {
+            let e = r.unwrap_err();
+            assert!(e.contains("process 1 differ"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_bad_request_fails_on_every_process() {
+        let mut bad = request_edges(&[(0, 1)], 1e-9, 0.85);
+        bad.truncate(60);
+        let out = on_threads(vec![request_edges(&[(1, 0)], 1e-9, 0.85), bad]);
+        assert!(out[0].as_ref().unwrap_err().contains("process 1 does not parse"));
+        assert!(out[1].as_ref().unwrap_err().contains("bad request"), "{:?}", out[1]);
+    }
+
+    #[test]
+    fn a_missing_file_names_it_everywhere() {
+        let mut b = request_edges(&[], 1e-9, 0.85);
+        b.truncate(REQUEST_HEADER);
+        b[36..40].copy_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        let path = b"/nonexistent/graph.mtx";
+        b.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        b.extend_from_slice(path);
+        for r in on_threads(vec![b.clone(), b]) {
+            let e = r.unwrap_err();
+            assert!(e.contains("/nonexistent/graph.mtx"), "{e}");
+        }
+    }
+}

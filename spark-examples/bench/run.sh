@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# PageRank benchmark (not a timed test): org.lpf.spark.examples.Benchmark on generated
+# Graph500 R-MAT graphs (kron18, kron20) in local-cluster mode (two executor JVMs):
+# LPF PageRank vs Spark's example algorithm (SparkPageRank canonical) vs GraphX
+# pageRank(tol), plus SparkPageRank correct on kron18. Results (markdown table, CSV,
+# PNG chart) in spark-examples/bench/results/.
+#
+# Environment (optional):
+#   BENCH_SCALES       graphs to run (default "18 20")
+#   BENCH_IMPLS_<S>    implementations for scale S (default: 18 -> lpf,canonical,correct,graphx;
+#                      others -> lpf,canonical,graphx)
+#   BENCH_EXEC_MEM_<S> executor memory in MiB for scale S (default 18 -> 3072, 20 -> 6144)
+#   BENCH_SKIP_BUILD=1 use the jars in build/libs
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+out=$here/results
+mkdir -p "$out"
+
+if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+    bash scripts/setup.sh
+    bash scripts/build-jar.sh
+fi
+export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))')}
+export SPARK_LOCAL_IP=127.0.0.1
+log4j="-Dlog4j2.configurationFile=file:$root/tests/spark/log4j2.properties"
+scales=${BENCH_SCALES:-"18 20"}
+append=
+for s in $scales; do
+    impls_var=BENCH_IMPLS_$s
+    mem_var=BENCH_EXEC_MEM_$s
+    case $s in
+        18) d_impls=lpf,canonical,correct,graphx; d_mem=3072 ;;
+        20) d_impls=lpf,canonical,graphx; d_mem=6144 ;;
+        *) d_impls=lpf,canonical,graphx; d_mem=4096 ;;
+    esac
+    impls=${!impls_var:-$d_impls}
+    mem=${!mem_var:-$d_mem}
+    mkdir -p "$root/build/bench-logs"
+    log=$root/build/bench-logs/kron$s.log
+    echo "=== kron$s: $impls in local-cluster[2,1,$mem] (log $log)"
+    "$SPARK_HOME/bin/spark-submit" \
+        --master "local-cluster[2,1,$mem]" \
+        --conf "spark.executor.memory=${mem}m" \
+        --driver-memory 4g \
+        --jars build/libs/lpf-spark.jar \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.ui.enabled=false \
+        --conf spark.barrier.sync.timeout=600s \
+        --conf spark.network.timeout=600s \
+        --conf spark.executor.heartbeatInterval=60s \
+        --class org.lpf.spark.examples.Benchmark build/libs/lpf-spark-examples.jar \
+        --scale "$s" --partitions 2 --tol 1e-7 --impls "$impls" \
+        --checkpoint-dir "$root/build/bench-checkpoints" \
+        --out "$out" $append 2>&1 | tee "$log" | grep -E '^(benchmark|\||- )'
+    append=--append
+done
+echo "=== results: $out/pagerank.md, $out/pagerank.csv, $out/pagerank.png"
+cat "$out/pagerank.md"
