@@ -369,17 +369,16 @@ pub unsafe extern "C" fn lpf_tcp_initialize(
     bound_port: *mut c_uint,
     init: *mut lpf_init_t,
 ) -> lpf_err_t {
-    guarded("lpf_tcp_initialize", || {
-        if init.is_null() {
-            return Err(Error::fatal("the lpf_init_t out-pointer is NULL"));
-        }
-        let tcp = lpf::tcp::TcpInit::new(tcp_config(server, port, timeout_ms, pid, nprocs, secret, bind_addr)?)?;
-        if !bound_port.is_null() {
-            *bound_port = tcp.bound_port() as c_uint;
-        }
-        *init = Init::Tcp(tcp).into_handle();
-        Ok(())
-    })
+    // The two halves in one call (nothing is bound when the out-pointer is bad).
+    if init.is_null() {
+        return guarded("lpf_tcp_initialize", || Err(Error::fatal("the lpf_init_t out-pointer is NULL")));
+    }
+    let mut pending = std::ptr::null_mut();
+    let rc = lpf_tcp_listen(server, port, timeout_ms, pid, nprocs, secret, bind_addr, bound_port, &mut pending);
+    if rc != SUCCESS {
+        return rc;
+    }
+    lpf_tcp_join(pending, init)
 }
 
 #[no_mangle]
