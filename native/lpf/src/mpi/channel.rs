@@ -6,9 +6,12 @@
 //! wait in a per-source inbox until a phase asks for them, as on the TCP mesh; those of
 //! a section that ended here are dropped, `Leave` messages are remembered per section.
 //! Sends are non-blocking (`MPI_Isend`, buffer kept until the request completes) and all
-//! waiting is by polling (`MPI_Iprobe`, `MPI_Test*`), so a process that left is noticed
-//! instead of blocking in MPI. Progress spins briefly, then yields the core (the
-//! processes of a job may outnumber the cores).
+//! waiting is by polling (`MPI_Improbe` + `MPI_Mrecv`, `MPI_Test*`), so a process that
+//! left is noticed instead of blocking in MPI. Progress spins briefly (reading the clock
+//! every 16 polls only), then yields the core (the processes of a job may outnumber the
+//! cores). No allocation per message once warm: send buffers return to a pool when their
+//! request completes, and messages are received into one reused buffer (only a
+//! non-empty body is copied out).
 
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
@@ -34,6 +37,11 @@ pub(crate) struct MpiChannel {
     left: Vec<Vec<(u32, String)>>,
     /// Sends in flight and the buffers they read.
     sending: Vec<(ffi::Request, Vec<u8>)>,
+    /// Buffers of completed sends, reused for the next ones (no allocation per
+    /// control message once the pool is warm).
+    spare: Vec<Vec<u8>>,
+    /// The receive buffer of control messages, reused.
+    rbuf: Vec<u8>,
     next_section: u32,
     open: Vec<u32>,
     spin: Duration,
@@ -58,6 +66,8 @@ impl MpiChannel {
             inbox: (0..n).map(|_| VecDeque::new()).collect(),
             left: vec![Vec::new(); n],
             sending: Vec::new(),
+            spare: Vec::new(),
+            rbuf: Vec::new(),
             next_section: 1,
             open: Vec::new(),
             spin: Duration::from_micros(spin),
@@ -94,18 +104,20 @@ impl MpiChannel {
     /// Receives every control message that has arrived and completes finished sends.
     pub fn progress(&mut self) -> Result<()> {
         loop {
-            let Some((src, len)) = ffi::iprobe(self.comm, CTRL_TAG)? else { break };
-            let mut buf = vec![0u8; len];
-            ffi::recv_bytes(self.comm, src, CTRL_TAG, &mut buf)?;
-            if buf.len() < HEADER_LEN {
+            let Some((src, len, mut m)) = ffi::improbe(self.comm, CTRL_TAG)? else { break };
+            // One reused buffer; only the body is copied out (an empty body
+            // allocates nothing).
+            self.rbuf.resize(len, 0);
+            ffi::mrecv(&mut m, &mut self.rbuf[..len])?;
+            if len < HEADER_LEN {
                 return Err(Error::fatal(format!("malformed control message from process {src}")));
             }
-            let h = Header::decode(&buf[..HEADER_LEN])
+            let h = Header::decode(&self.rbuf[..HEADER_LEN])
                 .map_err(|e| Error::fatal(format!("control message from process {src}: {e}")))?;
-            let body = buf.split_off(HEADER_LEN);
             if self.is_stale(h.section) {
                 continue;
             }
+            let body = self.rbuf[HEADER_LEN..len].to_vec();
             if h.kind == Kind::Leave {
                 self.left[src].push((h.section, String::from_utf8_lossy(&body).into_owned()));
             } else {
@@ -116,7 +128,11 @@ impl MpiChannel {
             let mut i = 0;
             while i < self.sending.len() {
                 if ffi::test(&mut self.sending[i].0)? {
-                    self.sending.swap_remove(i);
+                    let (_, mut buf) = self.sending.swap_remove(i);
+                    if self.spare.len() < 64 && buf.capacity() <= 1 << 16 {
+                        buf.clear();
+                        self.spare.push(buf);
+                    }
                 } else {
                     i += 1;
                 }
@@ -155,15 +171,25 @@ impl MpiChannel {
     /// yields the core between polls, then sleeps briefly.
     pub fn wait(&mut self, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         let started = Instant::now();
+        let mut polls = 0u32;
+        let mut spinning = true;
         loop {
             self.progress()?;
             if done(self)? {
                 return Ok(());
             }
-            let waited = started.elapsed();
-            if waited < self.spin {
-                std::hint::spin_loop();
-            } else if waited < Duration::from_millis(20) {
+            if spinning {
+                // Reading the clock costs about as much as a poll: while spinning, read
+                // it every 16 polls only. Past the spin, every poll yields (a process
+                // that waits must not keep the core an awaited one needs).
+                polls = polls.wrapping_add(1);
+                if !polls.is_multiple_of(16) || started.elapsed() < self.spin {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                spinning = false;
+            }
+            if started.elapsed() < Duration::from_millis(20) {
                 std::thread::yield_now();
             } else {
                 std::thread::sleep(Duration::from_micros(200));
@@ -210,7 +236,8 @@ impl Channel for MpiChannel {
     }
 
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
+        let mut v = self.spare.pop().unwrap_or_default();
+        v.reserve(HEADER_LEN + body.len());
         Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
         v.extend_from_slice(body);
         // SAFETY: `v` is kept in `sending` until the request completes (or leaked).

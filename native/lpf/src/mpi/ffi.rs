@@ -130,27 +130,31 @@ pub(crate) fn free(c: &mut Comm) {
     }
 }
 
-/// A message with `tag` waiting from anyone: its source and length.
-pub(crate) fn iprobe(c: Comm, tag: i32) -> Result<Option<(usize, usize)>> {
+/// A matched message (`MPI_Improbe`): only [`mrecv`] can receive it.
+pub(crate) type Message = sys::MPI_Message;
+
+/// `MPI_Improbe(ANY_SOURCE, tag)`: the next message with `tag`, if one arrived, as
+/// (source, length in bytes, matched message). Matching once (instead of `MPI_Iprobe`
+/// then `MPI_Recv`) saves the second search of the unexpected queue.
+pub(crate) fn improbe(c: Comm, tag: i32) -> Result<Option<(usize, usize, Message)>> {
     let mut flag = 0;
-    // SAFETY: an all-zero MPI_Status is a valid out-value.
+    // SAFETY: an all-zero MPI_Status is a valid out-value; `m` is written when flag is set.
     let mut st: sys::MPI_Status = unsafe { std::mem::zeroed() };
-    check(unsafe { sys::MPI_Iprobe(sys::RSMPI_ANY_SOURCE, tag, c.0, &mut flag, &mut st) }, "MPI_Iprobe")?;
+    let mut m: Message = unsafe { sys::RSMPI_MESSAGE_NULL };
+    check(unsafe { sys::MPI_Improbe(sys::RSMPI_ANY_SOURCE, tag, c.0, &mut flag, &mut m, &mut st) }, "MPI_Improbe")?;
     if flag == 0 {
         return Ok(None);
     }
     let mut count = 0;
     check(unsafe { sys::MPI_Get_count(&st, byte(), &mut count) }, "MPI_Get_count")?;
-    Ok(Some((st.MPI_SOURCE as usize, count as usize)))
+    Ok(Some((st.MPI_SOURCE as usize, count as usize, m)))
 }
 
-/// Receives the (probed) message from `src` into `buf`, whose length it has.
-pub(crate) fn recv_bytes(c: Comm, src: usize, tag: i32, buf: &mut [u8]) -> Result<()> {
-    // SAFETY: `buf` is valid for `buf.len()` bytes (a probed length below 2^31).
-    let rc = unsafe {
-        sys::MPI_Recv(buf.as_mut_ptr().cast(), buf.len() as c_int, byte(), src as c_int, tag, c.0, sys::RSMPI_STATUS_IGNORE)
-    };
-    check(rc, "MPI_Recv")
+/// Receives the message `m` matched by [`improbe`] into `buf`, whose length it has.
+pub(crate) fn mrecv(m: &mut Message, buf: &mut [u8]) -> Result<()> {
+    // SAFETY: `buf` is valid for `buf.len()` bytes (the probed length, below 2^31).
+    let rc = unsafe { sys::MPI_Mrecv(buf.as_mut_ptr().cast(), buf.len() as c_int, byte(), m, sys::RSMPI_STATUS_IGNORE) };
+    check(rc, "MPI_Mrecv")
 }
 
 /// `MPI_Isend` of `len` (< 2^31) bytes.

@@ -23,6 +23,7 @@
 mod channel;
 pub mod ffi;
 mod msg;
+mod prof;
 pub(crate) mod onesided;
 mod rma;
 
@@ -337,6 +338,7 @@ impl Engine for MpiEngine {
     }
 
     fn leave(&mut self) {
+        prof::report(self.pid as usize);
         let mut node = lock(&self.node);
         node.ch.leave(self.section, &self.failure);
         // Collective over the section (every process leaves, in the end): windows.

@@ -89,10 +89,12 @@ impl Data {
 }
 
 pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
+    let mut st = super::prof::Stamps::start();
     let (me, n) = (ch.me, ch.n);
     let steps = [s];
     let built = build(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
     let out = &built.out;
+    st.mark(0);
     let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
     // Per peer: data messages sent to it / received from it so far in this sync.
     let mut k_out = vec![0u32; n];
@@ -115,7 +117,9 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
         return Err(e);
     }
     let (incoming, global_any) = r?;
+    st.mark(1);
     if !global_any {
+        st.done(0);
         return Ok(());
     }
 
@@ -139,6 +143,7 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
         }
     }
 
+    st.mark(2);
     // ---- Phase 3: serve the gets asked of us; ask for ours. ----
     for q in (0..n).filter(|&q| q != me) {
         let Some(inc) = &incoming[q] else { continue };
@@ -227,6 +232,7 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
     if let Some(e) = error {
         return Err(e);
     }
+    st.mark(3);
     for (buf, write) in &data.bounce {
         let Some(i) = *write else { continue };
         let w = &plan.writes[i];
@@ -237,8 +243,13 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
         }
     }
 
+    st.mark(4);
     // ---- Phase 4: final barrier (shared). ----
-    final_barrier(ch, section, step, plan.found)
+    let large = !data.reqs.is_empty() || !data.bounce.is_empty() || out.iter().any(|o| !o.raw.is_empty());
+    let r = final_barrier(ch, section, step, plan.found);
+    st.mark(5);
+    st.done(large as usize);
+    r
 }
 
 /// The get reply from `q`, if it came.
