@@ -152,7 +152,7 @@ impl MpiInit {
             2 => MetaAlgo::Bruck,
             _ => MetaAlgo::for_nodes(size),
         };
-        let ch = MpiChannel::new(comm, rank, size, token, meta);
+        let ch = MpiChannel::new(comm, rank, size, token, meta)?;
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size })
     }
 
@@ -236,7 +236,7 @@ impl MpiInit {
 impl Drop for MpiInit {
     fn drop(&mut self) {
         let mut node = lock(&self.node);
-        node.ch.flush(Instant::now() + Duration::from_secs(2));
+        node.ch.close(Instant::now() + Duration::from_secs(2));
         if node.owned && ffi::is_active() {
             let mut c = node.comm;
             ffi::free(&mut c);
@@ -258,6 +258,8 @@ struct MpiEngine {
     tag_ub: i32,
     os: Option<OneSidedState>,
     failure: String,
+    /// Whether `finish` told the others this process finished (then `leave` need not).
+    finished: bool,
 }
 
 impl MpiEngine {
@@ -277,7 +279,7 @@ impl MpiEngine {
             #[cfg(not(feature = "ibverbs"))]
             MpiEngineKind::Ibverbs => return Err(Error::fatal("the ibverbs engine is not built in (feature `ibverbs`)")),
         };
-        Ok(MpiEngine { node, kind, section, step: 0, pid, nprocs, data, tag_ub: ffi::tag_ub(data), os, failure: String::new() })
+        Ok(MpiEngine { node, kind, section, step: 0, pid, nprocs, data, tag_ub: ffi::tag_ub(data), os, failure: String::new(), finished: false })
     }
 
     fn fail(&mut self, what: &str, e: Error) -> Error {
@@ -337,10 +339,18 @@ impl Engine for MpiEngine {
         Ok(Box::new(MpiEngine::open(self.node.clone(), self.kind)?))
     }
 
+    fn finish(&mut self) -> Result<()> {
+        self.finished = true;
+        let r = lock(&self.node).ch.finish(self.section);
+        r.map_err(|e| self.fail("the end of the section", e))
+    }
+
     fn leave(&mut self) {
         prof::report(self.pid as usize);
         let mut node = lock(&self.node);
-        node.ch.leave(self.section, &self.failure);
+        if !self.finished {
+            node.ch.leave(self.section, &self.failure);
+        }
         // Collective over the section (every process leaves, in the end): windows.
         if let Some(os) = &mut self.os {
             os.close();
