@@ -228,7 +228,7 @@ fn mpi_reference(engine: &str, cfg: &BenchConfig) -> Option<Reference> {
     Some(Box::new(move |report: &Report| {
         let mut s = String::new();
         s += &format!(
-            "OpenMPI MPI_Alltoall in the same run, p = {p} (best of {reps}, slowest rank): 1 B {:.2} us | 64 KiB {:.1} us | 1 MiB {:.1} us per peer\n",
+            "OpenMPI MPI_Alltoall in the same run, p = {p} (mean of back-to-back calls, best of {reps} samples, slowest rank): 1 B {:.2} us | 64 KiB {:.1} us | 1 MiB {:.1} us per peer\n",
             t[0] * 1e6, t[1] * 1e6, t[2] * 1e6
         );
         if p < 2 {

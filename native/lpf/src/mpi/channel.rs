@@ -21,10 +21,12 @@
 
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
+use crate::phases::requests::Built;
 use crate::phases::{Channel, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
@@ -48,7 +50,7 @@ pub(crate) struct MpiChannel {
     pub comm: Comm,
     pub me: usize,
     pub n: usize,
-    offsets: Vec<Pid>,
+    offsets: Arc<[Pid]>,
     perm: Vec<usize>,
     inv: Vec<usize>,
     meta: MetaAlgo,
@@ -58,6 +60,9 @@ pub(crate) struct MpiChannel {
     /// The receive posted for each peer (MPI_REQUEST_NULL for this process), what it
     /// waits for, and the buffer of its `Message` receives.
     recv: Vec<ffi::Request>,
+    /// The persistent receive of whole messages for each peer (null for this process),
+    /// restarted after each message.
+    persistent: Vec<ffi::Request>,
     posted: Vec<Posted>,
     rbuf: Vec<Box<[u8]>>,
     /// Scratch of `MPI_Testsome`.
@@ -72,6 +77,8 @@ pub(crate) struct MpiChannel {
     next_section: u32,
     open: Vec<u32>,
     spin: Duration,
+    /// The request buffers of a sync, kept for the next one (`msg::sync`).
+    pub built: Built,
 }
 
 // SAFETY: the MPI handles are used only by the thread holding the channel (it sits
@@ -91,6 +98,8 @@ impl MpiChannel {
         let crowded = ffi::node_size(comm)? > cores;
         let default_spin = if crowded { 0 } else { 50 };
         let spin = std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default_spin);
+        // SAFETY: reads an exported constant of the MPI library.
+        let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
         let mut ch = MpiChannel {
             comm,
             me,
@@ -101,7 +110,8 @@ impl MpiChannel {
             meta,
             inbox: (0..n).map(|_| VecDeque::new()).collect(),
             left: vec![Vec::new(); n],
-            recv: vec![unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL }; n],
+            recv: vec![null; n],
+            persistent: vec![null; n],
             posted: (0..n).map(|_| Posted::Message).collect(),
             rbuf: (0..n).map(|q| vec![0u8; if q == me { 0 } else { EAGER }].into_boxed_slice()).collect(),
             completed: Vec::new(),
@@ -112,18 +122,55 @@ impl MpiChannel {
             next_section: 1,
             open: Vec::new(),
             spin: Duration::from_micros(spin),
+            built: Built::default(),
         };
         for q in (0..n).filter(|&q| q != me) {
+            // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
+            // request (freed in `close`), and is touched only between completion and
+            // restart.
+            ch.persistent[q] = unsafe { ffi::recv_init(ch.rbuf[q].as_mut_ptr(), EAGER, q, CTRL_TAG, comm)? };
             ch.post_message_receive(q)?;
         }
         Ok(ch)
     }
 
+    /// Sends `v` to `to`, keeping it until the send completes.
+    fn isend(&mut self, v: Vec<u8>, to: usize, tag: i32) {
+        // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
+        match unsafe { ffi::isend(v.as_ptr(), v.len(), to, tag, self.comm) } {
+            Ok(r) => self.sending.push((r, v)),
+            // MPI's own error handler normally aborts the job first; if it returns, the
+            // peer will not hear from us and fails by the same rules as for a left one.
+            Err(e) => eprintln!("lpf: {e}"),
+        }
+    }
+
+    /// Node i holds global pids `offsets[i]..offsets[i + 1]`, shared without a copy.
+    pub fn shared_offsets(&self) -> Arc<[Pid]> {
+        self.offsets.clone()
+    }
+
     fn post_message_receive(&mut self, q: usize) -> Result<()> {
-        // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel and not touched until
-        // this request completes or is cancelled (`close`).
-        self.recv[q] = unsafe { ffi::irecv(self.rbuf[q].as_mut_ptr(), EAGER, q, CTRL_TAG, self.comm)? };
+        ffi::start(&mut self.persistent[q])?;
+        self.recv[q] = self.persistent[q];
         self.posted[q] = Posted::Message;
+        Ok(())
+    }
+
+    /// Takes back the buffers of completed sends (into the pool).
+    fn reclaim(&mut self) -> Result<()> {
+        let mut i = 0;
+        while i < self.sending.len() {
+            if ffi::test(&mut self.sending[i].0)? {
+                let (_, mut buf) = self.sending.swap_remove(i);
+                if self.spare.len() < 64 && buf.capacity() <= EAGER {
+                    buf.clear();
+                    self.spare.push(buf);
+                }
+            } else {
+                i += 1;
+            }
+        }
         Ok(())
     }
 
@@ -193,21 +240,16 @@ impl MpiChannel {
         ffi::test_some(&mut self.recv, &mut self.completed, &mut self.indices, &mut self.statuses)?;
         for k in 0..self.completed.len() {
             let (q, len) = self.completed[k];
+            // Nothing is active for q until `arrived` posts the next receive (a
+            // completed persistent request stays a valid, inactive handle).
+            // SAFETY: reads an exported constant of the MPI library.
+            self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
             self.arrived(q, len)?;
         }
-        if !self.sending.is_empty() {
-            let mut i = 0;
-            while i < self.sending.len() {
-                if ffi::test(&mut self.sending[i].0)? {
-                    let (_, mut buf) = self.sending.swap_remove(i);
-                    if self.spare.len() < 64 && buf.capacity() <= EAGER {
-                        buf.clear();
-                        self.spare.push(buf);
-                    }
-                } else {
-                    i += 1;
-                }
-            }
+        // Sends complete in the background of this progress; their buffers are taken
+        // back when the pool runs dry (`post_parts`) or many are in flight.
+        if self.sending.len() > 64 {
+            self.reclaim()?;
         }
         Ok(())
     }
@@ -289,7 +331,9 @@ impl MpiChannel {
     /// Drives progress until `done` says so (or fails): spins for a moment, then
     /// yields the core between polls, then sleeps briefly.
     pub fn wait(&mut self, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        let started = Instant::now();
+        // The clock is first read after the first unsuccessful poll (most waits of a
+        // busy job end at their first poll).
+        let mut started: Option<Instant> = None;
         let mut polls = 0u32;
         let mut spinning = !self.spin.is_zero();
         loop {
@@ -297,6 +341,7 @@ impl MpiChannel {
             if done(self)? {
                 return Ok(());
             }
+            let started = *started.get_or_insert_with(Instant::now);
             if spinning {
                 // Reading the clock costs about as much as a poll: while spinning, read
                 // it every 16 polls only. Past the spin, every poll yields (a process
@@ -321,7 +366,7 @@ impl MpiChannel {
     /// complete in time are abandoned.
     pub fn close(&mut self, deadline: Instant) {
         while !self.sending.is_empty() && Instant::now() < deadline {
-            if self.progress().is_err() {
+            if self.progress().and_then(|_| self.reclaim()).is_err() {
                 break;
             }
             std::thread::yield_now();
@@ -333,7 +378,10 @@ impl MpiChannel {
             std::mem::forget(buf);
         }
         for q in 0..self.n {
+            // The active receive (the persistent one or a body's), if any; then the
+            // persistent request itself, now inactive.
             ffi::cancel(&mut self.recv[q]);
+            ffi::request_free(&mut self.persistent[q]);
         }
     }
 }
@@ -359,28 +407,26 @@ impl Channel for MpiChannel {
     }
 
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        let header = Header { kind, round, section, step, body: body.len() as u64, raw };
-        let long = HEADER_LEN + body.len() > EAGER;
+        self.post_parts(to, kind, round, section, step, &[body], raw);
+    }
+
+    fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let header = Header { kind, round, section, step, body: len as u64, raw };
+        let long = HEADER_LEN + len > EAGER;
+        if self.spare.is_empty() && !self.sending.is_empty() {
+            // An MPI error here is reported where it matters: at the next wait.
+            let _ = self.reclaim();
+        }
         let mut v = self.spare.pop().unwrap_or_default();
-        v.reserve(HEADER_LEN + if long { 0 } else { body.len() });
+        v.reserve(HEADER_LEN + if long { 0 } else { len });
         header.encode(&mut v);
         if !long {
-            v.extend_from_slice(body);
+            parts.iter().for_each(|p| v.extend_from_slice(p));
         }
-        // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
-        match unsafe { ffi::isend(v.as_ptr(), v.len(), to, CTRL_TAG, self.comm) } {
-            Ok(r) => self.sending.push((r, v)),
-            // MPI's own error handler normally aborts the job first; if it returns, the
-            // peer will not hear from us and fails by the same rules as for a left one.
-            Err(e) => eprintln!("lpf: {e}"),
-        }
+        self.isend(v, to, CTRL_TAG);
         if long {
-            let v = body.to_vec();
-            // SAFETY: as above.
-            match unsafe { ffi::isend(v.as_ptr(), v.len(), to, BODY_TAG, self.comm) } {
-                Ok(r) => self.sending.push((r, v)),
-                Err(e) => eprintln!("lpf: {e}"),
-            }
+            self.isend(parts.concat(), to, BODY_TAG);
         }
     }
 

@@ -153,6 +153,24 @@ pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: i32, c: C
     Ok(r)
 }
 
+/// `MPI_Recv_init` of `len` (< 2^31) bytes: a persistent receive, started by [`start`].
+///
+/// # Safety
+/// `ptr..ptr + len` must stay valid until the request is freed, and untouched by
+/// anyone else while it is active.
+pub(crate) unsafe fn recv_init(ptr: *mut u8, len: usize, from: usize, tag: i32, c: Comm) -> Result<Request> {
+    debug_assert!(len <= CHUNK);
+    let mut r: Request = sys::RSMPI_REQUEST_NULL;
+    check(sys::MPI_Recv_init(ptr.cast(), len as c_int, byte(), from as c_int, tag, c.0, &mut r), "MPI_Recv_init")?;
+    Ok(r)
+}
+
+/// `MPI_Start` of an inactive persistent request.
+pub(crate) fn start(r: &mut Request) -> Result<()> {
+    // SAFETY: a persistent request MPI gave us; the caller keeps its buffer's invariant.
+    check(unsafe { sys::MPI_Start(r) }, "MPI_Start")
+}
+
 pub(crate) fn test(r: &mut Request) -> Result<bool> {
     let mut flag = 0;
     // SAFETY: a request MPI gave us (MPI_Test sets it to MPI_REQUEST_NULL when done).

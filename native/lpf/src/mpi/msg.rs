@@ -22,7 +22,7 @@ use super::ffi::{self, Comm, Request, CHUNK};
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::conflict::{plan, Locals};
-use crate::phases::requests::{build, Outgoing};
+use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{meta_exchange, note, Channel};
 use crate::types::Pid;
 use crate::wire::{Kind, INLINE_MAX};
@@ -33,6 +33,14 @@ fn tag(step: u64, k: u32, ub: i32) -> i32 {
     } else {
         (k % (ub as u32 + 1)) as i32
     }
+}
+
+/// The message counter of peer `q` in `v` (sized to `n` peers on first use).
+fn counter(v: &mut Vec<u32>, n: usize, q: usize) -> &mut u32 {
+    if v.is_empty() {
+        v.resize(n, 0);
+    }
+    &mut v[q]
 }
 
 fn chunks(len: usize) -> usize {
@@ -89,25 +97,36 @@ impl Data {
 }
 
 pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
-    let mut st = super::prof::Stamps::start();
     let (me, n) = (ch.me, ch.n);
     let steps = [s];
-    let built = build(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
+    // The request buffers of the last sync, reused.
+    let mut built = std::mem::take(&mut ch.built);
+    built.rebuild(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
+    let r = run(ch, comm, ub, section, step, &steps, &built);
+    ch.built = built;
+    r
+}
+
+fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
+    let mut st = super::prof::Stamps::start();
+    let (me, n) = (ch.me, ch.n);
     let out = &built.out;
     st.mark(0);
     let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
-    // Per peer: data messages sent to it / received from it so far in this sync.
-    let mut k_out = vec![0u32; n];
-    let mut k_in = vec![0u32; n];
+    // Per peer: data messages sent to it / received from it so far in this sync
+    // (allocated only when large data moves).
+    let mut k_out: Vec<u32> = Vec::new();
+    let mut k_in: Vec<u32> = Vec::new();
 
     // ---- Phase 1: meta-data; large payloads leave at once. ----
     let mut failed: Option<Error> = None;
     let mut send = |ch: &mut MpiChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-        ch.post(d, kind, 0, section, step, &o.body(prefix), o.raw_len);
+        let mut counts = [0u8; 8];
+        ch.post_parts(d, kind, 0, section, step, &o.parts(prefix, &mut counts), o.raw_len);
         for r in &o.raw {
             // SAFETY: checked against its registration when queued; unchanged until
             // the sync returns.
-            if let Err(e) = unsafe { data.send(r.src, r.size, d, &mut k_out[d]) } {
+            if let Err(e) = unsafe { data.send(r.src, r.size, d, counter(&mut k_out, n, d)) } {
                 failed.get_or_insert(e);
             }
         }
@@ -124,8 +143,8 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
     }
 
     // ---- Phase 2: checks and conflict resolution (shared). ----
-    let offsets: Vec<Pid> = (0..=n as Pid).collect();
-    let loc = Locals { steps: &steps, base: me as Pid, offsets: &offsets, me };
+    let offsets = ch.shared_offsets();
+    let loc = Locals { steps, base: me as Pid, offsets: &offsets, me };
     let mut plan = plan(&loc, &incoming, &built.local, out);
     plan.copy_local();
     let whole = |plan: &crate::phases::conflict::Plan, i: usize| {
@@ -139,7 +158,7 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
             let i = plan.put_writes[src][k];
             let dst = i.filter(|&i| whole(&plan, i)).map(|i| plan.writes[i].addr as *mut u8);
             // SAFETY: `dst` is a checked, resolved piece of this process's memory.
-            unsafe { data.recv(dst, i.filter(|_| !plan.discard), p.size, src, &mut k_in[src])? };
+            unsafe { data.recv(dst, i.filter(|_| !plan.discard), p.size, src, counter(&mut k_in, n, src))? };
         }
     }
 
@@ -175,8 +194,17 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
         ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
         for (p, len) in large {
             // SAFETY: checked above; unchanged until the sync returns.
-            unsafe { data.send(p, len, q, &mut k_out[q])? };
+            unsafe { data.send(p, len, q, counter(&mut k_out, n, q))? };
         }
+    }
+    let asked = out.iter().any(|o| !o.my_gets.is_empty());
+    if !asked && data.reqs.is_empty() {
+        // Nothing to wait for: no gets of ours, no large data.
+        st.mark(3);
+        st.mark(4);
+        st.mark(5);
+        st.done(0);
+        return plan.found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)));
     }
     let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
     replied[me] = true;
@@ -218,7 +246,7 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
                     let dst = Some(i).filter(|&i| whole(&plan, i)).map(|i| plan.writes[i].addr as *mut u8);
                     let keep = Some(i).filter(|_| !plan.discard);
                     // SAFETY: a resolved piece of one of our get destinations.
-                    if let Err(e) = unsafe { data.recv(dst, keep, g.size, q, &mut k_in[q]) } {
+                    if let Err(e) = unsafe { data.recv(dst, keep, g.size, q, counter(&mut k_in, n, q)) } {
                         error.get_or_insert(e);
                     }
                 }

@@ -41,6 +41,18 @@ impl Write {
 /// Keeps, for every write, the bytes no later write covers (painting from the last
 /// write backwards). The pieces of all writes are disjoint.
 pub(crate) fn resolve(writes: &mut [Write]) -> Vec<(usize, usize)> {
+    if disjoint(writes) {
+        // The common case: nothing overlaps, every write survives whole.
+        let mut pieces = Vec::with_capacity(writes.len());
+        for w in writes.iter_mut() {
+            w.lo = pieces.len();
+            if w.len > 0 {
+                pieces.push((w.addr, w.addr + w.len));
+            }
+            w.hi = pieces.len();
+        }
+        return pieces;
+    }
     let mut pieces = Vec::with_capacity(writes.len());
     let mut covered: BTreeMap<usize, usize> = BTreeMap::new();
     for w in writes.iter_mut().rev() {
@@ -76,6 +88,18 @@ pub(crate) fn resolve(writes: &mut [Write]) -> Vec<(usize, usize)> {
 
 /// The LPF processes of this node at the fence: global pids `base..base + steps.len()`
 /// on node `me`; node i holds pids `offsets[i]..offsets[i + 1]`.
+/// Whether no two non-empty writes share a byte: pairwise for a few writes (no
+/// allocation), else by sorting their start addresses.
+fn disjoint(writes: &[Write]) -> bool {
+    let overlap = |a: &Write, b: &Write| a.len > 0 && b.len > 0 && a.addr < b.addr + b.len && b.addr < a.addr + a.len;
+    if writes.len() <= 8 {
+        return writes.iter().enumerate().all(|(i, a)| writes[i + 1..].iter().all(|b| !overlap(a, b)));
+    }
+    let mut spans: Vec<(usize, usize)> = writes.iter().filter(|w| w.len > 0).map(|w| (w.addr, w.addr + w.len)).collect();
+    spans.sort_unstable();
+    spans.windows(2).all(|p| p[0].1 <= p[1].0)
+}
+
 pub(crate) struct Locals<'a, 's> {
     pub steps: &'a [&'a Superstep<'s>],
     pub base: Pid,
@@ -105,9 +129,11 @@ pub(crate) struct Plan {
     pub writes: Vec<Write>,
     pub pieces: Vec<(usize, usize)>,
     /// `put_writes[s][k]`: the write of the k-th put from node s whose payload is not
-    /// inline, or `None` if it was rejected (it writes nothing).
+    /// inline, or `None` if it was rejected (it writes nothing). Empty if no put's
+    /// payload travels apart from its header.
     pub put_writes: Vec<Vec<Option<usize>>>,
-    /// `get_writes[d] + k`: the write of our k-th get from node d.
+    /// `get_writes[d] + k`: the write of our k-th get from node d (empty if this node
+    /// gets from nobody).
     pub get_writes: Vec<usize>,
     /// The first error found here.
     pub found: Found,
@@ -152,7 +178,16 @@ pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &
     let n = incoming.len();
     let (me, base) = (loc.me, loc.base);
     let mut found: Found = None;
-    let mut count = vec![0usize; loc.steps.len()];
+    // Messages each of this node's processes is the target of (no allocation for a
+    // few processes).
+    let mut few = [0usize; 16];
+    let mut many = Vec::new();
+    let count: &mut [usize] = if loc.steps.len() <= few.len() {
+        &mut few[..loc.steps.len()]
+    } else {
+        many.resize(loc.steps.len(), 0);
+        &mut many
+    };
     let mut bump = |pid: Pid| {
         if pid >= base && ((pid - base) as usize) < count.len() {
             count[(pid - base) as usize] += 1;
@@ -181,7 +216,8 @@ pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &
     // The writes into this node's memory, in one order: nodes 0..n (their puts to us;
     // ours among ourselves), then our own gets.
     let mut writes: Vec<Write> = Vec::new();
-    let mut put_writes: Vec<Vec<Option<usize>>> = (0..n).map(|_| Vec::new()).collect();
+    // Allocated only if some put's payload travels apart from its header.
+    let mut put_writes: Vec<Vec<Option<usize>>> = Vec::new();
     for s in 0..n {
         if s == me {
             for &(origin, r) in local {
@@ -213,6 +249,9 @@ pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &
                 }
             };
             if p.inline.is_none() {
+                if put_writes.is_empty() {
+                    put_writes = (0..n).map(|_| Vec::new()).collect();
+                }
                 put_writes[s].push(at);
             }
         }
@@ -226,8 +265,12 @@ pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &
             }
         }
     }
-    let mut get_writes: Vec<usize> = vec![0; n];
-    for (d, o) in out.iter().enumerate() {
+    // Allocated only if this node gets from others.
+    let mut get_writes: Vec<usize> = Vec::new();
+    if out.iter().any(|o| !o.my_gets.is_empty()) {
+        get_writes.resize(n, 0);
+    }
+    for (d, o) in out.iter().enumerate().filter(|(_, o)| !o.my_gets.is_empty()) {
         get_writes[d] = writes.len();
         for g in &o.my_gets {
             writes.push(Write::new(g.dst as usize, g.size, Source::Remote));

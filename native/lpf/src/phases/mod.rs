@@ -88,6 +88,13 @@ pub(crate) trait Channel {
     /// transport sends besides it (0 for none).
     #[allow(clippy::too_many_arguments)]
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64);
+    /// As [`Channel::post`], with the body given as parts that are sent as their
+    /// concatenation (a channel may gather them without building the body first).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    #[allow(clippy::too_many_arguments)]
+    fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
+        self.post(to, kind, round, section, step, &parts.concat(), raw)
+    }
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;

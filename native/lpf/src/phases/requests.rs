@@ -127,12 +127,21 @@ impl Outgoing {
         b.bytes(&self.gets);
         b
     }
+    /// The message body as parts (for transports that gather them without a copy):
+    /// `prefix`, the counts (written into `counts`), the put and get headers.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn parts<'a>(&'a self, prefix: &'a [u8], counts: &'a mut [u8; 8]) -> [&'a [u8]; 4] {
+        counts[..4].copy_from_slice(&self.nput.to_le_bytes());
+        counts[4..].copy_from_slice(&self.nget.to_le_bytes());
+        [prefix, &counts[..], &self.puts, &self.gets]
+    }
     pub fn nmsg(&self) -> u32 {
         self.nput + self.nget
     }
 }
 
 /// The requests of one node's LPF processes, sorted by destination node.
+#[derive(Default)]
 pub(crate) struct Built {
     /// `out[d]`: what goes to node d (empty for this node).
     pub out: Vec<Outgoing>,
@@ -146,8 +155,47 @@ pub(crate) struct Built {
 /// `base..base + steps.len()`) on node `me` of `n`; `node_of` maps a global pid to its
 /// node.
 pub(crate) fn build(steps: &[&Superstep<'_>], base: Pid, nprocs: Pid, me: usize, n: usize, node_of: impl Fn(Pid) -> usize) -> Built {
-    let mut out: Vec<Outgoing> = (0..n).map(|_| Outgoing::default()).collect();
-    let mut local: Vec<(Pid, Request)> = Vec::new();
+    let mut built = Built::default();
+    built.rebuild(steps, base, nprocs, me, n, node_of);
+    built
+}
+
+impl Outgoing {
+    /// Empties it, keeping its buffers for the next sync.
+    fn clear(&mut self) {
+        self.puts.clear();
+        self.gets.clear();
+        self.nput = 0;
+        self.nget = 0;
+        self.raw.clear();
+        self.raw_len = 0;
+        self.my_gets.clear();
+    }
+}
+
+impl Built {
+    /// As [`build`], into this one's buffers (a node that syncs often allocates
+    /// nothing here once warm).
+    pub fn rebuild(&mut self, steps: &[&Superstep<'_>], base: Pid, nprocs: Pid, me: usize, n: usize, node_of: impl Fn(Pid) -> usize) {
+        self.out.iter_mut().for_each(Outgoing::clear);
+        self.out.resize_with(n, Outgoing::default);
+        self.local.clear();
+        let (out, local) = (&mut self.out, &mut self.local);
+        self.any = fill(steps, base, nprocs, me, node_of, out, local);
+    }
+}
+
+/// Sorts the requests of `steps` into `out` (per destination node) and `local`;
+/// returns whether there are any.
+fn fill(
+    steps: &[&Superstep<'_>],
+    base: Pid,
+    nprocs: Pid,
+    me: usize,
+    node_of: impl Fn(Pid) -> usize,
+    out: &mut [Outgoing],
+    local: &mut Vec<(Pid, Request)>,
+) -> bool {
     let mut any = false;
     for (t, s) in steps.iter().enumerate() {
         let origin = base + t as Pid;
@@ -197,5 +245,5 @@ pub(crate) fn build(steps: &[&Superstep<'_>], base: Pid, nprocs: Pid, me: usize,
             }
         }
     }
-    Built { out, local, any }
+    any
 }
