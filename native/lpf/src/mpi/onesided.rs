@@ -26,7 +26,7 @@ use super::channel::MpiChannel;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::conflict::{plan, Locals};
-use crate::phases::requests::{build, Outgoing};
+use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{allgather, meta_exchange, note, Channel};
 use crate::register::Register;
 use crate::types::{Memslot, Pid};
@@ -156,12 +156,22 @@ const TRIMMED: u8 = 2;
 pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
     let (me, n) = (ch.me, ch.n);
     let steps = [s];
-    let built = build(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
+    // The request buffers of the last sync, reused.
+    let mut built = std::mem::take(&mut ch.built);
+    built.rebuild(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
+    let r = run(ch, os, section, step, &steps, &built);
+    ch.built = built;
+    r
+}
+
+fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
+    let (me, n) = (ch.me, ch.n);
     let out = &built.out;
 
     // ---- Phase 1: meta-data (headers only; small payloads inline). ----
     let mut send = |ch: &mut MpiChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-        ch.post(d, kind, 0, section, step, &o.body(prefix), o.raw_len);
+        let mut counts = [0u8; 8];
+        ch.post_parts(d, kind, 0, section, step, &o.parts(prefix, &mut counts), o.raw_len);
     };
     let (incoming, global_any) = meta_exchange(ch, section, step, out, built.any, &mut send)?;
     if !global_any {
@@ -169,8 +179,8 @@ pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, st
     }
 
     // ---- Phase 2: conflict resolution at the destination; tell the origins. ----
-    let offsets: Vec<Pid> = (0..=n as Pid).collect();
-    let loc = Locals { steps: &steps, base: me as Pid, offsets: &offsets, me };
+    let offsets = ch.shared_offsets();
+    let loc = Locals { steps, base: me as Pid, offsets: &offsets, me };
     let mut plan = plan(&loc, &incoming, &built.local, out);
     plan.copy_local();
     let mut written: Vec<usize> = Vec::new();
