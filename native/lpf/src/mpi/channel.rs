@@ -74,6 +74,13 @@ impl MpiChannel {
         }
     }
 
+    /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
+    /// rank, unless the init learnt the ranks' thread counts for the hybrid engine).
+    pub fn set_offsets(&mut self, offsets: Vec<Pid>) {
+        assert_eq!(offsets.len(), self.n + 1, "one offset per rank and the total");
+        self.offsets = offsets;
+    }
+
     /// Starts a section (hook or rehook); sections start in the same order everywhere.
     pub fn open_section(&mut self) -> u32 {
         let s = self.next_section;

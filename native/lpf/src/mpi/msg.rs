@@ -88,11 +88,14 @@ impl Data {
     }
 }
 
-pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
+/// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`, one
+/// per rank on `mpimsg`, the rank's threads on the hybrid engine).
+pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
     let mut st = super::prof::Stamps::start();
     let (me, n) = (ch.me, ch.n);
-    let steps = [s];
-    let built = build(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
+    let offsets = ch.offsets().to_vec();
+    let base: Pid = offsets[me];
+    let built = build(steps, base, offsets[n], me, n, |q| offsets.partition_point(|&o| o <= q) - 1);
     let out = &built.out;
     st.mark(0);
     let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
@@ -124,8 +127,7 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
     }
 
     // ---- Phase 2: checks and conflict resolution (shared). ----
-    let offsets: Vec<Pid> = (0..=n as Pid).collect();
-    let loc = Locals { steps: &steps, base: me as Pid, offsets: &offsets, me };
+    let loc = Locals { steps, base, offsets: &offsets, me };
     let mut plan = plan(&loc, &incoming, &built.local, out);
     plan.copy_local();
     let whole = |plan: &crate::phases::conflict::Plan, i: usize| {
