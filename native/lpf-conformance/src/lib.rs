@@ -27,6 +27,13 @@ pub trait Launcher: Sync {
     fn max_procs(&self) -> Option<Pid> {
         None
     }
+    /// Whether the engine's syncs agree on errors: a request rejected at its
+    /// destination fails that sync on every process. Engines that skip that agreement
+    /// (the MPI engines: it costs a round per sync) fail the destination's sync, the
+    /// others' next sync, and the section everywhere.
+    fn errors_agreed_at_sync(&self) -> bool {
+        true
+    }
     /// What `ctx.nodes()` must say in a section of p processes, if the launcher knows
     /// (`coll_hierarchical` checks it).
     fn nodes(&self, _p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
@@ -52,7 +59,7 @@ macro_rules! conformance_suite {
             queue_shrink_is_delayed, out_of_memory_resizes_have_no_effect, zero_size_and_null_registrations,
             random_supersteps_match_a_model, nested_exec, rehook_isolates_registrations,
             unmatched_syncs_are_fatal, early_return_is_fatal_and_output_arrives, bad_arguments_are_rejected,
-            remote_bounds_are_checked_at_the_call, registration_sizes_are_learnt_per_process, non_collective_calls_fail_everywhere, too_many_incoming_messages_fail, many_sections_in_a_row);
+            remote_bounds_are_checked_at_the_call, registration_sizes_are_learnt_per_process, non_collective_calls_fail_everywhere, too_many_incoming_messages_fail, many_sections_in_a_row, many_small_messages_in_one_sync);
     };
     ($l:expr; $($case:ident),* $(,)?) => {
         $(

@@ -59,6 +59,9 @@ impl MpiLauncher {
 }
 
 impl Launcher for MpiLauncher {
+    fn errors_agreed_at_sync(&self) -> bool {
+        false
+    }
     fn run(&self, p: Pid, spmd: &(dyn Fn(&mut Context, Args<'_>) + Sync), args: Args<'_>) -> Result<()> {
         if p == 0 || p > self.total() {
             return Err(Error::fatal(format!("the MPI launcher runs 1..={} processes, not {p}", self.total())));

@@ -342,7 +342,7 @@ pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, spmd: Spmd<'_>, 
     let result = match (outcome, ctx.failure.take()) {
         (Err(panic), _) => Err(Error::fatal(format!("process {pid} panicked: {}", panic_message(&panic)))),
         (Ok(()), Some(failure)) => Err(failure),
-        (Ok(()), None) => Ok(()),
+        (Ok(()), None) => ctx.engine.finish(),
     };
     drop(ctx);
     result

@@ -50,6 +50,16 @@ pub trait Engine: Send {
     /// (for `rehook`). Fails if a process of this one has left.
     fn fresh(&mut self) -> Result<Box<dyn Engine>>;
     /// This process stops taking part: from now on peers' syncs fail rather than wait
-    /// for it. Called exactly once, when the SPMD function returns or the process fails.
+    /// for it. Called exactly once, when the SPMD function returns or the process fails
+    /// (after [`Engine::finish`] if that was called).
     fn leave(&mut self);
+    /// The SPMD function returned and this process did not fail: on engines whose
+    /// syncs do not agree on errors (a destination that rejects a request fails, its
+    /// origins' syncs return `Ok`, and they learn of it at their next sync), waits
+    /// until every process has finished and fails if one of them failed, so that the
+    /// hook or exec reports a failed section on every process. Engines whose syncs fail
+    /// everywhere together need nothing here.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
 }

@@ -167,7 +167,7 @@ fn main() {
         random_supersteps_match_a_model, nested_exec, rehook_isolates_registrations,
         unmatched_syncs_are_fatal, early_return_is_fatal_and_output_arrives, bad_arguments_are_rejected,
         remote_bounds_are_checked_at_the_call, registration_sizes_are_learnt_per_process,
-        non_collective_calls_fail_everywhere, too_many_incoming_messages_fail, many_sections_in_a_row);
+        non_collective_calls_fail_everywhere, too_many_incoming_messages_fail, many_sections_in_a_row, many_small_messages_in_one_sync);
     all.extend(list!(collective_cases:
         coll_allreduce, coll_reduce, coll_broadcast, coll_scatter_gather, coll_allgather, coll_alltoall,
         coll_limits_and_user_messages, coll_random_sequence, coll_hierarchical));

@@ -49,6 +49,16 @@ pub(crate) trait Network: Send {
     /// `rehook`: a barrier over the section, then the next section (the same on every
     /// OS process, which all get here).
     fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>>;
+    /// Whether the end of a section needs [`Network::finish`]: networks whose syncs do
+    /// not fail everywhere together (MPI) learn there of a failure after a sync.
+    fn needs_finish(&self) -> bool {
+        false
+    }
+    /// Every thread of the group returned from its SPMD function without failing (see
+    /// [`Engine::finish`]): waits for the other OS processes, fails if one failed.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// This OS process's group leaves the section: the others are told `why`.
     fn leave(&mut self, why: &str);
 }
@@ -56,6 +66,8 @@ pub(crate) trait Network: Send {
 /// What the threads of one OS process share in one section.
 struct Group {
     net: Mutex<Box<dyn Network>>,
+    /// [`Network::needs_finish`].
+    finish: bool,
     base: Pid,
     nprocs: Pid,
     /// The global pids of each OS process (its threads share memory).
@@ -84,6 +96,8 @@ enum Op {
     Sync,
     Allgather(usize),
     Rehook,
+    /// The end of the section (only on networks that need [`Network::finish`]).
+    Finish,
 }
 
 impl Op {
@@ -92,12 +106,14 @@ impl Op {
             Op::Sync => 1,
             Op::Rehook => 2,
             Op::Allgather(n) => 3 | ((n as u64) << 2),
+            Op::Finish => 4,
         }
     }
     fn name(code: u64) -> &'static str {
         match code & 3 {
             1 => "sync",
             2 => "rehook",
+            0 => "the end of the section (returned from its SPMD function)",
             _ => "the allgather of a sync that registers global slots (register_global)",
         }
     }
@@ -114,8 +130,10 @@ impl Group {
             let nodes = o.windows(2).map(|w| w[0]..w[1]).collect();
             (o[me], o[me + 1] - o[me], o[o.len() - 1], nodes)
         };
+        let finish = net.needs_finish();
         Arc::new(Group {
             net: Mutex::new(net),
+            finish,
             base,
             nprocs,
             nodes,
@@ -145,6 +163,15 @@ impl Group {
                 continue;
             }
             let (a, b) = (self.base, self.base + t as Pid);
+            let finish = Op::Finish.code();
+            if op == finish || first == finish {
+                let (gone, other, what) = if op == finish { (b, a, first) } else { (a, b, op) };
+                return Err(Error::fatal(format!(
+                    "process {gone} has left the section (returned from its SPMD function) while process {other} is in \
+                     {} (sync and rehook are collective: every process calls them the same number of times)",
+                    Op::name(what)
+                )));
+            }
             return Err(Error::fatal(if op & 3 == 3 && first & 3 == 3 {
                 format!(
                     "register_global is collective, but process {a} registered {} global slots in this superstep \
@@ -200,7 +227,11 @@ impl HybridEngine {
         }
         let r = relock(&g.outcome).clone();
         r.map_err(|e| {
-            let what = if op == Op::Rehook { "rehook" } else { "sync" };
+            let what = match op {
+                Op::Rehook => "rehook",
+                Op::Finish => "the end of the section",
+                _ => "sync",
+            };
             let e = Error::fatal(format!("{what} on process {}: {}", self.pid(), e.message()));
             let mut f = relock(&g.failure);
             if f.is_empty() {
@@ -243,6 +274,16 @@ impl Engine for HybridEngine {
 
     fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
         self.gather(Some(register), mine, all)
+    }
+
+    /// On a network that needs it, the group's threads meet and thread 0 waits for the
+    /// other OS processes ([`Network::finish`]); a sibling that failed or is still
+    /// syncing makes it fail.
+    fn finish(&mut self) -> Result<()> {
+        if !self.group.finish {
+            return Ok(());
+        }
+        self.collective(Op::Finish, |g, _| relock(&g.net).finish())
     }
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {

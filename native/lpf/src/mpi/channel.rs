@@ -5,13 +5,19 @@
 //! protocol (kind, round, section, step, body length) and the body. Arrived messages
 //! wait in a per-source inbox until a phase asks for them, as on the TCP mesh; those of
 //! a section that ended here are dropped, `Leave` messages are remembered per section.
-//! Sends are non-blocking (`MPI_Isend`, buffer kept until the request completes) and all
-//! waiting is by polling (`MPI_Improbe` + `MPI_Mrecv`, `MPI_Test*`), so a process that
-//! left is noticed instead of blocking in MPI. Progress spins briefly (reading the clock
-//! every 16 polls only), then yields the core (the processes of a job may outnumber the
-//! cores). No allocation per message once warm: send buffers return to a pool when their
-//! request completes, and messages are received into one reused buffer (only a
-//! non-empty body is copied out).
+//!
+//! Receiving: one receive per peer is always posted in advance, into a buffer of
+//! [`EAGER`] bytes, so an arriving message lands in place and a poll is one
+//! `MPI_Testsome` (no probe, no search of MPI's unexpected queue). A message longer
+//! than that travels as its header alone (whose body length says more is coming),
+//! followed by the body under [`BODY_TAG`]; the receiver then posts that body's
+//! receive and re-posts the header receive only once the body is in, so messages of
+//! one source are taken in the order they were sent. Sends are non-blocking
+//! (`MPI_Isend`, buffer kept until the request completes; completed buffers are
+//! reused), and all waiting is by polling, so a process that left is noticed instead
+//! of blocking in MPI. Progress spins briefly (reading the clock every 16 polls), then
+//! yields the core; when the node runs more ranks than it has cores it yields at once
+//! (a spinning waiter would hold the core the awaited rank needs).
 
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
@@ -19,10 +25,24 @@ use crate::phases::{Channel, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
+use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
 /// The tag of control messages on the init's communicator.
 pub(crate) const CTRL_TAG: i32 = 1;
+/// The tag of the body of a control message longer than [`EAGER`].
+const BODY_TAG: i32 = 2;
+/// Control messages up to this many bytes (header and body) arrive whole in the
+/// receive posted in advance for their source.
+const EAGER: usize = 16 << 10;
+
+/// What the receive posted for one peer is waiting for.
+enum Posted {
+    /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
+    Message,
+    /// The body of a long message whose header came: MPI writes into the vector.
+    Body(Header, Vec<u8>),
+}
 
 pub(crate) struct MpiChannel {
     pub comm: Comm,
@@ -35,27 +55,43 @@ pub(crate) struct MpiChannel {
     inbox: Vec<VecDeque<Frame>>,
     /// `left[q]`: sections process q has left, with its reason.
     left: Vec<Vec<(u32, String)>>,
+    /// The receive posted for each peer (MPI_REQUEST_NULL for this process), what it
+    /// waits for, and the buffer of its `Message` receives.
+    recv: Vec<ffi::Request>,
+    posted: Vec<Posted>,
+    rbuf: Vec<Box<[u8]>>,
+    /// Scratch of `MPI_Testsome`.
+    completed: Vec<(usize, usize)>,
+    indices: Vec<c_int>,
+    statuses: Vec<::mpi::ffi::MPI_Status>,
     /// Sends in flight and the buffers they read.
     sending: Vec<(ffi::Request, Vec<u8>)>,
     /// Buffers of completed sends, reused for the next ones (no allocation per
     /// control message once the pool is warm).
     spare: Vec<Vec<u8>>,
-    /// The receive buffer of control messages, reused.
-    rbuf: Vec<u8>,
     next_section: u32,
     open: Vec<u32>,
     spin: Duration,
 }
 
 // SAFETY: the MPI handles are used only by the thread holding the channel (it sits
-// behind a Mutex); MPI is initialised with at least MPI_THREAD_SERIALIZED.
+// behind a Mutex); MPI is initialised with at least MPI_THREAD_SERIALIZED. The receive
+// buffers are owned here and released only after their requests completed or were
+// cancelled.
 unsafe impl Send for MpiChannel {}
 
 impl MpiChannel {
-    pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo) -> MpiChannel {
+    /// A channel over `comm` (collective: it asks how many ranks share each node).
+    pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo) -> Result<MpiChannel> {
         let (perm, inv) = crate::phases::permutation(n, token);
-        let spin = std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(50u64);
-        MpiChannel {
+        // The node's cores, not this process's affinity mask: mpirun binds each rank
+        // to one core.
+        // SAFETY: sysconf has no preconditions.
+        let cores = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+        let crowded = ffi::node_size(comm)? > cores;
+        let default_spin = if crowded { 0 } else { 50 };
+        let spin = std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default_spin);
+        let mut ch = MpiChannel {
             comm,
             me,
             n,
@@ -65,13 +101,30 @@ impl MpiChannel {
             meta,
             inbox: (0..n).map(|_| VecDeque::new()).collect(),
             left: vec![Vec::new(); n],
+            recv: vec![unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL }; n],
+            posted: (0..n).map(|_| Posted::Message).collect(),
+            rbuf: (0..n).map(|q| vec![0u8; if q == me { 0 } else { EAGER }].into_boxed_slice()).collect(),
+            completed: Vec::new(),
+            indices: Vec::new(),
+            statuses: Vec::new(),
             sending: Vec::new(),
             spare: Vec::new(),
-            rbuf: Vec::new(),
             next_section: 1,
             open: Vec::new(),
             spin: Duration::from_micros(spin),
+        };
+        for q in (0..n).filter(|&q| q != me) {
+            ch.post_message_receive(q)?;
         }
+        Ok(ch)
+    }
+
+    fn post_message_receive(&mut self, q: usize) -> Result<()> {
+        // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel and not touched until
+        // this request completes or is cancelled (`close`).
+        self.recv[q] = unsafe { ffi::irecv(self.rbuf[q].as_mut_ptr(), EAGER, q, CTRL_TAG, self.comm)? };
+        self.posted[q] = Posted::Message;
+        Ok(())
     }
 
     /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
@@ -93,50 +146,68 @@ impl MpiChannel {
         section < self.next_section && !self.open.contains(&section)
     }
 
-    /// This process leaves `section`: the others are told why, and what of it arrives
-    /// later is dropped.
-    pub fn leave(&mut self, section: u32, reason: &str) {
+    /// Tells the others that this process leaves `section`, and why (empty: it
+    /// finished).
+    fn announce_leave(&mut self, section: u32, reason: &str) {
+        let me = self.me;
+        for q in (0..self.n).filter(|&q| q != me) {
+            self.post(q, Kind::Leave, 0, section, 0, reason.as_bytes(), 0);
+        }
+    }
+
+    /// Ends `section` here: what of it arrives later is dropped.
+    fn close_section(&mut self, section: u32) {
         self.open.retain(|&s| s != section);
         let (next, open) = (self.next_section, &self.open);
         for inbox in &mut self.inbox {
             inbox.retain(|f| !(f.h.section < next && !open.contains(&f.h.section)));
         }
-        let me = self.me;
-        for q in (0..self.n).filter(|&q| q != me) {
-            self.post(q, Kind::Leave, 0, section, 0, reason.as_bytes(), 0);
+        for left in &mut self.left {
+            left.retain(|(s, _)| *s != section);
         }
+    }
+
+    /// This process leaves `section`: the others are told why, and what of it arrives
+    /// later is dropped.
+    pub fn leave(&mut self, section: u32, reason: &str) {
+        self.announce_leave(section, reason);
+        self.close_section(section);
         let _ = self.progress();
+    }
+
+    /// This process finished `section` without failing: tells the others and waits
+    /// until every one of them has left it too. Fails with the first reason a peer
+    /// gave for leaving (a peer that failed after a sync that returned `Ok` here,
+    /// e.g. a destination that rejected our puts; see docs/mpi.md, "Errors").
+    pub fn finish(&mut self, section: u32) -> Result<()> {
+        self.announce_leave(section, "");
+        let me = self.me;
+        let r = self.wait(|ch| Ok((0..ch.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
+        let failed = (0..self.n).find_map(|q| {
+            self.left[q].iter().find(|(s, why)| *s == section && !why.is_empty()).map(|(_, why)| (q, why.clone()))
+        });
+        self.close_section(section);
+        r?;
+        match failed {
+            None => Ok(()),
+            Some((q, why)) => Err(Error::fatal(format!("process {q} failed in this section: {why}"))),
+        }
     }
 
     /// Receives every control message that has arrived and completes finished sends.
     pub fn progress(&mut self) -> Result<()> {
-        loop {
-            let Some((src, len, mut m)) = ffi::improbe(self.comm, CTRL_TAG)? else { break };
-            // One reused buffer; only the body is copied out (an empty body
-            // allocates nothing).
-            self.rbuf.resize(len, 0);
-            ffi::mrecv(&mut m, &mut self.rbuf[..len])?;
-            if len < HEADER_LEN {
-                return Err(Error::fatal(format!("malformed control message from process {src}")));
-            }
-            let h = Header::decode(&self.rbuf[..HEADER_LEN])
-                .map_err(|e| Error::fatal(format!("control message from process {src}: {e}")))?;
-            if self.is_stale(h.section) {
-                continue;
-            }
-            let body = self.rbuf[HEADER_LEN..len].to_vec();
-            if h.kind == Kind::Leave {
-                self.left[src].push((h.section, String::from_utf8_lossy(&body).into_owned()));
-            } else {
-                self.inbox[src].push_back(Frame { h, body });
-            }
+        self.completed.clear();
+        ffi::test_some(&mut self.recv, &mut self.completed, &mut self.indices, &mut self.statuses)?;
+        for k in 0..self.completed.len() {
+            let (q, len) = self.completed[k];
+            self.arrived(q, len)?;
         }
         if !self.sending.is_empty() {
             let mut i = 0;
             while i < self.sending.len() {
                 if ffi::test(&mut self.sending[i].0)? {
                     let (_, mut buf) = self.sending.swap_remove(i);
-                    if self.spare.len() < 64 && buf.capacity() <= 1 << 16 {
+                    if self.spare.len() < 64 && buf.capacity() <= EAGER {
                         buf.clear();
                         self.spare.push(buf);
                     }
@@ -146,6 +217,54 @@ impl MpiChannel {
             }
         }
         Ok(())
+    }
+
+    /// The receive posted for `q` completed with `len` bytes.
+    fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
+        let malformed = || Error::fatal(format!("malformed control message from process {q}"));
+        match std::mem::replace(&mut self.posted[q], Posted::Message) {
+            Posted::Message => {
+                if len < HEADER_LEN {
+                    return Err(malformed());
+                }
+                let h = Header::decode(&self.rbuf[q][..HEADER_LEN])
+                    .map_err(|e| Error::fatal(format!("control message from process {q}: {e}")))?;
+                let body_len = usize::try_from(h.body).map_err(|_| malformed())?;
+                if len == HEADER_LEN + body_len {
+                    // Only a non-empty body is copied out (an empty one allocates nothing).
+                    let body = self.rbuf[q][HEADER_LEN..len].to_vec();
+                    self.post_message_receive(q)?;
+                    self.deliver(q, h, body);
+                } else if len == HEADER_LEN && body_len > EAGER - HEADER_LEN && body_len <= ffi::CHUNK {
+                    let mut body = vec![0u8; body_len];
+                    // SAFETY: the vector's heap buffer moves into `posted[q]` with it
+                    // and is not touched until the request completes or is cancelled.
+                    self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr(), body_len, q, BODY_TAG, self.comm)? };
+                    self.posted[q] = Posted::Body(h, body);
+                } else {
+                    return Err(malformed());
+                }
+            }
+            Posted::Body(h, body) => {
+                if len != body.len() {
+                    return Err(malformed());
+                }
+                self.post_message_receive(q)?;
+                self.deliver(q, h, body);
+            }
+        }
+        Ok(())
+    }
+
+    fn deliver(&mut self, q: usize, h: Header, body: Vec<u8>) {
+        if self.is_stale(h.section) {
+            return;
+        }
+        if h.kind == Kind::Leave {
+            self.left[q].push((h.section, String::from_utf8_lossy(&body).into_owned()));
+        } else {
+            self.inbox[q].push_back(Frame { h, body });
+        }
     }
 
     pub fn take_frame(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Option<Frame> {
@@ -179,7 +298,7 @@ impl MpiChannel {
     pub fn wait(&mut self, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         let started = Instant::now();
         let mut polls = 0u32;
-        let mut spinning = true;
+        let mut spinning = !self.spin.is_zero();
         loop {
             self.progress()?;
             if done(self)? {
@@ -204,9 +323,10 @@ impl MpiChannel {
         }
     }
 
-    /// Waits (bounded) for the sends in flight, e.g. a final `Leave`, before the
-    /// communicator goes away; what does not complete in time is abandoned.
-    pub fn flush(&mut self, deadline: Instant) {
+    /// Waits (bounded) for the sends in flight, e.g. a final `Leave`, then cancels the
+    /// receives posted in advance, before the communicator goes away; sends that do not
+    /// complete in time are abandoned.
+    pub fn close(&mut self, deadline: Instant) {
         while !self.sending.is_empty() && Instant::now() < deadline {
             if self.progress().is_err() {
                 break;
@@ -218,6 +338,9 @@ impl MpiChannel {
             // outlive it, so it is leaked with it.
             ffi::request_free(&mut r);
             std::mem::forget(buf);
+        }
+        for q in 0..self.n {
+            ffi::cancel(&mut self.recv[q]);
         }
     }
 }
@@ -243,16 +366,28 @@ impl Channel for MpiChannel {
     }
 
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
+        let header = Header { kind, round, section, step, body: body.len() as u64, raw };
+        let long = HEADER_LEN + body.len() > EAGER;
         let mut v = self.spare.pop().unwrap_or_default();
-        v.reserve(HEADER_LEN + body.len());
-        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
-        v.extend_from_slice(body);
+        v.reserve(HEADER_LEN + if long { 0 } else { body.len() });
+        header.encode(&mut v);
+        if !long {
+            v.extend_from_slice(body);
+        }
         // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
         match unsafe { ffi::isend(v.as_ptr(), v.len(), to, CTRL_TAG, self.comm) } {
             Ok(r) => self.sending.push((r, v)),
             // MPI's own error handler normally aborts the job first; if it returns, the
             // peer will not hear from us and fails by the same rules as for a left one.
             Err(e) => eprintln!("lpf: {e}"),
+        }
+        if long {
+            let v = body.to_vec();
+            // SAFETY: as above.
+            match unsafe { ffi::isend(v.as_ptr(), v.len(), to, BODY_TAG, self.comm) } {
+                Ok(r) => self.sending.push((r, v)),
+                Err(e) => eprintln!("lpf: {e}"),
+            }
         }
     }
 

@@ -140,33 +140,6 @@ pub(crate) fn free(c: &mut Comm) {
     }
 }
 
-/// A matched message (`MPI_Improbe`): only [`mrecv`] can receive it.
-pub(crate) type Message = sys::MPI_Message;
-
-/// `MPI_Improbe(ANY_SOURCE, tag)`: the next message with `tag`, if one arrived, as
-/// (source, length in bytes, matched message). Matching once (instead of `MPI_Iprobe`
-/// then `MPI_Recv`) saves the second search of the unexpected queue.
-pub(crate) fn improbe(c: Comm, tag: i32) -> Result<Option<(usize, usize, Message)>> {
-    let mut flag = 0;
-    // SAFETY: an all-zero MPI_Status is a valid out-value; `m` is written when flag is set.
-    let mut st: sys::MPI_Status = unsafe { std::mem::zeroed() };
-    let mut m: Message = unsafe { sys::RSMPI_MESSAGE_NULL };
-    check(unsafe { sys::MPI_Improbe(sys::RSMPI_ANY_SOURCE, tag, c.0, &mut flag, &mut m, &mut st) }, "MPI_Improbe")?;
-    if flag == 0 {
-        return Ok(None);
-    }
-    let mut count = 0;
-    check(unsafe { sys::MPI_Get_count(&st, byte(), &mut count) }, "MPI_Get_count")?;
-    Ok(Some((st.MPI_SOURCE as usize, count as usize, m)))
-}
-
-/// Receives the message `m` matched by [`improbe`] into `buf`, whose length it has.
-pub(crate) fn mrecv(m: &mut Message, buf: &mut [u8]) -> Result<()> {
-    // SAFETY: `buf` is valid for `buf.len()` bytes (the probed length, below 2^31).
-    let rc = unsafe { sys::MPI_Mrecv(buf.as_mut_ptr().cast(), buf.len() as c_int, byte(), m, sys::RSMPI_STATUS_IGNORE) };
-    check(rc, "MPI_Mrecv")
-}
-
 /// `MPI_Isend` of `len` (< 2^31) bytes.
 ///
 /// # Safety
@@ -206,6 +179,53 @@ pub(crate) fn test_all(rs: &mut [Request]) -> Result<bool> {
     // SAFETY: requests MPI gave us.
     check(unsafe { sys::MPI_Testall(rs.len() as c_int, rs.as_mut_ptr(), &mut flag, sys::RSMPI_STATUSES_IGNORE) }, "MPI_Testall")?;
     Ok(flag != 0)
+}
+
+/// `MPI_Testsome` over `rs` (null requests are skipped): pushes `(index, received
+/// byte count)` of every request that completed (it becomes MPI_REQUEST_NULL) onto
+/// `done`. `statuses` and `indices` are scratch space, reused between calls.
+pub(crate) fn test_some(rs: &mut [Request], done: &mut Vec<(usize, usize)>, indices: &mut Vec<c_int>, statuses: &mut Vec<sys::MPI_Status>) -> Result<()> {
+    indices.resize(rs.len(), 0);
+    // SAFETY: an all-zero MPI_Status is a valid value to overwrite.
+    statuses.resize(rs.len(), unsafe { std::mem::zeroed() });
+    let mut outcount: c_int = 0;
+    // SAFETY: `indices` and `statuses` hold `rs.len()` entries, as MPI_Testsome may write.
+    let rc = unsafe { sys::MPI_Testsome(rs.len() as c_int, rs.as_mut_ptr(), &mut outcount, indices.as_mut_ptr(), statuses.as_mut_ptr()) };
+    check(rc, "MPI_Testsome")?;
+    // MPI_UNDEFINED (no active request) is negative: nothing completed.
+    for k in 0..outcount.max(0) as usize {
+        let mut count: c_int = 0;
+        // SAFETY: a status MPI_Testsome filled for a completed receive or send.
+        check(unsafe { sys::MPI_Get_count(&statuses[k], byte(), &mut count) }, "MPI_Get_count")?;
+        done.push((indices[k] as usize, count.max(0) as usize));
+    }
+    Ok(())
+}
+
+/// Cancels a pending receive and waits until it is cancelled (or completed), so that
+/// its buffer may be released.
+pub(crate) fn cancel(r: &mut Request) {
+    // SAFETY: a request MPI gave us; after MPI_Cancel, MPI_Wait returns promptly for a
+    // receive (it is either cancelled or already complete).
+    unsafe {
+        if *r != sys::RSMPI_REQUEST_NULL {
+            sys::MPI_Cancel(r);
+            sys::MPI_Wait(r, sys::RSMPI_STATUS_IGNORE);
+        }
+    }
+}
+
+/// The number of ranks of `c` that share this rank's node (`MPI_Comm_split_type` with
+/// `MPI_COMM_TYPE_SHARED`; collective).
+pub(crate) fn node_size(c: Comm) -> Result<usize> {
+    let mut out = comm_null();
+    // SAFETY: valid communicator, out-pointer to a local.
+    let rc = unsafe { sys::MPI_Comm_split_type(c.0, sys::RSMPI_COMM_TYPE_SHARED, 0, sys::RSMPI_INFO_NULL, &mut out) };
+    check(rc, "MPI_Comm_split_type")?;
+    let mut local = Comm(out);
+    let n = rank_size(local).map(|(_, s)| s);
+    free(&mut local);
+    n
 }
 
 /// Abandons a request (its operation may still complete in the background).

@@ -277,7 +277,7 @@ impl MpiInit {
             2 => MetaAlgo::Bruck,
             _ => MetaAlgo::for_nodes(size),
         };
-        let mut ch = MpiChannel::new(comm, rank, size, token, meta);
+        let mut ch = MpiChannel::new(comm, rank, size, token, meta)?;
         ch.set_offsets(offsets.clone());
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
     }
@@ -419,7 +419,7 @@ impl MpiInit {
 impl Drop for MpiInit {
     fn drop(&mut self) {
         let mut node = lock(&self.node);
-        node.ch.flush(Instant::now() + Duration::from_secs(2));
+        node.ch.close(Instant::now() + Duration::from_secs(2));
         if node.owned && ffi::is_active() {
             let mut c = node.comm;
             ffi::free(&mut c);
@@ -441,6 +441,8 @@ struct Section {
     data: Comm,
     tag_ub: i32,
     os: Option<OneSidedState>,
+    /// Whether `finish` told the others this process finished (then `leave` need not).
+    finished: bool,
 }
 
 impl Section {
@@ -460,7 +462,7 @@ impl Section {
             #[cfg(not(feature = "ibverbs"))]
             MpiEngineKind::Ibverbs => return Err(Error::fatal("the ibverbs engine is not built in (feature `ibverbs`)")),
         };
-        Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os })
+        Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false })
     }
 
     /// `rehook`: a barrier over this section, then the next one.
@@ -499,9 +501,22 @@ impl Network for Section {
         Ok(Box::new(self.next(step)?))
     }
 
+    /// The syncs do not agree on errors (a destination that rejects a request fails
+    /// alone): the end of a section waits for every rank ([`MpiChannel::finish`]).
+    fn needs_finish(&self) -> bool {
+        true
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.finished = true;
+        lock(&self.node).ch.finish(self.section)
+    }
+
     fn leave(&mut self, why: &str) {
         let mut node = lock(&self.node);
-        node.ch.leave(self.section, why);
+        if !self.finished {
+            node.ch.leave(self.section, why);
+        }
         // Collective over the section (every process leaves, in the end): windows.
         if let Some(os) = &mut self.os {
             os.close();
@@ -565,6 +580,11 @@ impl Engine for MpiEngine {
         let r = self.sec.next(self.step);
         let sec = r.map_err(|e| self.fail("rehook", e))?;
         Ok(Box::new(MpiEngine { sec, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let r = self.sec.finish();
+        r.map_err(|e| self.fail("the end of the section", e))
     }
 
     fn leave(&mut self) {

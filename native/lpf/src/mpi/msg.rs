@@ -23,7 +23,7 @@ use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::conflict::{plan, Locals};
 use crate::phases::requests::{build, Outgoing};
-use crate::phases::{final_barrier, meta_exchange, note, Channel};
+use crate::phases::{meta_exchange, note, Channel};
 use crate::types::Pid;
 use crate::wire::{Kind, INLINE_MAX};
 
@@ -246,12 +246,19 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
     }
 
     st.mark(4);
-    // ---- Phase 4: final barrier (shared). ----
+    // ---- No final barrier. Every write into this process's memory is done (its
+    // receives completed), and every read of it by a get (the replies were sent);
+    // the peers' likewise when their syncs return. An error found here fails this
+    // process only: it leaves the section saying why, and the others fail at their
+    // next sync or at the end of the section (`MpiChannel::finish`; docs/mpi.md,
+    // "Errors"). This saves the round that agreeing in every sync would cost. ----
     let large = !data.reqs.is_empty() || !data.bounce.is_empty() || out.iter().any(|o| !o.raw.is_empty());
-    let r = final_barrier(ch, section, step, plan.found);
     st.mark(5);
     st.done(large as usize);
-    r
+    match plan.found {
+        None => Ok(()),
+        Some((_, msg)) => Err(Error::fatal(msg)),
+    }
 }
 
 /// The get reply from `q`, if it came.

@@ -17,8 +17,8 @@
 //!   origin's own surviving get pieces, grouped by peer, go to the transport in one
 //!   batch;
 //! - **completion accounting**: the transport completes exactly the number of
-//!   operations posted, then the final barrier tells the targets, which make the data
-//!   visible ([`OneSided::arrived`]).
+//!   operations posted, then each origin tells the targets it touched (a completion
+//!   notice, not a barrier), which make the data visible ([`OneSided::arrived`]).
 //!
 //! Puts of at most [`crate::wire::INLINE_MAX`] bytes travel inside the meta-data (no round trip).
 
@@ -27,7 +27,7 @@ use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::conflict::{plan, Locals};
 use crate::phases::requests::{build, Outgoing};
-use crate::phases::{allgather, final_barrier, meta_exchange, note, Channel};
+use crate::phases::{allgather, meta_exchange, note, Channel};
 use crate::register::Register;
 use crate::types::Memslot;
 use crate::wire::{Get, Kind, Put};
@@ -300,8 +300,22 @@ pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, st
         note(&mut plan.found, me, e);
     }
 
-    // ---- Phase 4: final barrier (shared); then make the arrivals visible. ----
-    final_barrier(ch, section, step, plan.found)?;
+    // ---- Phase 4: completion notices instead of a barrier: each origin tells the
+    // destinations it wrote to or read from that its operations are complete; each
+    // destination waits for those it answered with a plan, then makes the arrivals
+    // visible. Errors are not agreed here (as for mpimsg): an error found here fails
+    // this process, which leaves saying why. ----
+    for d in (0..n).filter(|&d| d != me && (!out[d].raw.is_empty() || !out[d].my_gets.is_empty())) {
+        ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
+    }
+    for q in (0..n).filter(|&q| q != me) {
+        if incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
+            ch.expect(q, section, Kind::Barrier, step, 0)?;
+        }
+    }
+    if let Some((_, msg)) = plan.found {
+        return Err(Error::fatal(msg));
+    }
     written.sort_unstable();
     written.dedup();
     for index in written {
