@@ -4,9 +4,12 @@
 //!
 //! ```text
 //! LPF_ENGINE=mpirma mpirun -n 4 target/.../mpi_dist-<hash>
+//! LPF_ENGINE=hybrid LPF_HYBRID_NET=mpimsg LPF_THREADS=2 mpirun -n 2 target/.../mpi_dist-<hash>
 //! ```
 //!
-//! For p = 1..=W, both exchanges, special and random graphs from MatrixMarket files
+//! For p = 1..=W (W: the LPF processes of the job, all threads of all ranks on the
+//! hybrid engine, where a section of p runs on the first ranks holding p), both
+//! exchanges, special and random graphs from MatrixMarket files
 //! and an R-MAT graph: ranks 0..p run the section, every process's result is gathered
 //! everywhere and assembled and compared on every rank (so all ranks agree). Rank 0
 //! prints `ok`/`FAIL` lines and `N passed, M failed` last.
@@ -17,7 +20,7 @@ use common::*;
 use graphblas_pagerank::dist::{pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Input};
 use graphblas_pagerank::kron::{kron_matrix, KronParams};
 use graphblas_pagerank::{pagerank, PageRankConfig};
-use lpf::mpi::{MpiEngineKind, MpiInit};
+use lpf::mpi::MpiInit;
 use lpf::{Args, Context};
 use std::sync::Mutex;
 
@@ -63,29 +66,49 @@ struct Mpi {
 }
 
 impl Mpi {
-    /// Runs the distributed PageRank of `input` on ranks 0..p; every rank gets every
-    /// participating process's result.
+    /// Runs the distributed PageRank of `input` on p processes (the first ranks); every
+    /// rank gets every participating process's result, in pid order.
     fn run(&self, p: u32, exchange: Exchange, input: &(dyn Fn() -> Input + Sync)) -> Vec<Seen> {
-        let mine: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+        // This rank's processes' results (one per thread on the hybrid engine), by pid.
+        let mine: Mutex<Vec<(u32, Vec<u8>)>> = Mutex::new(Vec::new());
         if let Some(init) = &self.parts[p as usize - 1] {
             let r = init.hook(&|ctx: &mut Context, _: Args<'_>| {
                 let cfg = PageRankConfig::default();
                 let opts = DistOptions { exchange, ..Default::default() };
-                *mine.lock().unwrap() = encode(&pagerank_spmd_with(ctx, input(), &cfg, &opts));
+                let b = encode(&pagerank_spmd_with(ctx, input(), &cfg, &opts));
+                mine.lock().unwrap().push((ctx.pid(), b));
             }, Args::none());
             if let Err(e) = r {
                 let mut b = vec![0u8];
                 b.extend_from_slice(format!("hook failed: {e}").as_bytes());
-                *mine.lock().unwrap() = b;
+                let (first, count) = init.local_procs();
+                *mine.lock().unwrap() = (first..first + count).map(|q| (q, b.clone())).collect();
             }
         }
-        let all = self.world.allgather_bytes(&mine.into_inner().unwrap()).expect("allgather");
-        all[..p as usize].iter().map(|b| decode(b)).collect()
+        // [pid u32, length u64, bytes]*
+        let mut packed = Vec::new();
+        for (q, b) in mine.into_inner().unwrap() {
+            packed.extend_from_slice(&q.to_le_bytes());
+            packed.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            packed.extend_from_slice(&b);
+        }
+        let all = self.world.allgather_bytes(&packed).expect("allgather");
+        let mut seen: Vec<Option<Seen>> = (0..p).map(|_| None).collect();
+        for rank in all {
+            let mut at = 0;
+            while at < rank.len() {
+                let q = u32::from_le_bytes(rank[at..at + 4].try_into().unwrap()) as usize;
+                let len = u64::from_le_bytes(rank[at + 4..at + 12].try_into().unwrap()) as usize;
+                seen[q] = Some(decode(&rank[at + 12..at + 12 + len]));
+                at += 12 + len;
+            }
+        }
+        seen.into_iter().enumerate().map(|(q, s)| s.unwrap_or_else(|| Err(format!("no result from process {q}")))).collect()
     }
 
     /// The check of tests/dist.rs's `check_all`, over the MPI ranks.
     fn check(&self, what: &str, n: usize, base: u64, want: &(Vec<f64>, usize), input: &(dyn Fn() -> Input + Sync)) {
-        for p in 1..=self.world.nprocs() {
+        for p in 1..=self.world.total_procs() {
             for exchange in [Exchange::Allgather, Exchange::Plan] {
                 let tag = format!("{what} [p={p} {exchange:?}]");
                 let seen = self.run(p, exchange, input);
@@ -129,9 +152,12 @@ fn placeholder() -> DistributedResult {
 }
 
 fn main() {
-    let kind = MpiEngineKind::from_env();
-    let world = MpiInit::world(kind).expect("MPI init");
-    let parts = (1..=world.nprocs()).map(|p| world.split(p).expect("split")).collect();
+    let world = MpiInit::world_from_env().expect("MPI init");
+    let parts = (1..=world.total_procs()).map(|p| world.split(p).expect("split")).collect();
+    let engine = match world.engine_name() {
+        "hybrid" => format!("hybrid-{}", world.kind().name()),
+        e => e.to_string(),
+    };
     let mpi = Mpi { world, parts };
     let rank = mpi.world.pid();
     std::panic::set_hook(Box::new(|_| {}));
@@ -165,7 +191,7 @@ fn main() {
     for (name, case) in &cases {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mpi)));
         mpi.world.barrier().unwrap();
-        let label = format!("pagerank {} {name} (W={})", kind.name(), mpi.world.nprocs());
+        let label = format!("pagerank {engine} {name} (W={}, {} processes)", mpi.world.nprocs(), mpi.world.total_procs());
         match outcome {
             Ok(()) => {
                 passed += 1;

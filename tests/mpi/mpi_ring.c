@@ -3,8 +3,12 @@
  * MPI_Init, lpf_mpi_initialize_with_mpicomm(MPI_COMM_WORLD), two lpf_hook
  * calls on the same init (a ring of small puts, large puts and gets, and a
  * sum by all-to-all puts), lpf_mpi_finalize, MPI_Finalize. Run under mpirun
- * with LPF_ENGINE=mpimsg or mpirma. Exits non-zero and prints FAIL on any
- * mismatch; rank 0 prints "mpi_ring ok P" on success.
+ * with LPF_ENGINE=mpimsg or mpirma, or LPF_ENGINE=hybrid LPF_HYBRID_NET=mpimsg|mpirma
+ * LPF_THREADS=k (k LPF processes per rank: MPI is initialised with
+ * MPI_THREAD_SERIALIZED; built with -DRING_THREAD_SINGLE it uses plain MPI_Init, which
+ * the hybrid engine must refuse). Exits non-zero and prints FAIL on any mismatch
+ * (threads other than a rank's first report on stderr only); rank 0 prints
+ * "mpi_ring ok P" (P ranks) on success.
  */
 #include <lpf/core.h>
 #include <lpf/mpi.h>
@@ -94,7 +98,12 @@ int main(int argc, char **argv)
 {
     int rank, size, bad = 0, bad1 = 1, bad2 = 1, anybad = 0;
     lpf_init_t init = LPF_INIT_NONE;
+#ifdef RING_THREAD_SINGLE
     MPI_Init(&argc, &argv);
+#else
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+#endif
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (lpf_mpi_initialize_with_mpicomm(MPI_COMM_WORLD, &init) != LPF_SUCCESS) {

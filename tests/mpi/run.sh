@@ -4,11 +4,17 @@
 #   - the conformance suite (lpf-mpi-conformance) on mpimsg and mpirma at
 #     mpirun -n 1..4 (each case runs its sections at every p <= n), one line per
 #     case and engine and n;
+#   - the same on the hybrid engine (LPF_ENGINE=hybrid, LPF_HYBRID_NET=mpimsg|mpirma,
+#     LPF_THREADS=2) at mpirun -n 1..3, and with unequal thread counts (1 + 3 + 2);
 #   - graphblas-pagerank's distributed correctness checks (tests/mpi_dist.rs) on
-#     both engines at n = 2 and 4;
+#     both engines at n = 2 and 4, and on hybrid over both at n = 2 x 2 threads and
+#     1 + 2 threads;
 #   - a C program using only lpf/core.h + lpf/mpi.h (mpi_ring.c:
-#     lpf_mpi_initialize_with_mpicomm + lpf_hook) on both engines at n = 1..4;
-#   - Root::exec under mpirun (LPF_ENGINE=...): lpfprobe --quick at n = 2;
+#     lpf_mpi_initialize_with_mpicomm + lpf_hook) on both engines at n = 1..4, on
+#     hybrid over both at n = 1..3 x 2 threads, and the hybrid engine refusing an MPI
+#     initialised without MPI_THREAD_SERIALIZED;
+#   - Root::exec under mpirun (LPF_ENGINE=...): lpfprobe --quick at n = 2 (also
+#     hybrid over mpimsg, 2 x 2 threads);
 #   - a process killed with SIGKILL under mpirun: the job ends within seconds;
 #   - ibverbs selected on a machine without an RDMA device: init fails with a
 #     message naming the missing device, no crash (Rust and C paths).
@@ -18,8 +24,8 @@
 # "ok <name>" / "FAIL <name>" lines and last "N passed, M failed"; exits
 # non-zero if anything failed.
 #
-# Knobs: LPF_MPI_PROCS (default "1 2 3 4"), LPF_MPI_TIMEOUT (seconds per
-# mpirun, default 300), LPF_SKIP_BUILD=1.
+# Knobs: LPF_MPI_PROCS (default "1 2 3 4"), LPF_MPI_HYBRID_PROCS (default
+# "1 2 3"), LPF_MPI_TIMEOUT (seconds per mpirun, default 300), LPF_SKIP_BUILD=1.
 
 set -u
 set -o pipefail
@@ -32,6 +38,7 @@ export CARGO_TARGET_DIR=${LPF_MPI_TARGET_DIR:-$root/target/mpi-features}
 rel=$CARGO_TARGET_DIR/release
 build=$here/build
 procs=${LPF_MPI_PROCS:-1 2 3 4}
+hprocs=${LPF_MPI_HYBRID_PROCS:-1 2 3}
 tmo=${LPF_MPI_TIMEOUT:-300}
 # OpenMPI's UCX one-sided component needs devices this machine lacks.
 export OMPI_MCA_osc=${OMPI_MCA_osc:-^ucx}
@@ -111,6 +118,21 @@ for engine in mpimsg mpirma; do
     done
 done
 
+# ---- conformance suite on the hybrid engine over MPI ----------------------------
+for net in mpimsg mpirma; do
+    for n in $hprocs; do
+        log=$build/conf-hybrid-$net-$n.log
+        LPF_ENGINE=hybrid LPF_HYBRID_NET=$net LPF_THREADS=2 timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$conf" \
+            >"$log" 2>&1
+        run_cases "conformance hybrid-$net n=$n x 2 threads" "$log" $?
+    done
+    # Every rank its own thread count (MPMD app contexts): 1 + 3 + 2.
+    log=$build/conf-hybrid-$net-uneven.log
+    LPF_ENGINE=hybrid LPF_HYBRID_NET=$net timeout "$tmo" mpirun "${mpirun_opts[@]}" \
+        -n 1 -x LPF_THREADS=1 "$conf" : -n 1 -x LPF_THREADS=3 "$conf" : -n 1 -x LPF_THREADS=2 "$conf" >"$log" 2>&1
+    run_cases "conformance hybrid-$net threads 1+3+2" "$log" $?
+done
+
 # ---- graphblas-pagerank distributed correctness --------------------------------
 if [ -n "$dist_bin" ]; then
     for engine in mpimsg mpirma; do
@@ -119,6 +141,16 @@ if [ -n "$dist_bin" ]; then
             LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$dist_bin" >"$log" 2>&1
             run_cases "pagerank $engine n=$n" "$log" $?
         done
+    done
+    for net in mpimsg mpirma; do
+        log=$build/dist-hybrid-$net-2x2.log
+        LPF_ENGINE=hybrid LPF_HYBRID_NET=$net LPF_THREADS=2 timeout "$tmo" mpirun "${mpirun_opts[@]}" -n 2 "$dist_bin" \
+            >"$log" 2>&1
+        run_cases "pagerank hybrid-$net n=2 x 2 threads" "$log" $?
+        log=$build/dist-hybrid-$net-1+2.log
+        LPF_ENGINE=hybrid LPF_HYBRID_NET=$net timeout "$tmo" mpirun "${mpirun_opts[@]}" \
+            -n 1 -x LPF_THREADS=1 "$dist_bin" : -n 1 -x LPF_THREADS=2 "$dist_bin" >"$log" 2>&1
+        run_cases "pagerank hybrid-$net threads 1+2" "$log" $?
     done
 fi
 
@@ -139,8 +171,47 @@ if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$here/mpi_ring.c" -L"$rel"
             fi
         done
     done
+    for net in mpimsg mpirma; do
+        for n in $hprocs; do
+            log=$build/c-hybrid-$net-$n.log
+            LPF_ENGINE=hybrid LPF_HYBRID_NET=$net LPF_THREADS=2 timeout "$tmo" mpirun "${mpirun_opts[@]}" \
+                -x LPF_ENGINE -x LPF_HYBRID_NET -x LPF_THREADS -n "$n" "$build/mpi_ring" >"$log" 2>&1
+            rc=$?
+            # Threads other than a rank's first report mismatches on stderr only.
+            if [ "$rc" = 0 ] && grep -q "^mpi_ring ok $n$" "$log" && ! grep -q FAIL "$log"; then
+                pass "C mpi_ring hybrid-$net n=$n x 2 threads"
+            else
+                fail "C mpi_ring hybrid-$net n=$n x 2 threads (status $rc)" "$log"
+            fi
+        done
+    done
 else
     fail "C mpi_ring.c compiles" "$build/cc.log"
+fi
+# Several threads per rank need MPI_THREAD_SERIALIZED: plain MPI_Init is refused on
+# every rank with the reason (the program then calls MPI_Abort).
+if mpicc -std=c99 -O2 -Wall -Wextra -Werror -DRING_THREAD_SINGLE -I"$inc" "$here/mpi_ring.c" -L"$rel" -llpf_core \
+    -Wl,-rpath,"$rel" -o "$build/mpi_ring_single" >"$build/cc-single.log" 2>&1; then
+    log=$build/c-single.log
+    LPF_ENGINE=mpimsg timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_ENGINE -n 2 "$build/mpi_ring_single" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && grep -q "^mpi_ring ok 2$" "$log"; then
+        pass "C mpi_ring with plain MPI_Init mpimsg n=2"
+    else
+        fail "C mpi_ring with plain MPI_Init mpimsg n=2 (status $rc)" "$log"
+    fi
+    log=$build/c-hybrid-single.log
+    LPF_ENGINE=hybrid LPF_HYBRID_NET=mpimsg LPF_THREADS=2 timeout 60 mpirun "${mpirun_opts[@]}" \
+        -x LPF_ENGINE -x LPF_HYBRID_NET -x LPF_THREADS -n 2 "$build/mpi_ring_single" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'lpf_mpi_initialize_with_mpicomm: .*MPI_THREAD_SERIALIZED' "$log" &&
+        ! grep -q '^mpi_ring ok' "$log"; then
+        pass "C hybrid over MPI refuses MPI_Init without MPI_THREAD_SERIALIZED (status $rc)"
+    else
+        fail "C hybrid over MPI with MPI_Init (thread level single): status $rc" "$log"
+    fi
+else
+    fail "C mpi_ring.c compiles with -DRING_THREAD_SINGLE" "$build/cc-single.log"
 fi
 
 # ---- Root::exec under mpirun: the probe tool ------------------------------------
@@ -154,6 +225,16 @@ for engine in mpimsg mpirma; do
         fail "Root::exec under mpirun: lpfprobe --quick $engine n=2 (status $rc)" "$log"
     fi
 done
+
+log=$build/probe-hybrid.log
+LPF_HYBRID_NET=mpimsg LPF_THREADS=2 timeout "$tmo" mpirun "${mpirun_opts[@]}" -n 2 -x LPF_ENGINE=hybrid -x LPF_HYBRID_NET \
+    -x LPF_THREADS "$probe" --engine env --quick >"$log" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q "engine \`hybrid\`, p = 4" "$log"; then
+    pass "Root::exec under mpirun: lpfprobe --quick hybrid-mpimsg n=2 x 2 threads"
+else
+    fail "Root::exec under mpirun: lpfprobe --quick hybrid-mpimsg n=2 x 2 threads (status $rc)" "$log"
+fi
 
 # ---- a killed process does not leave the others spinning ------------------------
 for engine in mpimsg mpirma; do

@@ -3,12 +3,15 @@
 //! the crate root), which must come before the program's `MPI_Finalize`.
 
 use super::{guarded, lpf_err_t, lpf_init_t, Init};
-use lpf::mpi::{MpiEngineKind, MpiInit, MPI_Comm};
+use lpf::mpi::{MpiInit, MPI_Comm};
 use lpf::Error;
 
 /// Makes the ranks of `comm` one LPF runtime, pid = rank (collective over `comm`).
 /// The engine is `LPF_ENGINE` when it names an MPI engine (`mpimsg`, `mpirma`,
-/// `ibverbs`), else `mpimsg`.
+/// `ibverbs`), else `mpimsg`. With `LPF_ENGINE=hybrid` every rank runs `LPF_THREADS`
+/// LPF processes (threads; default 1, ranks may differ) over `LPF_HYBRID_NET`
+/// (`mpimsg` or `mpirma`), pids numbering the ranks' threads in rank order; then MPI
+/// must be initialised with `MPI_THREAD_SERIALIZED` or better.
 ///
 /// # Safety
 /// `comm` must be a valid communicator of an initialised MPI; `init` a valid pointer.
@@ -18,7 +21,8 @@ pub unsafe extern "C" fn lpf_mpi_initialize_with_mpicomm(comm: MPI_Comm, init: *
         if init.is_null() {
             return Err(Error::fatal("the lpf_init_t out-pointer is NULL"));
         }
-        let i = MpiInit::with_comm(comm, MpiEngineKind::from_env())?;
+        let (kind, threads) = lpf::mpi::engine_from_env()?;
+        let i = MpiInit::with_comm_threads(comm, kind, threads)?;
         *init = Init::Mpi(i).into_handle();
         Ok(())
     })

@@ -4,6 +4,10 @@
 //! the first failure of any process) and pid 0's output are then shared with every
 //! rank, so that each rank's case sees exactly what rank 0's sees and all ranks
 //! take the same path through the suite.
+//!
+//! On the hybrid engine (threads in ranks) a section of p processes runs on the fewest
+//! first ranks whose threads hold p ([`MpiInit::split_layout`]): with 2 threads per rank,
+//! p = 3 is 2 + 1 threads on ranks 0 and 1.
 
 use crate::Launcher;
 use lpf::mpi::{MpiEngineKind, MpiInit};
@@ -11,16 +15,25 @@ use lpf::{Args, Context, Error, ErrorKind, Pid, Result};
 
 pub struct MpiLauncher {
     world: MpiInit,
-    /// `parts[p - 1]`: the init over ranks 0..p (None on the ranks above).
+    /// `parts[p - 1]`: the init over the ranks of p processes (None on the ranks above).
     parts: Vec<Option<MpiInit>>,
 }
 
 impl MpiLauncher {
     /// Over `MPI_COMM_WORLD` (initialising MPI), with the engine `kind`. Collective.
     pub fn new(kind: MpiEngineKind) -> Result<MpiLauncher> {
-        let world = MpiInit::world(kind)?;
+        Self::over(MpiInit::world(kind)?)
+    }
+
+    /// Over `MPI_COMM_WORLD`, with the engine the environment names (the hybrid engine
+    /// with `LPF_ENGINE=hybrid`: see [`lpf::mpi::engine_from_env`]). Collective.
+    pub fn from_env() -> Result<MpiLauncher> {
+        Self::over(MpiInit::world_from_env()?)
+    }
+
+    fn over(world: MpiInit) -> Result<MpiLauncher> {
         let mut parts = Vec::new();
-        for p in 1..=world.nprocs() {
+        for p in 1..=world.total_procs() {
             parts.push(world.split(p)?);
         }
         Ok(MpiLauncher { world, parts })
@@ -30,8 +43,14 @@ impl MpiLauncher {
         self.world.pid()
     }
 
+    /// Number of ranks.
     pub fn size(&self) -> Pid {
         self.world.nprocs()
+    }
+
+    /// Number of LPF processes (threads of all ranks).
+    pub fn total(&self) -> Pid {
+        self.world.total_procs()
     }
 
     pub fn world(&self) -> &MpiInit {
@@ -44,9 +63,10 @@ impl Launcher for MpiLauncher {
         false
     }
     fn run(&self, p: Pid, spmd: &(dyn Fn(&mut Context, Args<'_>) + Sync), args: Args<'_>) -> Result<()> {
-        if p == 0 || p > self.size() {
-            return Err(Error::fatal(format!("the MPI launcher runs 1..={} processes, not {p}", self.size())));
+        if p == 0 || p > self.total() {
+            return Err(Error::fatal(format!("the MPI launcher runs 1..={} processes, not {p}", self.total())));
         }
+        let ranks = self.world.split_layout(p).len();
         let Args { input, output, symbols } = args;
         let r = match &self.parts[p as usize - 1] {
             None => Ok(()),
@@ -64,7 +84,7 @@ impl Launcher for MpiLauncher {
             }
         }
         let all = self.world.allgather_bytes(&mine)?;
-        let failure = all[..p as usize].iter().find(|b| b[0] != 0).map(|b| {
+        let failure = all[..ranks].iter().find(|b| b[0] != 0).map(|b| {
             let kind = if b[0] == 2 { ErrorKind::Fatal } else { ErrorKind::OutOfMemory };
             Error::new(kind, String::from_utf8_lossy(&b[1..]).into_owned())
         });
@@ -78,6 +98,20 @@ impl Launcher for MpiLauncher {
     }
 
     fn max_procs(&self) -> Option<Pid> {
-        Some(self.size())
+        Some(self.total())
+    }
+
+    fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
+        let mut start = 0;
+        Some(
+            self.world
+                .split_layout(p)
+                .into_iter()
+                .map(|k| {
+                    start += k;
+                    start - k..start
+                })
+                .collect(),
+        )
     }
 }

@@ -92,7 +92,24 @@ impl Root {
         match engine.as_str() {
             "" | "shm" | "pthread" | "threads" => shm::exec_threads(p, self.max_procs()?, spmd, args),
             // Every OS process of the job (started by lpfrun) joins over TCP.
-            "tcp" | "hybrid" => tcp::exec_from_env(p, spmd, args),
+            "tcp" => tcp::exec_from_env(p, spmd, args),
+            // Threads in OS processes: over TCP (lpfrun), or over MPI (mpirun) when
+            // LPF_HYBRID_NET names an MPI engine.
+            "hybrid" => match std::env::var("LPF_HYBRID_NET").unwrap_or_default().as_str() {
+                "" | "tcp" => tcp::exec_from_env(p, spmd, args),
+                #[cfg(feature = "mpi")]
+                "mpimsg" | "mpirma" => {
+                    let (kind, threads) = mpi::engine_from_env()?;
+                    mpi::exec_hybrid_from_env(kind, threads.unwrap_or(1), p, spmd, args)
+                }
+                #[cfg(not(feature = "mpi"))]
+                net @ ("mpimsg" | "mpirma") => Err(Error::fatal(format!(
+                    "LPF_HYBRID_NET={net}: this library was built without the `mpi` feature (cargo build --features mpi)"
+                ))),
+                other => Err(Error::fatal(format!(
+                    "LPF_HYBRID_NET={other:?} names no network the hybrid engine runs over (tcp, mpimsg, mpirma)"
+                ))),
+            },
             // Every rank of the job (started by mpirun) joins MPI_COMM_WORLD.
             #[cfg(feature = "mpi")]
             "mpimsg" | "mpirma" | "ibverbs" => {

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! LPF_ENGINE=mpimsg mpirun -n 4 lpf-mpi-conformance [FILTER]
+//! LPF_ENGINE=hybrid LPF_HYBRID_NET=mpirma LPF_THREADS=2 mpirun -n 2 lpf-mpi-conformance
 //! ```
 //!
 //! Every case runs at each process count of the suite up to W (sections on ranks
@@ -9,7 +10,6 @@
 //! `FAIL NAME: why` line per case and a last line `N passed, M failed`; the exit status
 //! is non-zero if a case failed.
 
-use lpf::mpi::MpiEngineKind;
 use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
 use lpf_conformance::mpi::MpiLauncher;
 use lpf_conformance::{cases, collective_cases, counts, setup, Launcher};
@@ -146,8 +146,7 @@ fn main() {
     if filter == "--spin" {
         spin();
     }
-    let kind = MpiEngineKind::from_env();
-    let launcher = match MpiLauncher::new(kind) {
+    let launcher = match MpiLauncher::from_env() {
         Ok(l) => l,
         Err(e) => {
             eprintln!("lpf-mpi-conformance: {e}");
@@ -157,6 +156,7 @@ fn main() {
         }
     };
     let rank = launcher.rank();
+    let engine = launcher.world().engine_name();
     // Rank 0 reports each case's panic message itself; the others take the same path
     // silently.
     std::panic::set_hook(Box::new(|_| {}));
@@ -170,7 +170,7 @@ fn main() {
         non_collective_calls_fail_everywhere, too_many_incoming_messages_fail, many_sections_in_a_row, many_small_messages_in_one_sync);
     all.extend(list!(collective_cases:
         coll_allreduce, coll_reduce, coll_broadcast, coll_scatter_gather, coll_allgather, coll_alltoall,
-        coll_limits_and_user_messages, coll_random_sequence));
+        coll_limits_and_user_messages, coll_random_sequence, coll_hierarchical));
     all.push(("large_payloads", large_payloads as Case));
     all.push(("big_messages", big_messages as Case));
     let (mut passed, mut failed) = (0, 0);
@@ -179,7 +179,11 @@ fn main() {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&launcher)));
         // Keep the ranks in step between cases.
         let _ = launcher.world().barrier();
-        let label = format!("{} {name} (W={})", kind.name(), launcher.size());
+        let label = if engine == "hybrid" {
+            format!("hybrid-{} {name} (W={}, {} processes)", launcher.world().kind().name(), launcher.size(), launcher.total())
+        } else {
+            format!("{engine} {name} (W={})", launcher.size())
+        };
         match outcome {
             Ok(()) => {
                 passed += 1;

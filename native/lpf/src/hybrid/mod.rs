@@ -1,24 +1,22 @@
 //! The hybrid engine: several LPF processes (threads) per OS process, shared memory
-//! among the threads of one OS process, TCP between OS processes.
+//! among the threads of one OS process, a [`Network`] between OS processes: the TCP
+//! mesh ([`crate::tcp`]) or MPI (`mpimsg` or `mpirma`, feature `mpi`).
 //!
 //! A sync is the shared-memory engine's two barriers (its [`Barrier`], which threads
 //! may leave for good) around one network exchange: every thread publishes its
-//! superstep and arrives; the first thread then runs the TCP engine's sync
-//! ([`crate::tcp::exchange::sync`]) for the whole group - requests among the group's own
-//! threads become local copies inside the same write-conflict resolution, requests to
-//! other OS processes travel coalesced per destination process - and stores the
-//! outcome; the second barrier releases everyone with it. A thread that leaves breaks
-//! the local barrier (its siblings' syncs fail) and tells the other OS processes its
-//! group left, so nobody waits for it.
+//! superstep and arrives; the first thread then runs the network's sync for the whole
+//! group ([`Network::sync`], e.g. [`crate::tcp::exchange::sync`]) - requests among the
+//! group's own threads become local copies inside the same write-conflict resolution,
+//! requests to other OS processes travel coalesced per destination process - and stores
+//! the outcome; the second barrier releases everyone with it. A thread that leaves
+//! breaks the local barrier (its siblings' syncs fail) and tells the other OS processes
+//! its group left, so nobody waits for it.
 
 use crate::context::{run_process, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
+use crate::register::Register;
 use crate::shm::barrier::{Barrier, Outcome};
-use crate::tcp::exchange;
-use crate::tcp::mesh::Mesh;
-use crate::tcp::lock;
-use crate::tcp::wire::Kind;
 use crate::types::{Args, Pid, SyncAttr};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
@@ -27,10 +25,49 @@ use std::sync::{Arc, Mutex};
 /// Engine name for `LPF_ENGINE` and probe tables.
 pub const ENGINE_NAME: &str = "hybrid";
 
+/// One section of the network between the OS processes of a hybrid job, as the group
+/// of threads of one OS process uses it; only one thread calls it at a time (thread 0
+/// inside a collective operation, or the first thread to leave). `step` numbers the
+/// collective operations of the section, the same on every OS process.
+pub(crate) trait Network: Send {
+    /// Which global pids each OS process holds: `offsets()[i]..offsets()[i + 1]`.
+    fn offsets(&self) -> &[Pid];
+    /// This OS process's index.
+    fn me(&self) -> usize;
+    /// The sync of this OS process's LPF processes `steps` (global pids
+    /// `offsets()[me()]..`), with everyone else's.
+    fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()>;
+    /// Allgather: `mine` holds `len` values per LPF process of this OS process; process
+    /// q's land at `all[q * len..][..len]`.
+    fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()>;
+    /// The activation point of the global slots registered in this superstep (see
+    /// [`Engine::activate`]), with the register of each LPF process of this OS process.
+    fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+        let _ = registers;
+        self.allgather(step, mine, len, all)
+    }
+    /// `rehook`: a barrier over the section, then the next section (the same on every
+    /// OS process, which all get here).
+    fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>>;
+    /// Whether the end of a section needs [`Network::finish`]: networks whose syncs do
+    /// not fail everywhere together (MPI) learn there of a failure after a sync.
+    fn needs_finish(&self) -> bool {
+        false
+    }
+    /// Every thread of the group returned from its SPMD function without failing (see
+    /// [`Engine::finish`]): waits for the other OS processes, fails if one failed.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// This OS process's group leaves the section: the others are told `why`.
+    fn leave(&mut self, why: &str);
+}
+
 /// What the threads of one OS process share in one section.
 struct Group {
-    mesh: Arc<Mutex<Mesh>>,
-    section: u32,
+    net: Mutex<Box<dyn Network>>,
+    /// [`Network::needs_finish`].
+    finish: bool,
     base: Pid,
     nprocs: Pid,
     /// The global pids of each OS process (its threads share memory).
@@ -41,8 +78,10 @@ struct Group {
     /// The collective operation each thread is in (see [`Op`]), so that threads in
     /// different operations fail instead of misreading each other.
     ops: Box<[CachePadded<AtomicU64>]>,
-    /// Each thread's values for an allgather, and the gathered result.
+    /// Each thread's values for an allgather (and its register at an activation
+    /// point: valid between the two barriers), and the gathered result.
     gather_in: Box<[Mutex<Vec<u64>>]>,
+    registers: Box<[CachePadded<AtomicPtr<Register>>]>,
     gather_out: Mutex<Vec<u64>>,
     /// The outcome of the current operation, written by thread 0 between the barriers.
     outcome: Mutex<Result<()>>,
@@ -57,6 +96,8 @@ enum Op {
     Sync,
     Allgather(usize),
     Rehook,
+    /// The end of the section (only on networks that need [`Network::finish`]).
+    Finish,
 }
 
 impl Op {
@@ -65,12 +106,14 @@ impl Op {
             Op::Sync => 1,
             Op::Rehook => 2,
             Op::Allgather(n) => 3 | ((n as u64) << 2),
+            Op::Finish => 4,
         }
     }
     fn name(code: u64) -> &'static str {
         match code & 3 {
             1 => "sync",
             2 => "rehook",
+            0 => "the end of the section (returned from its SPMD function)",
             _ => "the allgather of a sync that registers global slots (register_global)",
         }
     }
@@ -81,16 +124,16 @@ fn relock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Group {
-    fn new(mesh: Arc<Mutex<Mesh>>) -> Arc<Group> {
-        let (section, base, k, nprocs, nodes) = {
-            let mut m = lock(&mesh);
-            let s = m.open_section();
-            let nodes = m.offsets.windows(2).map(|w| w[0]..w[1]).collect();
-            (s, m.offsets[m.me], m.offsets[m.me + 1] - m.offsets[m.me], m.nprocs(), nodes)
+    fn new(net: Box<dyn Network>) -> Arc<Group> {
+        let (base, k, nprocs, nodes) = {
+            let (o, me) = (net.offsets(), net.me());
+            let nodes = o.windows(2).map(|w| w[0]..w[1]).collect();
+            (o[me], o[me + 1] - o[me], o[o.len() - 1], nodes)
         };
+        let finish = net.needs_finish();
         Arc::new(Group {
-            mesh,
-            section,
+            net: Mutex::new(net),
+            finish,
             base,
             nprocs,
             nodes,
@@ -98,6 +141,7 @@ impl Group {
             published: (0..k).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
             ops: (0..k).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             gather_in: (0..k).map(|_| Mutex::new(Vec::new())).collect(),
+            registers: (0..k).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
             gather_out: Mutex::new(Vec::new()),
             outcome: Mutex::new(Ok(())),
             next: Mutex::new(None),
@@ -119,6 +163,15 @@ impl Group {
                 continue;
             }
             let (a, b) = (self.base, self.base + t as Pid);
+            let finish = Op::Finish.code();
+            if op == finish || first == finish {
+                let (gone, other, what) = if op == finish { (b, a, first) } else { (a, b, op) };
+                return Err(Error::fatal(format!(
+                    "process {gone} has left the section (returned from its SPMD function) while process {other} is in \
+                     {} (sync and rehook are collective: every process calls them the same number of times)",
+                    Op::name(what)
+                )));
+            }
             return Err(Error::fatal(if op & 3 == 3 && first & 3 == 3 {
                 format!(
                     "register_global is collective, but process {a} registered {} global slots in this superstep \
@@ -174,7 +227,11 @@ impl HybridEngine {
         }
         let r = relock(&g.outcome).clone();
         r.map_err(|e| {
-            let what = if op == Op::Rehook { "rehook" } else { "sync" };
+            let what = match op {
+                Op::Rehook => "rehook",
+                Op::Finish => "the end of the section",
+                _ => "sync",
+            };
             let e = Error::fatal(format!("{what} on process {}: {}", self.pid(), e.message()));
             let mut f = relock(&g.failure);
             if f.is_empty() {
@@ -207,31 +264,32 @@ impl Engine for HybridEngine {
             // its sync (`agree` checked it is a sync), holding its superstep (register
             // and queue) unchanged and alive.
             let steps: Vec<&Superstep<'_>> = (0..g.k()).map(|i| unsafe { &*g.published[i].load(Acquire) }).collect();
-            exchange::sync(&mut lock(&g.mesh), g.section, n, &steps)
+            relock(&g.net).sync(n, &steps)
         })
     }
 
     fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        let len = mine.len();
-        *relock(&self.group.gather_in[self.t as usize]) = mine.to_vec();
-        self.collective(Op::Allgather(len), |g, n| {
-            let mut values = Vec::with_capacity(len * g.k());
-            for t in 0..g.k() {
-                values.extend_from_slice(&relock(&g.gather_in[t]));
-            }
-            let mut out = vec![0u64; len * g.nprocs as usize];
-            crate::phases::allgather(&mut *lock(&g.mesh), g.section, n, &values, len, &mut out)?;
-            *relock(&g.gather_out) = out;
-            Ok(())
-        })?;
-        all.copy_from_slice(&relock(&self.group.gather_out)[..all.len()]);
-        Ok(())
+        self.gather(None, mine, all)
+    }
+
+    fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        self.gather(Some(register), mine, all)
+    }
+
+    /// On a network that needs it, the group's threads meet and thread 0 waits for the
+    /// other OS processes ([`Network::finish`]); a sibling that failed or is still
+    /// syncing makes it fail.
+    fn finish(&mut self) -> Result<()> {
+        if !self.group.finish {
+            return Ok(());
+        }
+        self.collective(Op::Finish, |g, _| relock(&g.net).finish())
     }
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
         self.collective(Op::Rehook, |g, n| {
-            crate::phases::barrier(&mut *lock(&g.mesh), g.section, n, Kind::Fresh, None)?;
-            *relock(&g.next) = Some(Group::new(g.mesh.clone()));
+            let next = relock(&g.net).fresh(n)?;
+            *relock(&g.next) = Some(Group::new(next));
             Ok(())
         })?;
         let group = relock(&self.group.next).clone().ok_or_else(|| Error::fatal("rehook: no new section"))?;
@@ -243,15 +301,49 @@ impl Engine for HybridEngine {
         g.barrier.depart();
         if !g.gone.swap(true, AcqRel) {
             let why = relock(&g.failure).clone();
-            lock(&g.mesh).leave(g.section, &why);
+            relock(&g.net).leave(&why);
         }
     }
 }
 
-/// `hook` on the hybrid engine: this thread is the OS process's first LPF process; the
-/// others run on new threads (with no input or output).
-pub(crate) fn hook(mesh: &Arc<Mutex<Mesh>>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    let group = Group::new(mesh.clone());
+impl HybridEngine {
+    /// The allgather of a sync that registers global slots, for the group: plain
+    /// (`register` None) or at the activation point (every thread's register).
+    fn gather(&mut self, register: Option<&Register>, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        let len = mine.len();
+        *relock(&self.group.gather_in[self.t as usize]) = mine.to_vec();
+        let reg = register.map_or(std::ptr::null_mut(), |r| r as *const Register as *mut Register);
+        self.group.registers[self.t as usize].store(reg, Release);
+        self.collective(Op::Allgather(len), |g, n| {
+            let mut values = Vec::with_capacity(len * g.k());
+            for t in 0..g.k() {
+                values.extend_from_slice(&relock(&g.gather_in[t]));
+            }
+            let mut out = vec![0u64; len * g.nprocs as usize];
+            let regs: Vec<*mut Register> = g.registers.iter().map(|r| r.load(Acquire)).collect();
+            let mut net = relock(&g.net);
+            if regs.iter().all(|r| !r.is_null()) {
+                // SAFETY: between the two barriers every thread of the group is blocked
+                // in this activation (`agree` checked they are all in it), holding its
+                // register unchanged and alive.
+                let registers: Vec<&Register> = regs.iter().map(|&r| unsafe { &*r }).collect();
+                net.activate(n, &registers, &values, len, &mut out)?;
+            } else {
+                net.allgather(n, &values, len, &mut out)?;
+            }
+            *relock(&g.gather_out) = out;
+            Ok(())
+        })?;
+        all.copy_from_slice(&relock(&self.group.gather_out)[..all.len()]);
+        Ok(())
+    }
+}
+
+/// `hook` on the hybrid engine over the section `net` (just opened, on every OS
+/// process): this thread is the OS process's first LPF process; the others run on new
+/// threads (with no input or output).
+pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let group = Group::new(net);
     let k = group.k() as Pid;
     let symbols = args.symbols;
     let results: Vec<Result<()>> = std::thread::scope(|scope| {

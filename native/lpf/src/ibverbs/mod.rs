@@ -286,7 +286,9 @@ impl OneSided for Verbs {
         2
     }
 
-    fn expose(&mut self, index: usize, ptr: *mut u8, size: usize) -> Result<Vec<u64>> {
+    // One LPF process per rank (the hybrid engine does not run over verbs): `t` is 0
+    // and a global pid is a rank.
+    fn expose(&mut self, index: usize, _t: usize, ptr: *mut u8, size: usize) -> Result<Vec<u64>> {
         let r = self.register(ptr, size)?;
         // SAFETY: a live region of ours.
         let rkey = unsafe { (*r.mr).rkey };

@@ -38,6 +38,15 @@ const BODY_TAG: i32 = 2;
 /// receive posted in advance for their source.
 const EAGER: usize = 16 << 10;
 
+/// How long a waiting rank spins before it yields: not at all when the node runs more
+/// LPF processes than it has cores (a spinning waiter would hold the core the awaited
+/// one needs), else 50 us; `LPF_MPI_SPIN_US` overrides.
+fn spin_for(node_ranks: usize, threads_per_rank: usize, cores: usize) -> Duration {
+    let crowded = node_ranks * threads_per_rank > cores;
+    let default = if crowded { 0 } else { 50 };
+    Duration::from_micros(std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default))
+}
+
 /// What the receive posted for one peer is waiting for.
 enum Posted {
     /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
@@ -77,6 +86,9 @@ pub(crate) struct MpiChannel {
     next_section: u32,
     open: Vec<u32>,
     spin: Duration,
+    /// Ranks on this node, and its cores (for the spin decision).
+    node_ranks: usize,
+    cores: usize,
     /// The request buffers of a sync, kept for the next one (`msg::sync`).
     pub built: Built,
 }
@@ -95,9 +107,8 @@ impl MpiChannel {
         // to one core.
         // SAFETY: sysconf has no preconditions.
         let cores = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-        let crowded = ffi::node_size(comm)? > cores;
-        let default_spin = if crowded { 0 } else { 50 };
-        let spin = std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default_spin);
+        let node_ranks = ffi::node_size(comm)?;
+        let spin = spin_for(node_ranks, 1, cores);
         // SAFETY: reads an exported constant of the MPI library.
         let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
         let mut ch = MpiChannel {
@@ -121,7 +132,9 @@ impl MpiChannel {
             spare: Vec::new(),
             next_section: 1,
             open: Vec::new(),
-            spin: Duration::from_micros(spin),
+            spin,
+            node_ranks,
+            cores,
             built: Built::default(),
         };
         for q in (0..n).filter(|&q| q != me) {
@@ -172,6 +185,27 @@ impl MpiChannel {
             }
         }
         Ok(())
+    }
+
+    /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
+    /// rank, unless the init learnt the ranks' thread counts for the hybrid engine).
+    pub fn set_offsets(&mut self, offsets: Vec<Pid>) {
+        assert_eq!(offsets.len(), self.n + 1, "one offset per rank and the total");
+        // Threads count as much as ranks for crowding the cores (the ranks of a node are
+        // taken to bring as many threads as the job's average rank).
+        let per_rank = (offsets[self.n] as usize).div_ceil(self.n.max(1));
+        self.spin = spin_for(self.node_ranks, per_rank, self.cores);
+        self.offsets = offsets.into();
+    }
+
+    /// How messages name rank q: by its LPF process(es).
+    fn name_of_rank(&self, q: usize) -> String {
+        let (a, b) = (self.offsets[q], self.offsets[q + 1]);
+        if b == a + 1 {
+            format!("process {a}")
+        } else {
+            format!("the processes {a}..{} (MPI rank {q})", b - 1)
+        }
     }
 
     /// Starts a section (hook or rehook); sections start in the same order everywhere.
@@ -230,7 +264,7 @@ impl MpiChannel {
         r?;
         match failed {
             None => Ok(()),
-            Some((q, why)) => Err(Error::fatal(format!("process {q} failed in this section: {why}"))),
+            Some((q, why)) => Err(Error::fatal(format!("{} failed in this section: {why}", self.name_of_rank(q)))),
         }
     }
 
@@ -312,8 +346,9 @@ impl MpiChannel {
     pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
         if let Some(f) = self.inbox[from].iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
             return Err(Error::fatal(format!(
-                "process {from} is out of step: it is in {} while this process is in {} (register_global, sync and \
+                "{} is out of step: it is in {} while this process is in {} (register_global, sync and \
                  rehook are collective: every process calls them in the same order)",
+                self.name_of_rank(from),
                 f.h.kind.operation(),
                 kind.operation()
             )));
@@ -321,8 +356,9 @@ impl MpiChannel {
         if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == section) {
             let why = if why.is_empty() { String::new() } else { format!(": {why}") };
             return Err(Error::fatal(format!(
-                "process {from} has left the section (returned from its SPMD function, failed, or called sync a \
-                 different number of times){why}"
+                "{} has left the section (returned from its SPMD function, failed, or called sync a \
+                 different number of times){why}",
+                self.name_of_rank(from)
             )));
         }
         Ok(())

@@ -98,6 +98,16 @@ pub(crate) fn ensure_initialized() -> Result<()> {
     Ok(())
 }
 
+/// Whether MPI was initialised with `MPI_THREAD_SERIALIZED` or better (several
+/// threads may call it, one at a time).
+pub(crate) fn thread_serialized() -> Result<bool> {
+    let mut provided: c_int = 0;
+    // SAFETY: out-pointer to a local; MPI is initialised.
+    check(unsafe { sys::MPI_Query_thread(&mut provided) }, "MPI_Query_thread")?;
+    // SAFETY: reads an exported constant of the MPI library.
+    Ok(provided >= unsafe { sys::RSMPI_THREAD_SERIALIZED })
+}
+
 pub(crate) fn rank_size(c: Comm) -> Result<(usize, usize)> {
     let (mut r, mut s) = (0, 0);
     // SAFETY: valid communicator, out-pointers to locals.

@@ -19,6 +19,11 @@
 //!
 //! Or `Root::exec` with `LPF_ENGINE=mpimsg|mpirma|ibverbs` in a program started by
 //! `mpirun`: see [`exec_from_env`]. See docs/mpi.md for the design and fault behaviour.
+//!
+//! Ranks may also bring several LPF processes each (threads): the hybrid engine
+//! ([`crate::hybrid`]) with `mpimsg` or `mpirma` between the ranks
+//! ([`MpiInit::world_hybrid`], or `LPF_ENGINE=hybrid LPF_HYBRID_NET=mpimsg|mpirma
+//! LPF_THREADS=k`, see [`engine_from_env`]).
 
 mod channel;
 pub mod ffi;
@@ -29,8 +34,9 @@ mod rma;
 
 use crate::context::{run_process, Spmd};
 use crate::engine::{Engine, Superstep};
+use crate::hybrid::Network;
 use crate::error::{Error, Result};
-use crate::phases::{barrier, MetaAlgo};
+use crate::phases::{barrier, Channel, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid, SyncAttr};
 use crate::wire::Kind;
@@ -69,10 +75,48 @@ impl MpiEngineKind {
             _ => None,
         }
     }
-    /// `LPF_ENGINE` if it names an MPI engine, else `mpimsg`.
+    /// `LPF_ENGINE` if it names an MPI engine, else `mpimsg` (see [`engine_from_env`] for
+    /// the hybrid engine).
     pub fn from_env() -> MpiEngineKind {
         std::env::var("LPF_ENGINE").ok().and_then(|e| Self::parse(&e)).unwrap_or(MpiEngineKind::Msg)
     }
+}
+
+/// What the environment asks of an MPI init: the engine between ranks and, for the
+/// hybrid engine, the LPF processes (threads) this rank brings.
+///
+/// - `LPF_ENGINE=mpimsg|mpirma|ibverbs`: that engine, one LPF process per rank (None);
+/// - `LPF_ENGINE=hybrid`: the hybrid engine over `LPF_HYBRID_NET` (`mpimsg`, the
+///   default, or `mpirma`) with `LPF_THREADS` threads on this rank (default 1; ranks
+///   may differ);
+/// - anything else: `mpimsg`, one LPF process per rank.
+pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if var("LPF_ENGINE").as_deref() != Some(crate::hybrid::ENGINE_NAME) {
+        return Ok((MpiEngineKind::from_env(), None));
+    }
+    let kind = match var("LPF_HYBRID_NET") {
+        None => MpiEngineKind::Msg,
+        Some(v) => match MpiEngineKind::parse(&v) {
+            Some(k @ (MpiEngineKind::Msg | MpiEngineKind::Rma)) => k,
+            _ => {
+                return Err(Error::fatal(format!(
+                    "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET={v:?} names no MPI engine the hybrid engine runs over \
+                     (mpimsg or mpirma)"
+                )))
+            }
+        },
+    };
+    let threads = match var("LPF_THREADS") {
+        None => 1,
+        Some(v) => v
+            .trim()
+            .parse::<Pid>()
+            .ok()
+            .filter(|&k| (1..=crate::shm::barrier::MAX_PROCS).contains(&k))
+            .ok_or_else(|| Error::fatal(format!("LPF_THREADS={v:?} is not a thread count (1..=65535)")))?,
+    };
+    Ok((kind, Some(threads)))
 }
 
 /// What the sections of one init share: the control channel over the init's
@@ -96,6 +140,10 @@ pub struct MpiInit {
     kind: MpiEngineKind,
     rank: usize,
     size: usize,
+    /// Sections run on the hybrid engine (threads in ranks).
+    hybrid: bool,
+    /// Rank r holds global pids `offsets[r]..offsets[r + 1]` (one each unless hybrid).
+    offsets: Vec<Pid>,
 }
 
 impl MpiInit {
@@ -103,7 +151,23 @@ impl MpiInit {
     /// is finalised at process exit).
     pub fn world(kind: MpiEngineKind) -> Result<MpiInit> {
         ffi::ensure_initialized()?;
-        Self::over(ffi::world(), kind)
+        Self::over(ffi::world(), kind, None)
+    }
+
+    /// Over `MPI_COMM_WORLD` on the hybrid engine: this rank brings `threads` LPF
+    /// processes (shared memory among them, `kind` - `mpimsg` or `mpirma` - between the
+    /// ranks); other ranks may bring other counts (collective: the counts are
+    /// gathered). Global pids number the ranks' threads in rank order.
+    pub fn world_hybrid(kind: MpiEngineKind, threads: Pid) -> Result<MpiInit> {
+        ffi::ensure_initialized()?;
+        Self::over(ffi::world(), kind, Some(threads))
+    }
+
+    /// [`MpiInit::world`] or [`MpiInit::world_hybrid`], as [`engine_from_env`] says.
+    pub fn world_from_env() -> Result<MpiInit> {
+        let (kind, threads) = engine_from_env()?;
+        ffi::ensure_initialized()?;
+        Self::over(ffi::world(), kind, threads)
     }
 
     /// Over the processes of `comm` (collective over it; the communicator is
@@ -113,13 +177,32 @@ impl MpiInit {
     /// `comm` must be a valid communicator of an initialised MPI, used with
     /// `MPI_THREAD_SERIALIZED` or better if several threads call MPI.
     pub unsafe fn with_comm(comm: MPI_Comm, kind: MpiEngineKind) -> Result<MpiInit> {
+        Self::with_comm_threads(comm, kind, None)
+    }
+
+    /// [`MpiInit::with_comm`] on the hybrid engine: this rank brings `threads` LPF
+    /// processes (see [`MpiInit::world_hybrid`]). Several threads call MPI (one at a
+    /// time): MPI must be initialised with `MPI_THREAD_SERIALIZED` or better when any
+    /// rank brings more than one.
+    ///
+    /// # Safety
+    /// As [`MpiInit::with_comm`].
+    pub unsafe fn with_comm_hybrid(comm: MPI_Comm, kind: MpiEngineKind, threads: Pid) -> Result<MpiInit> {
+        Self::with_comm_threads(comm, kind, Some(threads))
+    }
+
+    /// [`MpiInit::with_comm`] or [`MpiInit::with_comm_hybrid`] (`threads` Some).
+    ///
+    /// # Safety
+    /// As [`MpiInit::with_comm`].
+    pub unsafe fn with_comm_threads(comm: MPI_Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
         if !ffi::is_active() {
             return Err(Error::fatal("MPI is not initialised (call MPI_Init first) or already finalised"));
         }
-        Self::over(Comm(comm), kind)
+        Self::over(Comm(comm), kind, threads)
     }
 
-    fn over(comm: Comm, kind: MpiEngineKind) -> Result<MpiInit> {
+    fn over(comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
         if kind == MpiEngineKind::Ibverbs {
             // Fail before any collective: every rank finds the same (missing) device.
             #[cfg(feature = "ibverbs")]
@@ -128,11 +211,53 @@ impl MpiInit {
             return Err(Error::fatal("LPF_ENGINE=ibverbs: this library was built without the `ibverbs` feature"));
         }
         let comm = ffi::dup(comm)?;
-        Self::from_dup(comm, kind)
+        Self::from_dup(comm, kind, threads)
     }
 
-    fn from_dup(comm: Comm, kind: MpiEngineKind) -> Result<MpiInit> {
+    /// Takes ownership of `comm` (freed if this fails).
+    fn from_dup(mut comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
+        let r = Self::from_dup_inner(comm, kind, threads);
+        if r.is_err() {
+            ffi::free(&mut comm);
+        }
+        r
+    }
+
+    fn from_dup_inner(comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
         let (rank, size) = ffi::rank_size(comm)?;
+        // Every rank's LPF processes (threads), whether it asks for the hybrid engine,
+        // and whether several of its threads may call MPI: one allgather, so that every
+        // rank reaches the same verdict below.
+        let k = threads.unwrap_or(1);
+        let mut mine = k.to_le_bytes().to_vec();
+        mine.push(threads.is_some() as u8);
+        mine.push(ffi::thread_serialized()? as u8);
+        let all = ffi::allgather_bytes(comm, &mine)?;
+        let mut offsets = vec![0 as Pid; size + 1];
+        let (mut hybrid, mut unsafe_threads) = (false, None);
+        for (r, b) in all.iter().enumerate() {
+            let kr = Pid::from_le_bytes(b[..4].try_into().unwrap());
+            if kr == 0 || kr > crate::shm::barrier::MAX_PROCS {
+                return Err(Error::fatal(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
+            }
+            hybrid |= b[4] != 0 || kr > 1;
+            if kr > 1 && b[5] == 0 && unsafe_threads.is_none() {
+                unsafe_threads = Some(r);
+            }
+            offsets[r + 1] = offsets[r]
+                .checked_add(kr)
+                .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
+                .ok_or_else(|| Error::fatal("MPI init: too many LPF processes in total"))?;
+        }
+        if hybrid && !matches!(kind, MpiEngineKind::Msg | MpiEngineKind::Rma) {
+            return Err(Error::fatal(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
+        }
+        if let Some(r) = unsafe_threads {
+            return Err(Error::fatal(format!(
+                "the hybrid engine over MPI: rank {r} brings several threads but its MPI was not initialised with \
+                 MPI_THREAD_SERIALIZED or better (use MPI_Init_thread)"
+            )));
+        }
         // Pid 0 chooses the random permutation and the meta-data algorithm for all.
         let mut agreed = [0u8; 9];
         if rank == 0 {
@@ -152,40 +277,98 @@ impl MpiInit {
             2 => MetaAlgo::Bruck,
             _ => MetaAlgo::for_nodes(size),
         };
-        let ch = MpiChannel::new(comm, rank, size, token, meta)?;
-        Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size })
+        let mut ch = MpiChannel::new(comm, rank, size, token, meta)?;
+        ch.set_offsets(offsets.clone());
+        Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
     }
 
-    /// This process's pid (its rank).
+    /// This rank's index in the init (its pid, unless hybrid: see
+    /// [`MpiInit::local_procs`]).
     pub fn pid(&self) -> Pid {
         self.rank as Pid
     }
 
-    /// Number of LPF processes (ranks).
+    /// Number of ranks (of LPF processes, unless hybrid: see [`MpiInit::total_procs`]).
     pub fn nprocs(&self) -> Pid {
         self.size as Pid
     }
 
+    /// Number of LPF processes (all threads of all ranks).
+    pub fn total_procs(&self) -> Pid {
+        self.offsets[self.size]
+    }
+
+    /// The LPF processes this rank runs: global pids `first..first + count`.
+    pub fn local_procs(&self) -> (Pid, Pid) {
+        (self.offsets[self.rank], self.offsets[self.rank + 1] - self.offsets[self.rank])
+    }
+
+    /// The engine sections run on: `mpimsg`, `mpirma`, `ibverbs`, or `hybrid`.
     pub fn engine_name(&self) -> &'static str {
-        self.kind.name()
+        if self.hybrid {
+            crate::hybrid::ENGINE_NAME
+        } else {
+            self.kind.name()
+        }
+    }
+
+    /// The MPI engine between ranks.
+    pub fn kind(&self) -> MpiEngineKind {
+        self.kind
     }
 
     /// `lpf_hook`: runs `spmd` as this rank's LPF process, together with every other
     /// rank of the init, which must hook too. Fatal if this process's part failed, in
     /// particular when a peer left while a sync needed it.
+    ///
+    /// On the hybrid engine this thread is the rank's first LPF process (it gets
+    /// `args`) and the rank's other threads are started (with no input or output).
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-        let engine = MpiEngine::open(self.node.clone(), self.kind)?;
+        let section = Section::open(self.node.clone(), self.kind)?;
+        if self.hybrid {
+            return crate::hybrid::hook(Box::new(section), spmd, args);
+        }
+        let pid = self.rank as Pid;
+        let engine = MpiEngine { sec: section, step: 0, pid, nprocs: self.size as Pid, failure: String::new() };
         run_process(Box::new(engine), 1, spmd, args)
     }
 
-    /// An init over ranks `0..p` of this one (collective over all of its ranks; the
-    /// others get `None`). For running sections on fewer processes than `mpirun` started.
+    /// How many LPF processes each rank of [`MpiInit::split`]`(p)` runs: ranks `0..p`
+    /// one each; on the hybrid engine the fewest first ranks whose threads hold p
+    /// processes, each with its own thread count but the last, which runs the rest.
+    /// Empty if this init has fewer than p processes.
+    pub fn split_layout(&self, p: Pid) -> Vec<Pid> {
+        if !self.hybrid {
+            return if p as usize <= self.size { vec![1; p as usize] } else { Vec::new() };
+        }
+        if p == 0 || p > self.total_procs() {
+            return Vec::new();
+        }
+        let mut layout = Vec::new();
+        let mut left = p;
+        for r in 0..self.size {
+            let k = (self.offsets[r + 1] - self.offsets[r]).min(left);
+            layout.push(k);
+            left -= k;
+            if left == 0 {
+                break;
+            }
+        }
+        layout
+    }
+
+    /// An init over the first ranks of this one holding p LPF processes (see
+    /// [`MpiInit::split_layout`]; on the hybrid engine it is hybrid too) - collective
+    /// over all ranks of this init; the others get `None`. For running sections on
+    /// fewer processes than `mpirun` started. Without the hybrid engine and with p
+    /// above the number of ranks, all ranks.
     pub fn split(&self, p: Pid) -> Result<Option<MpiInit>> {
         let comm = lock(&self.node).comm;
-        let part = ffi::split(comm, ((self.rank as Pid) < p).then_some(0), self.rank as i32)?;
+        let layout = if self.hybrid { self.split_layout(p) } else { vec![1; (p as usize).min(self.size)] };
+        let part = ffi::split(comm, (self.rank < layout.len()).then_some(0), self.rank as i32)?;
         match part {
             None => Ok(None),
-            Some(c) => Self::from_dup(c, self.kind).map(Some),
+            Some(c) => Self::from_dup(c, self.kind, self.hybrid.then(|| layout[self.rank])).map(Some),
         }
     }
 
@@ -258,111 +441,94 @@ impl Drop for MpiInit {
     }
 }
 
-/// A process of a section on an MPI engine.
-struct MpiEngine {
+/// One section of an init (hook or rehook): its number, its own communicator (data
+/// messages and windows), the one-sided state of `mpirma`/`ibverbs`. A process of an
+/// MPI engine ([`MpiEngine`]) runs on one; on the hybrid engine the threads of a rank
+/// share one, as their [`Network`].
+struct Section {
     node: Arc<Mutex<Node>>,
     kind: MpiEngineKind,
     section: u32,
-    step: u64,
-    pid: Pid,
-    nprocs: Pid,
-    /// The section's own communicator: data messages and windows.
+    me: usize,
+    offsets: Vec<Pid>,
     data: Comm,
     tag_ub: i32,
     os: Option<OneSidedState>,
-    failure: String,
     /// Whether `finish` told the others this process finished (then `leave` need not).
     finished: bool,
 }
 
-impl MpiEngine {
+impl Section {
     /// Starts a section on every process of the node (collective).
-    fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<MpiEngine> {
-        let (section, data, pid, nprocs) = {
+    fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<Section> {
+        let (section, data, me, offsets) = {
             let mut n = lock(&node);
             let section = n.ch.open_section();
             let data = ffi::dup(n.comm)?;
-            (section, data, n.ch.me as Pid, n.ch.n as Pid)
+            (section, data, n.ch.me, n.ch.offsets().to_vec())
         };
         let os = match kind {
             MpiEngineKind::Msg => None,
-            MpiEngineKind::Rma => Some(OneSidedState::new(Box::new(rma::MpiRma::new(data)))),
+            MpiEngineKind::Rma => Some(OneSidedState::new(Box::new(rma::MpiRma::new(data, offsets.clone())))),
             #[cfg(feature = "ibverbs")]
             MpiEngineKind::Ibverbs => Some(OneSidedState::new(Box::new(crate::ibverbs::Verbs::connect(data)?))),
             #[cfg(not(feature = "ibverbs"))]
             MpiEngineKind::Ibverbs => return Err(Error::fatal("the ibverbs engine is not built in (feature `ibverbs`)")),
         };
-        Ok(MpiEngine { node, kind, section, step: 0, pid, nprocs, data, tag_ub: ffi::tag_ub(data), os, failure: String::new(), finished: false })
+        Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false })
     }
 
-    fn fail(&mut self, what: &str, e: Error) -> Error {
-        let e = Error::fatal(format!("{what} on process {}: {}", self.pid, e.message()));
-        if self.failure.is_empty() {
-            self.failure = e.message().to_string();
-        }
-        e
+    /// `rehook`: a barrier over this section, then the next one.
+    fn next(&mut self, step: u64) -> Result<Section> {
+        barrier(&mut lock(&self.node).ch, self.section, step, Kind::Fresh, None)?;
+        Section::open(self.node.clone(), self.kind)
     }
 }
 
-impl Engine for MpiEngine {
-    fn name(&self) -> &'static str {
-        self.kind.name()
+impl Network for Section {
+    fn offsets(&self) -> &[Pid] {
+        &self.offsets
     }
-    fn pid(&self) -> Pid {
-        self.pid
-    }
-    fn nprocs(&self) -> Pid {
-        self.nprocs
+    fn me(&self) -> usize {
+        self.me
     }
 
-    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
-        self.step += 1;
-        let r = {
-            let mut node = lock(&self.node);
-            match &mut self.os {
-                None => msg::sync(&mut node.ch, self.data, self.tag_ub, self.section, self.step, step),
-                Some(os) => onesided::sync(&mut node.ch, os, self.section, self.step, step),
-            }
-        };
-        r.map_err(|e| self.fail("sync", e))
-    }
-
-    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        self.step += 1;
-        let r = crate::phases::allgather(&mut lock(&self.node).ch, self.section, self.step, mine, mine.len(), all);
-        r.map_err(|e| self.fail("sync", e))
-    }
-
-    fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        if self.os.is_none() {
-            return self.allgather(mine, all);
+    fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
+        let mut node = lock(&self.node);
+        match &mut self.os {
+            None => msg::sync(&mut node.ch, self.data, self.tag_ub, self.section, step, steps),
+            Some(os) => onesided::sync(&mut node.ch, os, self.section, step, steps),
         }
-        self.step += 1;
-        let r = {
-            let mut node = lock(&self.node);
-            onesided::activate(&mut node.ch, self.os.as_mut().unwrap(), self.section, self.step, register, mine, all)
-        };
-        r.map_err(|e| self.fail("sync", e))
     }
 
-    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
-        self.step += 1;
-        let r = barrier(&mut lock(&self.node).ch, self.section, self.step, Kind::Fresh, None);
-        r.map_err(|e| self.fail("rehook", e))?;
-        Ok(Box::new(MpiEngine::open(self.node.clone(), self.kind)?))
+    fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+        crate::phases::allgather(&mut lock(&self.node).ch, self.section, step, mine, len, all)
+    }
+
+    fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+        let Some(os) = self.os.as_mut() else { return self.allgather(step, mine, len, all) };
+        onesided::activate(&mut lock(&self.node).ch, os, self.section, step, registers, mine, len, all)
+    }
+
+    fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>> {
+        Ok(Box::new(self.next(step)?))
+    }
+
+    /// The syncs do not agree on errors (a destination that rejects a request fails
+    /// alone): the end of a section waits for every rank ([`MpiChannel::finish`]).
+    fn needs_finish(&self) -> bool {
+        true
     }
 
     fn finish(&mut self) -> Result<()> {
         self.finished = true;
-        let r = lock(&self.node).ch.finish(self.section);
-        r.map_err(|e| self.fail("the end of the section", e))
+        lock(&self.node).ch.finish(self.section)
     }
 
-    fn leave(&mut self) {
-        prof::report(self.pid as usize);
+    fn leave(&mut self, why: &str) {
         let mut node = lock(&self.node);
         if !self.finished {
-            node.ch.leave(self.section, &self.failure);
+            node.ch.leave(self.section, why);
         }
         // Collective over the section (every process leaves, in the end): windows.
         if let Some(os) = &mut self.os {
@@ -374,17 +540,95 @@ impl Engine for MpiEngine {
     }
 }
 
+/// A process of a section on an MPI engine (one per rank).
+struct MpiEngine {
+    sec: Section,
+    step: u64,
+    pid: Pid,
+    nprocs: Pid,
+    failure: String,
+}
+
+impl MpiEngine {
+    fn fail(&mut self, what: &str, e: Error) -> Error {
+        let e = Error::fatal(format!("{what} on process {}: {}", self.pid, e.message()));
+        if self.failure.is_empty() {
+            self.failure = e.message().to_string();
+        }
+        e
+    }
+}
+
+impl Engine for MpiEngine {
+    fn name(&self) -> &'static str {
+        self.sec.kind.name()
+    }
+    fn pid(&self) -> Pid {
+        self.pid
+    }
+    fn nprocs(&self) -> Pid {
+        self.nprocs
+    }
+
+    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
+        self.step += 1;
+        let r = self.sec.sync(self.step, &[step]);
+        r.map_err(|e| self.fail("sync", e))
+    }
+
+    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        self.step += 1;
+        let r = self.sec.allgather(self.step, mine, mine.len(), all);
+        r.map_err(|e| self.fail("sync", e))
+    }
+
+    fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        self.step += 1;
+        let r = self.sec.activate(self.step, &[register], mine, mine.len(), all);
+        r.map_err(|e| self.fail("sync", e))
+    }
+
+    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
+        self.step += 1;
+        let r = self.sec.next(self.step);
+        let sec = r.map_err(|e| self.fail("rehook", e))?;
+        Ok(Box::new(MpiEngine { sec, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let r = self.sec.finish();
+        r.map_err(|e| self.fail("the end of the section", e))
+    }
+
+    fn leave(&mut self) {
+        prof::report(self.pid as usize);
+        let why = self.failure.clone();
+        self.sec.leave(&why);
+    }
+}
+
 /// `exec` from the root with `LPF_ENGINE=mpimsg|mpirma|ibverbs`, in a program started
 /// by `mpirun -n P`: every rank calls it (as with `lpfrun`, every process runs the
 /// program); pid 0 = rank 0 gets `args.input`/`args.output`, the others run the same
 /// SPMD function with no input or output. The init over `MPI_COMM_WORLD` (and MPI
 /// itself, unless the program initialised it) is made on the first call and kept.
 pub fn exec_from_env(kind: MpiEngineKind, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    let init = world_init(kind)?;
-    if p < init.nprocs() {
+    exec_on(world_init(kind)?, p, spmd, args)
+}
+
+/// [`exec_from_env`] on the hybrid engine (`LPF_ENGINE=hybrid`,
+/// `LPF_HYBRID_NET=mpimsg|mpirma`, `LPF_THREADS=k`: see [`engine_from_env`]): every rank
+/// runs its k threads; pid 0 (rank 0's first thread) gets `args.input`/`args.output`.
+pub fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    exec_on(world_init_with(kind, Some(threads))?, p, spmd, args)
+}
+
+fn exec_on(init: &MpiInit, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let total = init.total_procs();
+    if p < total {
         return Err(Error::fatal(format!(
-            "exec over MPI runs on all {} ranks of the job (asked for {p}); start mpirun with fewer processes",
-            init.nprocs()
+            "exec over MPI runs on all {total} LPF processes of the job (asked for {p}); start mpirun with fewer \
+             processes"
         )));
     }
     if init.pid() == 0 {
@@ -396,11 +640,20 @@ pub fn exec_from_env(kind: MpiEngineKind, p: Pid, spmd: Spmd<'_>, args: Args<'_>
 
 /// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).
 pub fn world_init(kind: MpiEngineKind) -> Result<&'static MpiInit> {
+    world_init_with(kind, None)
+}
+
+/// The init over `MPI_COMM_WORLD` that [`exec_from_env`] (`threads` None) or
+/// [`exec_hybrid_from_env`] uses (made once, kept).
+pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
     static INIT: OnceLock<std::result::Result<MpiInit, Error>> = OnceLock::new();
-    let init = INIT.get_or_init(|| MpiInit::world(kind));
+    let init = INIT.get_or_init(|| {
+        ffi::ensure_initialized()?;
+        MpiInit::over(ffi::world(), kind, threads)
+    });
     let init = init.as_ref().map_err(|e| e.clone())?;
-    if init.kind != kind {
-        return Err(Error::fatal(format!("this process already runs the {} engine", init.kind.name())));
+    if init.kind != kind || init.hybrid != threads.is_some() {
+        return Err(Error::fatal(format!("this process already runs the {} engine", init.engine_name())));
     }
     Ok(init)
 }

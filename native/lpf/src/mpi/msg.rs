@@ -96,20 +96,24 @@ impl Data {
     }
 }
 
-pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
+/// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`, one
+/// per rank on `mpimsg`, the rank's threads on the hybrid engine).
+pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
     let (me, n) = (ch.me, ch.n);
-    let steps = [s];
+    let offsets = ch.shared_offsets();
     // The request buffers of the last sync, reused.
     let mut built = std::mem::take(&mut ch.built);
-    built.rebuild(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
-    let r = run(ch, comm, ub, section, step, &steps, &built);
+    built.rebuild(steps, offsets[me], offsets[n], me, n, |q| offsets.partition_point(|&o| o <= q) - 1);
+    let r = run(ch, comm, ub, section, step, steps, &built, &offsets);
     ch.built = built;
     r
 }
 
-fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built, offsets: &[Pid]) -> Result<()> {
     let mut st = super::prof::Stamps::start();
     let (me, n) = (ch.me, ch.n);
+    let base: Pid = offsets[me];
     let out = &built.out;
     st.mark(0);
     let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
@@ -143,8 +147,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
     }
 
     // ---- Phase 2: checks and conflict resolution (shared). ----
-    let offsets = ch.shared_offsets();
-    let loc = Locals { steps, base: me as Pid, offsets: &offsets, me };
+    let loc = Locals { steps, base, offsets, me };
     let mut plan = plan(&loc, &incoming, &built.local, out);
     plan.copy_local();
     let whole = |plan: &crate::phases::conflict::Plan, i: usize| {

@@ -41,7 +41,8 @@ pub(crate) enum OpKind {
 }
 
 /// One one-sided operation: `len` bytes between local memory at `local` and offset
-/// `off` of global slot `index` at process `pid`.
+/// `off` of global slot `index` of LPF process `pid` (a global pid: the rank's only
+/// process, or one of its threads on the hybrid engine).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Op {
     pub kind: OpKind,
@@ -56,12 +57,14 @@ pub(crate) struct Op {
 pub(crate) trait OneSided: Send {
     /// Words of key each process contributes per global slot at activation.
     fn key_words(&self) -> usize;
-    /// Prepares global slot `index` (memory `ptr..ptr + size`) for remote access and
-    /// returns this process's key words. Local; may run before the old exposure of the
-    /// same index is withdrawn.
-    fn expose(&mut self, index: usize, ptr: *mut u8, size: usize) -> Result<Vec<u64>>;
-    /// Makes the prepared exposure of `index` usable, given every process's key words
-    /// (`keys[q * key_words..]`). Every process is here, in the same order.
+    /// Prepares local LPF process `t`'s memory `ptr..ptr + size` of global slot `index`
+    /// for remote access and returns its key words (`t` is 0 but on the hybrid engine,
+    /// where it is the thread). Local; may run before the old exposure of the same index
+    /// is withdrawn.
+    fn expose(&mut self, index: usize, t: usize, ptr: *mut u8, size: usize) -> Result<Vec<u64>>;
+    /// Makes the prepared exposures of `index` usable, given every LPF process's key
+    /// words (`keys[q * key_words..]`, q the global pid). Every rank is here, in the same
+    /// order.
     fn publish(&mut self, index: usize, keys: &[u64]) -> Result<()>;
     /// Withdraws the exposure of `index`. Every process is here, in the same order.
     fn withdraw(&mut self, index: usize) -> Result<()>;
@@ -81,8 +84,9 @@ pub(crate) trait OneSided: Send {
 /// The slot table of a one-sided engine.
 pub(crate) struct OneSidedState {
     pub t: Box<dyn OneSided>,
-    /// `exposed[index]`: the generation of the slot whose memory is exposed there.
-    exposed: Vec<Option<Memslot>>,
+    /// `exposed[index]`: the slot (generation included) whose memory is exposed there,
+    /// per local LPF process.
+    exposed: Vec<Option<Vec<Memslot>>>,
 }
 
 impl OneSidedState {
@@ -96,54 +100,77 @@ impl OneSidedState {
     }
 }
 
-/// The activation point: sizes and keys of the new global slots in one allgather; then
-/// stale exposures are withdrawn and the new ones published.
+/// The activation point: sizes, slot indices and keys of the new global slots of this
+/// rank's LPF processes (`registers`, global pids `offsets[me]..`; `mine` holds `len`
+/// sizes per process) in one allgather; then stale exposures are withdrawn and the new
+/// ones published. The indices travel along so that every process checks that all
+/// registered the same ones (else the collective window calls would not match): all
+/// see the same gathered words, so all fail alike.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn activate(
     ch: &mut MpiChannel,
     os: &mut OneSidedState,
     section: u32,
     step: u64,
-    register: &Register,
+    registers: &[&Register],
     mine: &[u64],
+    len: usize,
     all: &mut [u64],
 ) -> Result<()> {
-    let pending = register.pending_areas();
-    debug_assert_eq!(pending.len(), mine.len());
+    let pending: Vec<Vec<(Memslot, *mut u8, usize)>> = registers.iter().map(|r| r.pending_areas()).collect();
+    debug_assert_eq!(mine.len(), len * registers.len());
     let kw = os.t.key_words();
-    let per = 1 + kw;
-    let mut words = Vec::with_capacity(pending.len() * per);
-    for (k, &(slot, ptr, size)) in pending.iter().enumerate() {
-        words.push(mine[k]);
-        let keys = os.t.expose(slot.index(), ptr, size)?;
-        debug_assert_eq!(keys.len(), kw);
-        words.extend_from_slice(&keys);
+    let per = 2 + kw;
+    let mut words = Vec::with_capacity(mine.len() * per);
+    for (t, areas) in pending.iter().enumerate() {
+        if areas.len() != len {
+            return Err(Error::fatal("register_global is collective, but the processes of this rank registered different numbers of global slots"));
+        }
+        for (k, &(slot, ptr, size)) in areas.iter().enumerate() {
+            words.push(mine[t * len + k]);
+            words.push(slot.index() as u64);
+            let keys = os.t.expose(slot.index(), t, ptr, size)?;
+            debug_assert_eq!(keys.len(), kw);
+            words.extend_from_slice(&keys);
+        }
     }
-    let n = ch.n;
-    let len = words.len();
-    let mut gathered = vec![0u64; len * n];
-    allgather(ch, section, step, &words, len, &mut gathered)?;
-    for q in 0..n {
-        for k in 0..pending.len() {
-            all[q * pending.len() + k] = gathered[q * len + k * per];
+    let offsets = ch.offsets().to_vec();
+    let nprocs = offsets[ch.n] as usize;
+    let wlen = len * per;
+    let mut gathered = vec![0u64; wlen * nprocs];
+    allgather(ch, section, step, &words, wlen, &mut gathered)?;
+    for q in 0..nprocs {
+        for k in 0..len {
+            all[q * len + k] = gathered[q * wlen + k * per];
+            let (index, first) = (gathered[q * wlen + k * per + 1], gathered[k * per + 1]);
+            if index != first {
+                return Err(Error::fatal(format!(
+                    "register_global is collective (same order everywhere), but the global slot process 0 \
+                     registered as its {k}-th in this superstep has index {first} and process {q}'s has index {index}"
+                )));
+            }
         }
     }
     // Everybody is here: withdraw what was deregistered (ascending index, the same
     // everywhere since deregistration is collective and ordered), then publish.
+    let indices: Vec<usize> = pending[0].iter().map(|(s, _, _)| s.index()).collect();
     for index in 0..os.exposed.len() {
-        if let Some(slot) = os.exposed[index] {
-            if !register.is_known_global(slot) || pending.iter().any(|(s, _, _)| s.index() == index) {
+        if let Some(slots) = &os.exposed[index] {
+            let stale = slots.iter().zip(registers).any(|(&s, r)| !r.is_known_global(s));
+            if stale || indices.contains(&index) {
                 os.t.withdraw(index)?;
                 os.exposed[index] = None;
             }
         }
     }
-    for (k, &(slot, _, _)) in pending.iter().enumerate() {
-        let keys: Vec<u64> = (0..n).flat_map(|q| gathered[q * len + k * per + 1..q * len + (k + 1) * per].to_vec()).collect();
-        os.t.publish(slot.index(), &keys)?;
-        if os.exposed.len() <= slot.index() {
-            os.exposed.resize(slot.index() + 1, None);
+    for (k, &index) in indices.iter().enumerate() {
+        let keys: Vec<u64> =
+            (0..nprocs).flat_map(|q| gathered[q * wlen + k * per + 2..q * wlen + (k + 1) * per].to_vec()).collect();
+        os.t.publish(index, &keys)?;
+        if os.exposed.len() <= index {
+            os.exposed.resize(index + 1, None);
         }
-        os.exposed[slot.index()] = Some(slot);
+        os.exposed[index] = Some(pending.iter().map(|p| p[k].0).collect());
     }
     Ok(())
 }
@@ -153,19 +180,21 @@ const REJECTED: u8 = 0;
 const WHOLE: u8 = 1;
 const TRIMMED: u8 = 2;
 
-pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, s: &Superstep<'_>) -> Result<()> {
+/// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`).
+pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
     let (me, n) = (ch.me, ch.n);
-    let steps = [s];
+    let offsets = ch.shared_offsets();
     // The request buffers of the last sync, reused.
     let mut built = std::mem::take(&mut ch.built);
-    built.rebuild(&steps, me as Pid, n as Pid, me, n, |q| q as usize);
-    let r = run(ch, os, section, step, &steps, &built);
+    built.rebuild(steps, offsets[me], offsets[n], me, n, |q| offsets.partition_point(|&o| o <= q) - 1);
+    let r = run(ch, os, section, step, steps, &built, &offsets);
     ch.built = built;
     r
 }
 
-fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
+fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built, offsets: &[Pid]) -> Result<()> {
     let (me, n) = (ch.me, ch.n);
+    let base = offsets[me];
     let out = &built.out;
 
     // ---- Phase 1: meta-data (headers only; small payloads inline). ----
@@ -179,8 +208,7 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
     }
 
     // ---- Phase 2: conflict resolution at the destination; tell the origins. ----
-    let offsets = ch.shared_offsets();
-    let loc = Locals { steps, base: me as Pid, offsets: &offsets, me };
+    let loc = Locals { steps, base, offsets, me };
     let mut plan = plan(&loc, &incoming, &built.local, out);
     plan.copy_local();
     let mut written: Vec<usize> = Vec::new();
@@ -236,7 +264,7 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
                     return Err(Error::fatal(format!("malformed put plan from process {d}")));
                 }
                 // The source stays valid and unchanged until the sync returns.
-                ops.push(Op { kind: OpKind::Write, pid: d, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
+                ops.push(Op { kind: OpKind::Write, pid: r.dst_pid as usize, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
                 Ok(())
             };
             match g.u8()? {
@@ -261,7 +289,7 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
             for &(a, b) in plan.pieces_of(i) {
                 ops.push(Op {
                     kind: OpKind::Read,
-                    pid: d,
+                    pid: mg.src_pid as usize,
                     index: mg.src_slot.index(),
                     off: mg.src_offset + (a - w.addr),
                     local: a as *mut u8,

@@ -88,6 +88,8 @@ pub(crate) fn parse_requests(body: Vec<u8>, raw: u64, start: usize) -> Result<In
 pub(crate) struct RawPut {
     pub src: *const u8,
     pub size: usize,
+    /// The destination process (global pid).
+    pub dst_pid: Pid,
     pub dst_slot: Memslot,
     pub dst_offset: usize,
 }
@@ -112,6 +114,8 @@ pub(crate) struct Outgoing {
 pub(crate) struct MyGet {
     pub dst: *mut u8,
     pub size: usize,
+    /// The source process (global pid).
+    pub src_pid: Pid,
     pub src_slot: Memslot,
     pub src_offset: usize,
 }
@@ -228,7 +232,7 @@ fn fill(
                             // until the sync returns.
                             o.puts.bytes(unsafe { std::slice::from_raw_parts(src, size) });
                         } else {
-                            o.raw.push(RawPut { src, size, dst_slot, dst_offset });
+                            o.raw.push(RawPut { src, size, dst_pid, dst_slot, dst_offset });
                             o.raw_len += size as u64;
                         }
                     }
@@ -239,7 +243,7 @@ fn fill(
                         o.gets.u64(src_slot.to_raw() as u64);
                         o.gets.u64(src_offset as u64);
                         o.gets.u64(size as u64);
-                        o.my_gets.push(MyGet { dst, size, src_slot, src_offset });
+                        o.my_gets.push(MyGet { dst, size, src_pid, src_slot, src_offset });
                     }
                 }
             }

@@ -320,7 +320,7 @@ impl TcpInit {
     /// when a peer died or left while a sync needed it.
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         if self.hybrid {
-            return crate::hybrid::hook(&self.mesh, spmd, args);
+            return crate::hybrid::hook(Box::new(TcpSection::open(&self.mesh)), spmd, args);
         }
         let (section, pid, nprocs) = {
             let mut m = lock(&self.mesh);
@@ -390,6 +390,44 @@ impl Engine for TcpEngine {
 
     fn leave(&mut self) {
         lock(&self.mesh).leave(self.section, &self.failure);
+    }
+}
+
+/// One section of the mesh as the hybrid engine's network between OS processes.
+struct TcpSection {
+    mesh: Arc<Mutex<Mesh>>,
+    section: u32,
+    me: usize,
+    offsets: Vec<Pid>,
+}
+
+impl TcpSection {
+    /// Starts a section (hook or rehook, the same order everywhere).
+    fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
+        let mut m = lock(mesh);
+        TcpSection { section: m.open_section(), me: m.me, offsets: m.offsets.clone(), mesh: mesh.clone() }
+    }
+}
+
+impl crate::hybrid::Network for TcpSection {
+    fn offsets(&self) -> &[Pid] {
+        &self.offsets
+    }
+    fn me(&self) -> usize {
+        self.me
+    }
+    fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
+        exchange::sync(&mut lock(&self.mesh), self.section, step, steps)
+    }
+    fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+        crate::phases::allgather(&mut *lock(&self.mesh), self.section, step, mine, len, all)
+    }
+    fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::hybrid::Network>> {
+        crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
+        Ok(Box::new(TcpSection::open(&self.mesh)))
+    }
+    fn leave(&mut self, why: &str) {
+        lock(&self.mesh).leave(self.section, why);
     }
 }
 
