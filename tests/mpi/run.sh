@@ -15,7 +15,8 @@
 #     initialised without MPI_THREAD_SERIALIZED;
 #   - Root::exec under mpirun (LPF_ENGINE=...): lpfprobe --quick at n = 2 (also
 #     hybrid over mpimsg, 2 x 2 threads);
-#   - a process killed with SIGKILL under mpirun: the job ends within seconds;
+#   - a process killed with SIGKILL under mpirun (mpimsg, mpirma, hybrid over each):
+#     the job ends within seconds;
 #   - ibverbs selected on a machine without an RDMA device: init fails with a
 #     message naming the missing device, no crash (Rust and C paths).
 #
@@ -237,15 +238,20 @@ else
 fi
 
 # ---- a killed process does not leave the others spinning ------------------------
-for engine in mpimsg mpirma; do
+# (hybrid: 3 ranks x 2 threads; the victim's OS process holds two LPF processes)
+for engine in mpimsg mpirma hybrid-mpimsg hybrid-mpirma; do
     log=$build/kill-$engine.log
     : >"$log"
-    LPF_ENGINE=$engine timeout 60 mpirun "${mpirun_opts[@]}" -n 3 "$conf" --spin >"$log" 2>&1 &
+    case $engine in
+        hybrid-*) envs=(LPF_ENGINE=hybrid "LPF_HYBRID_NET=${engine#hybrid-}" LPF_THREADS=2); ready=6 ;;
+        *) envs=("LPF_ENGINE=$engine"); ready=3 ;;
+    esac
+    env "${envs[@]}" timeout 60 mpirun "${mpirun_opts[@]}" -n 3 "$conf" --spin >"$log" 2>&1 &
     job=$!
     victim=
     for _ in $(seq 1 300); do
         victim=$(awk '/^ready 2 /{print $3}' "$log")
-        [ -n "$victim" ] && [ "$(grep -c '^ready ' "$log")" = 3 ] && break
+        [ -n "$victim" ] && [ "$(grep -c '^ready ' "$log")" = "$ready" ] && break
         sleep 0.1
     done
     if [ -z "$victim" ]; then
