@@ -22,7 +22,7 @@
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
 use crate::phases::requests::Built;
-use crate::phases::{Channel, MetaAlgo};
+use crate::phases::{Channel, Layout, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
@@ -57,12 +57,9 @@ enum Posted {
 
 pub(crate) struct MpiChannel {
     pub comm: Comm,
-    pub me: usize,
-    pub n: usize,
-    offsets: Arc<[Pid]>,
-    perm: Vec<usize>,
-    inv: Vec<usize>,
-    meta: MetaAlgo,
+    /// This rank's index and where the LPF processes live (one per rank, unless the
+    /// init learnt the ranks' thread counts for the hybrid engine).
+    pub layout: Layout,
     inbox: Vec<VecDeque<Frame>>,
     /// `left[q]`: sections process q has left, with its reason.
     left: Vec<Vec<(u32, String)>>,
@@ -102,7 +99,6 @@ unsafe impl Send for MpiChannel {}
 impl MpiChannel {
     /// A channel over `comm` (collective: it asks how many ranks share each node).
     pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo) -> Result<MpiChannel> {
-        let (perm, inv) = crate::phases::permutation(n, token);
         // The node's cores, not this process's affinity mask: mpirun binds each rank
         // to one core.
         // SAFETY: sysconf has no preconditions.
@@ -113,12 +109,7 @@ impl MpiChannel {
         let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
         let mut ch = MpiChannel {
             comm,
-            me,
-            n,
-            offsets: (0..=n as Pid).collect(),
-            perm,
-            inv,
-            meta,
+            layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
             inbox: (0..n).map(|_| VecDeque::new()).collect(),
             left: vec![Vec::new(); n],
             recv: vec![null; n],
@@ -160,7 +151,7 @@ impl MpiChannel {
 
     /// Node i holds global pids `offsets[i]..offsets[i + 1]`, shared without a copy.
     pub fn shared_offsets(&self) -> Arc<[Pid]> {
-        self.offsets.clone()
+        self.layout.offsets.clone()
     }
 
     fn post_message_receive(&mut self, q: usize) -> Result<()> {
@@ -190,17 +181,17 @@ impl MpiChannel {
     /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
     /// rank, unless the init learnt the ranks' thread counts for the hybrid engine).
     pub fn set_offsets(&mut self, offsets: Vec<Pid>) {
-        assert_eq!(offsets.len(), self.n + 1, "one offset per rank and the total");
+        assert_eq!(offsets.len(), self.layout.n + 1, "one offset per rank and the total");
         // Threads count as much as ranks for crowding the cores (the ranks of a node are
         // taken to bring as many threads as the job's average rank).
-        let per_rank = (offsets[self.n] as usize).div_ceil(self.n.max(1));
+        let per_rank = (offsets[self.layout.n] as usize).div_ceil(self.layout.n.max(1));
         self.spin = spin_for(self.node_ranks, per_rank, self.cores);
-        self.offsets = offsets.into();
+        self.layout.offsets = offsets.into();
     }
 
     /// How messages name rank q: by its LPF process(es).
     fn name_of_rank(&self, q: usize) -> String {
-        let (a, b) = (self.offsets[q], self.offsets[q + 1]);
+        let (a, b) = (self.layout.offsets[q], self.layout.offsets[q + 1]);
         if b == a + 1 {
             format!("process {a}")
         } else {
@@ -223,8 +214,8 @@ impl MpiChannel {
     /// Tells the others that this process leaves `section`, and why (empty: it
     /// finished).
     fn announce_leave(&mut self, section: u32, reason: &str) {
-        let me = self.me;
-        for q in (0..self.n).filter(|&q| q != me) {
+        let me = self.layout.me;
+        for q in (0..self.layout.n).filter(|&q| q != me) {
             self.post(q, Kind::Leave, 0, section, 0, reason.as_bytes(), 0);
         }
     }
@@ -255,9 +246,9 @@ impl MpiChannel {
     /// e.g. a destination that rejected our puts; see docs/mpi.md, "Errors").
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
-        let me = self.me;
-        let r = self.wait(|ch| Ok((0..ch.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
-        let failed = (0..self.n).find_map(|q| {
+        let me = self.layout.me;
+        let r = self.wait(|ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
+        let failed = (0..self.layout.n).find_map(|q| {
             self.left[q].iter().find(|(s, why)| *s == section && !why.is_empty()).map(|(_, why)| (q, why.clone()))
         });
         self.close_section(section);
@@ -413,7 +404,7 @@ impl MpiChannel {
             ffi::request_free(&mut r);
             std::mem::forget(buf);
         }
-        for q in 0..self.n {
+        for q in 0..self.layout.n {
             // The active receive (the persistent one or a body's), if any; then the
             // persistent request itself, now inactive.
             ffi::cancel(&mut self.recv[q]);
@@ -423,23 +414,8 @@ impl MpiChannel {
 }
 
 impl Channel for MpiChannel {
-    fn me(&self) -> usize {
-        self.me
-    }
-    fn n(&self) -> usize {
-        self.n
-    }
-    fn offsets(&self) -> &[Pid] {
-        &self.offsets
-    }
-    fn perm(&self) -> &[usize] {
-        &self.perm
-    }
-    fn inv(&self) -> &[usize] {
-        &self.inv
-    }
-    fn meta_algo(&self) -> MetaAlgo {
-        self.meta
+    fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {

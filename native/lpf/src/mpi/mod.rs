@@ -465,7 +465,7 @@ impl Section {
             let mut n = lock(&node);
             let section = n.ch.open_section();
             let data = ffi::dup(n.comm)?;
-            (section, data, n.ch.me, n.ch.offsets().to_vec())
+            (section, data, n.ch.layout.me, n.ch.offsets().to_vec())
         };
         let os = match kind {
             MpiEngineKind::Msg => None,

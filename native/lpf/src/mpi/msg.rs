@@ -99,11 +99,10 @@ impl Data {
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`, one
 /// per rank on `mpimsg`, the rank's threads on the hybrid engine).
 pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let (me, n) = (ch.me, ch.n);
     let offsets = ch.shared_offsets();
     // The request buffers of the last sync, reused.
     let mut built = std::mem::take(&mut ch.built);
-    built.rebuild(steps, offsets[me], offsets[n], me, n, |q| offsets.partition_point(|&o| o <= q) - 1);
+    built.rebuild(steps, &ch.layout);
     let r = run(ch, comm, ub, section, step, steps, &built, &offsets);
     ch.built = built;
     r
@@ -112,7 +111,7 @@ pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step:
 #[allow(clippy::too_many_arguments)]
 fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built, offsets: &[Pid]) -> Result<()> {
     let mut st = super::prof::Stamps::start();
-    let (me, n) = (ch.me, ch.n);
+    let (me, n) = (ch.layout.me, ch.layout.n);
     let base: Pid = offsets[me];
     let out = &built.out;
     st.mark(0);

@@ -135,7 +135,7 @@ pub(crate) fn activate(
         }
     }
     let offsets = ch.offsets().to_vec();
-    let nprocs = offsets[ch.n] as usize;
+    let nprocs = offsets[ch.layout.n] as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
     allgather(ch, section, step, &words, wlen, &mut gathered)?;
@@ -182,18 +182,17 @@ const TRIMMED: u8 = 2;
 
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`).
 pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let (me, n) = (ch.me, ch.n);
     let offsets = ch.shared_offsets();
     // The request buffers of the last sync, reused.
     let mut built = std::mem::take(&mut ch.built);
-    built.rebuild(steps, offsets[me], offsets[n], me, n, |q| offsets.partition_point(|&o| o <= q) - 1);
+    built.rebuild(steps, &ch.layout);
     let r = run(ch, os, section, step, steps, &built, &offsets);
     ch.built = built;
     r
 }
 
 fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built, offsets: &[Pid]) -> Result<()> {
-    let (me, n) = (ch.me, ch.n);
+    let (me, n) = (ch.layout.me, ch.layout.n);
     let base = offsets[me];
     let out = &built.out;
 

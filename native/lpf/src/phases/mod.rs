@@ -14,6 +14,7 @@ pub(crate) mod requests;
 
 use crate::error::{Error, Result};
 use crate::types::Pid;
+use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put};
 use requests::{parse_requests, Incoming, Outgoing};
 
@@ -69,21 +70,65 @@ pub(crate) fn permutation(n: usize, token: u64) -> (Vec<usize>, Vec<usize>) {
     (perm, inv)
 }
 
+/// Where the LPF processes of a job live, as one node of it sees it: its index `me`
+/// among the `n` nodes (OS processes), the global pids of each node (node i holds
+/// `offsets[i]..offsets[i + 1]`), and the random order of the nodes that the Bruck
+/// exchange and the barrier use (the same on every node: derived from a token agreed
+/// at init). Shared by every transport's channel.
+pub(crate) struct Layout {
+    pub me: usize,
+    pub n: usize,
+    pub offsets: Arc<[Pid]>,
+    pub perm: Vec<usize>,
+    pub inv: Vec<usize>,
+    pub meta: MetaAlgo,
+}
+
+impl Layout {
+    pub fn new(me: usize, offsets: Vec<Pid>, token: u64, meta: MetaAlgo) -> Layout {
+        let n = offsets.len() - 1;
+        let (perm, inv) = permutation(n, token);
+        Layout { me, n, offsets: offsets.into(), perm, inv, meta }
+    }
+    /// The number of LPF processes.
+    pub fn nprocs(&self) -> Pid {
+        self.offsets[self.n]
+    }
+    /// The node holding global pid `q`.
+    pub fn node_of(&self, q: Pid) -> usize {
+        self.offsets.partition_point(|&o| o <= q) - 1
+    }
+}
+
 /// Control messages between the nodes of a job (a node: an OS process holding one or
 /// more LPF processes). Every message is tagged with (section, kind, step, round); a
 /// channel keeps what arrived until it is asked for, drops what belongs to sections
 /// that ended here, and knows when a peer can no longer send what is awaited.
 pub(crate) trait Channel {
+    /// Where the job's LPF processes live, as this node sees it.
+    fn layout(&self) -> &Layout;
     /// This node's index, and the number of nodes.
-    fn me(&self) -> usize;
-    fn n(&self) -> usize;
+    fn me(&self) -> usize {
+        self.layout().me
+    }
+    fn n(&self) -> usize {
+        self.layout().n
+    }
     /// Node i holds global pids `offsets()[i]..offsets()[i + 1]`.
-    fn offsets(&self) -> &[Pid];
+    fn offsets(&self) -> &[Pid] {
+        &self.layout().offsets
+    }
     /// The random permutation of the nodes (virtual ranks of Bruck and the barrier),
     /// the same everywhere, and its inverse.
-    fn perm(&self) -> &[usize];
-    fn inv(&self) -> &[usize];
-    fn meta_algo(&self) -> MetaAlgo;
+    fn perm(&self) -> &[usize] {
+        &self.layout().perm
+    }
+    fn inv(&self) -> &[usize] {
+        &self.layout().inv
+    }
+    fn meta_algo(&self) -> MetaAlgo {
+        self.layout().meta
+    }
     /// Queues a message for node `to`; `raw` announces payload bytes that the
     /// transport sends besides it (0 for none).
     #[allow(clippy::too_many_arguments)]

@@ -6,6 +6,7 @@
 //! transport's business.
 
 use crate::engine::Superstep;
+use super::Layout;
 use crate::error::{Error, Result};
 use crate::queue::Request;
 use crate::types::{Memslot, Pid};
@@ -155,12 +156,11 @@ pub(crate) struct Built {
     pub any: bool,
 }
 
-/// Builds the outgoing requests of the LPF processes `steps` (global pids
-/// `base..base + steps.len()`) on node `me` of `n`; `node_of` maps a global pid to its
-/// node.
-pub(crate) fn build(steps: &[&Superstep<'_>], base: Pid, nprocs: Pid, me: usize, n: usize, node_of: impl Fn(Pid) -> usize) -> Built {
+/// Builds the outgoing requests of this node's LPF processes `steps` (global pids
+/// `layout.offsets[layout.me]..`), sorted by destination node.
+pub(crate) fn build(steps: &[&Superstep<'_>], layout: &Layout) -> Built {
     let mut built = Built::default();
-    built.rebuild(steps, base, nprocs, me, n, node_of);
+    built.rebuild(steps, layout);
     built
 }
 
@@ -180,26 +180,18 @@ impl Outgoing {
 impl Built {
     /// As [`build`], into this one's buffers (a node that syncs often allocates
     /// nothing here once warm).
-    pub fn rebuild(&mut self, steps: &[&Superstep<'_>], base: Pid, nprocs: Pid, me: usize, n: usize, node_of: impl Fn(Pid) -> usize) {
+    pub fn rebuild(&mut self, steps: &[&Superstep<'_>], layout: &Layout) {
         self.out.iter_mut().for_each(Outgoing::clear);
-        self.out.resize_with(n, Outgoing::default);
+        self.out.resize_with(layout.n, Outgoing::default);
         self.local.clear();
-        let (out, local) = (&mut self.out, &mut self.local);
-        self.any = fill(steps, base, nprocs, me, node_of, out, local);
+        self.any = fill(steps, layout, &mut self.out, &mut self.local);
     }
 }
 
 /// Sorts the requests of `steps` into `out` (per destination node) and `local`;
 /// returns whether there are any.
-fn fill(
-    steps: &[&Superstep<'_>],
-    base: Pid,
-    nprocs: Pid,
-    me: usize,
-    node_of: impl Fn(Pid) -> usize,
-    out: &mut [Outgoing],
-    local: &mut Vec<(Pid, Request)>,
-) -> bool {
+fn fill(steps: &[&Superstep<'_>], layout: &Layout, out: &mut [Outgoing], local: &mut Vec<(Pid, Request)>) -> bool {
+    let (me, base, nprocs) = (layout.me, layout.offsets[layout.me], layout.nprocs());
     let mut any = false;
     for (t, s) in steps.iter().enumerate() {
         let origin = base + t as Pid;
@@ -209,7 +201,7 @@ fn fill(
                 continue;
             }
             any = true;
-            let d = node_of(q);
+            let d = layout.node_of(q);
             if d == me {
                 local.extend(reqs.iter().map(|r| (origin, *r)));
                 continue;

@@ -59,13 +59,11 @@ pub(crate) fn sync(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep
 }
 
 fn run(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let (me, n) = (mesh.me, mesh.n);
-    let base = mesh.offsets[me];
-    let nprocs = mesh.nprocs();
-    debug_assert_eq!(steps.len() as Pid, mesh.offsets[me + 1] - base);
-    let offsets = mesh.offsets.clone();
-    let node_of = |q: Pid| offsets.partition_point(|&o| o <= q) - 1;
-    let built = build(steps, base, nprocs, me, n, node_of);
+    let (me, n) = (mesh.layout.me, mesh.layout.n);
+    let base = mesh.layout.offsets[me];
+    debug_assert_eq!(steps.len() as Pid, mesh.layout.offsets[me + 1] - base);
+    let offsets = mesh.layout.offsets.clone();
+    let built = build(steps, &mesh.layout);
     let out = &built.out;
 
     // ---- Phase 1: meta-data exchange; large put payloads follow their frame raw. ----

@@ -13,7 +13,7 @@
 //! Frames of a section that has already ended here are dropped on arrival (their raw
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
-use crate::phases::{permutation, Channel, MetaAlgo};
+use crate::phases::{Channel, Layout, MetaAlgo};
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
@@ -313,17 +313,10 @@ impl Link {
 
 /// One process's view of the job: its links and the layout of global pids.
 pub(crate) struct Mesh {
-    /// This process's index among the OS processes of the job (its TCP pid).
-    pub me: usize,
-    pub n: usize,
-    /// Global pids of process i are `offsets[i]..offsets[i + 1]`.
-    pub offsets: Vec<Pid>,
+    /// This process's index among the OS processes of the job (its TCP pid), and where
+    /// the LPF processes live.
+    pub layout: Layout,
     links: Vec<Option<Link>>,
-    /// Random permutation of the processes (virtual ranks of the Bruck exchange and the
-    /// barrier), the same everywhere; `inv` is its inverse.
-    pub perm: Vec<usize>,
-    pub inv: Vec<usize>,
-    pub meta: MetaAlgo,
     next_section: u32,
     open: Vec<u32>,
     scratch: Vec<u8>,
@@ -339,17 +332,10 @@ unsafe impl Send for Mesh {}
 impl Mesh {
     #[allow(clippy::too_many_arguments)]
     pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo) -> Mesh {
-        let n = offsets.len() - 1;
-        let (perm, inv) = permutation(n, token);
         let spin = std::env::var("LPF_TCP_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(50u64);
         Mesh {
-            me,
-            n,
-            offsets,
+            layout: Layout::new(me, offsets, token, meta),
             links,
-            perm,
-            inv,
-            meta,
             next_section: 1,
             open: Vec::new(),
             scratch: vec![0; RX_CHUNK],
@@ -359,7 +345,7 @@ impl Mesh {
     }
 
     pub fn nprocs(&self) -> Pid {
-        self.offsets[self.n]
+        self.layout.nprocs()
     }
 
     /// Starts a section (hook or rehook); sections start in the same order everywhere.
@@ -550,7 +536,7 @@ impl Mesh {
 
     fn poll_once(&mut self, timeout_ms: i32) -> Result<()> {
         self.pfds.clear();
-        let mut which = Vec::with_capacity(self.n);
+        let mut which = Vec::with_capacity(self.layout.n);
         for (i, link) in self.links.iter().enumerate() {
             let Some(link) = link else { continue };
             if link.dead.is_some() {
@@ -621,23 +607,8 @@ impl Mesh {
 }
 
 impl Channel for Mesh {
-    fn me(&self) -> usize {
-        self.me
-    }
-    fn n(&self) -> usize {
-        self.n
-    }
-    fn offsets(&self) -> &[Pid] {
-        &self.offsets
-    }
-    fn perm(&self) -> &[usize] {
-        &self.perm
-    }
-    fn inv(&self) -> &[usize] {
-        &self.inv
-    }
-    fn meta_algo(&self) -> MetaAlgo {
-        self.meta
+    fn layout(&self) -> &Layout {
+        &self.layout
     }
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
         self.send(to, kind, round, section, step, body, raw);

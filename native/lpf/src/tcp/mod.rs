@@ -289,7 +289,7 @@ impl TcpInit {
 
     /// Number of OS processes in the job.
     pub fn nprocs(&self) -> Pid {
-        lock(&self.mesh).n as Pid
+        lock(&self.mesh).layout.n as Pid
     }
 
     /// Number of LPF processes (all threads of all OS processes).
@@ -300,7 +300,7 @@ impl TcpInit {
     /// The LPF processes this OS process runs: global pids `first..first + count`.
     pub fn local_procs(&self) -> (Pid, Pid) {
         let m = lock(&self.mesh);
-        (m.offsets[m.me], m.offsets[m.me + 1] - m.offsets[m.me])
+        (m.layout.offsets[m.layout.me], m.layout.offsets[m.layout.me + 1] - m.layout.offsets[m.layout.me])
     }
 
     /// The engine sections run on: `tcp`, or `hybrid` when any process brings more
@@ -324,7 +324,7 @@ impl TcpInit {
         }
         let (section, pid, nprocs) = {
             let mut m = lock(&self.mesh);
-            (m.open_section(), m.offsets[m.me], m.nprocs())
+            (m.open_section(), m.layout.offsets[m.layout.me], m.nprocs())
         };
         let engine = TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid, nprocs, failure: String::new() };
         run_process(Box::new(engine), 1, spmd, args)
@@ -405,7 +405,7 @@ impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
         let mut m = lock(mesh);
-        TcpSection { section: m.open_section(), me: m.me, offsets: m.offsets.clone(), mesh: mesh.clone() }
+        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.to_vec(), mesh: mesh.clone() }
     }
 }
 
