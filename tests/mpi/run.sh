@@ -17,6 +17,8 @@
 #     hybrid over mpimsg, 2 x 2 threads);
 #   - a process killed with SIGKILL under mpirun (mpimsg, mpirma, hybrid over each):
 #     the job ends within seconds;
+#   - long control messages (thousands of requests in one sync) cut into 4 KiB chunks
+#     (LPF_MPI_BODY_CHUNK), on both engines;
 #   - ibverbs selected on a machine without an RDMA device: init fails with a
 #     message naming the missing device, no crash (Rust and C paths).
 #
@@ -116,6 +118,16 @@ for engine in mpimsg mpirma; do
         log=$build/conf-$engine-$n.log
         LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$conf" >"$log" 2>&1
         run_cases "conformance $engine n=$n" "$log" $?
+    done
+done
+
+# ---- long control messages cut into many chunks (LPF_MPI_BODY_CHUNK) -----------
+for engine in mpimsg mpirma; do
+    for n in 2 3; do
+        log=$build/conf-chunks-$engine-$n.log
+        LPF_MPI_BODY_CHUNK=4096 LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_MPI_BODY_CHUNK \
+            -n "$n" "$conf" many_small_messages_in_one_sync >"$log" 2>&1
+        run_cases "long control messages in 4 KiB chunks $engine n=$n" "$log" $?
     done
 done
 

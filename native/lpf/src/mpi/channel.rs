@@ -51,8 +51,9 @@ fn spin_for(node_ranks: usize, threads_per_rank: usize, cores: usize) -> Duratio
 enum Posted {
     /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
     Message,
-    /// The body of a long message whose header came: MPI writes into the vector.
-    Body(Header, Vec<u8>),
+    /// The body of a long message whose header came: MPI writes into the vector, one
+    /// chunk of at most `body_chunk` bytes at a time; `at` bytes are in so far.
+    Body { h: Header, body: Vec<u8>, at: usize },
 }
 
 pub(crate) struct MpiChannel {
@@ -83,6 +84,10 @@ pub(crate) struct MpiChannel {
     next_section: u32,
     open: Vec<u32>,
     spin: Duration,
+    /// Long bodies travel in chunks of this many bytes: 1 GiB (MPI counts are C ints);
+    /// `LPF_MPI_BODY_CHUNK` sets a smaller one, for the tests of this path. Every rank
+    /// must use the same.
+    body_chunk: usize,
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
@@ -124,6 +129,11 @@ impl MpiChannel {
             next_section: 1,
             open: Vec::new(),
             spin,
+            body_chunk: std::env::var("LPF_MPI_BODY_CHUNK")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|&c: &usize| c > 0)
+                .map_or(ffi::CHUNK, |c| c.min(ffi::CHUNK)),
             node_ranks,
             cores,
             built: Built::default(),
@@ -295,24 +305,37 @@ impl MpiChannel {
                     let body = self.rbuf[q][HEADER_LEN..len].to_vec();
                     self.post_message_receive(q)?;
                     self.deliver(q, h, body);
-                } else if len == HEADER_LEN && body_len > EAGER - HEADER_LEN && body_len <= ffi::CHUNK {
-                    let mut body = vec![0u8; body_len];
-                    // SAFETY: the vector's heap buffer moves into `posted[q]` with it
-                    // and is not touched until the request completes or is cancelled.
-                    self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr(), body_len, q, BODY_TAG, self.comm)? };
-                    self.posted[q] = Posted::Body(h, body);
+                } else if len == HEADER_LEN && body_len > EAGER - HEADER_LEN {
+                    let body = vec![0u8; body_len];
+                    self.receive_body(q, h, body, 0)?;
                 } else {
                     return Err(malformed());
                 }
             }
-            Posted::Body(h, body) => {
-                if len != body.len() {
+            Posted::Body { h, body, at } => {
+                let expected = (body.len() - at).min(self.body_chunk);
+                if len != expected {
                     return Err(malformed());
                 }
-                self.post_message_receive(q)?;
-                self.deliver(q, h, body);
+                if at + len < body.len() {
+                    self.receive_body(q, h, body, at + len)?;
+                } else {
+                    self.post_message_receive(q)?;
+                    self.deliver(q, h, body);
+                }
             }
         }
+        Ok(())
+    }
+
+    /// Posts the receive of the next chunk of a long body from `q` (bytes `at..`).
+    fn receive_body(&mut self, q: usize, h: Header, mut body: Vec<u8>, at: usize) -> Result<()> {
+        let n = (body.len() - at).min(self.body_chunk);
+        // SAFETY: the vector's heap buffer moves into `posted[q]` with it (moving a Vec
+        // does not move its buffer) and is not touched until the request completes or
+        // is cancelled.
+        self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr().add(at), n, q, BODY_TAG, self.comm)? };
+        self.posted[q] = Posted::Body { h, body, at };
         Ok(())
     }
 
@@ -438,7 +461,16 @@ impl Channel for MpiChannel {
         }
         self.isend(v, to, CTRL_TAG);
         if long {
-            self.isend(parts.concat(), to, BODY_TAG);
+            // In chunks (MPI counts are C ints), received in order: MPI does not let
+            // messages of one source and tag overtake each other.
+            let body = parts.concat();
+            if body.len() <= self.body_chunk {
+                self.isend(body, to, BODY_TAG);
+            } else {
+                for chunk in body.chunks(self.body_chunk) {
+                    self.isend(chunk.to_vec(), to, BODY_TAG);
+                }
+            }
         }
     }
 
