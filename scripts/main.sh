@@ -17,7 +17,9 @@ bash scripts/setup.sh
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 
 echo "=== build (release)"
-cargo build --release --workspace --bins --examples
+# --lib too: the C example links liblpf_core (the cdylib of lpf-capi), which a
+# bins-and-examples build does not produce.
+cargo build --release --workspace --lib --bins --examples
 
 echo "=== Rust example: sync latency on the shared-memory engine"
 for p in 1 2; do ./target/release/examples/sync_latency "$p"; done
