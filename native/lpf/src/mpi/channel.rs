@@ -21,7 +21,8 @@
 
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
-use crate::phases::requests::Built;
+use crate::phases::conflict::{Plan, Write};
+use crate::phases::requests::{Built, Incoming};
 use crate::phases::{Channel, Layout, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
@@ -91,8 +92,13 @@ pub(crate) struct MpiChannel {
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
-    /// The request buffers of a sync, kept for the next one (`msg::sync`).
+    /// Buffers of a sync kept for the next one: its requests (`msg::sync`), its
+    /// write plan, the parsed requests of peers and the bodies of their messages, so
+    /// that a node that syncs often allocates little once warm.
     pub built: Built,
+    pub plan_buffers: Option<(Vec<Write>, Vec<(usize, usize)>)>,
+    incomings: Vec<Incoming>,
+    bodies: Vec<Vec<u8>>,
 }
 
 // SAFETY: the MPI handles are used only by the thread holding the channel (it sits
@@ -137,6 +143,9 @@ impl MpiChannel {
             node_ranks,
             cores,
             built: Built::default(),
+            plan_buffers: None,
+            incomings: Vec::new(),
+            bodies: Vec::new(),
         };
         for q in (0..n).filter(|&q| q != me) {
             // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
@@ -301,8 +310,9 @@ impl MpiChannel {
                     .map_err(|e| Error::fatal(format!("control message from process {q}: {e}")))?;
                 let body_len = usize::try_from(h.body).map_err(|_| malformed())?;
                 if len == HEADER_LEN + body_len {
-                    // Only a non-empty body is copied out (an empty one allocates nothing).
-                    let body = self.rbuf[q][HEADER_LEN..len].to_vec();
+                    // Into a recycled buffer (an empty body allocates nothing).
+                    let mut body = if len > HEADER_LEN { self.bodies.pop().unwrap_or_default() } else { Vec::new() };
+                    body.extend_from_slice(&self.rbuf[q][HEADER_LEN..len]);
                     self.post_message_receive(q)?;
                     self.deliver(q, h, body);
                 } else if len == HEADER_LEN && body_len > EAGER - HEADER_LEN {
@@ -326,6 +336,18 @@ impl MpiChannel {
             }
         }
         Ok(())
+    }
+
+    /// The end of a sync that got this far: keeps its buffers for the next one and
+    /// says how it ended (an error found here fails this process only; see
+    /// docs/mpi.md, "Errors").
+    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, plan: Plan) -> Result<()> {
+        let found = plan.found.clone();
+        self.plan_buffers = Some(plan.into_buffers());
+        for inc in incoming.into_iter().flatten() {
+            self.recycle(inc);
+        }
+        found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)))
     }
 
     /// Posts the receive of the next chunk of a long body from `q` (bytes `at..`).
@@ -439,6 +461,24 @@ impl MpiChannel {
 impl Channel for MpiChannel {
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    fn spare_incoming(&mut self) -> Incoming {
+        self.incomings.pop().unwrap_or_default()
+    }
+
+    fn recycle(&mut self, mut inc: Incoming) {
+        // Small buffers only, and a bounded number: a burst of large syncs should not
+        // pin memory.
+        let body = std::mem::take(&mut inc.body);
+        if body.capacity() > 0 && body.capacity() <= EAGER && self.bodies.len() < 2 * self.layout.n {
+            let mut body = body;
+            body.clear();
+            self.bodies.push(body);
+        }
+        if inc.puts.capacity() + inc.gets.capacity() <= 4096 && self.incomings.len() < 2 * self.layout.n {
+            self.incomings.push(inc);
+        }
     }
 
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {

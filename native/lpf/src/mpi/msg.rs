@@ -21,7 +21,7 @@ use super::channel::MpiChannel;
 use super::ffi::{self, Comm, Request, CHUNK};
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{plan, Locals};
+use crate::phases::conflict::{plan_reusing, Locals};
 use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{meta_exchange, note, Channel};
 use crate::types::Pid;
@@ -147,7 +147,8 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
 
     // ---- Phase 2: checks and conflict resolution (shared). ----
     let loc = Locals { steps, base, offsets, me };
-    let mut plan = plan(&loc, &incoming, &built.local, out);
+    let (writes, pieces) = ch.plan_buffers.take().unwrap_or_default();
+    let mut plan = plan_reusing(&loc, &incoming, &built.local, out, writes, pieces);
     plan.copy_local();
     let whole = |plan: &crate::phases::conflict::Plan, i: usize| {
         let w = &plan.writes[i];
@@ -206,7 +207,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
         st.mark(4);
         st.mark(5);
         st.done(0);
-        return plan.found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)));
+        return ch.finish_sync(incoming, plan);
     }
     let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
     replied[me] = true;
@@ -283,10 +284,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
     let large = !data.reqs.is_empty() || !data.bounce.is_empty() || out.iter().any(|o| !o.raw.is_empty());
     st.mark(5);
     st.done(large as usize);
-    match plan.found {
-        None => Ok(()),
-        Some((_, msg)) => Err(Error::fatal(msg)),
-    }
+    ch.finish_sync(incoming, plan)
 }
 
 /// The get reply from `q`, if it came.

@@ -25,7 +25,7 @@
 use super::channel::MpiChannel;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{plan, Locals};
+use crate::phases::conflict::{plan_reusing, Locals};
 use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{allgather, meta_exchange, note, Channel};
 use crate::register::Register;
@@ -208,7 +208,8 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
 
     // ---- Phase 2: conflict resolution at the destination; tell the origins. ----
     let loc = Locals { steps, base, offsets, me };
-    let mut plan = plan(&loc, &incoming, &built.local, out);
+    let (writes, pieces) = ch.plan_buffers.take().unwrap_or_default();
+    let mut plan = plan_reusing(&loc, &incoming, &built.local, out, writes, pieces);
     plan.copy_local();
     let mut written: Vec<usize> = Vec::new();
     for q in (0..n).filter(|&q| q != me) {
@@ -322,9 +323,7 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
             ch.expect(q, section, Kind::Barrier, step, 0)?;
         }
     }
-    if let Some((_, msg)) = plan.found {
-        return Err(Error::fatal(msg));
-    }
+    ch.finish_sync(incoming, plan)?;
     written.sort_unstable();
     written.dedup();
     for index in written {

@@ -38,12 +38,21 @@ impl Write {
     }
 }
 
-/// Keeps, for every write, the bytes no later write covers (painting from the last
-/// write backwards). The pieces of all writes are disjoint.
+/// [`resolve_into`] returning the pieces (for tests).
+#[cfg(test)]
 pub(crate) fn resolve(writes: &mut [Write]) -> Vec<(usize, usize)> {
+    let mut pieces = Vec::with_capacity(writes.len());
+    resolve_into(writes, &mut pieces);
+    pieces
+}
+
+/// Keeps, for every write, the bytes no later write covers (painting from the last
+/// write backwards), in `pieces` (emptied first; its buffer is reused). The pieces of
+/// all writes are disjoint.
+fn resolve_into(writes: &mut [Write], pieces: &mut Vec<(usize, usize)>) {
+    pieces.clear();
     if disjoint(writes) {
         // The common case: nothing overlaps, every write survives whole.
-        let mut pieces = Vec::with_capacity(writes.len());
         for w in writes.iter_mut() {
             w.lo = pieces.len();
             if w.len > 0 {
@@ -51,9 +60,8 @@ pub(crate) fn resolve(writes: &mut [Write]) -> Vec<(usize, usize)> {
             }
             w.hi = pieces.len();
         }
-        return pieces;
+        return;
     }
-    let mut pieces = Vec::with_capacity(writes.len());
     let mut covered: BTreeMap<usize, usize> = BTreeMap::new();
     for w in writes.iter_mut().rev() {
         let (a, b) = (w.addr, w.addr + w.len);
@@ -83,7 +91,6 @@ pub(crate) fn resolve(writes: &mut [Write]) -> Vec<(usize, usize)> {
         w.lo = first;
         w.hi = pieces.len();
     }
-    pieces
 }
 
 /// The LPF processes of this node at the fence: global pids `base..base + steps.len()`
@@ -151,6 +158,13 @@ impl Plan {
 
     /// Performs the writes whose bytes are here already (inline payloads, copies among
     /// this node's processes), unless this node discards.
+    /// The buffers of its writes and pieces, for [`plan_reusing`]. (The writes hold
+    /// addresses of this sync's memory: nothing reads them before they are overwritten.)
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn into_buffers(self) -> (Vec<Write>, Vec<(usize, usize)>) {
+        (self.writes, self.pieces)
+    }
+
     pub fn copy_local(&self) {
         if self.discard {
             return;
@@ -175,6 +189,20 @@ impl Plan {
 /// `incoming[s]`: the requests from node s (None for none and for this node); `out[d]`
 /// the requests this node sends (its gets' destinations are writes here too).
 pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)], out: &[Outgoing]) -> Plan {
+    plan_reusing(loc, incoming, local, out, Vec::new(), Vec::new())
+}
+
+/// As [`plan`], reusing the buffers of an earlier plan's writes and pieces (emptied
+/// here): [`Plan::into_buffers`].
+pub(crate) fn plan_reusing(
+    loc: &Locals<'_, '_>,
+    incoming: &[Option<Incoming>],
+    local: &[(Pid, Request)],
+    out: &[Outgoing],
+    mut writes: Vec<Write>,
+    mut pieces: Vec<(usize, usize)>,
+) -> Plan {
+    writes.clear();
     let n = incoming.len();
     let (me, base) = (loc.me, loc.base);
     let mut found: Found = None;
@@ -215,7 +243,6 @@ pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &
 
     // The writes into this node's memory, in one order: nodes 0..n (their puts to us;
     // ours among ourselves), then our own gets.
-    let mut writes: Vec<Write> = Vec::new();
     // Allocated only if some put's payload travels apart from its header.
     let mut put_writes: Vec<Vec<Option<usize>>> = Vec::new();
     for s in 0..n {
@@ -276,7 +303,7 @@ pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &
             writes.push(Write::new(g.dst as usize, g.size, Source::Remote));
         }
     }
-    let pieces = resolve(&mut writes);
+    resolve_into(&mut writes, &mut pieces);
     Plan { writes, pieces, put_writes, get_writes, found, discard }
 }
 

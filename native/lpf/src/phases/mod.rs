@@ -140,6 +140,16 @@ pub(crate) trait Channel {
     fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
         self.post(to, kind, round, section, step, &parts.concat(), raw)
     }
+    /// An empty `Incoming` for [`meta_exchange`] to parse into: one whose buffers the
+    /// channel kept from an earlier sync ([`Channel::recycle`]), or a new one.
+    fn spare_incoming(&mut self) -> Incoming {
+        Incoming::default()
+    }
+    /// Takes back the parsed requests of a sync that is over, to reuse their buffers
+    /// (the default drops them).
+    fn recycle(&mut self, inc: Incoming) {
+        drop(inc);
+    }
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
@@ -187,9 +197,12 @@ pub(crate) fn meta_exchange<C: Channel>(
             for s in (0..n).filter(|&s| s != me) {
                 let f = ch.expect(s, section, Kind::Meta, step, 0)?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
-                let inc = parse_requests(f.body, f.h.raw, 1)?;
+                let shell = ch.spare_incoming();
+                let inc = parse_requests(shell, f.body, f.h.raw, 1)?;
                 if inc.puts.len() + inc.gets.len() > 0 {
                     incoming[s] = Some(inc);
+                } else {
+                    ch.recycle(inc);
                 }
             }
             flags
@@ -205,7 +218,8 @@ pub(crate) fn meta_exchange<C: Channel>(
             if flags {
                 for s in from {
                     let f = ch.expect(s, section, Kind::Hdrs, step, 0)?;
-                    incoming[s] = Some(parse_requests(f.body, f.h.raw, 0)?);
+                    let shell = ch.spare_incoming();
+                    incoming[s] = Some(parse_requests(shell, f.body, f.h.raw, 0)?);
                 }
             }
             flags

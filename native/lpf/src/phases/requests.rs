@@ -35,6 +35,7 @@ pub(crate) struct InGet {
 }
 
 /// Requests from one node, parsed from its message body.
+#[derive(Default)]
 pub(crate) struct Incoming {
     pub body: Vec<u8>,
     /// Payload bytes the sender announced besides the body (its large puts).
@@ -50,13 +51,19 @@ impl Incoming {
     }
 }
 
-/// Parses the requests in `body[start..]`.
-pub(crate) fn parse_requests(body: Vec<u8>, raw: u64, start: usize) -> Result<Incoming> {
+/// Parses the requests in `body[start..]` into `inc`, an `Incoming` whose vectors are
+/// reused (a transport may keep them from an earlier sync: [`Channel::recycle`]).
+///
+/// [`Channel::recycle`]: super::Channel::recycle
+pub(crate) fn parse_requests(mut inc: Incoming, body: Vec<u8>, raw: u64, start: usize) -> Result<Incoming> {
     let mut g = Get::new(&body);
     g.bytes(start)?;
     let nput = g.u32()? as usize;
     let nget = g.u32()? as usize;
-    let mut puts = Vec::with_capacity(nput.min(1 << 20));
+    let (puts, gets) = (&mut inc.puts, &mut inc.gets);
+    puts.clear();
+    gets.clear();
+    puts.reserve(nput.min(1 << 20));
     for _ in 0..nput {
         let (origin, dst) = (g.u32()?, g.u32()?);
         let slot = Memslot::from_raw(g.usize()?);
@@ -70,7 +77,7 @@ pub(crate) fn parse_requests(body: Vec<u8>, raw: u64, start: usize) -> Result<In
         };
         puts.push(InPut { origin, dst, slot, off, size, inline });
     }
-    let mut gets = Vec::with_capacity(nget.min(1 << 20));
+    gets.reserve(nget.min(1 << 20));
     for _ in 0..nget {
         let (requester, src) = (g.u32()?, g.u32()?);
         let slot = Memslot::from_raw(g.usize()?);
@@ -80,7 +87,9 @@ pub(crate) fn parse_requests(body: Vec<u8>, raw: u64, start: usize) -> Result<In
     if !g.is_done() {
         return Err(Error::fatal("malformed request message from a peer (trailing bytes)"));
     }
-    Ok(Incoming { body, raw, puts, gets })
+    inc.body = body;
+    inc.raw = raw;
+    Ok(inc)
 }
 
 /// A large put as its origin keeps it: where the bytes are, and where they go.
