@@ -398,14 +398,14 @@ struct TcpSection {
     mesh: Arc<Mutex<Mesh>>,
     section: u32,
     me: usize,
-    offsets: Vec<Pid>,
+    offsets: Arc<[Pid]>,
 }
 
 impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
         let mut m = lock(mesh);
-        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.to_vec(), mesh: mesh.clone() }
+        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone() }
     }
 }
 
