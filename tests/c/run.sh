@@ -6,7 +6,8 @@
 # liblpf_core.so with an rpath, and against liblpf_core.a), and runs each with
 # LPF_MAX_PROCS = 1..4. tcp_ring is only compiled until the library exports
 # lpf_mpi_initialize_over_tcp; from then on it is also run, as separate OS
-# processes meeting on 127.0.0.1.
+# processes meeting on 127.0.0.1. tcp_listen_join runs the two-step TCP init of
+# lpf/tcp.h (lpf_tcp_listen + lpf_tcp_join) in processes it forks itself.
 #
 # Prints one line per case, "ok <name>" or "FAIL <name>" (a failure is
 # followed by the tail of its log, indented), and as the very last line
@@ -157,7 +158,7 @@ link_static() { # link_static PROG
     fi
 }
 
-for prog in "${programs[@]}" tcp_ring; do
+for prog in "${programs[@]}" tcp_ring tcp_listen_join; do
     check "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
         -o "$build/obj/$prog.o"
 done
@@ -228,6 +229,20 @@ if [ "$lib_ok" = 1 ]; then
         done
     else
         echo "skip run.tcp_ring (liblpf_core does not export lpf_mpi_initialize_over_tcp yet)"
+    fi
+fi
+
+# --- tcp_listen_join: lpf_tcp_listen + lpf_tcp_join of lpf/tcp.h (an OS-chosen port
+# published after listening, a wrong secret, a bad pid); it forks its own processes.
+if [ "$lib_ok" = 1 ]; then
+    if has_symbol "$libdir/liblpf_core.so" lpf_tcp_join; then
+        for kind in shared static; do
+            if check "link.tcp_listen_join.$kind" "link_$kind" tcp_listen_join; then
+                run_one "run.tcp_listen_join.$kind.p3" 3 "$build/$kind/tcp_listen_join" 3
+            fi
+        done
+    else
+        echo "skip run.tcp_listen_join (liblpf_core does not export lpf_tcp_join)"
     fi
 fi
 
