@@ -17,6 +17,8 @@
 #     hybrid over mpimsg, 2 x 2 threads);
 #   - a process killed with SIGKILL under mpirun (mpimsg, mpirma, hybrid over each):
 #     the job ends within seconds;
+#   - the conformance suite with errors agreed in every sync (LPF_MPI_AGREE_ERRORS=1),
+#     both engines, n = 2, 3;
 #   - long control messages (thousands of requests in one sync) cut into 4 KiB chunks
 #     (LPF_MPI_BODY_CHUNK), on both engines;
 #   - ibverbs selected on a machine without an RDMA device: init fails with a
@@ -118,6 +120,16 @@ for engine in mpimsg mpirma; do
         log=$build/conf-$engine-$n.log
         LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$conf" >"$log" 2>&1
         run_cases "conformance $engine n=$n" "$log" $?
+    done
+done
+
+# ---- conformance with errors agreed in every sync (LPF_MPI_AGREE_ERRORS=1) ------
+for engine in mpimsg mpirma; do
+    for n in 2 3; do
+        log=$build/conf-agree-$engine-$n.log
+        LPF_MPI_AGREE_ERRORS=1 LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_MPI_AGREE_ERRORS \
+            -n "$n" "$conf" >"$log" 2>&1
+        run_cases "conformance $engine n=$n, errors agreed in every sync" "$log" $?
     done
 done
 

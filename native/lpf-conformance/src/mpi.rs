@@ -60,7 +60,7 @@ impl MpiLauncher {
 
 impl Launcher for MpiLauncher {
     fn errors_agreed_at_sync(&self) -> bool {
-        false
+        self.world.agrees_on_errors()
     }
     fn run(&self, p: Pid, spmd: &(dyn Fn(&mut Context, Args<'_>) + Sync), args: Args<'_>) -> Result<()> {
         if p == 0 || p > self.total() {

@@ -23,7 +23,7 @@ use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
 use crate::phases::conflict::{Plan, Write};
 use crate::phases::requests::{Built, Incoming};
-use crate::phases::{Channel, Layout, MetaAlgo};
+use crate::phases::{final_barrier, Channel, Layout, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
@@ -85,6 +85,9 @@ pub(crate) struct MpiChannel {
     next_section: u32,
     open: Vec<u32>,
     spin: Duration,
+    /// Whether communicating syncs end with the barrier that agrees on the first
+    /// error (`LPF_MPI_AGREE_ERRORS=1`, the same on every rank); see docs/mpi.md.
+    pub agree_errors: bool,
     /// Long bodies travel in chunks of this many bytes: 1 GiB (MPI counts are C ints);
     /// `LPF_MPI_BODY_CHUNK` sets a smaller one, for the tests of this path. Every rank
     /// must use the same.
@@ -135,6 +138,7 @@ impl MpiChannel {
             next_section: 1,
             open: Vec::new(),
             spin,
+            agree_errors: false,
             body_chunk: std::env::var("LPF_MPI_BODY_CHUNK")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -339,13 +343,17 @@ impl MpiChannel {
     }
 
     /// The end of a sync that got this far: keeps its buffers for the next one and
-    /// says how it ended (an error found here fails this process only; see
-    /// docs/mpi.md, "Errors").
-    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, plan: Plan) -> Result<()> {
+    /// says how it ended. By default an error found here fails this process only (see
+    /// docs/mpi.md, "Errors"); with `agree_errors`, the final barrier carries the
+    /// first error found anywhere and the sync fails everywhere.
+    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, plan: Plan, section: u32, step: u64) -> Result<()> {
         let found = plan.found.clone();
         self.plan_buffers = Some(plan.into_buffers());
         for inc in incoming.into_iter().flatten() {
             self.recycle(inc);
+        }
+        if self.agree_errors {
+            return final_barrier(self, section, step, found);
         }
         found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)))
     }

@@ -258,8 +258,9 @@ impl MpiInit {
                  MPI_THREAD_SERIALIZED or better (use MPI_Init_thread)"
             )));
         }
-        // Pid 0 chooses the random permutation and the meta-data algorithm for all.
-        let mut agreed = [0u8; 9];
+        // Pid 0 chooses the random permutation, the meta-data algorithm and whether
+        // syncs agree on errors (LPF_MPI_AGREE_ERRORS=1; docs/mpi.md, "Errors") for all.
+        let mut agreed = [0u8; 10];
         if rank == 0 {
             let mut t = [0u8; 8];
             getrandom::fill(&mut t).map_err(|e| Error::fatal(format!("OS random source: {e}")))?;
@@ -269,6 +270,7 @@ impl MpiInit {
                 Some(MetaAlgo::Bruck) => 2,
                 None => 0,
             };
+            agreed[9] = std::env::var("LPF_MPI_AGREE_ERRORS").is_ok_and(|v| v == "1") as u8;
         }
         ffi::bcast(comm, &mut agreed, 0)?;
         let token = u64::from_le_bytes(agreed[..8].try_into().unwrap());
@@ -279,7 +281,15 @@ impl MpiInit {
         };
         let mut ch = MpiChannel::new(comm, rank, size, token, meta)?;
         ch.set_offsets(offsets.clone());
+        ch.agree_errors = agreed[9] != 0;
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
+    }
+
+    /// Whether its syncs agree on errors (a request rejected at its destination fails
+    /// that sync everywhere), at the cost of a message round per communicating sync:
+    /// `LPF_MPI_AGREE_ERRORS=1` on pid 0 when the init was made.
+    pub fn agrees_on_errors(&self) -> bool {
+        lock(&self.node).ch.agree_errors
     }
 
     /// This rank's index in the init (its pid, unless hybrid: see

@@ -207,7 +207,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
         st.mark(4);
         st.mark(5);
         st.done(0);
-        return ch.finish_sync(incoming, plan);
+        return ch.finish_sync(incoming, plan, section, step);
     }
     let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
     replied[me] = true;
@@ -284,7 +284,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
     let large = !data.reqs.is_empty() || !data.bounce.is_empty() || out.iter().any(|o| !o.raw.is_empty());
     st.mark(5);
     st.done(large as usize);
-    ch.finish_sync(incoming, plan)
+    ch.finish_sync(incoming, plan, section, step)
 }
 
 /// The get reply from `q`, if it came.

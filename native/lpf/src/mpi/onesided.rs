@@ -315,15 +315,18 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
     // destination waits for those it answered with a plan, then makes the arrivals
     // visible. Errors are not agreed here (as for mpimsg): an error found here fails
     // this process, which leaves saying why. ----
-    for d in (0..n).filter(|&d| d != me && (!out[d].raw.is_empty() || !out[d].my_gets.is_empty())) {
-        ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
-    }
-    for q in (0..n).filter(|&q| q != me) {
-        if incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
-            ch.expect(q, section, Kind::Barrier, step, 0)?;
+    // (With agreement on errors the final barrier of `finish_sync` does both.)
+    if !ch.agree_errors {
+        for d in (0..n).filter(|&d| d != me && (!out[d].raw.is_empty() || !out[d].my_gets.is_empty())) {
+            ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
+        }
+        for q in (0..n).filter(|&q| q != me) {
+            if incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
+                ch.expect(q, section, Kind::Barrier, step, 0)?;
+            }
         }
     }
-    ch.finish_sync(incoming, plan)?;
+    ch.finish_sync(incoming, plan, section, step)?;
     written.sort_unstable();
     written.dedup();
     for index in written {
