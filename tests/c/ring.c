@@ -10,15 +10,10 @@ int main(void)
 {
     struct ring_out out;
     unsigned want = test_requested_procs();
-    lpf_args_t args = LPF_NO_ARGS;
     lpf_err_t rc;
     int bad = 0;
 
-    memset(&out, 0, sizeof out);
-    args.output = &out;
-    args.output_size = sizeof out;
-
-    rc = lpf_exec(LPF_ROOT, LPF_MAX_P, ring_spmd, args);
+    rc = lpf_exec(LPF_ROOT, LPF_MAX_P, ring_spmd, ring_args(&out));
     EXPECT(&bad, 0, rc == LPF_SUCCESS, "lpf_exec returned %d", rc);
     bad += ring_verify_out(&out, 1);
     if (out.magic == RING_MAGIC) {

@@ -263,4 +263,34 @@ static inline int ring_verify_out(const struct ring_out *o, int global)
     return bad;
 }
 
+/* Arguments whose output, zeroed, is `out`: where the ring reports. */
+static inline lpf_args_t ring_args(struct ring_out *out)
+{
+    lpf_args_t args = LPF_NO_ARGS;
+    memset(out, 0, sizeof *out);
+    args.output = out;
+    args.output_size = sizeof *out;
+    return args;
+}
+
+/* Runs the ring through lpf_hook on `init` as process `pid` of `nprocs` and
+ * checks what it reports; returns the number of problems. */
+static inline int ring_hook_and_verify(lpf_init_t init, lpf_pid_t pid,
+                                       lpf_pid_t nprocs)
+{
+    struct ring_out out;
+    lpf_err_t rc;
+    int bad = 0;
+
+    rc = lpf_hook(init, ring_spmd, ring_args(&out));
+    EXPECT(&bad, pid, rc == LPF_SUCCESS, "lpf_hook returned %d", rc);
+    bad += ring_verify_out(&out, pid == 0);
+    if (out.magic == RING_MAGIC) {
+        EXPECT(&bad, pid, out.pid == pid, "hooked as pid %u", out.pid);
+        EXPECT(&bad, pid, out.nprocs == nprocs, "hooked with %u processes",
+               out.nprocs);
+    }
+    return bad;
+}
+
 #endif /* LPF_TEST_RING_COMMON_H */

@@ -69,21 +69,7 @@ static int member(lpf_pid_t pid, lpf_pid_t nprocs, const char *port,
     if (rc != LPF_SUCCESS)
         return bad;
 
-    {
-        struct ring_out out;
-        lpf_args_t args = LPF_NO_ARGS;
-        memset(&out, 0, sizeof out);
-        args.output = &out;
-        args.output_size = sizeof out;
-        rc = lpf_hook(init, ring_spmd, args);
-        EXPECT(&bad, pid, rc == LPF_SUCCESS, "lpf_hook returned %d", rc);
-        bad += ring_verify_out(&out, pid == 0);
-        if (out.magic == RING_MAGIC) {
-            EXPECT(&bad, pid, out.pid == pid, "hooked as pid %u", out.pid);
-            EXPECT(&bad, pid, out.nprocs == nprocs, "hooked with %u processes",
-                   out.nprocs);
-        }
-    }
+    bad += ring_hook_and_verify(init, pid, nprocs);
     rc = lpf_tcp_finalize(init);
     EXPECT(&bad, pid, rc == LPF_SUCCESS, "lpf_tcp_finalize returned %d", rc);
     return bad;

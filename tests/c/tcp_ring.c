@@ -28,8 +28,6 @@ int main(int argc, char **argv)
 {
     unsigned long pid, nprocs, timeout = 30000;
     lpf_init_t init = LPF_INIT_NONE;
-    lpf_args_t args = LPF_NO_ARGS;
-    struct ring_out out;
     lpf_err_t rc;
     int bad = 0;
 
@@ -55,17 +53,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    memset(&out, 0, sizeof out);
-    args.output = &out;
-    args.output_size = sizeof out;
-    rc = lpf_hook(init, ring_spmd, args);
-    EXPECT(&bad, pid, rc == LPF_SUCCESS, "lpf_hook returned %d", rc);
-    bad += ring_verify_out(&out, pid == 0);
-    if (out.magic == RING_MAGIC) {
-        EXPECT(&bad, pid, out.pid == pid, "hooked as pid %u", out.pid);
-        EXPECT(&bad, pid, out.nprocs == nprocs, "hooked with %u processes",
-               out.nprocs);
-    }
+    bad += ring_hook_and_verify(init, (lpf_pid_t)pid, (lpf_pid_t)nprocs);
 
     rc = lpf_mpi_finalize(init);
     EXPECT(&bad, pid, rc == LPF_SUCCESS, "lpf_mpi_finalize returned %d", rc);

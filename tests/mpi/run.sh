@@ -123,25 +123,23 @@ for engine in mpimsg mpirma; do
     done
 done
 
-# ---- conformance with errors agreed in every sync (LPF_MPI_AGREE_ERRORS=1) ------
-for engine in mpimsg mpirma; do
-    for n in 2 3; do
-        log=$build/conf-agree-$engine-$n.log
-        LPF_MPI_AGREE_ERRORS=1 LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_MPI_AGREE_ERRORS \
-            -n "$n" "$conf" >"$log" 2>&1
-        run_cases "conformance $engine n=$n, errors agreed in every sync" "$log" $?
+# ---- the suite (or one case) with a setting, both engines, n = 2 and 3 ----------
+# conf_variant LABEL VAR=VALUE [CASE]
+conf_variant() {
+    local label=$1 setting=$2 case=${3:-} engine n log
+    for engine in mpimsg mpirma; do
+        for n in 2 3; do
+            log=$build/conf-${setting%%=*}-$engine-$n.log
+            env "$setting" LPF_ENGINE="$engine" timeout "$tmo" mpirun "${mpirun_opts[@]}" -x "${setting%%=*}" \
+                -n "$n" "$conf" ${case:+"$case"} >"$log" 2>&1
+            run_cases "$label $engine n=$n" "$log" $?
+        done
     done
-done
-
-# ---- long control messages cut into many chunks (LPF_MPI_BODY_CHUNK) -----------
-for engine in mpimsg mpirma; do
-    for n in 2 3; do
-        log=$build/conf-chunks-$engine-$n.log
-        LPF_MPI_BODY_CHUNK=4096 LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_MPI_BODY_CHUNK \
-            -n "$n" "$conf" many_small_messages_in_one_sync >"$log" 2>&1
-        run_cases "long control messages in 4 KiB chunks $engine n=$n" "$log" $?
-    done
-done
+}
+# errors agreed in every sync
+conf_variant "conformance with errors agreed in every sync:" LPF_MPI_AGREE_ERRORS=1
+# long control messages cut into many chunks
+conf_variant "long control messages in 4 KiB chunks:" LPF_MPI_BODY_CHUNK=4096 many_small_messages_in_one_sync
 
 # ---- conformance suite on the hybrid engine over MPI ----------------------------
 for net in mpimsg mpirma; do
