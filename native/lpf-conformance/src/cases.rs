@@ -829,3 +829,60 @@ pub fn many_small_messages_in_one_sync(l: &dyn Launcher) {
         });
     }
 }
+
+/// Payloads above the inline limit (raw data messages, or one-sided operations): the
+/// SPMD section of all-to-all puts and gets of 48 KiB blocks, plus large puts that
+/// overlap at the last process and must end as a serialisation. Engines with a
+/// launcher of their own (TCP layouts, the MPI runner) run it directly.
+pub fn large_payloads_section(ctx: &mut Context, _: Args<'_>) {
+    const WORDS: usize = 6 * 1024; // 48 KiB blocks
+    let (pid, n) = (ctx.pid(), ctx.nprocs());
+    let np = n as usize;
+    setup(ctx, 4, 4 * np);
+    let mut src: Vec<u64> = (0..np * WORDS).map(|i| ((pid as u64) << 32) | i as u64).collect();
+    let mut dst = vec![0u64; np * WORDS];
+    let mut got = vec![0u64; np * WORDS];
+    let mut over = vec![0u64; 2 * WORDS];
+    let s = ctx.register_global(&mut src).unwrap();
+    let d = ctx.register_global(&mut dst).unwrap();
+    let g = ctx.register_local(&mut got).unwrap();
+    let o = ctx.register_global(&mut over).unwrap();
+    sync(ctx);
+    let b = words(WORDS);
+    for q in 0..n {
+        ctx.put(s.slot(), b * q as usize, q, d.slot(), b * pid as usize, b, MSG_DEFAULT).unwrap();
+        ctx.get(q, s.slot(), b * pid as usize, g.slot(), b * q as usize, b, MSG_DEFAULT).unwrap();
+    }
+    // Every process writes words [pid * WORDS / n, + WORDS) of the last process's
+    // `over`: these puts overlap.
+    let target = n - 1;
+    let start = pid as usize * WORDS / np;
+    ctx.put(s.slot(), 0, target, o.slot(), words(start), b, MSG_DEFAULT).unwrap();
+    sync(ctx);
+    let want = |i: usize| (((i / WORDS) as u64) << 32) | (pid as usize * WORDS + i % WORDS) as u64;
+    for (i, &x) in ctx.slice(&d).iter().enumerate() {
+        assert_eq!(x, want(i), "put word {i}");
+    }
+    for (i, &x) in ctx.slice(&g).iter().enumerate() {
+        assert_eq!(x, want(i), "get word {i}");
+    }
+    if pid == target {
+        // Each word comes from a writer covering it, at the right offset, and no two
+        // writers appear in both orders (beat[q][c]: q's write survived over c's).
+        let mut beat = vec![vec![false; np]; np];
+        for (w, &x) in ctx.slice(&o).iter().enumerate() {
+            let covering: Vec<usize> = (0..np).filter(|&q| (q * WORDS / np..q * WORDS / np + WORDS).contains(&w)).collect();
+            if covering.is_empty() {
+                assert_eq!(x, 0, "word {w} written by nobody");
+                continue;
+            }
+            let q = (x >> 32) as usize;
+            assert!(covering.contains(&q), "word {w} from {q}, covered by {covering:?}");
+            assert_eq!(x & 0xffff_ffff, (w - q * WORDS / np) as u64, "word {w} offset");
+            for &c in covering.iter().filter(|&&c| c != q) {
+                assert!(!beat[c][q], "writers {c} and {q} in both orders");
+                beat[q][c] = true;
+            }
+        }
+    }
+}

@@ -323,63 +323,8 @@ mod faults {
 mod large {
     use super::run_over_tcp;
     use lpf::tcp::MetaAlgo;
-    use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
-
-    const BLOCK: usize = 6 * 1024; // words: 48 KiB
-
-    fn section(ctx: &mut Context, _: Args<'_>) {
-        let (pid, n) = (ctx.pid(), ctx.nprocs());
-        let np = n as usize;
-        lpf_conformance::setup(ctx, 4, 4 * np);
-        let mut src: Vec<u64> = (0..np * BLOCK).map(|i| ((pid as u64) << 32) | i as u64).collect();
-        let mut dst = vec![0u64; np * BLOCK];
-        let mut got = vec![0u64; np * BLOCK];
-        let mut over = vec![0u64; 2 * BLOCK];
-        let s = ctx.register_global(&mut src).unwrap();
-        let d = ctx.register_global(&mut dst).unwrap();
-        let g = ctx.register_local(&mut got).unwrap();
-        let o = ctx.register_global(&mut over).unwrap();
-        ctx.sync(SYNC_DEFAULT).unwrap();
-        for q in 0..n {
-            let at = 8 * BLOCK * q as usize;
-            ctx.put(s.slot(), at, q, d.slot(), 8 * BLOCK * pid as usize, 8 * BLOCK, MSG_DEFAULT).unwrap();
-            ctx.get(q, s.slot(), 8 * BLOCK * pid as usize, g.slot(), at, 8 * BLOCK, MSG_DEFAULT).unwrap();
-        }
-        // Every process writes words [pid * BLOCK / n, pid * BLOCK / n + BLOCK) of the
-        // last process's `over`: all these puts overlap.
-        let target = n - 1;
-        let start = pid as usize * BLOCK / np;
-        ctx.put(s.slot(), 0, target, o.slot(), 8 * start, 8 * BLOCK, MSG_DEFAULT).unwrap();
-        ctx.sync(SYNC_DEFAULT).unwrap();
-        for (i, &x) in ctx.slice(&d).iter().enumerate() {
-            let (from, k) = (i / BLOCK, i % BLOCK);
-            assert_eq!(x, ((from as u64) << 32) | (pid as usize * BLOCK + k) as u64, "put word {i}");
-        }
-        for (i, &x) in ctx.slice(&g).iter().enumerate() {
-            let (from, k) = (i / BLOCK, i % BLOCK);
-            assert_eq!(x, ((from as u64) << 32) | (pid as usize * BLOCK + k) as u64, "get word {i}");
-        }
-        if pid == target {
-            // Each word comes from a writer covering it, at the right offset, and no two
-            // writers appear in both orders (beat[q][c]: q's write survived over c's).
-            let mut beat = vec![vec![false; np]; np];
-            for (w, &x) in ctx.slice(&o).iter().enumerate() {
-                let covering: Vec<usize> =
-                    (0..np).filter(|&q| (q * BLOCK / np..q * BLOCK / np + BLOCK).contains(&w)).collect();
-                if covering.is_empty() {
-                    assert_eq!(x, 0, "word {w} written by nobody");
-                    continue;
-                }
-                let q = (x >> 32) as usize;
-                assert!(covering.contains(&q), "word {w} from {q}, covered by {covering:?}");
-                assert_eq!(x & 0xffff_ffff, (w - q * BLOCK / np) as u64, "word {w} offset");
-                for &c in covering.iter().filter(|&&c| c != q) {
-                    assert!(!beat[c][q], "writers {c} and {q} in both orders");
-                    beat[q][c] = true;
-                }
-            }
-        }
-    }
+    use lpf::Args;
+    use lpf_conformance::cases::large_payloads_section as section;
 
     #[test]
     fn raw_payloads_direct_bruck_and_hybrid() {

@@ -24,59 +24,8 @@ macro_rules! list {
 /// operations): all-to-all puts and gets of 48 KiB blocks, and large puts overlapping
 /// at one process that must end as a serialisation.
 fn large_payloads(l: &dyn Launcher) {
-    const BLOCK: usize = 6 * 1024; // words
     for p in counts(l) {
-        let r = l.run(p, &|ctx: &mut Context, _: Args<'_>| {
-            let (pid, n) = (ctx.pid(), ctx.nprocs());
-            let np = n as usize;
-            setup(ctx, 4, 4 * np);
-            let mut src: Vec<u64> = (0..np * BLOCK).map(|i| ((pid as u64) << 32) | i as u64).collect();
-            let mut dst = vec![0u64; np * BLOCK];
-            let mut got = vec![0u64; np * BLOCK];
-            let mut over = vec![0u64; 2 * BLOCK];
-            let s = ctx.register_global(&mut src).unwrap();
-            let d = ctx.register_global(&mut dst).unwrap();
-            let g = ctx.register_local(&mut got).unwrap();
-            let o = ctx.register_global(&mut over).unwrap();
-            ctx.sync(SYNC_DEFAULT).unwrap();
-            let b = 8 * BLOCK;
-            for q in 0..n {
-                ctx.put(s.slot(), b * q as usize, q, d.slot(), b * pid as usize, b, MSG_DEFAULT).unwrap();
-                ctx.get(q, s.slot(), b * pid as usize, g.slot(), b * q as usize, b, MSG_DEFAULT).unwrap();
-            }
-            // Every process writes words [pid * BLOCK / n, + BLOCK) of the last
-            // process's `over`: these puts overlap.
-            let start = pid as usize * BLOCK / np;
-            ctx.put(s.slot(), 0, n - 1, o.slot(), 8 * start, b, MSG_DEFAULT).unwrap();
-            ctx.sync(SYNC_DEFAULT).unwrap();
-            let want = |i: usize| (((i / BLOCK) as u64) << 32) | (pid as usize * BLOCK + i % BLOCK) as u64;
-            for (i, &x) in ctx.slice(&d).iter().enumerate() {
-                assert_eq!(x, want(i), "put word {i}");
-            }
-            for (i, &x) in ctx.slice(&g).iter().enumerate() {
-                assert_eq!(x, want(i), "get word {i}");
-            }
-            if pid == n - 1 {
-                // Each word comes from a writer covering it at the right offset, and no
-                // two writers appear in both orders.
-                let mut before = vec![vec![false; np]; np];
-                for (w, &x) in ctx.slice(&o).iter().enumerate() {
-                    let cover: Vec<usize> = (0..np).filter(|&q| (q * BLOCK / np..q * BLOCK / np + BLOCK).contains(&w)).collect();
-                    if cover.is_empty() {
-                        assert_eq!(x, 0, "word {w}");
-                        continue;
-                    }
-                    let q = (x >> 32) as usize;
-                    assert!(cover.contains(&q), "word {w} from {q}, covered by {cover:?}");
-                    assert_eq!(x & 0xffff_ffff, (w - q * BLOCK / np) as u64, "word {w} offset");
-                    for &c in cover.iter().filter(|&&c| c != q) {
-                        assert!(!before[c][q], "writers {c} and {q} in both orders");
-                        before[q][c] = true;
-                    }
-                }
-            }
-        }, Args::none());
-        if let Err(e) = r {
+        if let Err(e) = l.run(p, &cases::large_payloads_section, Args::none()) {
             panic!("p = {p}: {e}");
         }
     }
