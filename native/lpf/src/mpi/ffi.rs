@@ -355,14 +355,10 @@ pub(crate) fn win_free(w: &mut Win) -> Result<()> {
 /// # Safety
 /// `src..src + len` must stay valid and unchanged until the next flush of `w`.
 pub(crate) unsafe fn put(src: *const u8, len: usize, to: usize, disp: usize, w: Win) -> Result<()> {
-    let mut done = 0;
-    while done < len {
-        let k = (len - done).min(CHUNK);
-        let rc = sys::MPI_Put(src.add(done).cast(), k as c_int, byte(), to as c_int, (disp + done) as sys::MPI_Aint, k as c_int, byte(), w);
-        check(rc, "MPI_Put")?;
-        done += k;
-    }
-    Ok(())
+    in_chunks(len, |at, k| {
+        let rc = sys::MPI_Put(src.add(at).cast(), k, byte(), to as c_int, (disp + at) as sys::MPI_Aint, k, byte(), w);
+        check(rc, "MPI_Put")
+    })
 }
 
 /// `MPI_Get` of `len` bytes (chunked) from `disp` in `w` at rank `from`.
@@ -370,12 +366,20 @@ pub(crate) unsafe fn put(src: *const u8, len: usize, to: usize, disp: usize, w: 
 /// # Safety
 /// `dst..dst + len` must stay valid, and untouched by others, until the next flush.
 pub(crate) unsafe fn get(dst: *mut u8, len: usize, from: usize, disp: usize, w: Win) -> Result<()> {
-    let mut done = 0;
-    while done < len {
-        let k = (len - done).min(CHUNK);
-        let rc = sys::MPI_Get(dst.add(done).cast(), k as c_int, byte(), from as c_int, (disp + done) as sys::MPI_Aint, k as c_int, byte(), w);
-        check(rc, "MPI_Get")?;
-        done += k;
+    in_chunks(len, |at, k| {
+        let rc = sys::MPI_Get(dst.add(at).cast(), k, byte(), from as c_int, (disp + at) as sys::MPI_Aint, k, byte(), w);
+        check(rc, "MPI_Get")
+    })
+}
+
+/// Calls `f(offset, count)` for consecutive pieces of `0..len` of at most [`CHUNK`]
+/// bytes (MPI counts are C ints), stopping at the first error.
+fn in_chunks(len: usize, mut f: impl FnMut(usize, c_int) -> Result<()>) -> Result<()> {
+    let mut at = 0;
+    while at < len {
+        let k = (len - at).min(CHUNK);
+        f(at, k as c_int)?;
+        at += k;
     }
     Ok(())
 }
