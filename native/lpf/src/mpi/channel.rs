@@ -89,9 +89,9 @@ pub(crate) struct MpiChannel {
     /// error (`LPF_MPI_AGREE_ERRORS=1`, the same on every rank); see docs/mpi.md.
     pub agree_errors: bool,
     /// Long bodies travel in chunks of this many bytes: 1 GiB (MPI counts are C ints);
-    /// `LPF_MPI_BODY_CHUNK` sets a smaller one, for the tests of this path. Every rank
-    /// must use the same.
-    body_chunk: usize,
+    /// `LPF_MPI_BODY_CHUNK` on pid 0 sets a smaller one for every rank (the init
+    /// broadcasts it), for the tests of this path.
+    pub body_chunk: usize,
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
@@ -139,11 +139,7 @@ impl MpiChannel {
             open: Vec::new(),
             spin,
             agree_errors: false,
-            body_chunk: std::env::var("LPF_MPI_BODY_CHUNK")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|&c: &usize| c > 0)
-                .map_or(ffi::CHUNK, |c| c.min(ffi::CHUNK)),
+            body_chunk: ffi::CHUNK,
             node_ranks,
             cores,
             built: Built::default(),

@@ -258,9 +258,11 @@ impl MpiInit {
                  MPI_THREAD_SERIALIZED or better (use MPI_Init_thread)"
             )));
         }
-        // Pid 0 chooses the random permutation, the meta-data algorithm and whether
-        // syncs agree on errors (LPF_MPI_AGREE_ERRORS=1; docs/mpi.md, "Errors") for all.
-        let mut agreed = [0u8; 10];
+        // Pid 0 chooses for all: the random permutation, the meta-data algorithm,
+        // whether syncs agree on errors (LPF_MPI_AGREE_ERRORS=1; docs/mpi.md,
+        // "Errors") and the chunk size of long control messages (LPF_MPI_BODY_CHUNK,
+        // for tests; 0: the default).
+        let mut agreed = [0u8; 18];
         if rank == 0 {
             let mut t = [0u8; 8];
             getrandom::fill(&mut t).map_err(|e| Error::fatal(format!("OS random source: {e}")))?;
@@ -271,6 +273,8 @@ impl MpiInit {
                 None => 0,
             };
             agreed[9] = std::env::var("LPF_MPI_AGREE_ERRORS").is_ok_and(|v| v == "1") as u8;
+            let chunk: u64 = std::env::var("LPF_MPI_BODY_CHUNK").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+            agreed[10..].copy_from_slice(&chunk.to_le_bytes());
         }
         ffi::bcast(comm, &mut agreed, 0)?;
         let token = u64::from_le_bytes(agreed[..8].try_into().unwrap());
@@ -282,6 +286,10 @@ impl MpiInit {
         let mut ch = MpiChannel::new(comm, rank, size, token, meta)?;
         ch.set_offsets(offsets.clone());
         ch.agree_errors = agreed[9] != 0;
+        let chunk = u64::from_le_bytes(agreed[10..].try_into().unwrap()) as usize;
+        if chunk > 0 {
+            ch.body_chunk = chunk.min(ffi::CHUNK);
+        }
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
     }
 
