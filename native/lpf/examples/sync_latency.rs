@@ -1,9 +1,13 @@
-//! Quick look at the cost of an empty sync and of a 1-word ring on the shm engine.
+//! Quick look at the cost of an empty sync and of a 1-word ring (any engine: `LPF_ENGINE`).
+//! Arguments: p (default 2), empty supersteps (default 200000), ring supersteps (default:
+//! as many).
 use lpf::{Args, Context, Root, MSG_DEFAULT, SYNC_DEFAULT};
 use std::time::Instant;
 
 fn main() {
     let p: u32 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2);
+    let n: u32 = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    let rings: u32 = std::env::args().nth(3).and_then(|a| a.parse().ok()).unwrap_or(n);
     let mut out = [0u8; 16];
     Root::with_max_procs(p)
         .exec(p, &|ctx: &mut Context, args: Args| {
@@ -15,7 +19,6 @@ fn main() {
             let s = ctx.register_local(&mut a).unwrap();
             let d = ctx.register_global(&mut b).unwrap();
             ctx.sync(SYNC_DEFAULT).unwrap();
-            let n = 200_000;
             let t = Instant::now();
             for _ in 0..n {
                 ctx.sync(SYNC_DEFAULT).unwrap();
@@ -23,11 +26,11 @@ fn main() {
             let empty = t.elapsed().as_secs_f64() / n as f64;
             let t = Instant::now();
             let (pid, np) = (ctx.pid(), ctx.nprocs());
-            for _ in 0..n {
+            for _ in 0..rings {
                 ctx.put(s.slot(), 0, (pid + 1) % np, d.slot(), 0, 8, MSG_DEFAULT).unwrap();
                 ctx.sync(SYNC_DEFAULT).unwrap();
             }
-            let ring = t.elapsed().as_secs_f64() / n as f64;
+            let ring = t.elapsed().as_secs_f64() / rings.max(1) as f64;
             if pid == 0 {
                 args.output[..8].copy_from_slice(&empty.to_le_bytes());
                 args.output[8..].copy_from_slice(&ring.to_le_bytes());

@@ -10,7 +10,8 @@ use std::os::raw::c_int;
 pub use sys::MPI_Comm;
 
 /// A communicator handle that may move between threads (MPI handles are plain values;
-/// the library is initialised for serialized use and every use is behind a Mutex).
+/// every use is behind a Mutex, and MPI is initialised for serialized use whenever
+/// several threads of a rank call it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Comm(pub MPI_Comm);
 // SAFETY: see the type's documentation.
@@ -23,20 +24,29 @@ pub(crate) type Win = sys::MPI_Win;
 /// Largest count of bytes in one MPI call (counts are C ints).
 pub(crate) const CHUNK: usize = 1 << 30;
 
+/// `Ok` for `MPI_SUCCESS`, else the fatal error naming the call (the error path stays
+/// out of line: `check` wraps every call of a sync's hot path).
+#[inline]
 pub(crate) fn check(rc: c_int, what: &str) -> Result<()> {
     if rc == sys::MPI_SUCCESS as c_int {
         Ok(())
     } else {
-        let mut buf = vec![0u8; 512];
-        let mut len: c_int = 0;
-        // SAFETY: the buffer is longer than MPI_MAX_ERROR_STRING (256 in Open MPI).
-        let text = if unsafe { sys::MPI_Error_string(rc, buf.as_mut_ptr().cast(), &mut len) } == 0 {
-            String::from_utf8_lossy(&buf[..len.max(0) as usize]).into_owned()
-        } else {
-            format!("error code {rc}")
-        };
-        Err(Error::fatal(format!("{what} failed: {text}")))
+        Err(failure(rc, what))
     }
+}
+
+#[cold]
+#[inline(never)]
+fn failure(rc: c_int, what: &str) -> Error {
+    let mut buf = vec![0u8; 512];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer is longer than MPI_MAX_ERROR_STRING (256 in Open MPI).
+    let text = if unsafe { sys::MPI_Error_string(rc, buf.as_mut_ptr().cast(), &mut len) } == 0 {
+        String::from_utf8_lossy(&buf[..len.max(0) as usize]).into_owned()
+    } else {
+        format!("error code {rc}")
+    };
+    Error::fatal(format!("{what} failed: {text}"))
 }
 
 pub(crate) fn world() -> Comm {
@@ -72,9 +82,42 @@ extern "C" fn finalize_at_exit() {
     }
 }
 
-/// Initialises MPI (serialized threads) unless the program did; if we did, MPI is
-/// finalised at process exit.
-pub(crate) fn ensure_initialized() -> Result<()> {
+/// The thread support LPF asks of an MPI it initialises itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ThreadLevel {
+    /// One thread of the process calls MPI: the plain engines, and the hybrid engine
+    /// with one LPF process per rank.
+    Single,
+    /// Several threads call MPI, one at a time: the hybrid engine with more than one
+    /// LPF process per rank.
+    Serialized,
+}
+
+impl ThreadLevel {
+    /// The level for a rank that runs `threads` LPF processes; `LPF_MPI_THREAD_LEVEL`
+    /// (`single`, `serialized`) overrides.
+    pub fn for_threads(threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
+        match std::env::var("LPF_MPI_THREAD_LEVEL") {
+            Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "single" => Ok(ThreadLevel::Single),
+                "serialized" => Ok(ThreadLevel::Serialized),
+                _ => Err(Error::fatal(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
+            },
+            Err(_) => Ok(if threads.unwrap_or(1) > 1 { ThreadLevel::Serialized } else { ThreadLevel::Single }),
+        }
+    }
+}
+
+/// Initialises MPI unless the program did (then MPI is finalised at process exit),
+/// asking for `level`.
+///
+/// Why not always `MPI_THREAD_SERIALIZED`: Open MPI 4.1 takes its internal locks in
+/// every call once the level is above `MPI_THREAD_SINGLE` (measured here: an 8-byte
+/// `MPI_Alltoall` of 2 ranks takes 0.19-0.23 us at SINGLE, 0.32-0.37 us at FUNNELED or
+/// SERIALIZED), which is most of a BSP sync's latency. LPF itself calls MPI from one
+/// thread when each rank runs one LPF process; a program that also calls MPI from
+/// other threads initialises MPI itself (or sets `LPF_MPI_THREAD_LEVEL=serialized`).
+pub(crate) fn ensure_initialized(level: ThreadLevel) -> Result<()> {
     let (mut init, mut fin) = (0, 0);
     // SAFETY: may be called before MPI_Init.
     unsafe {
@@ -90,12 +133,51 @@ pub(crate) fn ensure_initialized() -> Result<()> {
     let mut provided: c_int = 0;
     // SAFETY: MPI is not initialised yet; null argc/argv are allowed.
     let rc = unsafe {
-        sys::MPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), sys::RSMPI_THREAD_SERIALIZED, &mut provided)
+        let required = match level {
+            ThreadLevel::Single => sys::RSMPI_THREAD_SINGLE,
+            ThreadLevel::Serialized => sys::RSMPI_THREAD_SERIALIZED,
+        };
+        sys::MPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), required, &mut provided)
     };
     check(rc, "MPI_Init_thread")?;
     // SAFETY: registers a plain extern "C" function.
     unsafe { libc::atexit(finalize_at_exit) };
     Ok(())
+}
+
+/// Whether MPI's own progress yields the core when a poll finds nothing to do: Open
+/// MPI's control variable `mpi_yield_when_idle`, which it turns on by itself when the
+/// node is oversubscribed (read through the MPI tool interface; false for an MPI
+/// without that variable).
+pub(crate) fn progress_yields_when_idle() -> bool {
+    let (mut level, mut provided): (c_int, c_int) = (0, 0);
+    // SAFETY: MPI is initialised; MPI_T may be initialised any number of times (each
+    // paired with a finalize below); the name is a NUL-terminated string; the value
+    // buffer (16 zeroed bytes) is larger than the variable (a C bool or int, count 1).
+    unsafe {
+        // MPI_T_init_thread asks for the level MPI already provides: Open MPI 4.1 lets
+        // it overwrite the level MPI_Init_thread settled on.
+        if sys::MPI_Query_thread(&mut level) != sys::MPI_SUCCESS as c_int
+            || sys::MPI_T_init_thread(level, &mut provided) != sys::MPI_SUCCESS as c_int
+        {
+            return false;
+        }
+        let mut yields = false;
+        let mut index: c_int = 0;
+        if sys::MPI_T_cvar_get_index(c"mpi_yield_when_idle".as_ptr(), &mut index) == sys::MPI_SUCCESS as c_int {
+            let mut handle: sys::MPI_T_cvar_handle = std::mem::zeroed();
+            let mut count: c_int = 0;
+            if sys::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count) == sys::MPI_SUCCESS as c_int {
+                let mut value = [0u8; 16];
+                if count == 1 && sys::MPI_T_cvar_read(handle, value.as_mut_ptr().cast()) == sys::MPI_SUCCESS as c_int {
+                    yields = value.iter().any(|&b| b != 0);
+                }
+                sys::MPI_T_cvar_handle_free(&mut handle);
+            }
+        }
+        sys::MPI_T_finalize();
+        yields
+    }
 }
 
 /// Whether MPI was initialised with `MPI_THREAD_SERIALIZED` or better (several

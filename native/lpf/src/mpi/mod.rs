@@ -150,7 +150,7 @@ impl MpiInit {
     /// Over `MPI_COMM_WORLD`, initialising MPI first unless the program did (then MPI
     /// is finalised at process exit).
     pub fn world(kind: MpiEngineKind) -> Result<MpiInit> {
-        ffi::ensure_initialized()?;
+        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(None)?)?;
         Self::over(ffi::world(), kind, None)
     }
 
@@ -159,14 +159,14 @@ impl MpiInit {
     /// ranks); other ranks may bring other counts (collective: the counts are
     /// gathered). Global pids number the ranks' threads in rank order.
     pub fn world_hybrid(kind: MpiEngineKind, threads: Pid) -> Result<MpiInit> {
-        ffi::ensure_initialized()?;
+        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(Some(threads))?)?;
         Self::over(ffi::world(), kind, Some(threads))
     }
 
     /// [`MpiInit::world`] or [`MpiInit::world_hybrid`], as [`engine_from_env`] says.
     pub fn world_from_env() -> Result<MpiInit> {
         let (kind, threads) = engine_from_env()?;
-        ffi::ensure_initialized()?;
+        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
         Self::over(ffi::world(), kind, threads)
     }
 
@@ -666,7 +666,7 @@ pub fn world_init(kind: MpiEngineKind) -> Result<&'static MpiInit> {
 pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
     static INIT: OnceLock<std::result::Result<MpiInit, Error>> = OnceLock::new();
     let init = INIT.get_or_init(|| {
-        ffi::ensure_initialized()?;
+        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
         MpiInit::over(ffi::world(), kind, threads)
     });
     let init = init.as_ref().map_err(|e| e.clone())?;
