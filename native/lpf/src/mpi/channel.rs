@@ -106,6 +106,7 @@ pub(crate) struct MpiChannel {
     pub plan_buffers: Option<(Vec<Write>, Vec<(usize, usize)>)>,
     incomings: Vec<Incoming>,
     bodies: Vec<Vec<u8>>,
+    table: Vec<Option<Incoming>>,
 }
 
 // SAFETY: the MPI handles are used only by the thread holding the channel (it sits
@@ -153,6 +154,7 @@ impl MpiChannel {
             plan_buffers: None,
             incomings: Vec::new(),
             bodies: Vec::new(),
+            table: Vec::new(),
         };
         for q in (0..n).filter(|&q| q != me) {
             // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
@@ -349,12 +351,10 @@ impl MpiChannel {
     /// says how it ended. By default an error found here fails this process only (see
     /// docs/mpi.md, "Errors"); with `agree_errors`, the final barrier carries the
     /// first error found anywhere and the sync fails everywhere.
-    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, plan: Plan, section: u32, step: u64) -> Result<()> {
-        let found = plan.found.clone();
+    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, mut plan: Plan, section: u32, step: u64) -> Result<()> {
+        let found = plan.found.take();
         self.plan_buffers = Some(plan.into_buffers());
-        for inc in incoming.into_iter().flatten() {
-            self.recycle(inc);
-        }
+        self.recycle_table(incoming);
         if self.agree_errors {
             return final_barrier(self, section, step, found);
         }
@@ -494,6 +494,19 @@ impl Channel for MpiChannel {
         if inc.puts.capacity() + inc.gets.capacity() <= 4096 && self.incomings.len() < 2 * self.layout.n {
             self.incomings.push(inc);
         }
+    }
+
+    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
+        std::mem::take(&mut self.table)
+    }
+
+    fn recycle_table(&mut self, mut table: Vec<Option<Incoming>>) {
+        for slot in &mut table {
+            if let Some(inc) = slot.take() {
+                self.recycle(inc);
+            }
+        }
+        self.table = table;
     }
 
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {

@@ -142,6 +142,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
     st.mark(1);
     if !global_any {
         st.done(0);
+        ch.recycle_table(incoming);
         return Ok(());
     }
 

@@ -203,6 +203,7 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
     };
     let (incoming, global_any) = meta_exchange(ch, section, step, out, built.any, &mut send)?;
     if !global_any {
+        ch.recycle_table(incoming);
         return Ok(());
     }
 

@@ -150,6 +150,16 @@ pub(crate) trait Channel {
     fn recycle(&mut self, inc: Incoming) {
         drop(inc);
     }
+    /// The table [`meta_exchange`] returns the requests of each node in: one the
+    /// channel kept from an earlier sync ([`Channel::recycle_table`]), or a new one.
+    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
+        Vec::new()
+    }
+    /// Takes back the table of a sync that is over, with the requests still in it
+    /// (the default drops it).
+    fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
+        drop(table);
+    }
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
@@ -187,7 +197,9 @@ pub(crate) fn meta_exchange<C: Channel>(
     send: &mut dyn FnMut(&mut C, usize, &Outgoing, Kind, &[u8]),
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
     let (me, n) = (ch.me(), ch.n());
-    let mut incoming: Vec<Option<Incoming>> = (0..n).map(|_| None).collect();
+    let mut incoming = ch.spare_table();
+    incoming.clear();
+    incoming.resize_with(n, || None);
     let flags = match ch.meta_algo() {
         MetaAlgo::Direct => {
             for d in (0..n).filter(|&d| d != me) {
