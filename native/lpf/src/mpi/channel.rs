@@ -419,6 +419,12 @@ impl MpiChannel {
         let mut started: Option<Instant> = None;
         let mut polls = 0u32;
         let mut spinning = !self.spin.is_zero();
+        // What arrived during earlier polls may be all that is awaited (the second
+        // and later peers' messages of a sync usually are): look before polling, since
+        // a poll that finds nothing new yields the core when MPI yields on idle.
+        if done(self)? {
+            return Ok(());
+        }
         loop {
             self.progress()?;
             if done(self)? {
