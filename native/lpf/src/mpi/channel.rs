@@ -23,7 +23,7 @@ use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
 use crate::phases::conflict::{Plan, Write};
 use crate::phases::requests::{Built, Incoming};
-use crate::phases::{final_barrier, Channel, Layout, MetaAlgo};
+use crate::phases::{final_barrier, Channel, Found, Layout, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
@@ -354,6 +354,11 @@ impl MpiChannel {
     pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, mut plan: Plan, section: u32, step: u64) -> Result<()> {
         let found = plan.found.take();
         self.plan_buffers = Some(plan.into_buffers());
+        self.finish_sync_found(incoming, found, section, step)
+    }
+
+    /// [`MpiChannel::finish_sync`] of a sync that needed no plan (`conflict::apply_inline`).
+    pub fn finish_sync_found(&mut self, incoming: Vec<Option<Incoming>>, found: Found, section: u32, step: u64) -> Result<()> {
         self.recycle_table(incoming);
         if self.agree_errors {
             return final_barrier(self, section, step, found);

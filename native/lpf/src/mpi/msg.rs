@@ -21,7 +21,7 @@ use super::channel::MpiChannel;
 use super::ffi::{self, Comm, Request, CHUNK};
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{plan_reusing, Locals};
+use crate::phases::conflict::{all_inline, apply_inline, plan_reusing, Locals};
 use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{meta_exchange, note, Channel};
 use crate::types::Pid;
@@ -148,6 +148,12 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
 
     // ---- Phase 2: checks and conflict resolution (shared). ----
     let loc = Locals { steps, base, offsets, me };
+    if all_inline(&incoming, &built.local, out) {
+        // Every byte to write is here: no plan, no data messages.
+        let found = apply_inline(&loc, &incoming, &built.local);
+        st.done(0);
+        return ch.finish_sync_found(incoming, found, section, step);
+    }
     let (writes, pieces) = ch.plan_buffers.take().unwrap_or_default();
     let mut plan = plan_reusing(&loc, &incoming, &built.local, out, writes, pieces);
     plan.copy_local();

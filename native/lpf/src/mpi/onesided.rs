@@ -25,7 +25,7 @@
 use super::channel::MpiChannel;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{plan_reusing, Locals};
+use crate::phases::conflict::{all_inline, apply_inline, plan_reusing, Locals};
 use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{allgather, meta_exchange, note, Channel};
 use crate::register::Register;
@@ -209,6 +209,11 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
 
     // ---- Phase 2: conflict resolution at the destination; tell the origins. ----
     let loc = Locals { steps, base, offsets, me };
+    if all_inline(&incoming, &built.local, out) {
+        // Every byte to write is here: no plan, no one-sided operations, no notices.
+        let found = apply_inline(&loc, &incoming, &built.local);
+        return ch.finish_sync_found(incoming, found, section, step);
+    }
     let (writes, pieces) = ch.plan_buffers.take().unwrap_or_default();
     let mut plan = plan_reusing(&loc, &incoming, &built.local, out, writes, pieces);
     plan.copy_local();

@@ -204,43 +204,8 @@ pub(crate) fn plan_reusing(
 ) -> Plan {
     writes.clear();
     let n = incoming.len();
-    let (me, base) = (loc.me, loc.base);
-    let mut found: Found = None;
-    // Messages each of this node's processes is the target of (no allocation for a
-    // few processes).
-    let mut few = [0usize; 16];
-    let mut many = Vec::new();
-    let count: &mut [usize] = if loc.steps.len() <= few.len() {
-        &mut few[..loc.steps.len()]
-    } else {
-        many.resize(loc.steps.len(), 0);
-        &mut many
-    };
-    let mut bump = |pid: Pid| {
-        if pid >= base && ((pid - base) as usize) < count.len() {
-            count[(pid - base) as usize] += 1;
-        }
-    };
-    for inc in incoming.iter().flatten() {
-        inc.puts.iter().for_each(|p| bump(p.dst));
-        inc.gets.iter().for_each(|g| bump(g.src));
-    }
-    for (_, r) in local {
-        bump(r.peer());
-    }
-    let mut discard = false;
-    for (t, &c) in count.iter().enumerate() {
-        let cap = loc.steps[t].queue.capacity();
-        if c > cap {
-            discard = true;
-            note(&mut found, me, Error::fatal(format!(
-                "process {} is the target of {c} messages in this superstep but reserved room for {cap} \
-                 (resize_message_queue)",
-                base + t as Pid
-            )));
-        }
-    }
-
+    let me = loc.me;
+    let (mut found, discard) = count_targets(loc, incoming, local);
     // The writes into this node's memory, in one order: nodes 0..n (their puts to us;
     // ours among ourselves), then our own gets.
     // Allocated only if some put's payload travels apart from its header.
@@ -305,6 +270,104 @@ pub(crate) fn plan_reusing(
     }
     resolve_into(&mut writes, &mut pieces);
     Plan { writes, pieces, put_writes, get_writes, found, discard }
+}
+
+/// Whether every write of this sync into this node's memory has its bytes here once
+/// the meta-data is in (inline put payloads, puts among this node's own processes) and
+/// this node asks nothing of the others (no gets, no put payloads travelling apart):
+/// then [`apply_inline`] does phase 2 and the sync ends there.
+pub(crate) fn all_inline(incoming: &[Option<Incoming>], local: &[(Pid, Request)], out: &[Outgoing]) -> bool {
+    incoming.iter().flatten().all(|inc| inc.gets.is_empty() && inc.puts.iter().all(|p| p.inline.is_some()))
+        && local.iter().all(|(_, r)| matches!(r, Request::Put { .. }))
+        && out.iter().all(|o| o.my_gets.is_empty() && o.raw.is_empty())
+}
+
+/// Phase 2 of a sync that [`all_inline`] allows, without a plan: the checks and the
+/// message count of [`plan_reusing`], then every write whole, in the plan's order
+/// (so a later write overwrites an earlier one). That is a serialisation of the puts,
+/// and the one painting gives: no area written in a superstep may be read in it. A
+/// rejected put writes nothing; an exceeded message capacity, nothing at all.
+/// Returns the first error found.
+pub(crate) fn apply_inline(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)]) -> Found {
+    let me = loc.me;
+    let (mut found, discard) = count_targets(loc, incoming, local);
+    if discard {
+        return found;
+    }
+    for (s, inc) in incoming.iter().enumerate() {
+        if s == me {
+            for &(origin, r) in local {
+                if let Request::Put { src, dst_pid, dst_slot, dst_offset, size } = r {
+                    let what = || format!("put from process {origin} into process {dst_pid}");
+                    match loc.area_of(dst_pid, dst_slot, dst_offset, size, &what) {
+                        // SAFETY: the destination was just checked against its
+                        // registration, the source at queueing. `copy`: a put to
+                        // oneself may overlap its source.
+                        Ok(dst) => unsafe { std::ptr::copy(src, dst, size) },
+                        Err(e) => note(&mut found, me, e),
+                    }
+                }
+            }
+            continue;
+        }
+        let Some(inc) = inc else { continue };
+        for p in &inc.puts {
+            let what = || format!("put from process {} into process {}", p.origin, p.dst);
+            match loc.area_of(p.dst, p.slot, p.off, p.size, &what) {
+                Ok(dst) => {
+                    let payload = &inc.body[p.inline.expect("all_inline")..][..p.size];
+                    // SAFETY: the destination was just checked against its
+                    // registration; the payload is inside the received body.
+                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), dst, p.size) };
+                }
+                Err(e) => note(&mut found, me, e),
+            }
+        }
+    }
+    found
+}
+
+/// Counts the messages each of this node's processes is the target of against its
+/// queue capacity: the first error, and whether this node must write nothing.
+fn count_targets(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)]) -> (Found, bool) {
+    let (me, base) = (loc.me, loc.base);
+    let mut found: Found = None;
+    // Messages each of this node's processes is the target of (no allocation for a
+    // few processes).
+    let mut few = [0usize; 16];
+    let mut many = Vec::new();
+    let count: &mut [usize] = if loc.steps.len() <= few.len() {
+        &mut few[..loc.steps.len()]
+    } else {
+        many.resize(loc.steps.len(), 0);
+        &mut many
+    };
+    let mut bump = |pid: Pid| {
+        if pid >= base && ((pid - base) as usize) < count.len() {
+            count[(pid - base) as usize] += 1;
+        }
+    };
+    for inc in incoming.iter().flatten() {
+        inc.puts.iter().for_each(|p| bump(p.dst));
+        inc.gets.iter().for_each(|g| bump(g.src));
+    }
+    for (_, r) in local {
+        bump(r.peer());
+    }
+    let mut discard = false;
+    for (t, &c) in count.iter().enumerate() {
+        let cap = loc.steps[t].queue.capacity();
+        if c > cap {
+            discard = true;
+            note(&mut found, me, Error::fatal(format!(
+                "process {} is the target of {c} messages in this superstep but reserved room for {cap} \
+                 (resize_message_queue)",
+                base + t as Pid
+            )));
+        }
+    }
+
+    (found, discard)
 }
 
 #[cfg(test)]

@@ -157,6 +157,7 @@ pub(crate) trait Channel {
     }
     /// Takes back the table of a sync that is over, with the requests still in it
     /// (the default drops it).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
         drop(table);
     }

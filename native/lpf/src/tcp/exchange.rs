@@ -24,7 +24,7 @@
 use super::mesh::{Mesh, Seg};
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{plan, Locals, Plan, Write};
+use crate::phases::conflict::{all_inline, apply_inline, plan, Locals, Plan, Write};
 use crate::phases::requests::{build, Outgoing};
 use crate::phases::{final_barrier, meta_exchange, note};
 use crate::types::Pid;
@@ -83,6 +83,11 @@ fn run(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Re
 
     // ---- Phase 2: checks and write-conflict resolution. ----
     let loc = Locals { steps, base, offsets: &offsets, me };
+    if all_inline(&incoming, &built.local, out) {
+        // Every byte to write is here: no plan, no raw data; the barrier remains.
+        let found = apply_inline(&loc, &incoming, &built.local);
+        return final_barrier(mesh, section, step, found);
+    }
     let Plan { writes, pieces, put_writes, get_writes, mut found, discard } = {
         let p = plan(&loc, &incoming, &built.local, out);
         p.copy_local();
