@@ -373,6 +373,99 @@ fn count_targets(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::phases::requests::parse_requests;
+    use crate::queue::MessageQueue;
+    use crate::register::Register;
+    use crate::wire::Put;
+
+    /// One process (pid 0, node 0 of 2) with a 64-byte global slot and room for `cap`
+    /// incoming messages.
+    fn process(mem: &mut [u8], cap: usize) -> (Register, MessageQueue, Memslot) {
+        let mut reg = Register::new(2);
+        reg.request_capacity(4).unwrap();
+        reg.on_sync(&[]);
+        let slot = reg.add(true, mem.as_mut_ptr(), mem.len()).unwrap();
+        reg.on_sync(&[mem.len() as u64, mem.len() as u64]);
+        let mut queue = MessageQueue::default();
+        queue.request_capacity(cap).unwrap();
+        queue.on_sync();
+        (reg, queue, slot)
+    }
+
+    /// The meta-data message node 1 sends node 0: inline puts (slot, offset, bytes).
+    fn from_node1(puts: &[(Memslot, usize, Vec<u8>)]) -> Incoming {
+        let mut body = Vec::new();
+        body.u8(1);
+        body.u32(puts.len() as u32);
+        body.u32(0);
+        for (slot, off, bytes) in puts {
+            body.u32(1);
+            body.u32(0);
+            body.u64(slot.to_raw() as u64);
+            body.u64(*off as u64);
+            body.u64(bytes.len() as u64);
+            body.bytes(bytes);
+        }
+        parse_requests(Incoming::default(), body, 0, 1).unwrap()
+    }
+
+    /// Random overlapping inline puts: applying them whole in order leaves the same
+    /// bytes as painting then copying the surviving pieces.
+    #[test]
+    fn apply_inline_matches_the_plan() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for round in 0..200 {
+            let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
+            let (reg_a, queue_a, slot) = process(&mut a, 64);
+            let (reg_b, queue_b, _) = process(&mut b, 64);
+            let puts: Vec<_> = (0..1 + next(12))
+                .map(|k| {
+                    let off = next(64);
+                    let len = next(64 - off + 1);
+                    (slot, off, vec![(round * 16 + k + 1) as u8; len])
+                })
+                .collect();
+            let incoming = vec![None, Some(from_node1(&puts))];
+            let offsets = [0, 1, 2];
+            let step_a = Superstep { register: &reg_a, queue: &queue_a };
+            let step_b = Superstep { register: &reg_b, queue: &queue_b };
+            let loc_a = Locals { steps: &[&step_a], base: 0, offsets: &offsets, me: 0 };
+            let loc_b = Locals { steps: &[&step_b], base: 0, offsets: &offsets, me: 0 };
+            assert!(all_inline(&incoming, &[], &[]));
+            assert!(apply_inline(&loc_a, &incoming, &[]).is_none());
+            let plan = plan(&loc_b, &incoming, &[], &[]);
+            assert!(plan.found.is_none());
+            plan.copy_local();
+            assert_eq!(a, b, "round {round}: {:?}", puts.iter().map(|p| (p.1, p.2.len())).collect::<Vec<_>>());
+        }
+    }
+
+    /// A put outside its slot is rejected alone; too many messages write nothing.
+    #[test]
+    fn apply_inline_rejects_as_the_plan_does() {
+        let mut mem = vec![0u8; 64];
+        let (reg, queue, slot) = process(&mut mem, 2);
+        let offsets = [0, 1, 2];
+        let step = Superstep { register: &reg, queue: &queue };
+        let loc = Locals { steps: &[&step], base: 0, offsets: &offsets, me: 0 };
+        let incoming = vec![None, Some(from_node1(&[(slot, 60, vec![7; 8]), (slot, 0, vec![9; 4])]))];
+        let found = apply_inline(&loc, &incoming, &[]).expect("out of bounds");
+        assert_eq!(found.1, plan(&loc, &incoming, &[], &[]).found.unwrap().1);
+        assert_eq!(&mem[..4], &[9; 4]);
+        assert_eq!(&mem[60..], &[0; 4]);
+
+        mem.iter_mut().for_each(|b| *b = 0);
+        let three = vec![None, Some(from_node1(&[(slot, 0, vec![1; 4]), (slot, 8, vec![2; 4]), (slot, 16, vec![3; 4])]))];
+        let found = apply_inline(&loc, &three, &[]).expect("capacity");
+        assert!(found.1.contains("target of 3 messages"), "{}", found.1);
+        assert!(mem.iter().all(|&b| b == 0));
+    }
 
     #[test]
     fn later_writes_win_and_pieces_are_disjoint() {
