@@ -77,13 +77,15 @@ pub(crate) struct Header {
 
 impl Header {
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.push(self.kind as u8);
-        out.push(self.round);
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&self.section.to_le_bytes());
-        out.extend_from_slice(&self.step.to_le_bytes());
-        out.extend_from_slice(&self.body.to_le_bytes());
-        out.extend_from_slice(&self.raw.to_le_bytes());
+        // Assembled in place and appended at once (one capacity check, not seven).
+        let mut h = [0u8; HEADER_LEN];
+        h[0] = self.kind as u8;
+        h[1] = self.round;
+        h[4..8].copy_from_slice(&self.section.to_le_bytes());
+        h[8..16].copy_from_slice(&self.step.to_le_bytes());
+        h[16..24].copy_from_slice(&self.body.to_le_bytes());
+        h[24..32].copy_from_slice(&self.raw.to_le_bytes());
+        out.extend_from_slice(&h);
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<Header, String> {
