@@ -13,7 +13,7 @@ impl Launcher for Exec {
         Root::with_max_procs(p).exec(p, spmd, args)
     }
     fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
-        Some(vec![0..p])
+        Some(std::iter::once(0..p).collect())
     }
 }
 
@@ -37,7 +37,7 @@ impl Launcher for Hook {
         })
     }
     fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
-        Some(vec![0..p])
+        Some(std::iter::once(0..p).collect())
     }
 }
 

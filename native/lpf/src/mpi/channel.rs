@@ -21,7 +21,7 @@
 
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
-use crate::phases::conflict::{Plan, Write};
+use crate::phases::conflict::{Plan, PlanBuffers};
 use crate::phases::requests::{Built, Incoming};
 use crate::phases::{final_barrier, Channel, Found, Layout, MetaAlgo};
 use crate::types::Pid;
@@ -103,7 +103,7 @@ pub(crate) struct MpiChannel {
     /// write plan, the parsed requests of peers and the bodies of their messages, so
     /// that a node that syncs often allocates little once warm.
     pub built: Built,
-    pub plan_buffers: Option<(Vec<Write>, Vec<(usize, usize)>)>,
+    pub plan_buffers: Option<PlanBuffers>,
     incomings: Vec<Incoming>,
     bodies: Vec<Vec<u8>>,
     table: Vec<Option<Incoming>>,
@@ -253,7 +253,7 @@ impl MpiChannel {
         self.open.retain(|&s| s != section);
         let (next, open) = (self.next_section, &self.open);
         for inbox in &mut self.inbox {
-            inbox.retain(|f| !(f.h.section < next && !open.contains(&f.h.section)));
+            inbox.retain(|f| f.h.section >= next || open.contains(&f.h.section));
         }
         for left in &mut self.left {
             left.retain(|(s, _)| *s != section);

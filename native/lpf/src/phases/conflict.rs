@@ -131,6 +131,11 @@ impl Locals<'_, '_> {
     }
 }
 
+/// The buffers of a plan's writes and pieces, kept for the next sync's plan
+/// ([`Plan::into_buffers`], [`plan_reusing`]).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) type PlanBuffers = (Vec<Write>, Vec<(usize, usize)>);
+
 /// The outcome of phase 2.
 pub(crate) struct Plan {
     pub writes: Vec<Write>,
@@ -161,7 +166,7 @@ impl Plan {
     /// The buffers of its writes and pieces, for [`plan_reusing`]. (The writes hold
     /// addresses of this sync's memory: nothing reads them before they are overwritten.)
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub fn into_buffers(self) -> (Vec<Write>, Vec<(usize, usize)>) {
+    pub fn into_buffers(self) -> PlanBuffers {
         (self.writes, self.pieces)
     }
 

@@ -184,6 +184,10 @@ pub(crate) fn rounds(n: usize) -> u8 {
     r
 }
 
+/// How [`meta_exchange`] posts node d's request headers: `send(ch, d, o, kind,
+/// prefix)`.
+pub(crate) type SendRequests<'a, C> = dyn FnMut(&mut C, usize, &Outgoing, Kind, &[u8]) + 'a;
+
 /// Phase 1: every node learns the requests addressed to it. `send(ch, d, o, kind,
 /// prefix)` posts `o`'s headers to node d (with whatever payload the transport sends
 /// along). Returns the requests from each node (None: none) and whether anybody
@@ -195,7 +199,7 @@ pub(crate) fn meta_exchange<C: Channel>(
     step: u64,
     out: &[Outgoing],
     any: bool,
-    send: &mut dyn FnMut(&mut C, usize, &Outgoing, Kind, &[u8]),
+    send: &mut SendRequests<'_, C>,
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
     let (me, n) = (ch.me(), ch.n());
     let mut incoming = ch.spare_table();

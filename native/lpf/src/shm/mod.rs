@@ -212,7 +212,7 @@ impl Engine for ShmEngine {
     }
     /// All processes are threads of one OS process: one node.
     fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
-        vec![0..self.shared.nprocs]
+        std::iter::once(0..self.shared.nprocs).collect()
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
