@@ -22,7 +22,9 @@
 #   - long control messages (thousands of requests in one sync) cut into 4 KiB chunks
 #     (LPF_MPI_BODY_CHUNK), on both engines;
 #   - ibverbs selected on a machine without an RDMA device: init fails with a
-#     message naming the missing device, no crash (Rust and C paths).
+#     message naming the missing device, no crash (Rust and C paths);
+#   - the lpf crate's unit tests built with the mpi and ibverbs features (one line
+#     per test).
 #
 # Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
 # <repo>/target/mpi-features, apart from the feature-less build). Prints
@@ -113,6 +115,16 @@ run_cases() {
         fail "$name: exit status $rc" "$log"
     fi
 }
+
+# ---- unit tests of the library built with the MPI and verbs features -----------
+# (the feature-less `cargo test --workspace` of the cargo step does not compile them)
+log=$build/unit.log
+if cargo test --release -j2 -p lpf --features mpi,ibverbs --lib >"$log" 2>&1; then
+    while IFS= read -r line; do pass "unit (features mpi,ibverbs): ${line#test }"; done \
+        < <(grep -E '^test .* \.\.\. ok$' "$log" | sed 's/ \.\.\. ok$//')
+else
+    fail "unit tests with features mpi,ibverbs" "$log"
+fi
 
 # ---- conformance suite ----------------------------------------------------------
 for engine in mpimsg mpirma; do

@@ -97,13 +97,18 @@ impl ThreadLevel {
     /// The level for a rank that runs `threads` LPF processes; `LPF_MPI_THREAD_LEVEL`
     /// (`single`, `serialized`) overrides.
     pub fn for_threads(threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
-        match std::env::var("LPF_MPI_THREAD_LEVEL") {
-            Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+        Self::choose(std::env::var("LPF_MPI_THREAD_LEVEL").ok().as_deref(), threads)
+    }
+
+    /// The level for `threads` LPF processes per rank, or as `setting` says.
+    fn choose(setting: Option<&str>, threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
+        match setting {
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "single" => Ok(ThreadLevel::Single),
                 "serialized" => Ok(ThreadLevel::Serialized),
                 _ => Err(Error::fatal(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
             },
-            Err(_) => Ok(if threads.unwrap_or(1) > 1 { ThreadLevel::Serialized } else { ThreadLevel::Single }),
+            None => Ok(if threads.unwrap_or(1) > 1 { ThreadLevel::Serialized } else { ThreadLevel::Single }),
         }
     }
 }
@@ -474,4 +479,20 @@ pub(crate) fn win_flush_all(w: Win) -> Result<()> {
 pub(crate) fn win_sync(w: Win) -> Result<()> {
     // SAFETY: a window in a lock_all epoch.
     check(unsafe { sys::MPI_Win_sync(w) }, "MPI_Win_sync")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ThreadLevel;
+
+    #[test]
+    fn thread_level_follows_the_threads_per_rank_unless_set() {
+        assert_eq!(ThreadLevel::choose(None, None).unwrap(), ThreadLevel::Single);
+        assert_eq!(ThreadLevel::choose(None, Some(1)).unwrap(), ThreadLevel::Single);
+        assert_eq!(ThreadLevel::choose(None, Some(2)).unwrap(), ThreadLevel::Serialized);
+        assert_eq!(ThreadLevel::choose(Some(" Serialized "), None).unwrap(), ThreadLevel::Serialized);
+        assert_eq!(ThreadLevel::choose(Some("single"), Some(4)).unwrap(), ThreadLevel::Single);
+        let e = ThreadLevel::choose(Some("multiple"), None).unwrap_err();
+        assert!(e.message().contains("LPF_MPI_THREAD_LEVEL=\"multiple\""), "{}", e.message());
+    }
 }
