@@ -24,7 +24,9 @@
 #   - ibverbs selected on a machine without an RDMA device: init fails with a
 #     message naming the missing device, no crash (Rust and C paths);
 #   - the lpf crate's unit tests built with the mpi and ibverbs features (one line
-#     per test).
+#     per test);
+#   - LPF_MPI_THREAD_LEVEL: single refuses the hybrid engine with 2 threads per rank,
+#     an unknown value is refused, each with its reason.
 #
 # Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
 # <repo>/target/mpi-features, apart from the feature-less build). Prints
@@ -248,6 +250,26 @@ if mpicc -std=c99 -O2 -Wall -Wextra -Werror -DRING_THREAD_SINGLE -I"$inc" "$here
 else
     fail "C mpi_ring.c compiles with -DRING_THREAD_SINGLE" "$build/cc-single.log"
 fi
+
+# ---- LPF_MPI_THREAD_LEVEL: the level LPF asks for when it initialises MPI --------
+# thread_level_refused LABEL PATTERN ENV...: the init fails on every rank, naming why.
+thread_level_refused() {
+    local label=$1 pattern=$2 log=$build/thread-level-$3.log
+    shift 2
+    env "$@" timeout 60 mpirun "${mpirun_opts[@]}" -n 2 "$conf" >"$log" 2>&1
+    local rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "$pattern" "$log" && ! grep -q '^ok ' "$log"; then
+        pass "$label (status $rc)"
+    else
+        fail "$label: status $rc" "$log"
+    fi
+}
+thread_level_refused "LPF_MPI_THREAD_LEVEL=single refuses the hybrid engine with 2 threads per rank" \
+    'LPF_MPI_THREAD_LEVEL=single forbids it' \
+    LPF_MPI_THREAD_LEVEL=single LPF_ENGINE=hybrid LPF_HYBRID_NET=mpimsg LPF_THREADS=2
+thread_level_refused "LPF_MPI_THREAD_LEVEL=multiple is refused with the values it takes" \
+    'LPF_MPI_THREAD_LEVEL="multiple": expected single or serialized' \
+    LPF_MPI_THREAD_LEVEL=multiple LPF_ENGINE=mpimsg
 
 # ---- Root::exec under mpirun: the probe tool ------------------------------------
 for engine in mpimsg mpirma; do

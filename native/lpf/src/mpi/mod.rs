@@ -255,7 +255,8 @@ impl MpiInit {
         if let Some(r) = unsafe_threads {
             return Err(Error::fatal(format!(
                 "the hybrid engine over MPI: rank {r} brings several threads but its MPI was not initialised with \
-                 MPI_THREAD_SERIALIZED or better (use MPI_Init_thread)"
+                 MPI_THREAD_SERIALIZED or better (a program that initialises MPI calls MPI_Init_thread for it; \
+                 where LPF initialises MPI, LPF_MPI_THREAD_LEVEL=single forbids it)"
             )));
         }
         // Pid 0 chooses for all: the random permutation, the meta-data algorithm,
