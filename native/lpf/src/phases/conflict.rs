@@ -215,44 +215,18 @@ pub(crate) fn plan_reusing(
     // ours among ourselves), then our own gets.
     // Allocated only if some put's payload travels apart from its header.
     let mut put_writes: Vec<Vec<Option<usize>>> = Vec::new();
-    for s in 0..n {
-        if s == me {
-            for &(origin, r) in local {
-                if let Request::Put { src, dst_pid, dst_slot, dst_offset, size } = r {
-                    let what = || format!("put from process {origin} into process {dst_pid}");
-                    match loc.area_of(dst_pid, dst_slot, dst_offset, size, &what) {
-                        Ok(dst) => writes.push(Write::new(dst as usize, size, Source::Copy(src))),
-                        Err(e) => note(&mut found, me, e),
-                    }
-                }
+    for_each_put(loc, incoming, local, &mut found, |s, dst, size, src| {
+        let at = dst.map(|dst| {
+            writes.push(Write::new(dst as usize, size, src));
+            writes.len() - 1
+        });
+        if matches!(src, Source::Remote) {
+            if put_writes.is_empty() {
+                put_writes = (0..n).map(|_| Vec::new()).collect();
             }
-            continue;
+            put_writes[s].push(at);
         }
-        let Some(inc) = &incoming[s] else { continue };
-        for p in &inc.puts {
-            let what = || format!("put from process {} into process {}", p.origin, p.dst);
-            let at = match loc.area_of(p.dst, p.slot, p.off, p.size, &what) {
-                Ok(dst) => {
-                    let src = match p.inline {
-                        Some(o) => Source::Copy(inc.body[o..].as_ptr()),
-                        None => Source::Remote,
-                    };
-                    writes.push(Write::new(dst as usize, p.size, src));
-                    Some(writes.len() - 1)
-                }
-                Err(e) => {
-                    note(&mut found, me, e);
-                    None
-                }
-            };
-            if p.inline.is_none() {
-                if put_writes.is_empty() {
-                    put_writes = (0..n).map(|_| Vec::new()).collect();
-                }
-                put_writes[s].push(at);
-            }
-        }
-    }
+    });
     for &(requester, r) in local {
         if let Request::Get { src_pid, src_slot, src_offset, dst, size } = r {
             let what = || format!("get by process {requester} from process {src_pid}");
@@ -294,23 +268,41 @@ pub(crate) fn all_inline(incoming: &[Option<Incoming>], local: &[(Pid, Request)]
 /// rejected put writes nothing; an exceeded message capacity, nothing at all.
 /// Returns the first error found.
 pub(crate) fn apply_inline(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)]) -> Found {
-    let me = loc.me;
     let (mut found, discard) = count_targets(loc, incoming, local);
     if discard {
         return found;
     }
+    for_each_put(loc, incoming, local, &mut found, |_, dst, size, src| {
+        let Source::Copy(src) = src else { unreachable!("apply_inline runs only where all_inline holds") };
+        let Some(dst) = dst else { return };
+        // SAFETY: the destination was checked against its registration by
+        // `for_each_put`; the source is inside a received body or was checked at
+        // queueing. `copy`: a put to oneself may overlap its source.
+        unsafe { std::ptr::copy(src, dst, size) };
+    });
+    found
+}
+
+/// Visits the puts into this node's memory in the plan's order (the puts from nodes
+/// 0..n, those among this node's own processes at its own place), checking each
+/// destination: `f(node, destination or None if rejected, size, source)`. A rejected
+/// put is noted in `found`.
+fn for_each_put(
+    loc: &Locals<'_, '_>,
+    incoming: &[Option<Incoming>],
+    local: &[(Pid, Request)],
+    found: &mut Found,
+    mut f: impl FnMut(usize, Option<*mut u8>, usize, Source),
+) {
+    let me = loc.me;
+    let checked = |r: Result<*mut u8>, found: &mut Found| r.map_err(|e| note(found, me, e)).ok();
     for (s, inc) in incoming.iter().enumerate() {
         if s == me {
             for &(origin, r) in local {
                 if let Request::Put { src, dst_pid, dst_slot, dst_offset, size } = r {
                     let what = || format!("put from process {origin} into process {dst_pid}");
-                    match loc.area_of(dst_pid, dst_slot, dst_offset, size, &what) {
-                        // SAFETY: the destination was just checked against its
-                        // registration, the source at queueing. `copy`: a put to
-                        // oneself may overlap its source.
-                        Ok(dst) => unsafe { std::ptr::copy(src, dst, size) },
-                        Err(e) => note(&mut found, me, e),
-                    }
+                    let dst = checked(loc.area_of(dst_pid, dst_slot, dst_offset, size, &what), found);
+                    f(s, dst, size, Source::Copy(src));
                 }
             }
             continue;
@@ -318,18 +310,14 @@ pub(crate) fn apply_inline(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], 
         let Some(inc) = inc else { continue };
         for p in &inc.puts {
             let what = || format!("put from process {} into process {}", p.origin, p.dst);
-            match loc.area_of(p.dst, p.slot, p.off, p.size, &what) {
-                Ok(dst) => {
-                    let payload = &inc.body[p.inline.expect("all_inline")..][..p.size];
-                    // SAFETY: the destination was just checked against its
-                    // registration; the payload is inside the received body.
-                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), dst, p.size) };
-                }
-                Err(e) => note(&mut found, me, e),
-            }
+            let dst = checked(loc.area_of(p.dst, p.slot, p.off, p.size, &what), found);
+            let src = match p.inline {
+                Some(o) => Source::Copy(inc.body[o..].as_ptr()),
+                None => Source::Remote,
+            };
+            f(s, dst, p.size, src);
         }
     }
-    found
 }
 
 /// Counts the messages each of this node's processes is the target of against its
