@@ -15,9 +15,10 @@
 //! one source are taken in the order they were sent. Sends are non-blocking
 //! (`MPI_Isend`, buffer kept until the request completes; completed buffers are
 //! reused), and all waiting is by polling, so a process that left is noticed instead
-//! of blocking in MPI. Progress spins briefly (reading the clock every 16 polls), then
-//! yields the core; when the node runs more ranks than it has cores it yields at once
-//! (a spinning waiter would hold the core the awaited rank needs).
+//! of blocking in MPI. A wait first looks at what has arrived, then polls: it spins
+//! briefly (reading the clock every 16 polls), then yields the core; when the node runs
+//! more ranks than it has cores it yields at once (a spinning waiter would hold the
+//! core the awaited rank needs), unless MPI's idle poll yields already.
 
 use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
