@@ -83,16 +83,30 @@ impl MessageQueue {
 
     /// Groups the requests by peer (stable), for [`MessageQueue::to_peer`].
     pub fn group_by_peer(&mut self, nprocs: Pid) {
+        self.by_peer.clear();
+        if self.requests.is_empty() {
+            // `to_peer` answers an empty queue without the offsets.
+            return;
+        }
         let p = nprocs as usize;
         self.offsets.clear();
         self.offsets.resize(p + 1, 0);
+        let mut sorted = true;
+        let mut last = 0;
         for r in &self.requests {
-            self.offsets[r.peer() as usize + 1] += 1;
+            let q = r.peer();
+            sorted &= q >= last;
+            last = q;
+            self.offsets[q as usize + 1] += 1;
         }
         for q in 0..p {
             self.offsets[q + 1] += self.offsets[q];
         }
-        self.by_peer.clear();
+        if sorted {
+            // Issued in peer order already (e.g. all to one peer): `requests` is
+            // grouped as it stands; `by_peer` stays empty.
+            return;
+        }
         // by_peer has at least the reserved capacity, so this never reallocates.
         self.by_peer.resize(self.requests.len(), Request::Put {
             src: std::ptr::null(),
@@ -112,8 +126,12 @@ impl MessageQueue {
 
     /// The requests whose peer is `q`, in call order (after [`MessageQueue::group_by_peer`]).
     pub fn to_peer(&self, q: Pid) -> &[Request] {
+        if self.requests.is_empty() {
+            return &[];
+        }
         let q = q as usize;
-        &self.by_peer[self.offsets[q]..self.offsets[q + 1]]
+        let grouped = if self.by_peer.is_empty() { &self.requests } else { &self.by_peer };
+        &grouped[self.offsets[q]..self.offsets[q + 1]]
     }
 
     /// Applies what the superstep that just ended decided and empties the queue.
@@ -122,6 +140,44 @@ impl MessageQueue {
         self.by_peer.clear();
         if let Some(c) = self.requested.take() {
             self.capacity = c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put_to(q: Pid, tag: usize) -> Request {
+        Request::Put { src: std::ptr::null(), dst_pid: q, dst_slot: Memslot::INVALID, dst_offset: tag, size: 0 }
+    }
+
+    fn grouped(queue: &MessageQueue, p: Pid) -> Vec<Vec<(Pid, usize)>> {
+        let key = |r: &Request| match *r {
+            Request::Put { dst_pid, dst_offset, .. } => (dst_pid, dst_offset),
+            Request::Get { src_pid, src_offset, .. } => (src_pid, src_offset),
+        };
+        (0..p).map(|q| queue.to_peer(q).iter().map(key).collect()).collect()
+    }
+
+    #[test]
+    fn groups_by_peer_in_call_order() {
+        let mut queue = MessageQueue::default();
+        queue.request_capacity(8).unwrap();
+        queue.on_sync();
+        // Out of peer order (the counting sort), then in order (used as it stands),
+        // then empty, each after a sync with requests to other peers.
+        let rounds: [&[Pid]; 4] = [&[2, 0, 2, 1, 0], &[0, 0, 1, 3], &[], &[3, 3]];
+        for peers in rounds {
+            for (tag, &q) in peers.iter().enumerate() {
+                queue.push(put_to(q, tag)).unwrap();
+            }
+            queue.group_by_peer(4);
+            let expected: Vec<Vec<(Pid, usize)>> = (0..4)
+                .map(|q| peers.iter().enumerate().filter(|&(_, &d)| d == q).map(|(t, &d)| (d, t)).collect())
+                .collect();
+            assert_eq!(grouped(&queue, 4), expected, "peers {peers:?}");
+            queue.on_sync();
         }
     }
 }

@@ -21,6 +21,7 @@
 //! core the awaited rank needs), unless MPI's idle poll yields already.
 
 use super::ffi::{self, Comm};
+use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::conflict::{Plan, PlanBuffers};
 use crate::phases::requests::{Built, Incoming};
@@ -28,7 +29,6 @@ use crate::phases::{final_barrier, Channel, Found, Layout, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
@@ -74,6 +74,9 @@ pub(crate) struct MpiChannel {
     persistent: Vec<ffi::Request>,
     posted: Vec<Posted>,
     rbuf: Vec<Box<[u8]>>,
+    /// Peers whose message receive is to be posted again at the next poll
+    /// ([`MpiChannel::progress`]).
+    repost: Vec<usize>,
     /// Scratch of `MPI_Testsome`.
     completed: Vec<(usize, usize)>,
     indices: Vec<c_int>,
@@ -103,7 +106,7 @@ pub(crate) struct MpiChannel {
     /// Buffers of a sync kept for the next one: its requests (`msg::sync`), its
     /// write plan, the parsed requests of peers and the bodies of their messages, so
     /// that a node that syncs often allocates little once warm.
-    pub built: Built,
+    built: Built,
     pub plan_buffers: Option<PlanBuffers>,
     incomings: Vec<Incoming>,
     bodies: Vec<Vec<u8>>,
@@ -138,6 +141,7 @@ impl MpiChannel {
             persistent: vec![null; n],
             posted: (0..n).map(|_| Posted::Message).collect(),
             rbuf: (0..n).map(|q| vec![0u8; if q == me { 0 } else { EAGER }].into_boxed_slice()).collect(),
+            repost: Vec::with_capacity(n),
             completed: Vec::new(),
             indices: Vec::new(),
             statuses: Vec::new(),
@@ -178,9 +182,14 @@ impl MpiChannel {
         }
     }
 
-    /// Node i holds global pids `offsets[i]..offsets[i + 1]`, shared without a copy.
-    pub fn shared_offsets(&self) -> Arc<[Pid]> {
-        self.layout.offsets.clone()
+    /// Runs `sync` over the requests of `steps`, built into the buffers of the last
+    /// sync's (kept for the next).
+    pub fn with_requests<R>(&mut self, steps: &[&Superstep<'_>], sync: impl FnOnce(&mut MpiChannel, &Built) -> R) -> R {
+        let mut built = std::mem::take(&mut self.built);
+        built.rebuild(steps, &self.layout);
+        let r = sync(self, &built);
+        self.built = built;
+        r
     }
 
     fn post_message_receive(&mut self, q: usize) -> Result<()> {
@@ -276,7 +285,7 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait(|ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
+        let r = self.wait_for_messages(|ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
         let failed = (0..self.layout.n).find_map(|q| {
             self.left[q].iter().find(|(s, why)| *s == section && !why.is_empty()).map(|(_, why)| (q, why.clone()))
         });
@@ -288,8 +297,16 @@ impl MpiChannel {
         }
     }
 
-    /// Receives every control message that has arrived and completes finished sends.
-    pub fn progress(&mut self) -> Result<()> {
+    /// Receives every control message that has arrived; says whether any did.
+    pub fn progress(&mut self) -> Result<bool> {
+        // The receives of messages taken out since the last poll are posted again now,
+        // not as each message arrived: that keeps MPI_Start (a third of MPI's share of
+        // a small sync) off the path from a message's arrival to this process's next
+        // send, which is what a sync's latency is made of. A message that comes before
+        // its receive is posted waits in MPI's unexpected queue and matches it then.
+        while let Some(q) = self.repost.pop() {
+            self.post_message_receive(q)?;
+        }
         self.completed.clear();
         ffi::test_some(&mut self.recv, &mut self.completed, &mut self.indices, &mut self.statuses)?;
         for k in 0..self.completed.len() {
@@ -305,7 +322,7 @@ impl MpiChannel {
         if self.sending.len() > 64 {
             self.reclaim()?;
         }
-        Ok(())
+        Ok(!self.completed.is_empty())
     }
 
     /// The receive posted for `q` completed with `len` bytes.
@@ -323,7 +340,7 @@ impl MpiChannel {
                     // Into a recycled buffer (an empty body allocates nothing).
                     let mut body = if len > HEADER_LEN { self.bodies.pop().unwrap_or_default() } else { Vec::new() };
                     body.extend_from_slice(&self.rbuf[q][HEADER_LEN..len]);
-                    self.post_message_receive(q)?;
+                    self.repost.push(q);
                     self.deliver(q, h, body);
                 } else if len == HEADER_LEN && body_len > EAGER - HEADER_LEN {
                     let body = vec![0u8; body_len];
@@ -340,7 +357,7 @@ impl MpiChannel {
                 if at + len < body.len() {
                     self.receive_body(q, h, body, at + len)?;
                 } else {
-                    self.post_message_receive(q)?;
+                    self.repost.push(q);
                     self.deliver(q, h, body);
                 }
             }
@@ -391,12 +408,20 @@ impl MpiChannel {
 
     pub fn take_frame(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Option<Frame> {
         let inbox = &mut self.inbox[from];
-        let i = inbox.iter().position(|f| f.h.section == section && f.h.kind == kind && f.h.step == step && f.h.round == round)?;
+        let wanted = |f: &Frame| f.h.section == section && f.h.kind == kind && f.h.step == step && f.h.round == round;
+        // Usually the awaited frame is the only one there: look at the front first.
+        if wanted(inbox.front()?) {
+            return inbox.pop_front();
+        }
+        let i = inbox.iter().position(wanted)?;
         inbox.remove(i)
     }
 
     /// Fails unless `from` can still send what we wait for in `(section, step)`.
     pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
+        if self.inbox[from].is_empty() && self.left[from].is_empty() {
+            return Ok(());
+        }
         if let Some(f) = self.inbox[from].iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
             return Err(Error::fatal(format!(
                 "{} is out of step: it is in {} while this process is in {} (register_global, sync and \
@@ -419,7 +444,18 @@ impl MpiChannel {
 
     /// Drives progress until `done` says so (or fails): spins for a moment, then
     /// yields the core between polls, then sleeps briefly.
-    pub fn wait(&mut self, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
+    pub fn wait(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
+        self.wait_until(false, done)
+    }
+
+    /// As [`MpiChannel::wait`], for a `done` that only control messages arriving can
+    /// make true: it is asked again only after a poll that brought some (a shorter
+    /// idle poll notices an arrival sooner).
+    fn wait_for_messages(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
+        self.wait_until(true, done)
+    }
+
+    fn wait_until(&mut self, on_arrival_only: bool, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         // The clock is first read after the first unsuccessful poll (most waits of a
         // busy job end at their first poll).
         let mut started: Option<Instant> = None;
@@ -432,8 +468,8 @@ impl MpiChannel {
             return Ok(());
         }
         loop {
-            self.progress()?;
-            if done(self)? {
+            let arrived = self.progress()?;
+            if (arrived || !on_arrival_only) && done(self)? {
                 return Ok(());
             }
             let started = *started.get_or_insert_with(Instant::now);
@@ -442,8 +478,9 @@ impl MpiChannel {
                 // it every 16 polls only. Past the spin, every poll yields (a process
                 // that waits must not keep the core an awaited one needs).
                 polls = polls.wrapping_add(1);
+                // No pause instruction: it costs more than a poll on current cores,
+                // and every cycle between an arrival and its detection is latency.
                 if !polls.is_multiple_of(16) || started.elapsed() < self.spin {
-                    std::hint::spin_loop();
                     continue;
                 }
                 spinning = false;
@@ -497,26 +534,35 @@ impl Channel for MpiChannel {
     fn recycle(&mut self, mut inc: Incoming) {
         // Small buffers only, and a bounded number: a burst of large syncs should not
         // pin memory.
-        let body = std::mem::take(&mut inc.body);
-        if body.capacity() > 0 && body.capacity() <= EAGER && self.bodies.len() < 2 * self.layout.n {
-            let mut body = body;
-            body.clear();
-            self.bodies.push(body);
-        }
+        self.recycle_body(std::mem::take(&mut inc.body));
         if inc.puts.capacity() + inc.gets.capacity() <= 4096 && self.incomings.len() < 2 * self.layout.n {
             self.incomings.push(inc);
         }
     }
 
-    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
-        std::mem::take(&mut self.table)
+    fn recycle_body(&mut self, mut body: Vec<u8>) {
+        if body.capacity() > 0 && body.capacity() <= EAGER && self.bodies.len() < 2 * self.layout.n {
+            body.clear();
+            self.bodies.push(body);
+        }
     }
 
-    fn recycle_table(&mut self, mut table: Vec<Option<Incoming>>) {
+    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
+        let mut table = std::mem::take(&mut self.table);
         for slot in &mut table {
             if let Some(inc) = slot.take() {
                 self.recycle(inc);
             }
+        }
+        table
+    }
+
+    /// Keeps the table as it is: its requests go back to the pools when the next sync
+    /// asks for it, after its messages left ([`Channel::spare_table`]).
+    fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
+        if self.table.iter().any(Option::is_some) {
+            // Two tables out at once (not the case today): keep the buffers of one.
+            drop(self.spare_table());
         }
         self.table = table;
     }
@@ -529,10 +575,6 @@ impl Channel for MpiChannel {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         let header = Header { kind, round, section, step, body: len as u64, raw };
         let long = HEADER_LEN + len > EAGER;
-        if self.spare.is_empty() && !self.sending.is_empty() {
-            // An MPI error here is reported where it matters: at the next wait.
-            let _ = self.reclaim();
-        }
         let mut v = self.spare.pop().unwrap_or_default();
         v.reserve(HEADER_LEN + if long { 0 } else { len });
         header.encode(&mut v);
@@ -552,11 +594,17 @@ impl Channel for MpiChannel {
                 }
             }
         }
+        if self.spare.is_empty() {
+            // Refill the pool after sending, not before: the message leaves sooner.
+            // (A small send has usually completed by now.) An MPI error here is
+            // reported where it matters: at the next wait.
+            let _ = self.reclaim();
+        }
     }
 
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;
-        self.wait(|ch| match ch.take_frame(from, section, kind, step, round) {
+        self.wait_for_messages(|ch| match ch.take_frame(from, section, kind, step, round) {
             Some(f) => {
                 got = Some(f);
                 Ok(true)

@@ -290,9 +290,11 @@ pub(crate) fn test_all(rs: &mut [Request]) -> Result<bool> {
 /// byte count)` of every request that completed (it becomes MPI_REQUEST_NULL) onto
 /// `done`. `statuses` and `indices` are scratch space, reused between calls.
 pub(crate) fn test_some(rs: &mut [Request], done: &mut Vec<(usize, usize)>, indices: &mut Vec<c_int>, statuses: &mut Vec<sys::MPI_Status>) -> Result<()> {
-    indices.resize(rs.len(), 0);
-    // SAFETY: an all-zero MPI_Status is a valid value to overwrite.
-    statuses.resize(rs.len(), unsafe { std::mem::zeroed() });
+    if indices.len() != rs.len() || statuses.len() != rs.len() {
+        indices.resize(rs.len(), 0);
+        // SAFETY: an all-zero MPI_Status is a valid value to overwrite.
+        statuses.resize(rs.len(), unsafe { std::mem::zeroed() });
+    }
     let mut outcount: c_int = 0;
     // SAFETY: `indices` and `statuses` hold `rs.len()` entries, as MPI_Testsome may write.
     let rc = unsafe { sys::MPI_Testsome(rs.len() as c_int, rs.as_mut_ptr(), &mut outcount, indices.as_mut_ptr(), statuses.as_mut_ptr()) };

@@ -99,20 +99,14 @@ impl Data {
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`, one
 /// per rank on `mpimsg`, the rank's threads on the hybrid engine).
 pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let offsets = ch.shared_offsets();
-    // The request buffers of the last sync, reused.
-    let mut built = std::mem::take(&mut ch.built);
-    built.rebuild(steps, &ch.layout);
-    let r = run(ch, comm, ub, section, step, steps, &built, &offsets);
-    ch.built = built;
-    r
+    ch.with_requests(steps, |ch, built| run(ch, comm, ub, section, step, steps, built))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built, offsets: &[Pid]) -> Result<()> {
+fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
     let mut st = super::prof::Stamps::start();
     let (me, n) = (ch.layout.me, ch.layout.n);
-    let base: Pid = offsets[me];
+    let base: Pid = ch.layout.offsets[me];
     let out = &built.out;
     st.mark(0);
     let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
@@ -147,7 +141,7 @@ fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps:
     }
 
     // ---- Phase 2: checks and conflict resolution (shared). ----
-    let loc = Locals { steps, base, offsets, me };
+    let loc = Locals { steps, base, me };
     if all_inline(&incoming, &built.local, out) {
         // Every byte to write is here: no plan, no data messages.
         let found = apply_inline(&loc, &incoming, &built.local);

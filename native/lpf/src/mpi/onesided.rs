@@ -29,7 +29,7 @@ use crate::phases::conflict::{all_inline, apply_inline, plan_reusing, Locals};
 use crate::phases::requests::{Built, Outgoing};
 use crate::phases::{allgather, meta_exchange, note, Channel};
 use crate::register::Register;
-use crate::types::{Memslot, Pid};
+use crate::types::Memslot;
 use crate::wire::{Get, Kind, Put};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,18 +182,12 @@ const TRIMMED: u8 = 2;
 
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`).
 pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let offsets = ch.shared_offsets();
-    // The request buffers of the last sync, reused.
-    let mut built = std::mem::take(&mut ch.built);
-    built.rebuild(steps, &ch.layout);
-    let r = run(ch, os, section, step, steps, &built, &offsets);
-    ch.built = built;
-    r
+    ch.with_requests(steps, |ch, built| run(ch, os, section, step, steps, built))
 }
 
-fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built, offsets: &[Pid]) -> Result<()> {
+fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
     let (me, n) = (ch.layout.me, ch.layout.n);
-    let base = offsets[me];
+    let base = ch.layout.offsets[me];
     let out = &built.out;
 
     // ---- Phase 1: meta-data (headers only; small payloads inline). ----
@@ -208,7 +202,7 @@ fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, ste
     }
 
     // ---- Phase 2: conflict resolution at the destination; tell the origins. ----
-    let loc = Locals { steps, base, offsets, me };
+    let loc = Locals { steps, base, me };
     if all_inline(&incoming, &built.local, out) {
         // Every byte to write is here: no plan, no one-sided operations, no notices.
         let found = apply_inline(&loc, &incoming, &built.local);

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::types::Pid;
 use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put};
-use requests::{parse_requests, Incoming, Outgoing};
+use requests::{asks_nothing, parse_requests, Incoming, Outgoing};
 
 /// How the meta-data of a sync is exchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +150,10 @@ pub(crate) trait Channel {
     fn recycle(&mut self, inc: Incoming) {
         drop(inc);
     }
+    /// Takes back the body of a frame that is done with (the default drops it).
+    fn recycle_body(&mut self, body: Vec<u8>) {
+        drop(body);
+    }
     /// The table [`meta_exchange`] returns the requests of each node in: one the
     /// channel kept from an earlier sync ([`Channel::recycle_table`]), or a new one.
     fn spare_table(&mut self) -> Vec<Option<Incoming>> {
@@ -202,18 +206,29 @@ pub(crate) fn meta_exchange<C: Channel>(
     send: &mut SendRequests<'_, C>,
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
     let (me, n) = (ch.me(), ch.n());
-    let mut incoming = ch.spare_table();
-    incoming.clear();
-    incoming.resize_with(n, || None);
+    // Taken after this node's messages left (the channel may tidy the table of the
+    // last sync then, off the path from arrival to the next send).
+    let table = |ch: &mut C| {
+        let mut incoming = ch.spare_table();
+        incoming.clear();
+        incoming.resize_with(n, || None);
+        incoming
+    };
+    let mut incoming;
     let flags = match ch.meta_algo() {
         MetaAlgo::Direct => {
             for d in (0..n).filter(|&d| d != me) {
                 send(ch, d, &out[d], Kind::Meta, &[any as u8]);
             }
+            incoming = table(ch);
             let mut flags = any;
             for s in (0..n).filter(|&s| s != me) {
                 let f = ch.expect(s, section, Kind::Meta, step, 0)?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
+                if asks_nothing(&f.body, 1) {
+                    ch.recycle_body(f.body);
+                    continue;
+                }
                 let shell = ch.spare_incoming();
                 let inc = parse_requests(shell, f.body, f.h.raw, 1)?;
                 if inc.puts.len() + inc.gets.len() > 0 {
@@ -232,6 +247,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             for d in (0..n).filter(|&d| d != me && out[d].nmsg() > 0) {
                 send(ch, d, &out[d], Kind::Hdrs, &[]);
             }
+            incoming = table(ch);
             if flags {
                 for s in from {
                     let f = ch.expect(s, section, Kind::Hdrs, step, 0)?;

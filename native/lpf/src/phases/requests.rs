@@ -12,7 +12,34 @@ use crate::queue::Request;
 use crate::types::{Memslot, Pid};
 use crate::wire::{Get, Put, INLINE_MAX};
 
-const PUT_HDR: usize = 4 + 4 + 8 + 8 + 8;
+/// A request header on the wire: `origin or requester u32 | destination or source pid
+/// u32 | slot u64 | offset u64 | size u64`, little endian (a put's inline payload
+/// follows its header).
+const REQ_HDR: usize = 4 + 4 + 8 + 8 + 8;
+
+/// The request header fields: the two pids, slot, offset, size.
+type ReqFields = (Pid, Pid, Memslot, usize, usize);
+
+/// Appends a request header (assembled in place, appended at once).
+fn encode_request(out: &mut Vec<u8>, (a, b, slot, off, size): ReqFields) {
+    let mut h = [0u8; REQ_HDR];
+    h[0..4].copy_from_slice(&a.to_le_bytes());
+    h[4..8].copy_from_slice(&b.to_le_bytes());
+    h[8..16].copy_from_slice(&(slot.to_raw() as u64).to_le_bytes());
+    h[16..24].copy_from_slice(&(off as u64).to_le_bytes());
+    h[24..32].copy_from_slice(&(size as u64).to_le_bytes());
+    out.extend_from_slice(&h);
+}
+
+/// Reads a request header.
+fn decode_request(g: &mut Get<'_>) -> Result<ReqFields> {
+    let h: &[u8; REQ_HDR] = g.bytes(REQ_HDR)?.try_into().expect("REQ_HDR bytes");
+    let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
+    let usize_at = |i: usize| {
+        usize::try_from(u64::from_le_bytes(h[i..i + 8].try_into().unwrap())).map_err(|_| Error::fatal("malformed frame from a peer (size)"))
+    };
+    Ok((u32_at(0), u32_at(4), Memslot::from_raw(usize_at(8)?), usize_at(16)?, usize_at(24)?))
+}
 
 /// A put arriving at this node.
 pub(crate) struct InPut {
@@ -51,6 +78,12 @@ impl Incoming {
     }
 }
 
+/// Whether the requests in `body[start..]` are none at all (the common message of a
+/// small sync, told without parsing).
+pub(crate) fn asks_nothing(body: &[u8], start: usize) -> bool {
+    body.len() == start + 8 && body[start..].iter().all(|&b| b == 0)
+}
+
 /// Parses the requests in `body[start..]` into `inc`, an `Incoming` whose vectors are
 /// reused (a transport may keep them from an earlier sync: [`Channel::recycle`]).
 ///
@@ -65,9 +98,7 @@ pub(crate) fn parse_requests(mut inc: Incoming, body: Vec<u8>, raw: u64, start: 
     gets.clear();
     puts.reserve(nput.min(1 << 20));
     for _ in 0..nput {
-        let (origin, dst) = (g.u32()?, g.u32()?);
-        let slot = Memslot::from_raw(g.usize()?);
-        let (off, size) = (g.usize()?, g.usize()?);
+        let (origin, dst, slot, off, size) = decode_request(&mut g)?;
         let inline = if size <= INLINE_MAX {
             let at = g.pos();
             g.bytes(size)?;
@@ -79,9 +110,7 @@ pub(crate) fn parse_requests(mut inc: Incoming, body: Vec<u8>, raw: u64, start: 
     }
     gets.reserve(nget.min(1 << 20));
     for _ in 0..nget {
-        let (requester, src) = (g.u32()?, g.u32()?);
-        let slot = Memslot::from_raw(g.usize()?);
-        let (off, size) = (g.usize()?, g.usize()?);
+        let (requester, src, slot, off, size) = decode_request(&mut g)?;
         gets.push(InGet { requester, src, slot, off, size });
     }
     if !g.is_done() {
@@ -190,9 +219,12 @@ impl Built {
     /// As [`build`], into this one's buffers (a node that syncs often allocates
     /// nothing here once warm).
     pub fn rebuild(&mut self, steps: &[&Superstep<'_>], layout: &Layout) {
-        self.out.iter_mut().for_each(Outgoing::clear);
+        // A build without requests left everything empty (the common small sync).
+        if self.any {
+            self.out.iter_mut().for_each(Outgoing::clear);
+            self.local.clear();
+        }
         self.out.resize_with(layout.n, Outgoing::default);
-        self.local.clear();
         self.any = fill(steps, layout, &mut self.out, &mut self.local);
     }
 }
@@ -203,6 +235,9 @@ fn fill(steps: &[&Superstep<'_>], layout: &Layout, out: &mut [Outgoing], local: 
     let (me, base, nprocs) = (layout.me, layout.offsets[layout.me], layout.nprocs());
     let mut any = false;
     for (t, s) in steps.iter().enumerate() {
+        if s.queue.is_empty() {
+            continue;
+        }
         let origin = base + t as Pid;
         for q in 0..nprocs {
             let reqs = s.queue.to_peer(q);
@@ -220,12 +255,8 @@ fn fill(steps: &[&Superstep<'_>], layout: &Layout, out: &mut [Outgoing], local: 
                 match *r {
                     Request::Put { src, dst_pid, dst_slot, dst_offset, size } => {
                         o.nput += 1;
-                        o.puts.reserve(PUT_HDR + size.min(INLINE_MAX));
-                        o.puts.u32(origin);
-                        o.puts.u32(dst_pid);
-                        o.puts.u64(dst_slot.to_raw() as u64);
-                        o.puts.u64(dst_offset as u64);
-                        o.puts.u64(size as u64);
+                        o.puts.reserve(REQ_HDR + size.min(INLINE_MAX));
+                        encode_request(&mut o.puts, (origin, dst_pid, dst_slot, dst_offset, size));
                         if size == 0 {
                         } else if size <= INLINE_MAX {
                             // SAFETY: `src..src + size` was checked against its
@@ -239,11 +270,7 @@ fn fill(steps: &[&Superstep<'_>], layout: &Layout, out: &mut [Outgoing], local: 
                     }
                     Request::Get { src_pid, src_slot, src_offset, dst, size } => {
                         o.nget += 1;
-                        o.gets.u32(origin);
-                        o.gets.u32(src_pid);
-                        o.gets.u64(src_slot.to_raw() as u64);
-                        o.gets.u64(src_offset as u64);
-                        o.gets.u64(size as u64);
+                        encode_request(&mut o.gets, (origin, src_pid, src_slot, src_offset, size));
                         o.my_gets.push(MyGet { dst, size, src_pid, src_slot, src_offset });
                     }
                 }

@@ -62,7 +62,6 @@ fn run(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Re
     let (me, n) = (mesh.layout.me, mesh.layout.n);
     let base = mesh.layout.offsets[me];
     debug_assert_eq!(steps.len() as Pid, mesh.layout.offsets[me + 1] - base);
-    let offsets = mesh.layout.offsets.clone();
     let built = build(steps, &mesh.layout);
     let out = &built.out;
 
@@ -82,7 +81,7 @@ fn run(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Re
     }
 
     // ---- Phase 2: checks and write-conflict resolution. ----
-    let loc = Locals { steps, base, offsets: &offsets, me };
+    let loc = Locals { steps, base, me };
     if all_inline(&incoming, &built.local, out) {
         // Every byte to write is here: no plan, no raw data; the barrier remains.
         let found = apply_inline(&loc, &incoming, &built.local);
