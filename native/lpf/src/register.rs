@@ -244,6 +244,16 @@ impl Register {
     }
 
     /// The area under `slot` if it may take part in communication now.
+    /// The pointer to `offset..offset + len` of active `slot`, or None where
+    /// [`Register::area`] and [`Area::range`] would fail (the hot path of the checks:
+    /// no error is built; ask those for the reason).
+    #[inline]
+    pub fn active_range(&self, slot: Memslot, offset: usize, len: usize) -> Option<*mut u8> {
+        let e = self.table(slot).entry(slot)?;
+        let end = offset.checked_add(len)?;
+        (e.state == State::Active && end <= e.size).then(|| e.ptr.wrapping_add(offset))
+    }
+
     pub fn area(&self, slot: Memslot) -> Result<Area> {
         match self.table(slot).entry(slot) {
             Some(Entry { state: State::Active, ptr, size, .. }) => Ok(Area { ptr: *ptr, size: *size }),
@@ -283,6 +293,29 @@ mod tests {
         assert!(r.remove(a).is_err());
         r.on_sync(&[0, 0, 0]);
         assert!(r.area(b).is_ok() && r.area(c).is_ok());
+    }
+
+    #[test]
+    fn active_range_agrees_with_area_and_range() {
+        let mut mem = [0u8; 16];
+        let mut r = Register::new(1);
+        r.request_capacity(8).unwrap();
+        r.on_sync(&[]);
+        let local = r.add(false, mem.as_mut_ptr(), 16).unwrap();
+        let active = r.add(true, mem.as_mut_ptr(), 16).unwrap();
+        let gone = r.add(true, mem.as_mut_ptr(), 16).unwrap();
+        let dead = r.add(true, mem.as_mut_ptr(), 16).unwrap();
+        r.on_sync(&[16, 16, 16]);
+        r.remove(gone).unwrap();
+        r.kill(dead);
+        let pending = r.add(true, mem.as_mut_ptr(), 16).unwrap();
+        for slot in [local, active, gone, dead, pending, Memslot::INVALID] {
+            for (off, len) in [(0, 16), (4, 8), (16, 0), (8, 9), (17, 0), (usize::MAX, 2)] {
+                let slow = r.area(slot).and_then(|a| a.range(slot, off, len, "test")).ok();
+                assert_eq!(r.active_range(slot, off, len), slow, "{slot} {off} {len}");
+            }
+        }
+        assert!(r.active_range(active, 4, 8).is_some());
     }
 
     #[test]

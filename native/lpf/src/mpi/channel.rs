@@ -49,6 +49,17 @@ fn spin_for(node_ranks: usize, threads_per_rank: usize, cores: usize) -> Duratio
     Duration::from_micros(std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default))
 }
 
+/// What a wait polls, and when it asks again whether it is done.
+#[derive(Clone, Copy)]
+enum Polling {
+    /// Every receive; ask after every poll.
+    Always,
+    /// Every receive; ask after a poll that brought a message.
+    OnArrival,
+    /// The receive of this peer only; ask after a message of it came.
+    Peer(usize),
+}
+
 /// What the receive posted for one peer is waiting for.
 enum Posted {
     /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
@@ -74,9 +85,6 @@ pub(crate) struct MpiChannel {
     persistent: Vec<ffi::Request>,
     posted: Vec<Posted>,
     rbuf: Vec<Box<[u8]>>,
-    /// Peers whose message receive is to be posted again at the next poll
-    /// ([`MpiChannel::progress`]).
-    repost: Vec<usize>,
     /// Scratch of `MPI_Testsome`.
     completed: Vec<(usize, usize)>,
     indices: Vec<c_int>,
@@ -141,7 +149,6 @@ impl MpiChannel {
             persistent: vec![null; n],
             posted: (0..n).map(|_| Posted::Message).collect(),
             rbuf: (0..n).map(|q| vec![0u8; if q == me { 0 } else { EAGER }].into_boxed_slice()).collect(),
-            repost: Vec::with_capacity(n),
             completed: Vec::new(),
             indices: Vec::new(),
             statuses: Vec::new(),
@@ -285,7 +292,7 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait_for_messages(|ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
+        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
         let failed = (0..self.layout.n).find_map(|q| {
             self.left[q].iter().find(|(s, why)| *s == section && !why.is_empty()).map(|(_, why)| (q, why.clone()))
         });
@@ -299,14 +306,6 @@ impl MpiChannel {
 
     /// Receives every control message that has arrived; says whether any did.
     pub fn progress(&mut self) -> Result<bool> {
-        // The receives of messages taken out since the last poll are posted again now,
-        // not as each message arrived: that keeps MPI_Start (a third of MPI's share of
-        // a small sync) off the path from a message's arrival to this process's next
-        // send, which is what a sync's latency is made of. A message that comes before
-        // its receive is posted waits in MPI's unexpected queue and matches it then.
-        while let Some(q) = self.repost.pop() {
-            self.post_message_receive(q)?;
-        }
         self.completed.clear();
         ffi::test_some(&mut self.recv, &mut self.completed, &mut self.indices, &mut self.statuses)?;
         for k in 0..self.completed.len() {
@@ -325,6 +324,25 @@ impl MpiChannel {
         Ok(!self.completed.is_empty())
     }
 
+    /// Polls the receive posted for `q` alone (the others wait in place for their own
+    /// turn); says whether a message of `q` arrived. Cheaper than [`MpiChannel::progress`]
+    /// and sees an arrival one poll sooner (see `ffi::test_received`).
+    fn poll_peer(&mut self, q: usize) -> Result<bool> {
+        // SAFETY: reads an exported constant of the MPI library.
+        let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
+        if self.recv[q] == null {
+            return self.progress();
+        }
+        let Some(len) = ffi::test_received(&mut self.recv[q])? else { return Ok(false) };
+        // As in `progress`: nothing is active for q until `arrived` posts again.
+        self.recv[q] = null;
+        self.arrived(q, len)?;
+        if self.sending.len() > 64 {
+            self.reclaim()?;
+        }
+        Ok(true)
+    }
+
     /// The receive posted for `q` completed with `len` bytes.
     fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
         let malformed = || Error::fatal(format!("malformed control message from process {q}"));
@@ -340,7 +358,7 @@ impl MpiChannel {
                     // Into a recycled buffer (an empty body allocates nothing).
                     let mut body = if len > HEADER_LEN { self.bodies.pop().unwrap_or_default() } else { Vec::new() };
                     body.extend_from_slice(&self.rbuf[q][HEADER_LEN..len]);
-                    self.repost.push(q);
+                    self.post_message_receive(q)?;
                     self.deliver(q, h, body);
                 } else if len == HEADER_LEN && body_len > EAGER - HEADER_LEN {
                     let body = vec![0u8; body_len];
@@ -357,7 +375,7 @@ impl MpiChannel {
                 if at + len < body.len() {
                     self.receive_body(q, h, body, at + len)?;
                 } else {
-                    self.repost.push(q);
+                    self.post_message_receive(q)?;
                     self.deliver(q, h, body);
                 }
             }
@@ -445,17 +463,18 @@ impl MpiChannel {
     /// Drives progress until `done` says so (or fails): spins for a moment, then
     /// yields the core between polls, then sleeps briefly.
     pub fn wait(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        self.wait_until(false, done)
+        self.wait_until(Polling::Always, done)
     }
 
     /// As [`MpiChannel::wait`], for a `done` that only control messages arriving can
     /// make true: it is asked again only after a poll that brought some (a shorter
-    /// idle poll notices an arrival sooner).
-    fn wait_for_messages(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        self.wait_until(true, done)
+    /// idle poll notices an arrival sooner); with `from`, only messages of that peer,
+    /// and only its receive is polled.
+    fn wait_for_messages(&mut self, from: Option<usize>, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
+        self.wait_until(from.map_or(Polling::OnArrival, Polling::Peer), done)
     }
 
-    fn wait_until(&mut self, on_arrival_only: bool, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
+    fn wait_until(&mut self, polling: Polling, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         // The clock is first read after the first unsuccessful poll (most waits of a
         // busy job end at their first poll).
         let mut started: Option<Instant> = None;
@@ -468,8 +487,12 @@ impl MpiChannel {
             return Ok(());
         }
         loop {
-            let arrived = self.progress()?;
-            if (arrived || !on_arrival_only) && done(self)? {
+            let look = match polling {
+                Polling::Always => self.progress().map(|_| true)?,
+                Polling::OnArrival => self.progress()?,
+                Polling::Peer(q) => self.poll_peer(q)?,
+            };
+            if look && done(self)? {
                 return Ok(());
             }
             let started = *started.get_or_insert_with(Instant::now);
@@ -604,7 +627,7 @@ impl Channel for MpiChannel {
 
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;
-        self.wait_for_messages(|ch| match ch.take_frame(from, section, kind, step, round) {
+        self.wait_for_messages(Some(from), |ch| match ch.take_frame(from, section, kind, step, round) {
             Some(f) => {
                 got = Some(f);
                 Ok(true)

@@ -275,6 +275,24 @@ pub(crate) fn test(r: &mut Request) -> Result<bool> {
     Ok(flag != 0)
 }
 
+/// `MPI_Test` of a receive: its received byte count if it completed. (Unlike
+/// `MPI_Testsome`, Open MPI's `MPI_Test` looks at the request again after driving
+/// progress, so a message that progress just brought in is seen by the same call.)
+pub(crate) fn test_received(r: &mut Request) -> Result<Option<usize>> {
+    let mut flag = 0;
+    // SAFETY: an all-zero MPI_Status is a valid value to overwrite.
+    let mut status: sys::MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: a request MPI gave us, and a status to fill.
+    check(unsafe { sys::MPI_Test(r, &mut flag, &mut status) }, "MPI_Test")?;
+    if flag == 0 {
+        return Ok(None);
+    }
+    let mut count: c_int = 0;
+    // SAFETY: the status MPI_Test filled for a completed receive.
+    check(unsafe { sys::MPI_Get_count(&status, byte(), &mut count) }, "MPI_Get_count")?;
+    Ok(Some(count.max(0) as usize))
+}
+
 /// Whether all of `rs` have completed (completed ones become MPI_REQUEST_NULL).
 pub(crate) fn test_all(rs: &mut [Request]) -> Result<bool> {
     if rs.is_empty() {

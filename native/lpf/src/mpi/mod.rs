@@ -413,12 +413,14 @@ impl MpiInit {
     }
 
     /// The reference for the benchmark: the time, in seconds, of one `MPI_Alltoall`
-    /// with `block` bytes to every process (collective). Measured as LPF's supersteps
-    /// are: each of `reps` samples times a run of back-to-back calls (as many as fill
-    /// about 0.5 ms, the same count on every rank) and takes the mean; the best sample
-    /// of the slowest rank is returned. (Timing single calls after a barrier would
-    /// mostly measure the skew with which the ranks leave the barrier.)
-    pub fn time_alltoall(&self, block: usize, reps: usize) -> Result<f64> {
+    /// with `block` bytes to every process (collective). Measured as the probe measures
+    /// LPF's supersteps: each of `samples` samples times a run of back-to-back calls
+    /// lasting about `sample_time` (the same count on every rank, rank 0's choice) and
+    /// takes the mean per call; a sample counts at its slowest rank. Returns the mean
+    /// over the samples (the statistic of the probe's g and l) and the best sample.
+    /// (Timing single calls after a barrier would mostly measure the skew with which
+    /// the ranks leave the barrier.)
+    pub fn time_alltoall(&self, block: usize, samples: usize, sample_time: f64) -> Result<AlltoallTime> {
         let comm = lock(&self.node).comm;
         let send = vec![1u8; block * self.size];
         let mut recv = vec![0u8; block * self.size];
@@ -427,25 +429,33 @@ impl MpiInit {
         let t = ffi::wtime();
         ffi::alltoall(comm, &send, &mut recv, block)?;
         let once = (ffi::wtime() - t).max(1e-8);
-        let mut calls = ((5e-4 / once).ceil() as u64).clamp(1, 1 << 16).to_le_bytes();
+        let mut calls = ((sample_time / once).ceil() as u64).clamp(1, 1 << 24).to_le_bytes();
         ffi::bcast(comm, &mut calls, 0)?;
         let calls = u64::from_le_bytes(calls);
-        let mut best = f64::INFINITY;
-        for _ in 0..reps {
+        let mut mine = Vec::with_capacity(8 * samples);
+        for _ in 0..samples.max(1) {
             ffi::barrier(comm)?;
             let t = ffi::wtime();
             for _ in 0..calls {
                 ffi::alltoall(comm, &send, &mut recv, block)?;
             }
-            best = best.min((ffi::wtime() - t) / calls as f64);
+            mine.extend_from_slice(&((ffi::wtime() - t) / calls as f64).to_le_bytes());
         }
-        // Everyone reports the slowest process's best.
-        let mut b = best.to_le_bytes().to_vec();
-        let mut all = vec![0u8; 8 * self.size];
-        ffi::alltoall(comm, &b.repeat(self.size), &mut all, 8)?;
-        b.clear();
-        Ok(all.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).fold(0.0, f64::max))
+        let all = ffi::allgather_bytes(comm, &mine)?;
+        let slowest: Vec<f64> = (0..samples.max(1))
+            .map(|k| all.iter().map(|r| f64::from_le_bytes(r[8 * k..8 * k + 8].try_into().unwrap())).fold(0.0, f64::max))
+            .collect();
+        let mean = slowest.iter().sum::<f64>() / slowest.len() as f64;
+        let best = slowest.iter().copied().fold(f64::INFINITY, f64::min);
+        Ok(AlltoallTime { mean, best })
     }
+}
+
+/// [`MpiInit::time_alltoall`]: seconds per call, mean over samples and best sample.
+#[derive(Clone, Copy, Debug)]
+pub struct AlltoallTime {
+    pub mean: f64,
+    pub best: f64,
 }
 
 impl Drop for MpiInit {

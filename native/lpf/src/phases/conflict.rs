@@ -116,7 +116,18 @@ pub(crate) struct Locals<'a, 's> {
 impl Locals<'_, '_> {
     /// The checked address of `size` bytes at `off` of global `slot` of local process
     /// `pid`; `what` names the request in an error (formatted only then).
+    #[inline]
     pub fn area_of(&self, pid: Pid, slot: Memslot, off: usize, size: usize, what: &dyn Fn() -> String) -> Result<*mut u8> {
+        let local = pid.checked_sub(self.base).map(|t| t as usize).filter(|&t| t < self.steps.len());
+        match local.and_then(|t| self.steps[t].register.active_range(slot, off, size)) {
+            Some(p) => Ok(p),
+            None => self.area_error(pid, slot, off, size, what),
+        }
+    }
+
+    /// Why [`Locals::area_of`] refused (always an error).
+    #[cold]
+    fn area_error(&self, pid: Pid, slot: Memslot, off: usize, size: usize, what: &dyn Fn() -> String) -> Result<*mut u8> {
         let Some(t) = pid.checked_sub(self.base).map(|t| t as usize).filter(|&t| t < self.steps.len()) else {
             return Err(Error::fatal(format!("{}: process {pid} does not live here (protocol error)", what())));
         };
