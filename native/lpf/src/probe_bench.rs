@@ -313,6 +313,13 @@ impl Control {
 /// the largest exchange needs (2·n_max + p), so call it where the program has nothing
 /// registered or queued, and resize again afterwards.
 pub fn measure(ctx: &mut Context, cfg: &BenchConfig) -> Result<Report> {
+    measure_alongside(ctx, cfg, &mut || Ok(()))
+}
+
+/// [`measure`], calling `alongside` after every sample round (every process at the
+/// same point: it may be collective), e.g. to take a sample of a reference so that the
+/// reference and LPF are timed interleaved, on the same machine state.
+pub fn measure_alongside(ctx: &mut Context, cfg: &BenchConfig, alongside: &mut dyn FnMut() -> Result<()>) -> Result<Report> {
     let p = ctx.nprocs() as usize;
     let me = ctx.pid() as usize;
     let samples = cfg.samples.max(2);
@@ -367,6 +374,7 @@ pub fn measure(ctx: &mut Context, cfg: &BenchConfig) -> Result<Report> {
             for k in 0..4 {
                 sample[k] = ex.time(ctx, points[k], reps[k])?;
             }
+            alongside()?;
         }
         ctx.deregister(recv_slot)?;
         ctx.deregister(send_slot)?;

@@ -26,16 +26,32 @@ impl Request {
     }
 }
 
-#[derive(Default)]
 pub struct MessageQueue {
     requests: Vec<Request>,
+    /// Whether the requests were issued in peer order (all to one peer, or a sweep over
+    /// the peers, as most BSP codes issue them): then `requests` is its own grouping.
+    in_peer_order: bool,
+    last_peer: Pid,
+    /// The requests grouped by peer, when they were not issued in peer order.
     by_peer: Vec<Request>,
-    /// `by_peer[offsets[q]..offsets[q + 1]]` are the requests whose peer is q.
-    offsets: Vec<usize>,
     /// Scratch for the counting sort, kept to avoid an allocation per sync.
     cursor: Vec<usize>,
     capacity: usize,
     requested: Option<usize>,
+}
+
+impl Default for MessageQueue {
+    fn default() -> Self {
+        MessageQueue {
+            requests: Vec::new(),
+            in_peer_order: true,
+            last_peer: 0,
+            by_peer: Vec::new(),
+            cursor: Vec::new(),
+            capacity: 0,
+            requested: None,
+        }
+    }
 }
 
 // SAFETY: the pointers are into registered user memory; the queue never dereferences
@@ -72,6 +88,9 @@ impl MessageQueue {
                 self.capacity
             )));
         }
+        let q = r.peer();
+        self.in_peer_order &= q >= self.last_peer;
+        self.last_peer = q;
         self.requests.push(r);
         Ok(())
     }
@@ -81,31 +100,23 @@ impl MessageQueue {
         &self.requests
     }
 
-    /// Groups the requests by peer (stable), for [`MessageQueue::to_peer`].
+    /// Groups the requests by peer (stable), for [`MessageQueue::grouped`] and
+    /// [`MessageQueue::to_peer`]: nothing to do when they were issued in peer order,
+    /// else a counting sort, O(h + p).
     pub fn group_by_peer(&mut self, nprocs: Pid) {
         self.by_peer.clear();
-        if self.requests.is_empty() {
-            // `to_peer` answers an empty queue without the offsets.
+        if self.in_peer_order {
             return;
         }
         let p = nprocs as usize;
-        self.offsets.clear();
-        self.offsets.resize(p + 1, 0);
-        let mut sorted = true;
-        let mut last = 0;
+        // cursor[q]: where the next request to peer q goes.
+        self.cursor.clear();
+        self.cursor.resize(p + 1, 0);
         for r in &self.requests {
-            let q = r.peer();
-            sorted &= q >= last;
-            last = q;
-            self.offsets[q as usize + 1] += 1;
+            self.cursor[r.peer() as usize + 1] += 1;
         }
         for q in 0..p {
-            self.offsets[q + 1] += self.offsets[q];
-        }
-        if sorted {
-            // Issued in peer order already (e.g. all to one peer): `requests` is
-            // grouped as it stands; `by_peer` stays empty.
-            return;
+            self.cursor[q + 1] += self.cursor[q];
         }
         // by_peer has at least the reserved capacity, so this never reallocates.
         self.by_peer.resize(self.requests.len(), Request::Put {
@@ -115,8 +126,6 @@ impl MessageQueue {
             dst_offset: 0,
             size: 0,
         });
-        self.cursor.clear();
-        self.cursor.extend_from_slice(&self.offsets[..p]);
         for r in &self.requests {
             let q = r.peer() as usize;
             self.by_peer[self.cursor[q]] = *r;
@@ -124,20 +133,31 @@ impl MessageQueue {
         }
     }
 
+    /// The requests in peer order, those of one peer in call order (after
+    /// [`MessageQueue::group_by_peer`]).
+    pub fn grouped(&self) -> &[Request] {
+        if self.in_peer_order {
+            &self.requests
+        } else {
+            debug_assert_eq!(self.by_peer.len(), self.requests.len(), "group_by_peer first");
+            &self.by_peer
+        }
+    }
+
     /// The requests whose peer is `q`, in call order (after [`MessageQueue::group_by_peer`]).
     pub fn to_peer(&self, q: Pid) -> &[Request] {
-        if self.requests.is_empty() {
-            return &[];
-        }
-        let q = q as usize;
-        let grouped = if self.by_peer.is_empty() { &self.requests } else { &self.by_peer };
-        &grouped[self.offsets[q]..self.offsets[q + 1]]
+        let grouped = self.grouped();
+        let start = grouped.partition_point(|r| r.peer() < q);
+        let len = grouped[start..].partition_point(|r| r.peer() == q);
+        &grouped[start..start + len]
     }
 
     /// Applies what the superstep that just ended decided and empties the queue.
     pub fn on_sync(&mut self) {
         self.requests.clear();
         self.by_peer.clear();
+        self.in_peer_order = true;
+        self.last_peer = 0;
         if let Some(c) = self.requested.take() {
             self.capacity = c;
         }
@@ -177,6 +197,9 @@ mod tests {
                 .map(|q| peers.iter().enumerate().filter(|&(_, &d)| d == q).map(|(t, &d)| (d, t)).collect())
                 .collect();
             assert_eq!(grouped(&queue, 4), expected, "peers {peers:?}");
+            let flat: Vec<(Pid, usize)> = expected.concat();
+            let key = |r: &Request| (r.peer(), match *r { Request::Put { dst_offset, .. } => dst_offset, _ => usize::MAX });
+            assert_eq!(queue.grouped().iter().map(key).collect::<Vec<_>>(), flat, "peers {peers:?}");
             queue.on_sync();
         }
     }

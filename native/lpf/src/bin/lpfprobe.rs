@@ -145,10 +145,18 @@ fn main() -> ExitCode {
     let r_stream = probe_bench::memcpy_speed(mib, cfg.total_bytes.max(4 * mib), cfg.samples, cfg.sample_time.max(0.02));
 
     let result: Mutex<Option<Result<Report, lpf::Error>>> = Mutex::new(None);
+    let reference: Mutex<Option<Result<Reference, lpf::Error>>> = Mutex::new(None);
     let spmd = |ctx: &mut Context, _args: Args<'_>| {
-        let r = probe_bench::measure(ctx, &cfg);
+        // On an MPI engine, OpenMPI's alltoall is sampled between the probe's samples.
+        let mut timers = mpi_timers(&engine, &cfg);
+        let r = match timers.as_mut() {
+            Some(timers) => probe_bench::measure_alongside(ctx, &cfg, &mut || timers.sample()),
+            None => probe_bench::measure(ctx, &cfg),
+        };
+        let times = timers.map(|t| t.result());
         if ctx.pid() == 0 {
             *result.lock().unwrap() = Some(r);
+            *reference.lock().unwrap() = times;
         }
     };
     let exec = if threads {
@@ -156,7 +164,7 @@ fn main() -> ExitCode {
     } else {
         lpf::Root::new().exec(lpf::MAX_P, &spmd, Args::none())
     };
-    let reference = mpi_reference(&engine, &cfg);
+    let reference = reference.into_inner().unwrap();
     let result = result.into_inner().unwrap();
     if exec.is_ok() && result.is_none() && !threads {
         // A process other than pid 0 of a multi-process engine: pid 0 reports.
@@ -182,8 +190,10 @@ fn main() -> ExitCode {
         );
     }
 
-    if let Some(text) = reference {
-        print!("{}", text(&report));
+    match reference {
+        Some(Ok(times)) => print!("{}", reference_text(&times, &cfg, &report)),
+        Some(Err(e)) => eprintln!("lpfprobe: the MPI_Alltoall reference failed: {e}"),
+        None => {}
     }
 
     let mut targets = Vec::new();
@@ -209,83 +219,120 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// What the reference comparison prints, given the report.
-type Reference = Box<dyn Fn(&Report) -> String>;
-
-/// On an MPI engine: OpenMPI's `MPI_Alltoall` timed now, in the same processes, at 1 B,
-/// 64 KiB and 1 MiB per peer (collective: every rank calls this), with the probe's own
-/// samples (count and duration) and statistic (the mean over samples), so that l and g
-/// are compared like with like; the best sample is shown as well.
+/// OpenMPI's `MPI_Alltoall` at 1 B, 64 KiB and 1 MiB per peer, and at the probe's n_max
+/// volume (whose data streams through memory: the like-for-like reference for g), each
+/// sampled as the probe samples LPF (same count and duration, mean over samples) and
+/// between the probe's own samples, so that both see the same machine.
 #[cfg(feature = "mpi")]
-fn mpi_reference(engine: &str, cfg: &BenchConfig) -> Option<Reference> {
+struct Timers {
+    p: usize,
+    blocks: [usize; 4],
+    timers: Vec<lpf::mpi::AlltoallTimer>,
+}
+
+#[cfg(feature = "mpi")]
+impl Timers {
+    fn sample(&mut self) -> Result<(), lpf::Error> {
+        self.timers.iter_mut().try_for_each(|t| t.sample())
+    }
+    fn result(&self) -> Result<Reference, lpf::Error> {
+        let t = self.timers.iter().map(|t| t.result()).collect::<Result<Vec<_>, _>>()?;
+        Ok(Reference { p: self.p, blocks: self.blocks, mean: t.iter().map(|x| x.mean).collect(), best: t.iter().map(|x| x.best).collect() })
+    }
+}
+
+/// The reference's seconds per call, per block size (mean over samples, best sample).
+struct Reference {
+    p: usize,
+    blocks: [usize; 4],
+    mean: Vec<f64>,
+    best: Vec<f64>,
+}
+
+/// On an MPI engine, the timers of the reference (collective: every rank calls this).
+#[cfg(feature = "mpi")]
+fn mpi_timers(engine: &str, cfg: &BenchConfig) -> Option<Timers> {
     let kind = lpf::mpi::MpiEngineKind::parse(engine)?;
     let init = lpf::mpi::world_init(kind).ok()?;
     let p = init.nprocs() as usize;
-    let samples = cfg.samples.max(2);
-    let sample_ms = cfg.sample_time * 1e3;
-    let (small, mid, big) = (1usize, 64 << 10, 1 << 20);
-    // Also a block as large as the probe's n_max exchange (its data streams through
-    // memory rather than staying in cache): the like-for-like reference for g.
-    let stream = (cfg.total_bytes / (p * (p - 1).max(1))).max(big);
-    let nan = lpf::mpi::AlltoallTime { mean: f64::NAN, best: f64::NAN };
-    let t: Vec<lpf::mpi::AlltoallTime> =
-        [small, mid, big, stream].iter().map(|&b| init.time_alltoall(b, samples, cfg.sample_time).unwrap_or(nan)).collect();
-    Some(Box::new(move |report: &Report| {
-        let mut s = String::new();
-        s += &format!(
-            "OpenMPI MPI_Alltoall in the same run, p = {p} ({samples} samples of {:.0} ms like the probe's, slowest rank; mean [best sample]): \
-             1 B {:.2} [{:.2}] us | 64 KiB {:.1} [{:.1}] us | 1 MiB {:.1} [{:.1}] us per peer\n",
-            sample_ms,
-            t[0].mean * 1e6, t[0].best * 1e6, t[1].mean * 1e6, t[1].best * 1e6, t[2].mean * 1e6, t[2].best * 1e6
-        );
-        if p < 2 {
-            return s;
-        }
-        // Alltoall as a BSP superstep: h = block·(p-1) bytes; l_ref = T(1 B), g_ref
-        // from the two large blocks.
-        let l_of = |x: &lpf::mpi::AlltoallTime, best: bool| if best { x.best } else { x.mean };
-        let g_of = |a: f64, b: f64, bytes: usize| (b - a) / ((bytes - mid) as f64 * (p - 1) as f64);
-        let (l_ref, l_best) = (l_of(&t[0], false), l_of(&t[0], true));
-        let g_ref = g_of(t[1].mean, t[2].mean, big);
-        let g_best = g_of(t[1].best, t[2].best, big);
-        s += &format!(
-            "reference: l_mpi = {:.2} us [best sample {:.2} us], g_mpi = {:.3e} s/byte ({:.2} GB/s per process)\n",
-            l_ref * 1e6,
-            l_best * 1e6,
-            g_ref,
-            1e-9 / g_ref
-        );
-        let g_stream = g_of(t[1].mean, t[3].mean, stream);
-        s += &format!(
-            "streaming reference (MPI_Alltoall of {} KiB per peer, the probe's n_max volume): {:.1} us, g_mpi_stream = {:.3e} s/byte\n",
-            stream >> 10,
-            t[3].mean * 1e6,
-            g_stream
-        );
-        let l8 = report.words.iter().find(|w| w.word == 8).map(|w| w.l.mean);
-        let l_min = report.words.iter().map(|w| w.l.mean).filter(|l| *l > 0.0).fold(f64::INFINITY, f64::min);
-        let g1m = report.words.iter().find(|w| w.word == 1 << 20).map(|w| w.g.mean);
-        if let Some(l) = l8 {
-            s += &format!(
-                "l (8 B words) / l_mpi = {:.2}   (smallest l of any word size: {:.2} x; against the best MPI sample: {:.2} x)  target <= 2\n",
-                l / l_ref,
-                l_min / l_ref,
-                l / l_best
-            );
-        }
-        if let Some(g) = g1m {
-            s += &format!(
-                "g (1 MiB words) / g_mpi = {:.2}   target <= 1.5   (/ g_mpi_stream = {:.2}; against the best MPI samples: {:.2})\n",
-                g / g_ref,
-                g / g_stream,
-                g / g_best
-            );
-        }
-        s
-    }))
+    let stream = (cfg.total_bytes / (p * (p - 1).max(1))).max(1 << 20);
+    let blocks = [1, 64 << 10, 1 << 20, stream];
+    let timers = blocks.iter().map(|&b| init.alltoall_timer(b, cfg.sample_time)).collect::<Result<Vec<_>, _>>().ok()?;
+    Some(Timers { p, blocks, timers })
 }
 
 #[cfg(not(feature = "mpi"))]
-fn mpi_reference(_engine: &str, _cfg: &BenchConfig) -> Option<Reference> {
+struct Timers;
+
+#[cfg(not(feature = "mpi"))]
+impl Timers {
+    fn sample(&mut self) -> Result<(), lpf::Error> {
+        Ok(())
+    }
+    fn result(&self) -> Result<Reference, lpf::Error> {
+        Err(lpf::Error::fatal("no MPI"))
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_timers(_engine: &str, _cfg: &BenchConfig) -> Option<Timers> {
     None
+}
+
+/// The comparison of l and g with the reference.
+fn reference_text(r: &Reference, cfg: &BenchConfig, report: &Report) -> String {
+    let (p, [_, mid, big, stream]) = (r.p, r.blocks);
+    let mut s = format!(
+        "OpenMPI MPI_Alltoall, p = {p}, sampled between the probe's samples ({} samples of {:.0} ms, slowest rank; mean [best sample]): \
+         1 B {:.2} [{:.2}] us | 64 KiB {:.1} [{:.1}] us | 1 MiB {:.1} [{:.1}] us per peer\n",
+        cfg.samples.max(2) * cfg.word_sizes.len(),
+        cfg.sample_time * 1e3,
+        r.mean[0] * 1e6,
+        r.best[0] * 1e6,
+        r.mean[1] * 1e6,
+        r.best[1] * 1e6,
+        r.mean[2] * 1e6,
+        r.best[2] * 1e6
+    );
+    if p < 2 {
+        return s;
+    }
+    // Alltoall as a BSP superstep: h = block·(p-1) bytes; l_ref = T(1 B), g_ref from
+    // two large blocks.
+    let g_of = |t: &[f64], k: usize, bytes: usize| (t[k] - t[1]) / ((bytes - mid) as f64 * (p - 1) as f64);
+    let (l_ref, l_best) = (r.mean[0], r.best[0]);
+    let (g_ref, g_best, g_stream) = (g_of(&r.mean, 2, big), g_of(&r.best, 2, big), g_of(&r.mean, 3, stream));
+    s += &format!(
+        "reference: l_mpi = {:.2} us [best sample {:.2} us], g_mpi = {:.3e} s/byte ({:.2} GB/s per process)\n",
+        l_ref * 1e6,
+        l_best * 1e6,
+        g_ref,
+        1e-9 / g_ref
+    );
+    s += &format!(
+        "streaming reference (MPI_Alltoall of {} KiB per peer, the probe's n_max volume): {:.1} us, g_mpi_stream = {:.3e} s/byte\n",
+        stream >> 10,
+        r.mean[3] * 1e6,
+        g_stream
+    );
+    let l8 = report.words.iter().find(|w| w.word == 8).map(|w| w.l.mean);
+    let l_min = report.words.iter().map(|w| w.l.mean).filter(|l| *l > 0.0).fold(f64::INFINITY, f64::min);
+    let g1m = report.words.iter().find(|w| w.word == 1 << 20).map(|w| w.g.mean);
+    if let Some(l) = l8 {
+        s += &format!(
+            "l (8 B words) / l_mpi = {:.2}   (smallest l of any word size: {:.2} x; against the best MPI sample: {:.2} x)  target <= 2\n",
+            l / l_ref,
+            l_min / l_ref,
+            l / l_best
+        );
+    }
+    if let Some(g) = g1m {
+        s += &format!(
+            "g (1 MiB words) / g_mpi = {:.2}   target <= 1.5   (/ g_mpi_stream = {:.2}; against the best MPI samples: {:.2})\n",
+            g / g_ref,
+            g / g_stream,
+            g / g_best
+        );
+    }
+    s
 }

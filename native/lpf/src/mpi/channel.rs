@@ -8,7 +8,8 @@
 //!
 //! Receiving: one receive per peer is always posted in advance, into a buffer of
 //! [`EAGER`] bytes, so an arriving message lands in place and a poll is one
-//! `MPI_Testsome` (no probe, no search of MPI's unexpected queue). A message longer
+//! `MPI_Testsome` (no probe, no search of MPI's unexpected queue), or one `MPI_Test`
+//! of the receive of the one peer awaited (see [`Polling`]). A message longer
 //! than that travels as its header alone (whose body length says more is coming),
 //! followed by the body under [`BODY_TAG`]; the receiver then posts that body's
 //! receive and re-posts the header receive only once the body is in, so messages of

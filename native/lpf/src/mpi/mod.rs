@@ -412,15 +412,15 @@ impl MpiInit {
         ffi::barrier(lock(&self.node).comm)
     }
 
-    /// The reference for the benchmark: the time, in seconds, of one `MPI_Alltoall`
-    /// with `block` bytes to every process (collective). Measured as the probe measures
-    /// LPF's supersteps: each of `samples` samples times a run of back-to-back calls
-    /// lasting about `sample_time` (the same count on every rank, rank 0's choice) and
-    /// takes the mean per call; a sample counts at its slowest rank. Returns the mean
-    /// over the samples (the statistic of the probe's g and l) and the best sample.
-    /// (Timing single calls after a barrier would mostly measure the skew with which
-    /// the ranks leave the barrier.)
-    pub fn time_alltoall(&self, block: usize, samples: usize, sample_time: f64) -> Result<AlltoallTime> {
+    /// The reference for the benchmark: a timer of `MPI_Alltoall` with `block` bytes to
+    /// every process, measured as the probe measures LPF's supersteps (collective,
+    /// like every use of the timer). Each sample times a run of back-to-back calls
+    /// lasting about `sample_time` (the same count on every rank: rank 0's choice) and
+    /// takes the mean per call; a sample counts at its slowest rank. Samples can be
+    /// taken one at a time between other measurements, so that both see the same
+    /// machine. (Timing single calls after a barrier would mostly measure the skew with
+    /// which the ranks leave the barrier.)
+    pub fn alltoall_timer(&self, block: usize, sample_time: f64) -> Result<AlltoallTimer> {
         let comm = lock(&self.node).comm;
         let send = vec![1u8; block * self.size];
         let mut recv = vec![0u8; block * self.size];
@@ -431,27 +431,49 @@ impl MpiInit {
         let once = (ffi::wtime() - t).max(1e-8);
         let mut calls = ((sample_time / once).ceil() as u64).clamp(1, 1 << 24).to_le_bytes();
         ffi::bcast(comm, &mut calls, 0)?;
-        let calls = u64::from_le_bytes(calls);
-        let mut mine = Vec::with_capacity(8 * samples);
-        for _ in 0..samples.max(1) {
-            ffi::barrier(comm)?;
-            let t = ffi::wtime();
-            for _ in 0..calls {
-                ffi::alltoall(comm, &send, &mut recv, block)?;
-            }
-            mine.extend_from_slice(&((ffi::wtime() - t) / calls as f64).to_le_bytes());
+        Ok(AlltoallTimer { comm, block, calls: u64::from_le_bytes(calls), send, recv, mine: Vec::new() })
+    }
+}
+
+/// See [`MpiInit::alltoall_timer`]. Every method is collective.
+pub struct AlltoallTimer {
+    comm: Comm,
+    block: usize,
+    calls: u64,
+    send: Vec<u8>,
+    recv: Vec<u8>,
+    /// This rank's seconds per call, one per sample.
+    mine: Vec<f64>,
+}
+
+impl AlltoallTimer {
+    /// Takes one sample.
+    pub fn sample(&mut self) -> Result<()> {
+        ffi::barrier(self.comm)?;
+        let t = ffi::wtime();
+        for _ in 0..self.calls {
+            ffi::alltoall(self.comm, &self.send, &mut self.recv, self.block)?;
         }
-        let all = ffi::allgather_bytes(comm, &mine)?;
-        let slowest: Vec<f64> = (0..samples.max(1))
-            .map(|k| all.iter().map(|r| f64::from_le_bytes(r[8 * k..8 * k + 8].try_into().unwrap())).fold(0.0, f64::max))
-            .collect();
+        self.mine.push((ffi::wtime() - t) / self.calls as f64);
+        Ok(())
+    }
+
+    /// Seconds per call over the samples so far, each at its slowest rank.
+    pub fn result(&self) -> Result<AlltoallTime> {
+        let bytes: Vec<u8> = self.mine.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let all = ffi::allgather_bytes(self.comm, &bytes)?;
+        let at = |r: &Vec<u8>, k: usize| r.get(8 * k..8 * k + 8).map_or(f64::NAN, |b| f64::from_le_bytes(b.try_into().unwrap()));
+        let slowest: Vec<f64> = (0..self.mine.len()).map(|k| all.iter().map(|r| at(r, k)).fold(0.0, f64::max)).collect();
+        if slowest.is_empty() {
+            return Err(Error::fatal("alltoall timer: no samples"));
+        }
         let mean = slowest.iter().sum::<f64>() / slowest.len() as f64;
         let best = slowest.iter().copied().fold(f64::INFINITY, f64::min);
         Ok(AlltoallTime { mean, best })
     }
 }
 
-/// [`MpiInit::time_alltoall`]: seconds per call, mean over samples and best sample.
+/// Seconds per `MPI_Alltoall` call: the mean over samples and the best sample.
 #[derive(Clone, Copy, Debug)]
 pub struct AlltoallTime {
     pub mean: f64,

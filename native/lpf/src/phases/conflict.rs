@@ -331,14 +331,21 @@ fn for_each_put(
 
 /// Counts the messages each of this node's processes is the target of against its
 /// queue capacity: the first error, and whether this node must write nothing.
+#[inline]
 fn count_targets(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)]) -> (Found, bool) {
-    let (me, base) = (loc.me, loc.base);
-    let mut found: Found = None;
     // Fewer messages in all than any process has room for: nobody is over.
     let total = incoming.iter().flatten().map(|inc| inc.puts.len() + inc.gets.len()).sum::<usize>() + local.len();
     if loc.steps.iter().all(|s| total <= s.queue.capacity()) {
-        return (found, false);
+        return (None, false);
     }
+    count_targets_per_process(loc, incoming, local)
+}
+
+/// [`count_targets`] one process at a time.
+#[inline(never)]
+fn count_targets_per_process(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)]) -> (Found, bool) {
+    let (me, base) = (loc.me, loc.base);
+    let mut found: Found = None;
     // Messages each of this node's processes is the target of (no allocation for a
     // few processes).
     let mut few = [0usize; 16];
@@ -413,7 +420,9 @@ mod tests {
             body.u64(bytes.len() as u64);
             body.bytes(bytes);
         }
-        parse_requests(Incoming::default(), body, 0, 1).unwrap()
+        let mut inc = Incoming::default();
+        parse_requests(&mut inc, body, 0, 1).unwrap();
+        inc
     }
 
     /// Random overlapping inline puts: applying them whole in order leaves the same

@@ -95,7 +95,12 @@ impl Layout {
         self.offsets[self.n]
     }
     /// The node holding global pid `q`.
+    #[inline]
     pub fn node_of(&self, q: Pid) -> usize {
+        if self.offsets[self.n] as usize == self.n {
+            // One process per node (no hybrid threads): pid and node are the same.
+            return q as usize;
+        }
         self.offsets.partition_point(|&o| o <= q) - 1
     }
 }
@@ -229,8 +234,8 @@ pub(crate) fn meta_exchange<C: Channel>(
                     ch.recycle_body(f.body);
                     continue;
                 }
-                let shell = ch.spare_incoming();
-                let inc = parse_requests(shell, f.body, f.h.raw, 1)?;
+                let mut inc = ch.spare_incoming();
+                parse_requests(&mut inc, f.body, f.h.raw, 1)?;
                 if inc.puts.len() + inc.gets.len() > 0 {
                     incoming[s] = Some(inc);
                 } else {
@@ -251,8 +256,9 @@ pub(crate) fn meta_exchange<C: Channel>(
             if flags {
                 for s in from {
                     let f = ch.expect(s, section, Kind::Hdrs, step, 0)?;
-                    let shell = ch.spare_incoming();
-                    incoming[s] = Some(parse_requests(shell, f.body, f.h.raw, 0)?);
+                    let mut inc = ch.spare_incoming();
+                    parse_requests(&mut inc, f.body, f.h.raw, 0)?;
+                    incoming[s] = Some(inc);
                 }
             }
             flags

@@ -88,7 +88,7 @@ pub(crate) fn asks_nothing(body: &[u8], start: usize) -> bool {
 /// reused (a transport may keep them from an earlier sync: [`Channel::recycle`]).
 ///
 /// [`Channel::recycle`]: super::Channel::recycle
-pub(crate) fn parse_requests(mut inc: Incoming, body: Vec<u8>, raw: u64, start: usize) -> Result<Incoming> {
+pub(crate) fn parse_requests(inc: &mut Incoming, body: Vec<u8>, raw: u64, start: usize) -> Result<()> {
     let mut g = Get::new(&body);
     g.bytes(start)?;
     let nput = g.u32()? as usize;
@@ -118,7 +118,7 @@ pub(crate) fn parse_requests(mut inc: Incoming, body: Vec<u8>, raw: u64, start: 
     }
     inc.body = body;
     inc.raw = raw;
-    Ok(inc)
+    Ok(())
 }
 
 /// A large put as its origin keeps it: where the bytes are, and where they go.
@@ -232,47 +232,39 @@ impl Built {
 /// Sorts the requests of `steps` into `out` (per destination node) and `local`;
 /// returns whether there are any.
 fn fill(steps: &[&Superstep<'_>], layout: &Layout, out: &mut [Outgoing], local: &mut Vec<(Pid, Request)>) -> bool {
-    let (me, base, nprocs) = (layout.me, layout.offsets[layout.me], layout.nprocs());
+    let (me, base) = (layout.me, layout.offsets[layout.me]);
     let mut any = false;
     for (t, s) in steps.iter().enumerate() {
-        if s.queue.is_empty() {
-            continue;
-        }
         let origin = base + t as Pid;
-        for q in 0..nprocs {
-            let reqs = s.queue.to_peer(q);
-            if reqs.is_empty() {
-                continue;
-            }
-            any = true;
-            let d = layout.node_of(q);
+        let reqs = s.queue.grouped();
+        any |= !reqs.is_empty();
+        for r in reqs {
+            let d = layout.node_of(r.peer());
             if d == me {
-                local.extend(reqs.iter().map(|r| (origin, *r)));
+                local.push((origin, *r));
                 continue;
             }
             let o = &mut out[d];
-            for r in reqs {
-                match *r {
-                    Request::Put { src, dst_pid, dst_slot, dst_offset, size } => {
-                        o.nput += 1;
-                        o.puts.reserve(REQ_HDR + size.min(INLINE_MAX));
-                        encode_request(&mut o.puts, (origin, dst_pid, dst_slot, dst_offset, size));
-                        if size == 0 {
-                        } else if size <= INLINE_MAX {
-                            // SAFETY: `src..src + size` was checked against its
-                            // registration when the put was queued and stays valid
-                            // until the sync returns.
-                            o.puts.bytes(unsafe { std::slice::from_raw_parts(src, size) });
-                        } else {
-                            o.raw.push(RawPut { src, size, dst_pid, dst_slot, dst_offset });
-                            o.raw_len += size as u64;
-                        }
+            match *r {
+                Request::Put { src, dst_pid, dst_slot, dst_offset, size } => {
+                    o.nput += 1;
+                    o.puts.reserve(REQ_HDR + size.min(INLINE_MAX));
+                    encode_request(&mut o.puts, (origin, dst_pid, dst_slot, dst_offset, size));
+                    if size == 0 {
+                    } else if size <= INLINE_MAX {
+                        // SAFETY: `src..src + size` was checked against its
+                        // registration when the put was queued and stays valid
+                        // until the sync returns.
+                        o.puts.bytes(unsafe { std::slice::from_raw_parts(src, size) });
+                    } else {
+                        o.raw.push(RawPut { src, size, dst_pid, dst_slot, dst_offset });
+                        o.raw_len += size as u64;
                     }
-                    Request::Get { src_pid, src_slot, src_offset, dst, size } => {
-                        o.nget += 1;
-                        encode_request(&mut o.gets, (origin, src_pid, src_slot, src_offset, size));
-                        o.my_gets.push(MyGet { dst, size, src_pid, src_slot, src_offset });
-                    }
+                }
+                Request::Get { src_pid, src_slot, src_offset, dst, size } => {
+                    o.nget += 1;
+                    encode_request(&mut o.gets, (origin, src_pid, src_slot, src_offset, size));
+                    o.my_gets.push(MyGet { dst, size, src_pid, src_slot, src_offset });
                 }
             }
         }
