@@ -319,20 +319,12 @@ fn reference_text(r: &Reference, cfg: &BenchConfig, report: &Report) -> String {
     let l_min = report.words.iter().map(|w| w.l.mean).filter(|l| *l > 0.0).fold(f64::INFINITY, f64::min);
     let g1m = report.words.iter().find(|w| w.word == 1 << 20).map(|w| w.g.mean);
     if let Some(l) = l8 {
-        s += &format!(
-            "l (8 B words) / l_mpi = {:.2}   (smallest l of any word size: {:.2} x; against the best MPI sample: {:.2} x)  target <= 2\n",
-            l / l_ref,
-            l_min / l_ref,
-            l / l_best
-        );
+        let (r, min, best) = (l / l_ref, l_min / l_ref, l / l_best);
+        s += &format!("l (8 B words) / l_mpi = {r:.2}   (smallest l of any word size: {min:.2} x; against the best MPI sample: {best:.2} x)  target <= 2\n");
     }
     if let Some(g) = g1m {
-        s += &format!(
-            "g (1 MiB words) / g_mpi = {:.2}   target <= 1.5   (/ g_mpi_stream = {:.2}; against the best MPI samples: {:.2})\n",
-            g / g_ref,
-            g / g_stream,
-            g / g_best
-        );
+        let (r, stream, best) = (g / g_ref, g / g_stream, g / g_best);
+        s += &format!("g (1 MiB words) / g_mpi = {r:.2}   target <= 1.5   (/ g_mpi_stream = {stream:.2}; against the best MPI samples: {best:.2})\n");
     }
     s
 }

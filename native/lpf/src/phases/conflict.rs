@@ -448,7 +448,6 @@ mod tests {
                 })
                 .collect();
             let incoming = vec![None, Some(from_node1(&puts))];
-            let offsets = [0, 1, 2];
             let step_a = Superstep { register: &reg_a, queue: &queue_a };
             let step_b = Superstep { register: &reg_b, queue: &queue_b };
             let loc_a = Locals { steps: &[&step_a], base: 0, me: 0 };
@@ -467,7 +466,6 @@ mod tests {
     fn apply_inline_rejects_as_the_plan_does() {
         let mut mem = vec![0u8; 64];
         let (reg, queue, slot) = process(&mut mem, 2);
-        let offsets = [0, 1, 2];
         let step = Superstep { register: &reg, queue: &queue };
         let loc = Locals { steps: &[&step], base: 0, me: 0 };
         let incoming = vec![None, Some(from_node1(&[(slot, 60, vec![7; 8]), (slot, 0, vec![9; 4])]))];
