@@ -40,6 +40,9 @@ const BODY_TAG: i32 = 2;
 /// Control messages up to this many bytes (header and body) arrive whole in the
 /// receive posted in advance for their source.
 const EAGER: usize = 16 << 10;
+/// Sends in flight before their buffers are taken back into the pool (one
+/// `MPI_Testall` for the lot).
+const RECLAIM_BATCH: usize = 8;
 
 /// How long a waiting rank spins before it yields: not at all when the node runs more
 /// LPF processes than it has cores (a spinning waiter would hold the core the awaited
@@ -90,8 +93,10 @@ pub(crate) struct MpiChannel {
     completed: Vec<(usize, usize)>,
     indices: Vec<c_int>,
     statuses: Vec<::mpi::ffi::MPI_Status>,
-    /// Sends in flight and the buffers they read.
-    sending: Vec<(ffi::Request, Vec<u8>)>,
+    /// Sends in flight, and the buffers they read (`sending_bufs[i]` is read by
+    /// `sending[i]`; apart so that one `MPI_Testall` tests them all).
+    sending: Vec<ffi::Request>,
+    sending_bufs: Vec<Vec<u8>>,
     /// Buffers of completed sends, reused for the next ones (no allocation per
     /// control message once the pool is warm).
     spare: Vec<Vec<u8>>,
@@ -115,7 +120,7 @@ pub(crate) struct MpiChannel {
     /// Buffers of a sync kept for the next one: its requests (`msg::sync`), its
     /// write plan, the parsed requests of peers and the bodies of their messages, so
     /// that a node that syncs often allocates little once warm.
-    built: Built,
+    built: Option<Built>,
     pub plan_buffers: Option<PlanBuffers>,
     incomings: Vec<Incoming>,
     bodies: Vec<Vec<u8>>,
@@ -154,6 +159,7 @@ impl MpiChannel {
             indices: Vec::new(),
             statuses: Vec::new(),
             sending: Vec::new(),
+            sending_bufs: Vec::new(),
             spare: Vec::new(),
             next_section: 1,
             open: Vec::new(),
@@ -163,7 +169,7 @@ impl MpiChannel {
             body_chunk: ffi::CHUNK,
             node_ranks,
             cores,
-            built: Built::default(),
+            built: None,
             plan_buffers: None,
             incomings: Vec::new(),
             bodies: Vec::new(),
@@ -183,7 +189,10 @@ impl MpiChannel {
     fn isend(&mut self, v: Vec<u8>, to: usize, tag: i32) {
         // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
         match unsafe { ffi::isend(v.as_ptr(), v.len(), to, tag, self.comm) } {
-            Ok(r) => self.sending.push((r, v)),
+            Ok(r) => {
+                self.sending.push(r);
+                self.sending_bufs.push(v);
+            }
             // MPI's own error handler normally aborts the job first; if it returns, the
             // peer will not hear from us and fails by the same rules as for a left one.
             Err(e) => eprintln!("lpf: {e}"),
@@ -193,10 +202,12 @@ impl MpiChannel {
     /// Runs `sync` over the requests of `steps`, built into the buffers of the last
     /// sync's (kept for the next).
     pub fn with_requests<R>(&mut self, steps: &[&Superstep<'_>], sync: impl FnOnce(&mut MpiChannel, &Built) -> R) -> R {
-        let mut built = std::mem::take(&mut self.built);
+        // Out of the channel while `sync` borrows it; an Option, so that nothing is
+        // built in its place and dropped after.
+        let mut built = self.built.take().unwrap_or_default();
         built.rebuild(steps, &self.layout);
         let r = sync(self, &built);
-        self.built = built;
+        self.built = Some(built);
         r
     }
 
@@ -209,19 +220,35 @@ impl MpiChannel {
 
     /// Takes back the buffers of completed sends (into the pool).
     fn reclaim(&mut self) -> Result<()> {
+        // Small sends have usually all completed: one call for the lot (MPI_Testall
+        // changes no request unless all completed).
+        if ffi::test_all(&mut self.sending)? {
+            self.sending.clear();
+            while let Some(buf) = self.sending_bufs.pop() {
+                self.keep_spare(buf);
+            }
+            return Ok(());
+        }
         let mut i = 0;
         while i < self.sending.len() {
-            if ffi::test(&mut self.sending[i].0)? {
-                let (_, mut buf) = self.sending.swap_remove(i);
-                if self.spare.len() < 64 && buf.capacity() <= EAGER {
-                    buf.clear();
-                    self.spare.push(buf);
-                }
+            if ffi::test(&mut self.sending[i])? {
+                self.sending.swap_remove(i);
+                let buf = self.sending_bufs.swap_remove(i);
+                self.keep_spare(buf);
             } else {
                 i += 1;
             }
         }
         Ok(())
+    }
+
+    /// Keeps the buffer of a completed send for the next ones (small ones, a bounded
+    /// number).
+    fn keep_spare(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < 64 && buf.capacity() <= EAGER {
+            buf.clear();
+            self.spare.push(buf);
+        }
     }
 
     /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
@@ -531,7 +558,7 @@ impl MpiChannel {
             }
             std::thread::yield_now();
         }
-        for (mut r, buf) in self.sending.drain(..) {
+        for (mut r, buf) in self.sending.drain(..).zip(self.sending_bufs.drain(..)) {
             // The receiver is gone: MPI may still hold the request; the buffer must
             // outlive it, so it is leaked with it.
             ffi::request_free(&mut r);
@@ -618,8 +645,10 @@ impl Channel for MpiChannel {
                 }
             }
         }
-        if self.spare.is_empty() {
+        if self.spare.is_empty() && self.sending.len() >= RECLAIM_BATCH {
             // Refill the pool after sending, not before: the message leaves sooner.
+            // Only once a few sends are out: one test covers them all (until then, a
+            // send with the pool empty takes a new buffer).
             // (A small send has usually completed by now.) An MPI error here is
             // reported where it matters: at the next wait.
             let _ = self.reclaim();
@@ -628,12 +657,18 @@ impl Channel for MpiChannel {
 
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;
-        self.wait_for_messages(Some(from), |ch| match ch.take_frame(from, section, kind, step, round) {
-            Some(f) => {
-                got = Some(f);
-                Ok(true)
+        self.wait_for_messages(Some(from), |ch| {
+            if ch.inbox[from].is_empty() && ch.left[from].is_empty() {
+                // Nothing of `from` here yet (the usual first look): not done, no failure.
+                return Ok(false);
             }
-            None => ch.check_peer(from, section, step, kind).map(|_| false),
+            match ch.take_frame(from, section, kind, step, round) {
+                Some(f) => {
+                    got = Some(f);
+                    Ok(true)
+                }
+                None => ch.check_peer(from, section, step, kind).map(|_| false),
+            }
         })?;
         Ok(got.expect("wait returned with the message"))
     }

@@ -160,7 +160,8 @@ pub(crate) trait Channel {
         drop(body);
     }
     /// The table [`meta_exchange`] returns the requests of each node in: one the
-    /// channel kept from an earlier sync ([`Channel::recycle_table`]), or a new one.
+    /// channel kept from an earlier sync ([`Channel::recycle_table`]) with every entry
+    /// emptied (None), or a new one.
     fn spare_table(&mut self) -> Vec<Option<Incoming>> {
         Vec::new()
     }
@@ -215,8 +216,13 @@ pub(crate) fn meta_exchange<C: Channel>(
     // last sync then, off the path from arrival to the next send).
     let table = |ch: &mut C| {
         let mut incoming = ch.spare_table();
-        incoming.clear();
-        incoming.resize_with(n, || None);
+        // A kept table comes back emptied (every entry None; see `spare_table`) and
+        // usually of the right length already.
+        debug_assert!(incoming.iter().all(Option::is_none));
+        if incoming.len() != n {
+            incoming.clear();
+            incoming.resize_with(n, || None);
+        }
         incoming
     };
     let mut incoming;
