@@ -15,32 +15,30 @@ pub(crate) fn on() -> bool {
     *ON.get_or_init(|| std::env::var("LPF_MPI_PROF").is_ok_and(|v| v == "1"))
 }
 
-/// Phase stamps of one sync.
-pub(crate) struct Stamps {
-    on: bool,
-    last: Option<Instant>,
+/// Phase stamps of one sync (nothing to fill when profiling is off).
+pub(crate) struct Stamps(Option<Times>);
+
+struct Times {
+    last: Instant,
     t: [u64; PHASES],
 }
 
 impl Stamps {
     pub fn start() -> Stamps {
-        let on = on();
-        Stamps { on, last: on.then(Instant::now), t: [0; PHASES] }
+        Stamps(on().then(|| Times { last: Instant::now(), t: [0; PHASES] }))
     }
     /// Ends phase `i`.
     pub fn mark(&mut self, i: usize) {
-        if let Some(l) = self.last {
+        if let Some(s) = &mut self.0 {
             let now = Instant::now();
-            self.t[i] += (now - l).as_nanos() as u64;
-            self.last = Some(now);
+            s.t[i] += (now - s.last).as_nanos() as u64;
+            s.last = now;
         }
     }
     /// Adds this sync to class `c` (0: no large data, 1: large data).
     pub fn done(&self, c: usize) {
-        if !self.on {
-            return;
-        }
-        for (i, &t) in self.t.iter().enumerate() {
+        let Some(s) = &self.0 else { return };
+        for (i, &t) in s.t.iter().enumerate() {
             ACC[c][i].fetch_add(t, Ordering::Relaxed);
         }
         ACC[c][PHASES].fetch_add(1, Ordering::Relaxed);
