@@ -97,6 +97,10 @@ pub(crate) struct MpiChannel {
     /// `sending[i]`; apart so that one `MPI_Testall` tests them all).
     sending: Vec<ffi::Request>,
     sending_bufs: Vec<Vec<u8>>,
+    /// Whether a buffer larger than the pool keeps (the body of a long message) is
+    /// among them: then every send tries to take it back, so that it is freed at
+    /// the next sync, not some syncs later in the middle of small ones.
+    large_in_flight: bool,
     /// Buffers of completed sends, reused for the next ones (no allocation per
     /// control message once the pool is warm).
     spare: Vec<Vec<u8>>,
@@ -160,6 +164,7 @@ impl MpiChannel {
             statuses: Vec::new(),
             sending: Vec::new(),
             sending_bufs: Vec::new(),
+            large_in_flight: false,
             spare: Vec::new(),
             next_section: 1,
             open: Vec::new(),
@@ -190,6 +195,7 @@ impl MpiChannel {
         // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
         match unsafe { ffi::isend(v.as_ptr(), v.len(), to, tag, self.comm) } {
             Ok(r) => {
+                self.large_in_flight |= v.capacity() > EAGER;
                 self.sending.push(r);
                 self.sending_bufs.push(v);
             }
@@ -227,6 +233,7 @@ impl MpiChannel {
             while let Some(buf) = self.sending_bufs.pop() {
                 self.keep_spare(buf);
             }
+            self.large_in_flight = false;
             return Ok(());
         }
         let mut i = 0;
@@ -239,6 +246,7 @@ impl MpiChannel {
                 i += 1;
             }
         }
+        self.large_in_flight = self.sending_bufs.iter().any(|b| b.capacity() > EAGER);
         Ok(())
     }
 
@@ -647,10 +655,11 @@ impl Channel for MpiChannel {
                 }
             }
         }
-        if self.spare.is_empty() && self.sending.len() >= RECLAIM_BATCH {
+        if self.large_in_flight || (self.spare.is_empty() && self.sending.len() >= RECLAIM_BATCH) {
             // Refill the pool after sending, not before: the message leaves sooner.
             // Only once a few sends are out: one test covers them all (until then, a
-            // send with the pool empty takes a new buffer).
+            // send with the pool empty takes a new buffer). A large buffer in flight
+            // is freed as soon as its send completes.
             // (A small send has usually completed by now.) An MPI error here is
             // reported where it matters: at the next wait.
             let _ = self.reclaim();
