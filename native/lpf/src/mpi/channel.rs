@@ -64,6 +64,22 @@ enum Polling {
     Peer(usize),
 }
 
+/// The message an `expect` waits for.
+#[derive(Clone, Copy)]
+struct Awaited {
+    from: usize,
+    section: u32,
+    kind: Kind,
+    step: u64,
+    round: u8,
+}
+
+impl Awaited {
+    fn is(&self, from: usize, h: &Header) -> bool {
+        self.from == from && h.section == self.section && h.kind == self.kind && h.step == self.step && h.round == self.round
+    }
+}
+
 /// What the receive posted for one peer is waiting for.
 enum Posted {
     /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
@@ -79,6 +95,10 @@ pub(crate) struct MpiChannel {
     /// init learnt the ranks' thread counts for the hybrid engine).
     pub layout: Layout,
     inbox: Vec<VecDeque<Frame>>,
+    /// What `expect` waits for, and the frame handed to it directly when it arrives
+    /// with nothing before it in its inbox (no trip through the inbox).
+    awaited: Option<Awaited>,
+    handed: Option<Frame>,
     /// `left[q]`: sections process q has left, with its reason.
     left: Vec<Vec<(u32, String)>>,
     /// The receive posted for each peer (MPI_REQUEST_NULL for this process), what it
@@ -154,6 +174,8 @@ impl MpiChannel {
             comm,
             layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
             inbox: (0..n).map(|_| VecDeque::new()).collect(),
+            awaited: None,
+            handed: None,
             left: vec![Vec::new(); n],
             recv: vec![null; n],
             persistent: vec![null; n],
@@ -455,6 +477,9 @@ impl MpiChannel {
         }
         if h.kind == Kind::Leave {
             self.left[q].push((h.section, String::from_utf8_lossy(&body).into_owned()));
+        } else if self.handed.is_none() && self.inbox[q].is_empty() && self.awaited.is_some_and(|a| a.is(q, &h)) {
+            // The awaited message, and the next one of q in order: straight to `expect`.
+            self.handed = Some(Frame { h, body });
         } else {
             self.inbox[q].push_back(Frame { h, body });
         }
@@ -668,7 +693,12 @@ impl Channel for MpiChannel {
 
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;
-        self.wait_for_messages(Some(from), |ch| {
+        self.awaited = Some(Awaited { from, section, kind, step, round });
+        let r = self.wait_for_messages(Some(from), |ch| {
+            if let Some(f) = ch.handed.take() {
+                got = Some(f);
+                return Ok(true);
+            }
             if ch.inbox[from].is_empty() && ch.left[from].is_empty() {
                 // Nothing of `from` here yet (the usual first look): not done, no failure.
                 return Ok(false);
@@ -680,7 +710,14 @@ impl Channel for MpiChannel {
                 }
                 None => ch.check_peer(from, section, step, kind).map(|_| false),
             }
-        })?;
+        });
+        self.awaited = None;
+        if let Some(f) = self.handed.take() {
+            // It came, but the wait ended otherwise (an error): back in front of what
+            // came after it.
+            self.inbox[from].push_front(f);
+        }
+        r?;
         Ok(got.expect("wait returned with the message"))
     }
 }
