@@ -153,13 +153,13 @@ impl Register {
         if let Some(c) = self.requested.take() {
             self.capacity = c;
         }
-        if self.pending.is_empty() {
-            // The common sync: nothing registered (an empty drain still costs its setup).
-            return;
-        }
         let p = self.nprocs;
         let pending = self.pending.len();
         debug_assert_eq!(all_sizes.len(), pending * p);
+        if pending == 0 {
+            // The common sync: nothing registered (an empty drain still costs its setup).
+            return;
+        }
         for (k, slot) in self.pending.drain(..).enumerate() {
             if let Some(e) = self.global.entry_mut(slot) {
                 if e.state == State::Pending {

@@ -64,7 +64,8 @@ enum Polling {
     Peer(usize),
 }
 
-/// The message an `expect` waits for.
+/// A message looked for: from whom, and its (section, kind, step, round). What
+/// `take_frame` takes from an inbox, and what `expect` waits for.
 #[derive(Clone, Copy)]
 struct Awaited {
     from: usize,
@@ -487,7 +488,8 @@ impl MpiChannel {
 
     pub fn take_frame(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Option<Frame> {
         let inbox = &mut self.inbox[from];
-        let wanted = |f: &Frame| f.h.section == section && f.h.kind == kind && f.h.step == step && f.h.round == round;
+        let key = Awaited { from, section, kind, step, round };
+        let wanted = |f: &Frame| key.is(from, &f.h);
         // Usually the awaited frame is the only one there: look at the front first.
         if wanted(inbox.front()?) {
             return inbox.pop_front();
