@@ -494,18 +494,11 @@ mod tests {
         assert!(of(4).is_empty());
     }
 
-    /// A small deterministic generator for the property tests (splitmix64).
+    /// A small deterministic generator for the property tests.
     struct Rng(u64);
     impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
         fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
+            (crate::phases::splitmix64(&mut self.0) % n as u64) as usize
         }
     }
 

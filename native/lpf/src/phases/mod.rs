@@ -52,13 +52,7 @@ impl MetaAlgo {
 pub(crate) fn permutation(n: usize, token: u64) -> (Vec<usize>, Vec<usize>) {
     let mut perm: Vec<usize> = (0..n).collect();
     let mut s = token;
-    let mut next = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut next = || splitmix64(&mut s);
     for i in (1..n).rev() {
         let j = (next() % (i as u64 + 1)) as usize;
         perm.swap(i, j);
@@ -68,6 +62,15 @@ pub(crate) fn permutation(n: usize, token: u64) -> (Vec<usize>, Vec<usize>) {
         inv[v] = i;
     }
     (perm, inv)
+}
+
+/// The next value of the splitmix64 generator whose state is `s`.
+pub(crate) fn splitmix64(s: &mut u64) -> u64 {
+    *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *s;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Where the LPF processes of a job live, as one node of it sees it: its index `me`
@@ -391,5 +394,137 @@ pub(crate) fn final_barrier<C: Channel>(ch: &mut C, section: u32, step: u64, fou
     match barrier(ch, section, step, Kind::Barrier, found)? {
         None => Ok(()),
         Some((_, msg)) => Err(Error::fatal(msg)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The meta-data exchange over a fake channel: n nodes as threads, messages in a
+    //! shared mailbox, and an `expect` that gives up after a few seconds, so a message
+    //! that never comes fails an assertion instead of hanging the suite.
+
+    use super::*;
+    use crate::wire::Header;
+    use std::collections::HashMap;
+    use std::sync::{Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    /// (to, from, kind, round, step) -> body.
+    type Mailbox = HashMap<(usize, usize, u8, u8, u64), Vec<u8>>;
+
+    #[derive(Default)]
+    struct Net {
+        boxes: Mutex<Mailbox>,
+        arrived: Condvar,
+    }
+
+    struct FakeChannel {
+        net: Arc<Net>,
+        layout: Layout,
+    }
+
+    impl Channel for FakeChannel {
+        fn layout(&self) -> &Layout {
+            &self.layout
+        }
+        fn post(&mut self, to: usize, kind: Kind, round: u8, _section: u32, step: u64, body: &[u8], _raw: u64) {
+            let key = (to, self.layout.me, kind as u8, round, step);
+            let old = self.net.boxes.lock().unwrap().insert(key, body.to_vec());
+            assert!(old.is_none(), "node {} posted {key:?} twice", self.layout.me);
+            self.net.arrived.notify_all();
+        }
+        fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
+            let key = (self.layout.me, from, kind as u8, round, step);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let mut boxes = self.net.boxes.lock().unwrap();
+            loop {
+                if let Some(body) = boxes.remove(&key) {
+                    let h = Header { kind, round, section, step, body: body.len() as u64, raw: 0 };
+                    return Ok(Frame { h, body });
+                }
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(Error::fatal(format!("node {} waited in vain for {key:?}", self.layout.me)));
+                }
+                boxes = self.net.arrived.wait_timeout(boxes, deadline - now).unwrap().0;
+            }
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            splitmix64(&mut self.0) % n
+        }
+    }
+
+    /// Runs `per_node(channel, me)` on n nodes at once; returns each node's result.
+    fn on_nodes<T: Send>(n: usize, meta: MetaAlgo, per_node: impl Fn(&mut FakeChannel, usize) -> T + Sync) -> Vec<T> {
+        let net = Arc::new(Net::default());
+        let offsets: Vec<Pid> = (0..=n as Pid).collect();
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..n)
+                .map(|me| {
+                    let mut ch = FakeChannel { net: net.clone(), layout: Layout::new(me, offsets.clone(), 0xfeed + n as u64, meta) };
+                    let per_node = &per_node;
+                    s.spawn(move || per_node(&mut ch, me))
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    /// Bruck over 1..=20 nodes with random count matrices: every node learns exactly
+    /// the nodes that send it requests, and whether anybody communicates. A node that
+    /// ignores its peers' "anybody communicates" flag fails here (it returned "nobody"
+    /// while others went on to send headers: a deadlock in a real engine).
+    #[test]
+    fn bruck_finds_every_sender_and_the_anybody_flag() {
+        let mut rng = Rng(7);
+        for n in 1..=20usize {
+            for trial in 0..12 {
+                // Who communicates: nobody, exactly one node, or a random set.
+                let talks: Vec<bool> = match trial % 3 {
+                    0 => vec![false; n],
+                    1 => {
+                        let one = rng.below(n as u64) as usize;
+                        (0..n).map(|i| i == one).collect()
+                    }
+                    _ => (0..n).map(|_| rng.below(2) == 0).collect(),
+                };
+                let counts: Vec<Vec<u32>> = (0..n)
+                    .map(|s| (0..n).map(|d| if talks[s] && d != s && rng.below(3) == 0 { 1 + rng.below(5) as u32 } else { 0 }).collect())
+                    .collect();
+                let anybody = talks.iter().any(|&t| t);
+                let got = on_nodes(n, MetaAlgo::Bruck, |ch, me| bruck(ch, 0, 1, &counts[me], talks[me]));
+                for (me, r) in got.into_iter().enumerate() {
+                    let (mut from, flag) = r.unwrap_or_else(|e| panic!("n {n}, trial {trial}, node {me}: {e}"));
+                    from.sort_unstable();
+                    let want: Vec<usize> = (0..n).filter(|&s| counts[s][me] > 0).collect();
+                    assert_eq!(from, want, "n {n}, trial {trial}, node {me}: senders");
+                    assert_eq!(flag, anybody, "n {n}, trial {trial}, node {me}: anybody flag");
+                }
+            }
+        }
+    }
+
+    /// The direct exchange through `meta_exchange`: with no requests anywhere, the
+    /// anybody flag is still the OR over all nodes.
+    #[test]
+    fn direct_exchange_agrees_on_the_anybody_flag() {
+        for n in 2..=6usize {
+            for talker in 0..=n {
+                let got = on_nodes(n, MetaAlgo::Direct, |ch, me| {
+                    let out: Vec<Outgoing> = (0..n).map(|_| Outgoing::default()).collect();
+                    let mut send = |ch: &mut FakeChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
+                        ch.post(d, kind, 0, 0, 3, &o.body(prefix), 0)
+                    };
+                    meta_exchange(ch, 0, 3, &out, me == talker, &mut send).map(|(_, flag)| flag)
+                });
+                for (me, r) in got.into_iter().enumerate() {
+                    assert_eq!(r.unwrap(), talker < n, "n {n}, talker {talker}, node {me}");
+                }
+            }
+        }
     }
 }
