@@ -113,7 +113,14 @@ if command -v rustup >/dev/null 2>&1; then
     done
 fi
 
+# cargo-nextest: the test command runs the Rust tests under it (a time bound per test).
+if ! cargo nextest --version >/dev/null 2>&1; then
+    log "installing cargo-nextest"
+    cargo install --locked cargo-nextest
+fi
+
 command -v cc >/dev/null 2>&1 || { log "no C compiler after set-up" >&2; exit 1; }
+cargo nextest --version >/dev/null 2>&1 || { log "no cargo-nextest after set-up" >&2; exit 1; }
 command -v cargo >/dev/null 2>&1 || { log "no cargo after set-up" >&2; exit 1; }
 command -v javac >/dev/null 2>&1 || { log "no javac after set-up" >&2; exit 1; }
 python3 -c 'import pyspark' 2>/dev/null || { log "no pyspark after set-up" >&2; exit 1; }
