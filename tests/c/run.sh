@@ -67,6 +67,20 @@ fail() {
     fi
 }
 
+# step NAME CMD...: a build step (compile, link, headers): runs CMD with its output
+# in the step's log; a failure counts as a failed check, success counts nothing (the
+# checks are the runs that follow).
+step() {
+    local name=$1 log=$logs/$1.log
+    shift
+    if "$@" >"$log" 2>&1; then
+        echo "built $name"
+        return 0
+    fi
+    fail "$name" "$log"
+    return 1
+}
+
 # check NAME CMD...: runs CMD with its output in the case's log.
 check() {
     local name=$1 log=$logs/$1.log
@@ -116,9 +130,9 @@ cat >"$hdr_tu" <<'EOT'
 #include <lpf/core.h>
 int lpf_headers_compile(void) { return (int)sizeof(lpf_args_t); }
 EOT
-check headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
+step headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
     -I"$inc" -c "$hdr_tu" -o "$build/obj/all_headers_c.o"
-check headers.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror \
+step headers.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror \
     -I"$inc" -c "$hdr_tu" -o "$build/obj/all_headers_cxx.o"
 
 # --- library ------------------------------------------------------------
@@ -129,7 +143,7 @@ build_lib() {
     fi
     ls -l "$libdir/liblpf_core.so" "$libdir/liblpf_core.a"
 }
-if check build.liblpf_core build_lib; then
+if step build.liblpf_core build_lib; then
     lib_ok=1
 fi
 
@@ -159,14 +173,14 @@ link_static() { # link_static PROG
 }
 
 for prog in "${programs[@]}" tcp_ring tcp_listen_join pthread_mismatch; do
-    check "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
+    step "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
         -o "$build/obj/$prog.o"
 done
 
 if [ "$lib_ok" = 1 ]; then
     for prog in "${programs[@]}"; do
         for kind in shared static; do
-            if check "link.$prog.$kind" "link_$kind" "$prog"; then
+            if step "link.$prog.$kind" "link_$kind" "$prog"; then
                 for p in $procs; do
                     run_one "run.$prog.$kind.p$p" "$p" "$build/$kind/$prog"
                 done
@@ -187,7 +201,8 @@ if [ "$lib_ok" = 1 ] && command -v valgrind >/dev/null 2>&1; then
         fi
     done
 elif [ "$lib_ok" = 1 ]; then
-    echo "skip memcheck (valgrind is not installed)"
+    # Set-up installs valgrind: its absence is a failure, not a skip.
+    fail "memcheck (valgrind is not installed)"
 fi
 
 # --- tcp_ring: separate processes over TCP, once the engine exists --------
@@ -221,14 +236,14 @@ run_tcp() { # run_tcp NAME EXE P
 if [ "$lib_ok" = 1 ]; then
     if has_symbol "$libdir/liblpf_core.so" lpf_mpi_initialize_over_tcp; then
         for kind in shared static; do
-            if check "link.tcp_ring.$kind" "link_$kind" tcp_ring; then
+            if step "link.tcp_ring.$kind" "link_$kind" tcp_ring; then
                 for p in $procs; do
                     run_tcp "run.tcp_ring.$kind.p$p" "$build/$kind/tcp_ring" "$p"
                 done
             fi
         done
     else
-        echo "skip run.tcp_ring (liblpf_core does not export lpf_mpi_initialize_over_tcp yet)"
+        fail "run.tcp_ring (liblpf_core does not export lpf_mpi_initialize_over_tcp)"
     fi
 fi
 
@@ -237,19 +252,19 @@ fi
 if [ "$lib_ok" = 1 ]; then
     if has_symbol "$libdir/liblpf_core.so" lpf_tcp_join; then
         for kind in shared static; do
-            if check "link.tcp_listen_join.$kind" "link_$kind" tcp_listen_join; then
+            if step "link.tcp_listen_join.$kind" "link_$kind" tcp_listen_join; then
                 run_one "run.tcp_listen_join.$kind.p3" 3 "$build/$kind/tcp_listen_join" 3
             fi
         done
     else
-        echo "skip run.tcp_listen_join (liblpf_core does not export lpf_tcp_join)"
+        fail "run.tcp_listen_join (liblpf_core does not export lpf_tcp_join)"
     fi
 fi
 
 # --- pthread_mismatch: groups that cannot form fail within the timeout ----------
 if [ "$lib_ok" = 1 ]; then
     for kind in shared static; do
-        if check "link.pthread_mismatch.$kind" "link_$kind" pthread_mismatch; then
+        if step "link.pthread_mismatch.$kind" "link_$kind" pthread_mismatch; then
             run_one "run.pthread_mismatch.$kind" 1 "$build/$kind/pthread_mismatch"
         fi
     done
