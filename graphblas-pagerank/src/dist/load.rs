@@ -4,11 +4,12 @@
 //! agreed on, and the vertex labels relabelled densely ([`super::relabel`]).
 
 use super::comm::Comm;
-use super::relabel::{relabel, too_many, Relabelled, MAX_N};
+use super::relabel::{relabel, relabel_with_max, too_many, Relabelled, MAX_N};
 use super::{DistError, DistResult, Format, Input};
 use crate::io::{
-    check_mtx_entry_count, file_len, alloc_binary_range, read_binary_header, read_binary_labels, read_binary_range_into, read_edge_list_ids_range, read_mtx_header,
-    read_mtx_range, split_byte_ranges, EdgeListOptions, InputError, InputErrorKind,
+    alloc_binary_range, check_mtx_entry_count, file_len, read_binary_header, read_binary_labels, read_binary_range_into,
+    read_edge_list_ids_range, read_mtx_header, read_mtx_range, split_byte_ranges, EdgeIds, EdgeListOptions, InputError,
+    InputErrorKind,
 };
 use crate::kron::KronParams;
 use std::path::Path;
@@ -94,7 +95,10 @@ fn load_edges(comm: &mut Comm<'_>, path: &Path, opts: &EdgeListOptions) -> DistR
         read_edge_list_ids_range(path, opts, s, e)
     })();
     let chunk = comm.agree(read.map_err(DistError::from))?;
-    let r = relabel(comm, &chunk.src, &chunk.dst)?;
+    let r = match &chunk.ids {
+        EdgeIds::Narrow { src, dst } => relabel_with_max(comm, src, dst, chunk.max_id)?,
+        EdgeIds::Wide { src, dst } => relabel_with_max(comm, src, dst, chunk.max_id)?,
+    };
     drop(chunk);
     Ok(RawEdges::relabelled(r, |x| x))
 }

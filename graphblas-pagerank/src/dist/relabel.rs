@@ -60,8 +60,14 @@ pub(crate) struct Relabelled {
 /// Relabels this process's edges `(src[k], dst[k])`. Collective; every process gets
 /// the same `n` and `labels`.
 pub(crate) fn relabel<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L]) -> DistResult<Relabelled> {
-    let me = comm.me;
     let local_max = src.iter().chain(dst).map(|x| x.get()).max();
+    relabel_with_max(comm, src, dst, local_max)
+}
+
+/// [`relabel`] given this process's largest label (`None`: no edges), when the
+/// reader knows it (one pass over the edges fewer).
+pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], local_max: Option<u64>) -> DistResult<Relabelled> {
+    let me = comm.me;
     // u64::MAX + 1 does not fit: carry "has a label" in a separate flag.
     let max = comm.max_u64(local_max.map_or(0, |m| m))?;
     let any = comm.max_u64(local_max.is_some() as u64)?;

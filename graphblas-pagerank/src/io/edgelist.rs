@@ -45,8 +45,44 @@ pub struct EdgeListChunk {
 /// Edges parsed from one byte range with their ids as written (any `u64`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EdgeIdsChunk {
-    pub src: Vec<u64>,
-    pub dst: Vec<u64>,
+    pub ids: EdgeIds,
+    /// The largest id of the range, if it has an edge.
+    pub max_id: Option<u64>,
+}
+
+/// Sources and targets: 32-bit while every id of the range fits (half the memory and
+/// memory traffic of the common case), else 64-bit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EdgeIds {
+    Narrow { src: Vec<u32>, dst: Vec<u32> },
+    Wide { src: Vec<u64>, dst: Vec<u64> },
+}
+
+impl Default for EdgeIds {
+    fn default() -> Self {
+        EdgeIds::Narrow { src: Vec::new(), dst: Vec::new() }
+    }
+}
+
+impl EdgeIds {
+    pub fn len(&self) -> usize {
+        match self {
+            EdgeIds::Narrow { src, .. } => src.len(),
+            EdgeIds::Wide { src, .. } => src.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The edges as `u64` pairs (copies).
+    pub fn to_u64(&self) -> (Vec<u64>, Vec<u64>) {
+        match self {
+            EdgeIds::Narrow { src, dst } => (src.iter().map(|&x| x as u64).collect(), dst.iter().map(|&x| x as u64).collect()),
+            EdgeIds::Wide { src, dst } => (src.clone(), dst.clone()),
+        }
+    }
 }
 
 fn field_err(path: &Path, line: u64, what: &str, e: FieldError) -> InputError {
@@ -71,7 +107,7 @@ fn parse_edge_lines(
     opts: &EdgeListOptions,
     start: u64,
     end: u64,
-    sink: &mut dyn Sink,
+    sink: &mut impl Sink,
 ) -> InputResult<()> {
     let file = open(path)?;
     let chunk = read_line_chunk(path, &file, 0, 1, start, end)?;
@@ -169,21 +205,42 @@ pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64,
         range: (u64, u64),
         limit: Option<u64>,
         c: EdgeIdsChunk,
+        max: u64,
     }
     impl Ids<'_> {
+        fn oom(&self, bytes: usize) -> InputError {
+            let (a, b) = self.range;
+            InputError::new(self.path, None, K::Io, format!("out of memory: cannot allocate {bytes} bytes for the edges of bytes {a}..{b}"))
+        }
         fn grow(&mut self, more: usize) -> InputResult<()> {
-            let c = &mut self.c;
-            c.src.try_reserve(more).and_then(|_| c.dst.try_reserve(more)).map_err(|_| {
-                let bytes = (c.src.len() + more).saturating_mul(16);
-                let (a, b) = self.range;
-                InputError::new(self.path, None, K::Io, format!("out of memory: cannot allocate {bytes} bytes for the edges of bytes {a}..{b}"))
-            })
+            let len = self.c.ids.len();
+            let ok = match &mut self.c.ids {
+                EdgeIds::Narrow { src, dst } => src.try_reserve(more).and_then(|_| dst.try_reserve(more)).map_err(|_| 8),
+                EdgeIds::Wide { src, dst } => src.try_reserve(more).and_then(|_| dst.try_reserve(more)).map_err(|_| 16),
+            };
+            ok.map_err(|per| self.oom((len + more).saturating_mul(per)))
+        }
+        /// From 32-bit to 64-bit storage (the first id >= 2^32).
+        fn widen(&mut self) -> InputResult<()> {
+            if let EdgeIds::Narrow { src, dst } = &self.c.ids {
+                let want = src.len().max(1024) * 2;
+                let mut s: Vec<u64> = Vec::new();
+                let mut d: Vec<u64> = Vec::new();
+                if s.try_reserve_exact(want).and_then(|_| d.try_reserve_exact(want)).is_err() {
+                    return Err(self.oom(want.saturating_mul(16)));
+                }
+                s.extend(src.iter().map(|&x| x as u64));
+                d.extend(dst.iter().map(|&x| x as u64));
+                self.c.ids = EdgeIds::Wide { src: s, dst: d };
+            }
+            Ok(())
         }
     }
     impl Sink for Ids<'_> {
         fn reserve(&mut self, n: usize) -> InputResult<()> {
             self.grow(n)
         }
+        #[inline]
         fn edge(&mut self, line: u64, u: u64, v: u64, _: Option<f64>) -> InputResult<()> {
             if let Some(limit) = self.limit {
                 for (id, what) in [(u, "source"), (v, "target")] {
@@ -193,16 +250,35 @@ pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64,
                     }
                 }
             }
-            if self.c.src.len() == self.c.src.capacity() {
-                self.grow(self.c.src.len().max(1024))?;
+            let m = u.max(v);
+            if m > u32::MAX as u64 {
+                self.widen()?;
             }
-            self.c.src.push(u);
-            self.c.dst.push(v);
+            let len = self.c.ids.len();
+            let full = match &self.c.ids {
+                EdgeIds::Narrow { src, .. } => src.capacity() == len,
+                EdgeIds::Wide { src, .. } => src.capacity() == len,
+            };
+            if full {
+                self.grow(len.max(1024))?;
+            }
+            match &mut self.c.ids {
+                EdgeIds::Narrow { src, dst } => {
+                    src.push(u as u32);
+                    dst.push(v as u32);
+                }
+                EdgeIds::Wide { src, dst } => {
+                    src.push(u);
+                    dst.push(v);
+                }
+            }
+            self.max = self.max.max(m);
             Ok(())
         }
     }
-    let mut ids = Ids { path, range: (start, end), limit: opts.num_vertices, c: EdgeIdsChunk::default() };
+    let mut ids = Ids { path, range: (start, end), limit: opts.num_vertices, c: EdgeIdsChunk::default(), max: 0 };
     parse_edge_lines(path, opts, start, end, &mut ids)?;
+    ids.c.max_id = (!ids.c.ids.is_empty()).then_some(ids.max);
     Ok(ids.c)
 }
 
@@ -257,8 +333,12 @@ mod tests {
         let c = read_edge_list(&t.0, &EdgeListOptions::default());
         assert!(c.is_err(), "the u32 reader refuses ids >= 2^32");
         let c = read_edge_list_ids_range(&t.0, &EdgeListOptions::default(), 0, u64::MAX).unwrap();
-        assert_eq!(c.src, vec![0, 1, 2]);
-        assert_eq!(c.dst, vec![1, 2, (1 << 63) + 5]);
+        assert!(matches!(c.ids, EdgeIds::Wide { .. }));
+        assert_eq!(c.ids.to_u64(), (vec![0, 1, 2], vec![1, 2, (1 << 63) + 5]));
+        assert_eq!(c.max_id, Some((1 << 63) + 5));
+        let c = read_edge_list_ids_range(&t.0, &EdgeListOptions::default(), 0, 10).unwrap();
+        assert_eq!(c.ids, EdgeIds::Narrow { src: vec![0, 1], dst: vec![1, 2] });
+        assert_eq!(c.max_id, Some(2));
         let t = TempFile::with_bytes("w4.txt", b"0 1 0.5\n1 2\n");
         let c = read_edge_list(&t.0, &EdgeListOptions::default()).unwrap();
         assert_eq!((c.rows, c.cols, c.vals), (vec![0, 1], vec![1, 2], None));

@@ -18,7 +18,7 @@ mod scan;
 pub use binary::{
     alloc_binary_range, binary_records_in, read_binary, read_binary_header, read_binary_labels, read_binary_range, read_binary_range_into,
     write_binary, BinaryHeader, BINARY_MAGIC, BINARY_VERSION};
-pub use edgelist::{read_edge_list, read_edge_list_ids_range, read_edge_list_range, EdgeIdsChunk, EdgeListChunk, EdgeListOptions};
+pub use edgelist::{read_edge_list, read_edge_list_ids_range, read_edge_list_range, EdgeIds, EdgeIdsChunk, EdgeListChunk, EdgeListOptions};
 pub use mtx::{check_mtx_entry_count, read_mtx, read_mtx_header, read_mtx_range, MtxChunk, MtxField, MtxHeader, MtxSymmetry};
 pub use scan::count_newlines;
 
