@@ -1,18 +1,19 @@
 //! `pagerank`: distributed PageRank over LPF from the command line.
 //!
 //! ```text
-//! pagerank (--input FILE [--format mtx|edges|bin] | --rmat SCALE [--seed S])
-//!          [--engine shm] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N]
+//! pagerank (--input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S])
+//!          [--engine shm|tcp|hybrid] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N]
 //!          [--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin]
 //!          [--bandwidth] [--quiet]
 //! ```
 //!
 //! Progress (one line per iteration: iteration, residual, seconds) goes to stderr, the
-//! summary to stdout. `--output` writes one `vertex rank` line per vertex (1-based ids
-//! for MatrixMarket, 0-based otherwise). `--convert-to` writes the graph (duplicates
-//! removed) in the binary format and exits. `--engine` selects the LPF engine (sets
-//! `LPF_ENGINE`; `shm` is the one that exists now). Exit code 1 with the message on
-//! bad input, 2 on bad usage.
+//! summary to stdout. `--output` writes one `id rank` line per vertex, with the ids of
+//! the input (the vertices are the ids some edge names; any u64). `--convert-to` writes
+//! the graph (duplicates removed) in the binary format and exits. `--engine` selects the
+//! LPF engine (sets `LPF_ENGINE`); under `lpfrun` (tcp, hybrid) every OS process runs
+//! this program, `-p` defaults to the whole job and only the one hosting pid 0 prints
+//! the summary. Exit code 1 with the message on bad input, 2 on bad usage.
 
 use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
 use graphblas_pagerank::dist::{
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] | --rmat SCALE [--seed S]) \
+const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]) \
 [--engine shm|tcp|hybrid] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N] \
 [--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin] [--bandwidth] [--quiet]";
 

@@ -11,8 +11,10 @@
 //! 1. **Load** ([`Input`]): each process reads its byte range of the file (or generates
 //!    its chunk of the R-MAT edge list, or takes the edges it was handed); every
 //!    failure is agreed on with one collective flag exchange, so every process returns
-//!    the same error naming the file and line and nobody waits for a dead peer.
-//! 2. **Route and deduplicate**: edges go to the owner of their target in the input
+//!    the same error naming the file and line and nobody waits for a dead peer. The
+//!    ids (any `u64`) are relabelled densely, `0..n` in ascending id order, the same on
+//!    every process (`relabel`): the vertices are the ids some edge names.
+//! 2. **Route and deduplicate**: edges go to the owner of their target in the dense
 //!    numbering (even blocks), where duplicates collapse.
 //! 3. **Global renumbering**: out- and in-degrees are summed over the processes
 //!    (reduce-scatter, then allgather), and every process computes the same stable
@@ -82,7 +84,6 @@ impl Format {
         match s {
             "mtx" => Some(Format::Mtx),
             "edges" | "txt" | "el" => Some(Format::Edges),
-            "edges1" => Some(Format::EdgesOneBased),
             "bin" => Some(Format::Bin),
             "auto" => Some(Format::Auto),
             _ => None,
