@@ -68,16 +68,19 @@ pub(crate) fn relabel<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L]) -> Di
 /// reader knows it (one pass over the edges fewer).
 pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], local_max: Option<u64>) -> DistResult<Relabelled> {
     let me = comm.me;
-    // u64::MAX + 1 does not fit: carry "has a label" in a separate flag.
-    let max = comm.max_u64(local_max.map_or(0, |m| m))?;
-    let any = comm.max_u64(local_max.is_some() as u64)?;
+    // One max-allreduce of (largest label, "has a label" — u64::MAX + 1 does not fit —,
+    // "sparse way forced"; the environment may differ between OS processes, the way
+    // taken must not), one sum of the endpoints.
+    let forced_sparse = std::env::var("GBPR_RELABEL").is_ok_and(|v| v == "sparse");
+    let mut v = [local_max.unwrap_or(0), local_max.is_some() as u64, forced_sparse as u64];
+    comm.allreduce_u64(&mut v, |a, b| *a = (*a).max(*b))?;
+    let [max, any, forced_sparse] = v;
     let endpoints = comm.sum_u64(2 * src.len() as u64)?;
     if any == 0 {
         return Ok(Relabelled { n: 0, src: Vec::new(), dst: Vec::new(), labels: Vec::new() });
     }
     let words = max / 64 + 1;
-    let forced_sparse = std::env::var("GBPR_RELABEL").is_ok_and(|v| v == "sparse");
-    if words <= endpoints && !forced_sparse {
+    if words <= endpoints && forced_sparse == 0 {
         let words = words as usize;
         let mut bits = try_zeroed::<u64>(words, me, "the vertex-label bitmap")?;
         for x in src.iter().chain(dst) {
