@@ -134,6 +134,8 @@ extern "C" {
 fn run_measured(cmd: &mut Command, limit: std::time::Duration) -> (i32, String, String, i64) {
     use std::io::Read;
     use std::process::Stdio;
+    // Reaped by wait4 below (for its rusage), or killed and waited for on a hang.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
     let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let out = std::thread::spawn(move || {
@@ -159,6 +161,7 @@ fn run_measured(cmd: &mut Command, limit: std::time::Duration) -> (i32, String, 
         assert!(r == 0, "wait4 failed");
         if t0.elapsed() > limit {
             let _ = child.kill();
+            let _ = child.wait();
             panic!("{cmd:?} hung (> {limit:?})");
         }
         std::thread::sleep(std::time::Duration::from_millis(5));

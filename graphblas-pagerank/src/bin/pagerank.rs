@@ -246,7 +246,7 @@ fn main() {
         let mut rep = report.lock().unwrap();
         let rank = |(pid, r): &(u32, Result<String, DistError>)| (!matches!(r, Err(e) if !matches!(e, DistError::Lpf(_))), *pid);
         let new = (me, out);
-        if rep.as_ref().map_or(true, |old| rank(&new) < rank(old)) {
+        if rep.as_ref().is_none_or(|old| rank(&new) < rank(old)) {
             *rep = Some(new);
         }
     };
