@@ -18,7 +18,7 @@
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::{Coo, DupPolicy, Matrix};
 use crate::parallel::{even_blocks, run_blocks};
-use crate::prng::{hash2, permutation};
+use crate::prng::{hash2, permutation, shuffle};
 use std::ops::Range;
 
 /// Generator parameters.
@@ -77,6 +77,24 @@ impl KronParams {
         permutation(self.num_vertices() as usize, hash2(self.seed, u64::MAX))
     }
 
+    /// [`KronParams::permutation`], its memory claimed fallibly: an error naming the
+    /// bytes when the machine cannot give them.
+    pub fn try_permutation(&self) -> GrbResult<Vec<u32>> {
+        self.validate()?;
+        let n = self.num_vertices() as usize;
+        let mut v: Vec<u32> = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| {
+            GrbError::InvalidValue(format!(
+                "out of memory: cannot allocate {} bytes for the vertex permutation of R-MAT scale {}",
+                n.saturating_mul(4),
+                self.scale
+            ))
+        })?;
+        v.extend((0..n as u64).map(|i| i as u32));
+        shuffle(&mut v, hash2(self.seed, u64::MAX));
+        Ok(v)
+    }
+
     /// Edge `i` before relabelling: one 32-bit uniform draw per level, two
     /// levels per 64-bit hash.
     #[inline]
@@ -118,27 +136,42 @@ impl KronParams {
             return Err(GrbError::InvalidValue("permutation length differs from 2^scale".into()));
         }
         let len = (range.end - range.start) as usize;
+        // The output, claimed fallibly (a graph too large for memory is an error naming
+        // the bytes, not an abort) and filled in place by the threads.
+        let alloc = || -> GrbResult<Vec<u32>> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| {
+                GrbError::InvalidValue(format!(
+                    "out of memory: cannot allocate {} bytes for {len} R-MAT edges (scale {})",
+                    len.saturating_mul(8),
+                    self.scale
+                ))
+            })?;
+            v.resize(len, 0);
+            Ok(v)
+        };
+        let (mut rows, mut cols) = (alloc()?, alloc()?);
         let bounds = even_blocks(len, threads);
-        let blocks: Vec<Range<u64>> =
-            bounds.windows(2).map(|w| range.start + w[0] as u64..range.start + w[1] as u64).collect();
-        let parts = run_blocks(blocks, |_, r| {
-            let mut rows = Vec::with_capacity((r.end - r.start) as usize);
-            let mut cols = Vec::with_capacity((r.end - r.start) as usize);
-            for i in r {
-                let (u, v) = self.raw_edge(i);
-                rows.push(perm[u as usize]);
-                cols.push(perm[v as usize]);
+        let mut blocks = Vec::with_capacity(bounds.len());
+        let (mut rest_r, mut rest_c) = (&mut rows[..], &mut cols[..]);
+        for w in bounds.windows(2) {
+            let (r, rr) = std::mem::take(&mut rest_r).split_at_mut(w[1] - w[0]);
+            let (c, cr) = std::mem::take(&mut rest_c).split_at_mut(w[1] - w[0]);
+            rest_r = rr;
+            rest_c = cr;
+            blocks.push((range.start + w[0] as u64, r, c));
+        }
+        run_blocks(blocks, |_, (start, r, c)| {
+            for k in 0..r.len() {
+                let (u, v) = self.raw_edge(start + k as u64);
+                r[k] = perm[u as usize];
+                c[k] = perm[v as usize];
             }
-            (rows, cols)
         });
         let n = self.num_vertices() as usize;
         let mut coo = Coo::new_pattern(n, n);
-        coo.rows.reserve(len);
-        coo.cols.reserve(len);
-        for (r, c) in parts {
-            coo.rows.extend(r);
-            coo.cols.extend(c);
-        }
+        coo.rows = rows;
+        coo.cols = cols;
         Ok(coo)
     }
 }

@@ -105,12 +105,18 @@ impl Xoshiro256 {
 pub fn permutation(n: usize, seed: u64) -> Vec<u32> {
     assert!(n as u64 <= u32::MAX as u64 + 1, "permutation too large for u32 ids");
     let mut p: Vec<u32> = (0..n as u64).map(|i| i as u32).collect();
+    shuffle(&mut p, seed);
+    p
+}
+
+/// Fisher–Yates shuffle of `p` in place, fully determined by `seed` (the one
+/// [`permutation`] applies to `0..n`).
+pub fn shuffle(p: &mut [u32], seed: u64) {
     let mut rng = Xoshiro256::new(seed);
-    for i in (1..n).rev() {
+    for i in (1..p.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         p.swap(i, j);
     }
-    p
 }
 
 #[cfg(test)]

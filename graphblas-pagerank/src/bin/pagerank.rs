@@ -1,22 +1,23 @@
 //! `pagerank`: distributed PageRank over LPF from the command line.
 //!
 //! ```text
-//! pagerank (--input FILE [--format mtx|edges|bin] | --rmat SCALE [--seed S])
-//!          [--engine shm] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N]
+//! pagerank (--input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S])
+//!          [--engine shm|tcp|hybrid] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N]
 //!          [--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin]
 //!          [--bandwidth] [--quiet]
 //! ```
 //!
 //! Progress (one line per iteration: iteration, residual, seconds) goes to stderr, the
-//! summary to stdout. `--output` writes one `vertex rank` line per vertex (1-based ids
-//! for MatrixMarket, 0-based otherwise). `--convert-to` writes the graph (duplicates
-//! removed) in the binary format and exits. `--engine` selects the LPF engine (sets
-//! `LPF_ENGINE`; `shm` is the one that exists now). Exit code 1 with the message on
-//! bad input, 2 on bad usage.
+//! summary to stdout. `--output` writes one `id rank` line per vertex, with the ids of
+//! the input (the vertices are the ids some edge names; any u64). `--convert-to` writes
+//! the graph (duplicates removed) in the binary format and exits. `--engine` selects the
+//! LPF engine (sets `LPF_ENGINE`); under `lpfrun` (tcp, hybrid) every OS process runs
+//! this program, `-p` defaults to the whole job and only the one hosting pid 0 prints
+//! the summary. Exit code 1 with the message on bad input, 2 on bad usage.
 
 use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
 use graphblas_pagerank::dist::{
-    convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistOptions, Exchange, Format, Input,
+    convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistError, DistOptions, Exchange, Format, Input,
 };
 use graphblas_pagerank::kron::KronParams;
 use graphblas_pagerank::PageRankConfig;
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] | --rmat SCALE [--seed S]) \
+const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]) \
 [--engine shm|tcp|hybrid] [-p P] [--threads T] [--alpha A] [--tol X] [--max-iters N] \
 [--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin] [--bandwidth] [--quiet]";
 
@@ -35,7 +36,9 @@ struct Opts {
     rmat: Option<u32>,
     seed: u64,
     engine: Option<String>,
-    p: u32,
+    /// `-p`; default 1 on shm, all processes of the job on the network engines.
+    p: Option<u32>,
+    one_based: bool,
     cfg: PageRankConfig,
     exchange: Exchange,
     output: Option<PathBuf>,
@@ -56,7 +59,8 @@ fn parse() -> Opts {
         rmat: None,
         seed: 1,
         engine: None,
-        p: 1,
+        p: None,
+        one_based: false,
         cfg: PageRankConfig::default(),
         exchange: Exchange::Auto,
         output: None,
@@ -83,7 +87,7 @@ fn parse() -> Opts {
             "--rmat" => o.rmat = Some(num(a, v)),
             "--seed" => o.seed = num(a, v),
             "--engine" => o.engine = Some(num(a, v)),
-            "-p" | "--procs" => o.p = num(a, v),
+            "-p" | "--procs" => o.p = Some(num(a, v)),
             "--threads" | "-t" => o.cfg.threads = num(a, v),
             "--alpha" => o.cfg.alpha = num(a, v),
             "--tol" => o.cfg.tol = num(a, v),
@@ -96,6 +100,10 @@ fn parse() -> Opts {
             "--convert-to" => o.convert_to = Some(PathBuf::from(v.unwrap_or_else(|| usage("--convert-to needs a file")))),
             "--bandwidth" => {
                 o.bandwidth = true;
+                take = false;
+            }
+            "--one-based" => {
+                o.one_based = true;
                 take = false;
             }
             "--quiet" | "-q" => {
@@ -113,11 +121,20 @@ fn parse() -> Opts {
     if o.input.is_some() == o.rmat.is_some() {
         usage("give exactly one of --input FILE and --rmat SCALE");
     }
-    if o.p == 0 || o.cfg.threads == 0 {
+    if o.p == Some(0) || o.cfg.threads == 0 {
         usage("-p and --threads must be at least 1");
     }
     if !(0.0..=1.0).contains(&o.cfg.alpha) {
-        usage("--alpha must be in [0, 1]");
+        usage(&format!("--alpha must be in [0, 1] (got {})", o.cfg.alpha));
+    }
+    if !(o.cfg.tol.is_finite() && o.cfg.tol >= 0.0) {
+        usage(&format!("--tol must be a finite number >= 0 (got {}; 0 runs exactly --max-iters iterations)", o.cfg.tol));
+    }
+    if o.cfg.max_iters == 0 {
+        usage("--max-iters must be at least 1");
+    }
+    if o.one_based && (o.rmat.is_some() || matches!(o.format, Format::Mtx | Format::Bin)) {
+        usage("--one-based applies to edge lists only (MatrixMarket is 1-based by definition, binary files and R-MAT 0-based)");
     }
     o
 }
@@ -131,25 +148,40 @@ fn main() {
         std::env::set_var("LPF_ENGINE", e);
     }
     let input = match (&o.input, o.rmat) {
+        (Some(path), _) if o.one_based => {
+            let fmt = match o.format {
+                Format::Auto => Format::from_extension(path),
+                f => Some(f),
+            };
+            if !matches!(fmt, Some(Format::Edges | Format::EdgesOneBased)) {
+                usage(&format!("--one-based applies to edge lists only ({} is not one; give --format edges)", path.display()));
+            }
+            Input::File { path: path.clone(), format: Format::EdgesOneBased }
+        }
         (Some(path), _) => Input::File { path: path.clone(), format: o.format },
         (None, Some(scale)) => Input::Rmat(KronParams::graph500(scale, o.seed)),
         _ => unreachable!(),
     };
     let t0 = Instant::now();
-    let report: Mutex<Option<Result<String, String>>> = Mutex::new(None);
+    // The outcome of the lowest LPF pid this OS process hosts. With the shm engine all
+    // processes are threads of this one; under lpfrun (tcp, hybrid) or mpirun every OS
+    // process hosts some of them and only the one hosting pid 0 prints the summary.
+    // An error of a process that failed by itself (bad input, out of memory) wins over
+    // the communication errors its peers then see.
+    let report: Mutex<Option<(u32, Result<String, DistError>)>> = Mutex::new(None);
     let spmd = |ctx: &mut Context, _args: Args| {
         let me = ctx.pid();
-        let out: Result<String, String> = if let Some(target) = &o.convert_to {
+        let out: Result<String, DistError> = if let Some(target) = &o.convert_to {
             convert_to_binary_spmd(ctx, input.clone(), target, o.cfg.threads)
                 .map(|(n, m)| format!("wrote {}: {n} vertices, {m} edges, {:.3} s", target.display(), t0.elapsed().as_secs_f64()))
-                .map_err(|e| e.to_string())
+
         } else {
             let opts = DistOptions { exchange: o.exchange, progress: !o.quiet, ..Default::default() };
             match pagerank_spmd_with(ctx, input.clone(), &o.cfg, &opts) {
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(e),
                 Ok(r) => {
                     let written = match &o.output {
-                        Some(path) => write_ranks_spmd(ctx, &r, path).map_err(|e| e.to_string()),
+                        Some(path) => write_ranks_spmd(ctx, &r, path),
                         None => Ok(()),
                     };
                     written.map(|()| {
@@ -211,14 +243,24 @@ fn main() {
                 }
             }
         };
-        if me == 0 {
-            *report.lock().unwrap() = Some(out);
+        let mut rep = report.lock().unwrap();
+        let rank = |(pid, r): &(u32, Result<String, DistError>)| (!matches!(r, Err(e) if !matches!(e, DistError::Lpf(_))), *pid);
+        let new = (me, out);
+        if rep.as_ref().is_none_or(|old| rank(&new) < rank(old)) {
+            *rep = Some(new);
         }
     };
-    let ran = Root::with_max_procs(o.p).exec(o.p, &spmd, Args::none());
+    // On shm, -p threads (default 1). On a network engine the job's size is fixed by its
+    // launcher (lpfrun -n, mpirun -np): by default run on all of its processes.
+    let network = !matches!(std::env::var("LPF_ENGINE").unwrap_or_default().as_str(), "" | "shm" | "pthread" | "threads");
+    let p = o.p.unwrap_or(if network { lpf::MAX_P } else { 1 });
+    let ran = Root::with_max_procs(p).exec(p, &spmd, Args::none());
     let report = report.into_inner().unwrap();
+    // Every process returns the same result or error (the dist functions agree), so a
+    // process that does not host pid 0 reports only an error and otherwise stays quiet.
     match (ran, report) {
-        (_, Some(Err(msg))) => {
+        (_, Some((_, Err(msg)))) => {
+            let msg = msg.to_string();
             eprintln!("pagerank: error: {msg}");
             std::process::exit(1)
         }
@@ -226,9 +268,10 @@ fn main() {
             eprintln!("pagerank: error: {e}");
             std::process::exit(1)
         }
-        (Ok(()), Some(Ok(summary))) => println!("{summary}"),
+        (Ok(()), Some((0, Ok(summary)))) => println!("{summary}"),
+        (Ok(()), Some((_, Ok(_)))) => {}
         (Ok(()), None) => {
-            eprintln!("pagerank: error: process 0 produced no result");
+            eprintln!("pagerank: error: LPF ran no process in this OS process");
             std::process::exit(1)
         }
     }

@@ -1,7 +1,7 @@
 //! Steps 2-4: route edges to the owners of their targets, deduplicate, sum degrees,
 //! renumber globally by out-degree, and build each process's block of rows of Aᵀ.
 
-use super::comm::Comm;
+use super::comm::{oom, try_zeroed, Comm};
 use super::load::RawEdges;
 use super::DistResult;
 use crate::pagerank::PullGraph;
@@ -80,7 +80,13 @@ fn bounds_owner(bounds: &[usize], v: usize) -> usize {
 /// Orders `(src, dst)` pairs by destination process: `each` calls its argument on
 /// every pair (the same sequence both times it is called). Returns the send buffer and
 /// counts.
-fn bucket(p: usize, len: usize, each: impl Fn(&mut dyn FnMut(u32, u32)), owner: impl Fn(u32) -> usize) -> (Vec<[u32; 2]>, Vec<usize>) {
+fn bucket(
+    me: usize,
+    p: usize,
+    len: usize,
+    each: impl Fn(&mut dyn FnMut(u32, u32)),
+    owner: impl Fn(u32) -> usize,
+) -> DistResult<(Vec<[u32; 2]>, Vec<usize>)> {
     let mut counts = vec![0usize; p];
     each(&mut |_, v| counts[owner(v)] += 1);
     let mut at: Vec<usize> = Vec::with_capacity(p);
@@ -90,27 +96,28 @@ fn bucket(p: usize, len: usize, each: impl Fn(&mut dyn FnMut(u32, u32)), owner: 
         s += c;
     }
     debug_assert_eq!(s, len);
-    let mut send = vec![[0u32; 2]; len];
+    let mut send = try_zeroed::<[u32; 2]>(len, me, "the edges to send to their owners")?;
     each(&mut |u, v| {
         let q = owner(v);
         send[at[q]] = [u, v];
         at[q] += 1;
     });
-    (send, counts)
+    Ok((send, counts))
 }
 
 /// In-CSR of rows `lo..lo + rows` from `[src, dst]` pairs (every dst in range):
 /// counting sort by row, then each row's sources sorted (and deduplicated if asked).
-fn csr_by_target(lo: usize, rows: usize, pairs: &[[u32; 2]], dedup: bool) -> (Vec<usize>, Vec<u32>) {
-    let mut ptr = vec![0usize; rows + 1];
+fn csr_by_target(me: usize, lo: usize, rows: usize, pairs: &[[u32; 2]], dedup: bool) -> DistResult<(Vec<usize>, Vec<u32>)> {
+    let mut ptr = try_zeroed::<usize>(rows + 1, me, "the row pointers of the local rows")?;
     for e in pairs {
         ptr[e[1] as usize - lo + 1] += 1;
     }
     for i in 0..rows {
         ptr[i + 1] += ptr[i];
     }
-    let mut next = ptr[..rows].to_vec();
-    let mut src = vec![0u32; pairs.len()];
+    let mut next = try_zeroed::<usize>(rows, me, "the row cursors of the local rows")?;
+    next.copy_from_slice(&ptr[..rows]);
+    let mut src = try_zeroed::<u32>(pairs.len(), me, "the local edges")?;
     for e in pairs {
         let r = e[1] as usize - lo;
         src[next[r]] = e[0];
@@ -121,7 +128,7 @@ fn csr_by_target(lo: usize, rows: usize, pairs: &[[u32; 2]], dedup: bool) -> (Ve
         for i in 0..rows {
             src[ptr[i]..ptr[i + 1]].sort_unstable();
         }
-        return (ptr, src);
+        return Ok((ptr, src));
     }
     let mut w = 0usize;
     let mut start = 0usize;
@@ -141,30 +148,27 @@ fn csr_by_target(lo: usize, rows: usize, pairs: &[[u32; 2]], dedup: bool) -> (Ve
     }
     src.truncate(w);
     src.shrink_to_fit();
-    (ptr, src)
+    Ok((ptr, src))
 }
 
-/// Step 2: edges to the owner of their target (even blocks of the input numbering),
-/// self-loops dropped if the input says so, duplicates removed.
+/// Step 2: edges to the owner of their target (even blocks of the dense numbering),
+/// duplicates removed.
 pub(crate) fn route_and_dedup(comm: &mut Comm<'_>, raw: RawEdges) -> DistResult<Routed> {
     let (p, me, n) = (comm.p, comm.me, raw.n);
-    let RawEdges { src, dst, drop_loops, .. } = raw;
+    let RawEdges { src, dst, .. } = raw;
     let each = |f: &mut dyn FnMut(u32, u32)| {
         for (&u, &v) in src.iter().zip(&dst) {
             f(u, v)
         }
     };
-    let (send, counts) = bucket(p, src.len(), each, |v| even_owner(v as usize, n, p));
+    let (send, counts) = bucket(me, p, src.len(), each, |v| even_owner(v as usize, n, p))?;
     drop(src);
     drop(dst);
-    let (mut recv, _) = comm.alltoallv(&send, &counts)?;
+    let (recv, _) = comm.alltoallv(&send, &counts)?;
     drop(send);
-    if drop_loops {
-        recv.retain(|e| e[0] != e[1]);
-    }
     let lo = even_start(me, n, p);
     let hi = even_start(me + 1, n, p);
-    let (ptr, src) = csr_by_target(lo, hi - lo, &recv, true);
+    let (ptr, src) = csr_by_target(me, lo, hi - lo, &recv, true)?;
     Ok(Routed { n, lo, ptr, src })
 }
 
@@ -173,7 +177,7 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
     let (p, me, n) = (comm.p, comm.me, routed.n);
     // Degrees packed as out << 32 | in, summed over the processes (wrapping adds of
     // packed words are the packed sums: in-degrees stay below 2^32).
-    let mut deg = vec![0u64; n];
+    let mut deg = try_zeroed::<u64>(n, me, "the vertex degrees")?;
     for i in 0..routed.rows() {
         deg[routed.lo + i] += (routed.ptr[i + 1] - routed.ptr[i]) as u64;
     }
@@ -185,15 +189,15 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
     // Stable counting sort by decreasing out-degree: ties keep the input order, as in
     // the local PullGraph.
     let maxd = (0..n).map(outdeg).max().unwrap_or(0);
-    let mut start = vec![0usize; maxd + 2];
+    let mut start = try_zeroed::<usize>(maxd + 2, me, "the degree buckets")?;
     for v in 0..n {
         start[maxd - outdeg(v) + 1] += 1;
     }
     for d in 0..=maxd {
         start[d + 1] += start[d];
     }
-    let mut order = vec![0u32; n];
-    let mut new_id = vec![0u32; n];
+    let mut order = try_zeroed::<u32>(n, me, "the global vertex order")?;
+    let mut new_id = try_zeroed::<u32>(n, me, "the global renumbering")?;
     for v in 0..n {
         let b = &mut start[maxd - outdeg(v)];
         order[*b] = v as u32;
@@ -204,7 +208,8 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
     let nondangling = (0..n).filter(|&v| outdeg(v) > 0).count();
     // Prefix sums of the row costs in the new order; blocks of equal cost.
     let (full_cost, empty_cost) = proc_row_costs();
-    let mut cost_ptr = Vec::with_capacity(n + 1);
+    let mut cost_ptr = try_zeroed::<usize>(0, me, "")?;
+    cost_ptr.try_reserve_exact(n + 1).map_err(|_| oom((n + 1) * 8, me, "the row costs"))?;
     cost_ptr.push(0usize);
     let mut acc = 0usize;
     for &v in &order {
@@ -230,13 +235,13 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
             }
         }
     };
-    let (send, counts) = bucket(p, local_edges, each, |v| bounds_owner(&bounds, v as usize));
+    let (send, counts) = bucket(me, p, local_edges, each, |v| bounds_owner(&bounds, v as usize))?;
     drop(routed);
     drop(new_id);
     let (recv, _) = comm.alltoallv(&send, &counts)?;
     drop(send);
     let (lo, hi) = (bounds[me], bounds[me + 1]);
-    let (ptr, src) = csr_by_target(lo, hi - lo, &recv, false);
+    let (ptr, src) = csr_by_target(me, lo, hi - lo, &recv, false)?;
     drop(recv);
     let inv_outdeg: Vec<f64> = order[lo..hi]
         .iter()
@@ -290,7 +295,7 @@ mod tests {
     #[test]
     fn csr_dedups_and_sorts() {
         let pairs = [[5, 11], [2, 10], [5, 11], [1, 11], [2, 10], [0, 12]];
-        let (ptr, src) = csr_by_target(10, 3, &pairs, true);
+        let (ptr, src) = csr_by_target(0, 10, 3, &pairs, true).unwrap();
         assert_eq!(ptr, vec![0, 1, 3, 4]);
         assert_eq!(src, vec![2, 1, 5, 0]);
     }

@@ -24,9 +24,27 @@ pub(crate) struct Comm<'c> {
     pub me: usize,
 }
 
-fn zeroed<T: Pod>(n: usize) -> Vec<T> {
+/// `n` zeroed elements, or the out-of-memory error naming the bytes and `what`.
+pub(crate) fn try_zeroed<T: Pod>(n: usize, me: usize, what: &str) -> DistResult<Vec<T>> {
     // SAFETY: Pod types accept every bit pattern, zero included.
-    vec![unsafe { std::mem::zeroed::<T>() }; n]
+    try_filled(n, unsafe { std::mem::zeroed::<T>() }, me, what)
+}
+
+/// `n` copies of `x`, claimed fallibly: an allocation the machine cannot give is an
+/// error naming how much was needed, for what, on which process, instead of an abort.
+pub(crate) fn try_filled<T: Clone>(n: usize, x: T, me: usize, what: &str) -> DistResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| oom(n.saturating_mul(size_of::<T>()), me, what))?;
+    v.resize(n, x);
+    Ok(v)
+}
+
+/// The out-of-memory error.
+pub(crate) fn oom(bytes: usize, me: usize, what: &str) -> DistError {
+    DistError::Invalid(format!(
+        "out of memory: process {me} cannot allocate {bytes} bytes ({:.2} GiB) for {what}",
+        bytes as f64 / (1u64 << 30) as f64
+    ))
 }
 
 pub(crate) fn bytes<T>(n: usize) -> usize {
@@ -158,7 +176,9 @@ impl<'c> Comm<'c> {
             self.coll.alltoall(self.ctx, &meta, &mut got)?;
             let recv_counts: Vec<usize> = (0..p).map(|q| got[2 * q] as usize).collect();
             let total: usize = recv_counts.iter().sum();
-            let mut recv: Vec<T> = zeroed(total);
+            let recv = try_zeroed::<T>(total, me, "the elements received in an all-to-all exchange");
+            // Everybody learns whether somebody could not make room before any get.
+            let mut recv = self.agree(recv)?;
             let recv_slot = unsafe { self.register_local(recv.as_ptr(), recv.len())? };
             let mut at = 0usize;
             let mut r = Ok(());
@@ -192,7 +212,8 @@ impl<'c> Comm<'c> {
         let r = (|| {
             let counts: Vec<usize> = self.allgather_u64(mine.len() as u64)?.into_iter().map(|c| c as usize).collect();
             let total: usize = counts.iter().sum();
-            let mut all: Vec<T> = zeroed(total);
+            let all = try_zeroed::<T>(total, me, "the elements of an all-gather");
+            let mut all = self.agree(all)?;
             let dst = unsafe { self.register_local(all.as_ptr(), all.len())? };
             let mut at = 0usize;
             let mut r = Ok(());
@@ -222,6 +243,11 @@ impl<'c> Comm<'c> {
     /// to process q, which adds them in process order), then [`Comm::allgatherv`].
     /// h = 2(p - 1)/p·n words, two irregular exchanges.
     pub fn allreduce_sum_u64_long(&mut self, v: &mut [u64]) -> DistResult<()> {
+        self.allreduce_u64_long(v, u64::wrapping_add)
+    }
+
+    /// As [`Comm::allreduce_sum_u64_long`] with any associative, commutative `op`.
+    pub fn allreduce_u64_long(&mut self, v: &mut [u64], op: fn(u64, u64) -> u64) -> DistResult<()> {
         let (p, n) = (self.p, v.len());
         if p == 1 {
             return Ok(());
@@ -233,7 +259,7 @@ impl<'c> Comm<'c> {
         let mut acc = parts[..mine].to_vec();
         for q in 1..p {
             for (a, b) in acc.iter_mut().zip(&parts[q * mine..(q + 1) * mine]) {
-                *a = a.wrapping_add(*b);
+                *a = op(*a, *b);
             }
         }
         drop(parts);

@@ -4,7 +4,7 @@
 //! of everyone's partials array and all add the p pairs in process order, so every
 //! process takes the same stopping decision.
 
-use super::comm::{bytes, Comm};
+use super::comm::{bytes, try_zeroed, Comm};
 use super::{build::LocalGraph, DistOptions, DistResult, Exchange};
 use crate::pagerank::{step_block, PageRankConfig, StepPartials, CHUNKS};
 use crate::parallel::{run_blocks, run_dynamic, split_by_bounds};
@@ -73,7 +73,7 @@ impl Iteration {
         let nd = g.nondangling;
         // Ghosts: the remote columns this block references, as a bitmap over 0..n.
         let words = n.div_ceil(64);
-        let mut bits = vec![0u64; words];
+        let mut bits = try_zeroed::<u64>(words, me, "the bitmap of referenced columns")?;
         {
             let (_, src) = g.graph.csr();
             for &s in src {
@@ -176,7 +176,8 @@ impl Iteration {
                 }
                 it.send_buf = vec![0.0; send_idx.len()];
                 it.send_idx = send_idx;
-                it.x = [vec![0.0; nloc + nghost], vec![0.0; nloc + nghost]];
+                let what = "the contribution vectors (own rows and ghosts)";
+                it.x = [try_zeroed(nloc + nghost, me, what)?, try_zeroed(nloc + nghost, me, what)?];
                 it.own_off = 0;
                 it.stats.recv_entries = nghost as u64;
             }
@@ -187,7 +188,8 @@ impl Iteration {
                         it.gets.push((q, a, b - a));
                     }
                 }
-                it.x = [vec![0.0; n], vec![0.0; n]];
+                let what = "the contribution vectors (every vertex, allgather exchange)";
+                it.x = [try_zeroed(n, me, what)?, try_zeroed(n, me, what)?];
                 it.own_off = lo;
                 it.stats.recv_entries = ag_recv;
             }

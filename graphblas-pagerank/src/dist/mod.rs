@@ -11,8 +11,10 @@
 //! 1. **Load** ([`Input`]): each process reads its byte range of the file (or generates
 //!    its chunk of the R-MAT edge list, or takes the edges it was handed); every
 //!    failure is agreed on with one collective flag exchange, so every process returns
-//!    the same error naming the file and line and nobody waits for a dead peer.
-//! 2. **Route and deduplicate**: edges go to the owner of their target in the input
+//!    the same error naming the file and line and nobody waits for a dead peer. The
+//!    ids (any `u64`) are relabelled densely, `0..n` in ascending id order, the same on
+//!    every process (`relabel`): the vertices are the ids some edge names.
+//! 2. **Route and deduplicate**: edges go to the owner of their target in the dense
 //!    numbering (even blocks), where duplicates collapse.
 //! 3. **Global renumbering**: out- and in-degrees are summed over the processes
 //!    (reduce-scatter, then allgather), and every process computes the same stable
@@ -34,6 +36,7 @@ mod comm;
 mod iterate;
 mod load;
 mod output;
+mod relabel;
 
 pub use iterate::ExchangeStats;
 pub use output::{convert_to_binary_spmd, write_ranks_spmd};
@@ -53,11 +56,15 @@ pub enum Format {
     /// From the extension: `.mtx` MatrixMarket, `.edges`/`.txt`/`.el` edge list,
     /// `.bin` the crate's binary format.
     Auto,
-    /// MatrixMarket coordinate (pattern/real/integer, general/symmetric); 1-based ids.
+    /// MatrixMarket coordinate (pattern/real/integer, general/symmetric); 1-based ids
+    /// below the declared size.
     Mtx,
-    /// Whitespace edge list `src dst` per line, 0-based ids, `#`/`%` comments.
+    /// Whitespace edge list `src dst [weight]` per line (the weight is ignored),
+    /// `#`/`%` comments; ids are labels, any `u64` (0-based, 1-based or sparse).
     Edges,
-    /// The binary format of [`crate::io::write_binary`]; 0-based ids.
+    /// As `Edges`, declared 1-based: an id 0 is an error naming its line.
+    EdgesOneBased,
+    /// The binary format of [`crate::io::write_binary`]; ids are the record's u32s.
     Bin,
 }
 
@@ -88,7 +95,10 @@ impl Format {
 #[derive(Clone, Debug)]
 pub enum Input {
     /// A file every process can read; each reads its own byte range.
-    /// Self-loops are edges; duplicate entries count once; values are ignored.
+    /// Self-loops are edges; duplicate entries count once; values are ignored. The
+    /// vertices are the ids some entry names (relabelled densely, so memory follows
+    /// the vertices that exist, not the largest id; a MatrixMarket size line bounds
+    /// the ids but declares no vertices); results carry the ids of the file.
     File { path: PathBuf, format: Format },
     /// A Graph500 R-MAT graph; each process generates its chunk of the edge list.
     /// Self-loops and duplicates are removed (as in [`crate::kron::kron_matrix`]).
@@ -158,9 +168,8 @@ pub struct DistributedResult {
     pub n: u64,
     /// Edges in the whole graph (after removing duplicates, and for R-MAT self-loops).
     pub nnz: u64,
-    /// User-visible ids of the vertices this process owns: as in the input (1-based for
-    /// MatrixMarket, 0-based for edge lists, binary files and R-MAT, the given `u64`
-    /// for [`Input::Edges`]).
+    /// User-visible ids of the vertices this process owns: as in the input (the ids of
+    /// the file or the given `u64` for [`Input::Edges`]; R-MAT: `0..2^scale`).
     pub ids: Vec<u64>,
     /// Rank of `ids[k]`. Over all processes the ranks sum to 1.
     pub ranks: Vec<f64>,
@@ -345,8 +354,16 @@ fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptio
         return Err(DistError::Invalid(format!("alpha must be in [0, 1] (got {}) and tol a number", cfg.alpha)));
     }
     let t0 = Instant::now();
-    let raw = load::load(comm, input, cfg.threads.max(1))?;
-    let (id_base, user_ids) = (raw.id_base, raw.user_ids.clone());
+    let what = match &input {
+        Input::File { path, .. } => path.display().to_string(),
+        Input::Rmat(_) => "the R-MAT graph".into(),
+        Input::Edges(_) => "the given edges".into(),
+    };
+    let mut raw = load::load(comm, input, cfg.threads.max(1))?;
+    if raw.n == 0 {
+        return Err(DistError::Invalid(format!("{what}: the graph is empty (no edges, hence no vertices); PageRank needs at least one edge")));
+    }
+    let user_ids = raw.labels.take();
     let routed = build::route_and_dedup(comm, raw)?;
     let mut g = build::renumber_and_distribute(comm, routed)?;
     let mut it = iterate::Iteration::setup(comm, &mut g, opts, cfg.threads)?;
@@ -358,7 +375,7 @@ fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptio
     let index: Vec<u64> = g.orig.iter().map(|&v| v as u64).collect();
     let ids = match &user_ids {
         Some(u) => g.orig.iter().map(|&v| u[v as usize]).collect(),
-        None => g.orig.iter().map(|&v| v as u64 + id_base).collect(),
+        None => g.orig.iter().map(|&v| v as u64).collect(),
     };
     Ok(DistributedResult {
         n: g.n as u64,

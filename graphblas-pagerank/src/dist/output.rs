@@ -59,8 +59,9 @@ fn write_ranks(comm: &mut Comm<'_>, res: &DistributedResult, path: &Path) -> Dis
 }
 
 /// Reads `input` in parallel, removes duplicate edges (and R-MAT's self-loops), and
-/// writes the edge set to `path` in the binary format (pattern, 0-based; for
-/// [`Input::Edges`] the vertex indices in ascending id order). Returns (vertices,
+/// writes the edge set to `path` in the binary format (pattern; records hold the
+/// vertex numbers `0..n` in ascending id order, followed by the table of the ids when
+/// they are not `0..n`, so a reload reports the input's ids). Returns (vertices,
 /// edges). Collective.
 pub fn convert_to_binary_spmd(ctx: &mut Context, input: Input, path: &Path, threads: usize) -> DistResult<(u64, u64)> {
     let mut comm = Comm::new(ctx)?;
@@ -69,7 +70,9 @@ pub fn convert_to_binary_spmd(ctx: &mut Context, input: Input, path: &Path, thre
 }
 
 fn convert(comm: &mut Comm<'_>, input: Input, path: &Path, threads: usize) -> DistResult<(u64, u64)> {
-    let raw = load::load(comm, input, threads.max(1))?;
+    let mut raw = load::load(comm, input, threads.max(1))?;
+    // Ids that are not 0..n travel in a label table after the records.
+    let labels = raw.labels.take().filter(|l| l.iter().enumerate().any(|(k, &x)| x != k as u64));
     let routed = route_and_dedup(comm, raw)?;
     let n = routed.n as u64;
     let nnz = comm.sum_u64(routed.src.len() as u64)?;
@@ -77,7 +80,7 @@ fn convert(comm: &mut Comm<'_>, input: Input, path: &Path, threads: usize) -> Di
     if comm.me == 0 {
         out.extend_from_slice(&BINARY_MAGIC);
         out.extend_from_slice(&BINARY_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(if labels.is_some() { 2u32 } else { 0 }).to_le_bytes());
         for x in [n, n, nnz] {
             out.extend_from_slice(&x.to_le_bytes());
         }
@@ -90,6 +93,11 @@ fn convert(comm: &mut Comm<'_>, input: Input, path: &Path, threads: usize) -> Di
         }
     }
     drop(routed);
+    if let (Some(l), true) = (&labels, comm.me + 1 == comm.p) {
+        for x in l {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
     write_parts(comm, path, &out)?;
     Ok((n, nnz))
 }

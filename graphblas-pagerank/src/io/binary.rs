@@ -1,9 +1,11 @@
 //! Binary coordinate format for fast reloads.
 //!
 //! Layout (little-endian): a 40-byte header — magic `GBPRCOO\0`, version
-//! `u32`, flags `u32` (bit 0: has `f64` values), `nrows`, `ncols`, `nnz` as
-//! `u64` — followed by `nnz` fixed-size records `row u32, col u32[, value
-//! f64]`. Records (array-of-structs rather than three arrays) make a byte
+//! `u32`, flags `u32` (bit 0: has `f64` values; bit 1: has a label table),
+//! `nrows`, `ncols`, `nnz` as `u64` — followed by `nnz` fixed-size records `row
+//! u32, col u32[, value f64]`, and, with bit 1, `nrows` ascending `u64` labels:
+//! the vertex id of each index (written by the distributed converter when the
+//! input's ids are not `0..n`, so a reload reports the original ids). Records (array-of-structs rather than three arrays) make a byte
 //! range map to a contiguous run of entries, so the same "an item belongs to
 //! the range where it starts" rule as for text lines splits the file among
 //! processes. Binary files have no lines, so errors give record numbers and
@@ -31,6 +33,8 @@ pub struct BinaryHeader {
     pub nnz: u64,
     /// Whether records carry an `f64` value.
     pub has_values: bool,
+    /// Whether a table of `nrows` u64 labels follows the records.
+    pub has_labels: bool,
 }
 
 impl BinaryHeader {
@@ -88,14 +92,15 @@ pub fn read_binary_header(path: &Path) -> InputResult<BinaryHeader> {
         return Err(InputError::new(path, None, K::Unsupported, format!("format version {version} (this reader supports {BINARY_VERSION})")));
     }
     let flags = u32_at(12);
-    if flags & !1 != 0 {
+    if flags & !3 != 0 {
         return Err(InputError::new(path, None, K::Header, format!("unknown flags {flags:#x}")));
     }
-    let hdr = BinaryHeader { nrows: u64_at(16), ncols: u64_at(24), nnz: u64_at(32), has_values: flags & 1 == 1 };
+    let hdr = BinaryHeader { nrows: u64_at(16), ncols: u64_at(24), nnz: u64_at(32), has_values: flags & 1 == 1, has_labels: flags & 2 == 2 };
     if hdr.nrows > u32::MAX as u64 + 1 || hdr.ncols > u32::MAX as u64 + 1 {
         return Err(InputError::new(path, None, K::Header, "dimensions exceed the u32 index range"));
     }
-    let need = hdr.nnz.checked_mul(hdr.record_len()).and_then(|x| x.checked_add(HEADER_LEN));
+    let table = if hdr.has_labels { hdr.nrows.checked_mul(8) } else { Some(0) };
+    let need = hdr.nnz.checked_mul(hdr.record_len()).and_then(|x| x.checked_add(HEADER_LEN)).and_then(|x| x.checked_add(table?));
     let len = file_len(path)?;
     match need {
         Some(need) if len >= need => {
@@ -104,7 +109,7 @@ pub fn read_binary_header(path: &Path) -> InputResult<BinaryHeader> {
             }
         }
         _ => {
-            let have = (len - HEADER_LEN) / hdr.record_len();
+            let have = (len - HEADER_LEN).saturating_sub(table.unwrap_or(0)) / hdr.record_len();
             return Err(InputError::new(
                 path,
                 None,
@@ -116,43 +121,114 @@ pub fn read_binary_header(path: &Path) -> InputResult<BinaryHeader> {
     Ok(hdr)
 }
 
-/// Reads the records whose first byte lies in `[start, end)`.
-pub fn read_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) -> InputResult<Coo<f64>> {
+/// The records whose first byte lies in `[start, end)`: `(first, last)` record numbers.
+pub fn binary_records_in(hdr: &BinaryHeader, start: u64, end: u64) -> (u64, u64) {
     let rl = hdr.record_len();
     let first = start.max(HEADER_LEN).saturating_sub(HEADER_LEN).div_ceil(rl).min(hdr.nnz);
     let last = end.max(HEADER_LEN).saturating_sub(HEADER_LEN).div_ceil(rl).min(hdr.nnz);
-    let count = last.saturating_sub(first) as usize;
-    let file = open(path)?;
-    let mut bytes = vec![0u8; count * rl as usize];
-    let offset = HEADER_LEN + first * rl;
-    let got = read_at_full(path, &file, offset, &mut bytes)?;
-    if got < bytes.len() {
-        let rec = first + got as u64 / rl;
-        return Err(InputError::new(path, None, K::Truncated, format!("truncated at record {rec} (byte offset {})", offset + got as u64)));
-    }
+    (first, last.max(first))
+}
+
+/// Reads the records whose first byte lies in `[start, end)`. Memory for them is
+/// claimed before reading and fallibly: a range too large for memory is an error
+/// naming the bytes (at once, not after reading).
+pub fn read_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) -> InputResult<Coo<f64>> {
+    let mut coo = alloc_binary_range(path, hdr, start, end)?;
+    read_binary_range_into(path, hdr, start, end, &mut coo)?;
+    Ok(coo)
+}
+
+/// An empty [`Coo`] with room for the records of `[start, end)`, claimed fallibly
+/// (the first half of [`read_binary_range`], so that processes can agree on memory
+/// before any of them reads).
+pub fn alloc_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) -> InputResult<Coo<f64>> {
+    let (first, last) = binary_records_in(hdr, start, end);
+    let count = (last - first) as usize;
     let (nr, nc) = (hdr.nrows as usize, hdr.ncols as usize);
     let mut coo = if hdr.has_values { Coo::new_valued(nr, nc) } else { Coo::new_pattern(nr, nc) };
-    coo.rows.reserve(count);
-    coo.cols.reserve(count);
-    for (k, rec) in bytes.chunks_exact(rl as usize).enumerate() {
-        let r = u32::from_le_bytes(rec[0..4].try_into().unwrap());
-        let c = u32::from_le_bytes(rec[4..8].try_into().unwrap());
-        if r as u64 >= hdr.nrows || c as u64 >= hdr.ncols {
-            let idx = first + k as u64;
-            return Err(InputError::new(
-                path,
-                None,
-                K::IndexOutOfRange,
-                format!("record {idx} (byte offset {}): ({r}, {c}) outside {} x {}", HEADER_LEN + idx * rl, hdr.nrows, hdr.ncols),
-            ));
-        }
-        coo.rows.push(r);
-        coo.cols.push(c);
-        if let Some(v) = coo.vals.as_mut() {
-            v.push(f64::from_le_bytes(rec[8..16].try_into().unwrap()));
-        }
+    let per = if hdr.has_values { 16 } else { 8 };
+    let oom = || {
+        InputError::new(
+            path,
+            None,
+            K::Io,
+            format!("out of memory: cannot allocate {} bytes for records {first}..{last}", count.saturating_mul(per)),
+        )
+    };
+    coo.rows.try_reserve_exact(count).map_err(|_| oom())?;
+    coo.cols.try_reserve_exact(count).map_err(|_| oom())?;
+    if let Some(v) = coo.vals.as_mut() {
+        v.try_reserve_exact(count).map_err(|_| oom())?;
     }
     Ok(coo)
+}
+
+/// Appends the records of `[start, end)` to `coo` (the second half of
+/// [`read_binary_range`]).
+pub fn read_binary_range_into(path: &Path, hdr: &BinaryHeader, start: u64, end: u64, coo: &mut Coo<f64>) -> InputResult<()> {
+    let (first, last) = binary_records_in(hdr, start, end);
+    let rl = hdr.record_len();
+    let file = open(path)?;
+    // Read in blocks of whole records.
+    let block_records = ((1usize << 20) / rl as usize) as u64;
+    let mut bytes = vec![0u8; (block_records * rl) as usize];
+    let mut rec = first;
+    while rec < last {
+        let k = (last - rec).min(block_records);
+        let buf = &mut bytes[..(k * rl) as usize];
+        let offset = HEADER_LEN + rec * rl;
+        let got = read_at_full(path, &file, offset, buf)?;
+        if got < buf.len() {
+            let at = rec + got as u64 / rl;
+            return Err(InputError::new(path, None, K::Truncated, format!("truncated at record {at} (byte offset {})", offset + got as u64)));
+        }
+        for (j, b) in buf.chunks_exact(rl as usize).enumerate() {
+            let r = u32::from_le_bytes(b[0..4].try_into().unwrap());
+            let c = u32::from_le_bytes(b[4..8].try_into().unwrap());
+            if r as u64 >= hdr.nrows || c as u64 >= hdr.ncols {
+                let idx = rec + j as u64;
+                return Err(InputError::new(
+                    path,
+                    None,
+                    K::IndexOutOfRange,
+                    format!("record {idx} (byte offset {}): ({r}, {c}) outside {} x {}", HEADER_LEN + idx * rl, hdr.nrows, hdr.ncols),
+                ));
+            }
+            coo.rows.push(r);
+            coo.cols.push(c);
+            if let Some(v) = coo.vals.as_mut() {
+                v.push(f64::from_le_bytes(b[8..16].try_into().unwrap()));
+            }
+        }
+        rec += k;
+    }
+    Ok(())
+}
+
+/// Reads the label table (`hdr.has_labels`): `nrows` ascending ids.
+pub fn read_binary_labels(path: &Path, hdr: &BinaryHeader) -> InputResult<Vec<u64>> {
+    let n = hdr.nrows as usize;
+    let file = open(path)?;
+    let offset = HEADER_LEN + hdr.nnz * hdr.record_len();
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(n * 8).map_err(|_| {
+        InputError::new(path, None, K::Io, format!("out of memory: cannot allocate {} bytes for the label table", n * 8))
+    })?;
+    bytes.resize(n * 8, 0);
+    let got = read_at_full(path, &file, offset, &mut bytes)?;
+    if got < bytes.len() {
+        return Err(InputError::new(path, None, K::Truncated, format!("truncated label table at byte offset {}", offset + got as u64)));
+    }
+    let labels: Vec<u64> = bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+    if let Some(k) = labels.windows(2).position(|w| w[0] >= w[1]) {
+        return Err(InputError::new(
+            path,
+            None,
+            K::Header,
+            format!("label table not strictly ascending at index {} (byte offset {})", k + 1, offset + 8 * (k as u64 + 1)),
+        ));
+    }
+    Ok(labels)
 }
 
 /// Reads a whole binary file.

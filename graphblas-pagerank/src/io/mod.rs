@@ -15,8 +15,10 @@ mod edgelist;
 mod mtx;
 mod scan;
 
-pub use binary::{read_binary, read_binary_header, read_binary_range, write_binary, BinaryHeader, BINARY_MAGIC, BINARY_VERSION};
-pub use edgelist::{read_edge_list, read_edge_list_range, EdgeListChunk, EdgeListOptions};
+pub use binary::{
+    alloc_binary_range, binary_records_in, read_binary, read_binary_header, read_binary_labels, read_binary_range, read_binary_range_into,
+    write_binary, BinaryHeader, BINARY_MAGIC, BINARY_VERSION};
+pub use edgelist::{read_edge_list, read_edge_list_ids_range, read_edge_list_range, EdgeIds, EdgeIdsChunk, EdgeListChunk, EdgeListOptions};
 pub use mtx::{check_mtx_entry_count, read_mtx, read_mtx_header, read_mtx_range, MtxChunk, MtxField, MtxHeader, MtxSymmetry};
 pub use scan::count_newlines;
 
@@ -171,7 +173,12 @@ pub(crate) fn read_line_chunk(
         return Ok(empty);
     }
     let first_line = data_line + count_newlines_in_file(path, file, data_start, p)?;
-    let mut bytes = vec![0u8; (end - p) as usize];
+    let want = (end - p) as usize;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(want).map_err(|_| {
+        InputError::new(path, None, InputErrorKind::Io, format!("out of memory: cannot allocate {want} bytes to read bytes {p}..{end}"))
+    })?;
+    bytes.resize(want, 0);
     let got = read_at_full(path, file, p, &mut bytes)?;
     bytes.truncate(got);
     // Extend through the end of the last line that starts before `end`.

@@ -142,25 +142,43 @@ impl Graph {
         write_binary(path, &c).unwrap();
     }
 
-    /// The local reference ranks (self-loops are edges, duplicates count once).
+    /// The vertices: the ids some edge names, ascending (the distributed code
+    /// relabels every input this way; `n` only bounds the ids).
+    pub fn named(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.edges.iter().flat_map(|&(u, w)| [u as u64, w as u64]).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The local reference ranks of the graph on its named vertices, in the order of
+    /// [`Graph::named`] (self-loops are edges, duplicates count once).
     pub fn reference(&self, cfg: &PageRankConfig) -> (Vec<f64>, usize) {
-        let a = Matrix::<f64>::from_edges(self.n, self.n, &self.edges).unwrap();
+        let ids = self.named();
+        let k = |v: usize| ids.binary_search(&(v as u64)).unwrap();
+        let edges: Vec<(usize, usize)> = self.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
+        let a = Matrix::<f64>::from_edges(ids.len(), ids.len(), &edges).unwrap();
         let r = pagerank(&a, cfg).unwrap();
         (r.ranks, r.iterations)
     }
 }
 
-/// Special graphs: dangling vertices, self-loops, duplicates, isolated vertices, one
-/// vertex, no edges.
+/// Special graphs: dangling vertices, self-loops, duplicates, ids no edge names
+/// (vertex 5 of "mixed", id 0 of "one-based"), one vertex. (Graphs without edges
+/// are errors: `empty_graphs`.)
 pub fn special_graphs() -> Vec<Graph> {
     vec![
         Graph::new("mixed", 7, &[(0, 1), (0, 1), (0, 1), (1, 1), (1, 2), (2, 0), (2, 3), (0, 4), (6, 2)]),
-        Graph::new("one vertex", 1, &[]),
         Graph::new("one vertex self-loop", 1, &[(0, 0)]),
-        Graph::new("zero edges", 5, &[]),
+        Graph::new("one-based", 4, &[(1, 2), (2, 3), (3, 1), (3, 2)]),
         Graph::new("star into a dangling hub", 30, &(1..30).map(|i| (i, 0)).collect::<Vec<_>>()),
         Graph::new("path", 4, &[(0, 1), (1, 2), (2, 3)]),
     ]
+}
+
+/// Graphs without edges: no vertices, an error.
+pub fn empty_graphs() -> Vec<Graph> {
+    vec![Graph::new("one declared vertex", 1, &[]), Graph::new("five declared vertices", 5, &[])]
 }
 
 pub fn random_graph(seed: u64, n: usize, m: usize) -> Graph {
@@ -169,10 +187,11 @@ pub fn random_graph(seed: u64, n: usize, m: usize) -> Graph {
     Graph { name: format!("random {seed} n {n} m {m}"), n, edges }
 }
 
-/// Gathers every process's (id, rank) into a dense vector indexed by `id - base`,
-/// checking that each vertex is owned exactly once and that all processes agree on
-/// the iteration count.
-pub fn assemble(results: &[Result<DistributedResult, DistError>], n: usize, base: u64) -> (Vec<f64>, usize) {
+/// Gathers every process's (id, rank) into a vector in the order of `ids` (the
+/// expected vertex ids, ascending), checking that each vertex is owned exactly once,
+/// that no other id is returned, and that all processes agree on the iteration count.
+pub fn assemble(results: &[Result<DistributedResult, DistError>], ids: &[u64]) -> (Vec<f64>, usize) {
+    let n = ids.len();
     let mut ranks = vec![f64::NAN; n];
     let iterations = results[0].as_ref().unwrap().iterations;
     for r in results {
@@ -180,7 +199,7 @@ pub fn assemble(results: &[Result<DistributedResult, DistError>], n: usize, base
         assert_eq!(r.n as usize, n);
         assert_eq!(r.iterations, iterations, "processes disagree on the iteration count");
         for (&id, &x) in r.ids.iter().zip(&r.ranks) {
-            let i = (id - base) as usize;
+            let i = ids.binary_search(&id).unwrap_or_else(|_| panic!("id {id} is no vertex of the input"));
             assert!(ranks[i].is_nan(), "vertex {id} owned twice");
             ranks[i] = x;
         }
@@ -205,4 +224,14 @@ pub fn reference_from_coo(coo: &Coo<f64>, cfg: &PageRankConfig) -> (Vec<f64>, us
     let a = Matrix::from_coo(coo, DupPolicy::PatternDedup).unwrap();
     let r = pagerank(&a, cfg).unwrap();
     (r.ranks, r.iterations)
+}
+
+/// The Graph500 graph of `params` as a [`Graph`]: the generated edges without
+/// self-loops (duplicates are removed by the reference). Its vertices are the ids the
+/// edges name, as in the distributed R-MAT input.
+pub fn kron_graph(params: &graphblas_pagerank::kron::KronParams) -> Graph {
+    let perm = params.permutation();
+    let coo = params.generate(0..params.num_edges(), &perm, 1).unwrap();
+    let edges = coo.rows.iter().zip(&coo.cols).filter(|(u, v)| u != v).map(|(&u, &v)| (u as usize, v as usize)).collect();
+    Graph { name: format!("kron{}", params.scale), n: params.num_vertices() as usize, edges }
 }
