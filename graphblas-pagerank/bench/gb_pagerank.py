@@ -7,7 +7,8 @@ damping 0.85, start 1/n, stop at L1 change < tol. Reads the crate's binary forma
 usage: gb_pagerank.py GRAPH.bin [--threads T] [--tol X] [--ranks RANKS.txt]
 Prints one line: "graphblas n=.. nnz=.. threads=.. iterations=.. s_per_iter=.. load_s=.."
 and, with --ranks (a `pagerank --output` file of the same graph), the largest per-vertex
-difference from it. Vertices are the ids some edge names, as in the Rust code.
+difference from it. The header declares the vertices 0..n (isolated ones included),
+as in the Rust code and in LAGraph.
 """
 import argparse
 import time
@@ -34,14 +35,9 @@ def main():
     assert magic == b"GBPRCOO\0", "not a graphblas-pagerank binary file"
     flags = int(head[1]) >> 32
     n, ncols, nnz = int(head[2]), int(head[3]), int(head[4])
-    assert n == ncols and flags & 1 == 0, "expects a square pattern file"  # (bit 1: label table, ignored)
+    assert n == ncols and flags & 1 == 0, "expects a square pattern file"  # (bit 1: label table: output ids only)
     rec = np.fromfile(a.graph, dtype=np.uint32, offset=40, count=2 * nnz).reshape(-1, 2)
     assert rec.shape[0] == nnz
-    # The vertices are the ids some edge names (as in the Rust code): relabel densely,
-    # in ascending id order (the order of `pagerank --output`).
-    named, dense_ids = np.unique(rec, return_inverse=True)
-    rec = dense_ids.reshape(-1, 2).astype(np.uint32)
-    n = len(named)
     # Pattern matrix, iso-valued 1.0; duplicates (none in converted files) collapse.
     A = gb.Matrix.from_coo(rec[:, 0], rec[:, 1], 1.0, nrows=n, ncols=n)
     del rec

@@ -175,14 +175,14 @@ fn main() {
         if rank == 0 {
             std::fs::write(&file, g.mtx_pattern()).unwrap();
         }
-        let want = g.reference(&cfg);
-        let ids1: Vec<u64> = g.named().iter().map(|x| x + 1).collect();
+        let want = g.reference_declared(&cfg);
+        let ids1: Vec<u64> = g.declared().iter().map(|x| x + 1).collect();
         let name = format!("{} (mtx)", g.name);
         cases.push((name.clone(), Box::new(move |m: &Mpi| m.check(&name, &ids1, &want, &|| Input::file(file.clone())))));
     }
     let params = KronParams::graph500(9, 77);
     let kg = kron_graph(&params);
-    let (want, ids) = (kg.reference(&cfg), kg.named());
+    let (want, ids) = (kg.reference_declared(&cfg), kg.declared());
     cases.push(("rmat scale 9".into(), Box::new(move |m: &Mpi| m.check("rmat scale 9", &ids, &want, &|| Input::Rmat(params)))));
     mpi.world.barrier().unwrap();
 

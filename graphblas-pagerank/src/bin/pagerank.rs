@@ -9,7 +9,8 @@
 //!
 //! Progress (one line per iteration: iteration, residual, seconds) goes to stderr, the
 //! summary to stdout. `--output` writes one `id rank` line per vertex, with the ids of
-//! the input (the vertices are the ids some edge names; any u64). `--convert-to` writes
+//! the input (MatrixMarket, binary and R-MAT inputs declare their vertices, isolated ones
+//! included; an edge list's vertices are the ids some edge names, any u64). `--convert-to` writes
 //! the graph (duplicates removed) in the binary format and exits. `--engine` selects the
 //! LPF engine (sets `LPF_ENGINE`); under `lpfrun` (tcp, hybrid) every OS process runs
 //! this program, `-p` defaults to the whole job and only the one hosting pid 0 prints

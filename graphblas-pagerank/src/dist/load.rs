@@ -1,9 +1,11 @@
 //! Step 1: every process gets its raw part of the edge list — by reading its byte
 //! range of the file, generating its chunk of R-MAT, or taking the edges it was
 //! handed — with the global checks (entry count) done collectively, every failure
-//! agreed on, and the vertex labels relabelled densely ([`super::relabel`]).
+//! agreed on. Inputs that declare their vertices (MatrixMarket, binary, R-MAT) keep
+//! them as declared; edge lists and in-memory edges, which name only the ids their
+//! edges use, are relabelled densely ([`super::relabel`]).
 
-use super::comm::Comm;
+use super::comm::{try_zeroed, Comm};
 use super::relabel::{relabel, relabel_with_max, too_many, Relabelled, MAX_N};
 use super::{DistError, DistResult, Format, Input};
 use crate::io::{
@@ -27,6 +29,21 @@ impl RawEdges {
     fn relabelled(r: Relabelled, to_user: impl Fn(u64) -> u64) -> RawEdges {
         let labels = r.labels.into_iter().map(to_user).collect();
         RawEdges { n: r.n, src: r.src, dst: r.dst, labels: Some(labels) }
+    }
+
+    /// Edges of an input that declares its vertices `0..n` (a MatrixMarket size line, a
+    /// binary header, R-MAT's scale): every declared vertex is one, with or without
+    /// edges (an isolated vertex still holds rank), numbered as declared; `to_user`
+    /// gives the id a vertex has in the output. The readers checked every index < n.
+    fn declared(comm: &Comm<'_>, n: u64, src: Vec<u32>, dst: Vec<u32>, to_user: impl Fn(u64) -> u64) -> DistResult<RawEdges> {
+        if n > MAX_N {
+            return Err(too_many(n));
+        }
+        let mut labels = try_zeroed::<u64>(n as usize, comm.me, "the vertex ids")?;
+        for (k, l) in labels.iter_mut().enumerate() {
+            *l = to_user(k as u64);
+        }
+        Ok(RawEdges { n: n as usize, src, dst, labels: Some(labels) })
     }
 }
 
@@ -84,9 +101,8 @@ fn load_mtx(comm: &mut Comm<'_>, path: &Path) -> DistResult<RawEdges> {
     let total = comm.sum_u64(chunk.entries)?;
     let last_line = comm.max_u64(chunk.end_line)?;
     check_mtx_entry_count(path, &h, total, last_line)?;
-    let r = relabel(comm, &chunk.coo.rows, &chunk.coo.cols)?;
     // The reader's indices are 0-based; MatrixMarket's ids are 1-based.
-    Ok(RawEdges::relabelled(r, |x| x + 1))
+    RawEdges::declared(comm, h.nrows, chunk.coo.rows, chunk.coo.cols, |x| x + 1)
 }
 
 fn load_edges(comm: &mut Comm<'_>, path: &Path, opts: &EdgeListOptions) -> DistResult<RawEdges> {
@@ -127,12 +143,10 @@ fn load_bin(comm: &mut Comm<'_>, path: &Path) -> DistResult<RawEdges> {
         Ok(None)
     })();
     let table = comm.agree(read.map_err(DistError::from))?;
-    let r = relabel(comm, &coo.rows, &coo.cols)?;
-    drop(coo);
-    Ok(match table {
-        Some(t) => RawEdges::relabelled(r, |x| t[x as usize]),
-        None => RawEdges::relabelled(r, |x| x),
-    })
+    match table {
+        Some(t) => RawEdges::declared(comm, h.nrows, coo.rows, coo.cols, |x| t[x as usize]),
+        None => RawEdges::declared(comm, h.nrows, coo.rows, coo.cols, |x| x),
+    }
 }
 
 fn load_rmat(comm: &mut Comm<'_>, params: &KronParams, threads: usize) -> DistResult<RawEdges> {
@@ -144,8 +158,8 @@ fn load_rmat(comm: &mut Comm<'_>, params: &KronParams, threads: usize) -> DistRe
     }
     let coo = params.try_permutation().and_then(|perm| params.generate(params.chunk(comm.me, comm.p), &perm, threads));
     let mut coo = comm.agree(coo.map_err(DistError::from))?;
-    // Self-loops are not edges of the Graph500 graph: drop them before relabelling,
-    // so that a vertex named only by a self-loop is no vertex.
+    // Self-loops are not edges of the Graph500 graph; its 2^scale vertices all are
+    // vertices, isolated ones included.
     let mut k = 0;
     for i in 0..coo.rows.len() {
         if coo.rows[i] != coo.cols[i] {
@@ -156,9 +170,7 @@ fn load_rmat(comm: &mut Comm<'_>, params: &KronParams, threads: usize) -> DistRe
     }
     coo.rows.truncate(k);
     coo.cols.truncate(k);
-    let r = relabel(comm, &coo.rows, &coo.cols)?;
-    drop(coo);
-    Ok(RawEdges::relabelled(r, |x| x))
+    RawEdges::declared(comm, params.num_vertices(), coo.rows, coo.cols, |x| x)
 }
 
 /// Arbitrary `u64` ids, relabelled in ascending id order, so that the numbering (and

@@ -11,9 +11,11 @@
 //! 1. **Load** ([`Input`]): each process reads its byte range of the file (or generates
 //!    its chunk of the R-MAT edge list, or takes the edges it was handed); every
 //!    failure is agreed on with one collective flag exchange, so every process returns
-//!    the same error naming the file and line and nobody waits for a dead peer. The
-//!    ids (any `u64`) are relabelled densely, `0..n` in ascending id order, the same on
-//!    every process (`relabel`): the vertices are the ids some edge names.
+//!    the same error naming the file and line and nobody waits for a dead peer. Inputs
+//!    that declare their vertices (MatrixMarket, binary, R-MAT) keep them; the ids of an
+//!    edge list or of given edges (any `u64`) are relabelled densely, `0..n` in
+//!    ascending id order, the same on every process (`relabel`): their vertices are the
+//!    ids some edge names.
 //! 2. **Route and deduplicate**: edges go to the owner of their target in the dense
 //!    numbering (even blocks), where duplicates collapse.
 //! 3. **Global renumbering**: out- and in-degrees are summed over the processes
@@ -95,10 +97,11 @@ impl Format {
 #[derive(Clone, Debug)]
 pub enum Input {
     /// A file every process can read; each reads its own byte range.
-    /// Self-loops are edges; duplicate entries count once; values are ignored. The
-    /// vertices are the ids some entry names (relabelled densely, so memory follows
-    /// the vertices that exist, not the largest id; a MatrixMarket size line bounds
-    /// the ids but declares no vertices); results carry the ids of the file.
+    /// Self-loops are edges; duplicate entries count once; values are ignored. A
+    /// MatrixMarket or binary file declares its vertices (isolated ones included); an
+    /// edge list's vertices are the ids some entry names (relabelled densely, so memory
+    /// follows the vertices that exist, not the largest id); results carry the ids of
+    /// the file.
     File { path: PathBuf, format: Format },
     /// A Graph500 R-MAT graph; each process generates its chunk of the edge list.
     /// Self-loops and duplicates are removed (as in [`crate::kron::kron_matrix`]).
@@ -361,7 +364,7 @@ fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptio
     };
     let mut raw = load::load(comm, input, cfg.threads.max(1))?;
     if raw.n == 0 {
-        return Err(DistError::Invalid(format!("{what}: the graph is empty (no edges, hence no vertices); PageRank needs at least one edge")));
+        return Err(DistError::Invalid(format!("{what}: the graph has no vertices (an edge list without edges, or a declared size of 0); PageRank needs at least one vertex")));
     }
     let user_ids = raw.labels.take();
     let routed = build::route_and_dedup(comm, raw)?;
