@@ -51,7 +51,7 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 start() {
     local name=$1 pid=$2 n=$3 k=$4; shift 4
     ip netns exec "${NS[$pid]}" env LPF_TCP_MASTER=10.77.0.1 LPF_TCP_PORT=7177 LPF_PID="$pid" LPF_NPROCS="$n" \
-        LPF_THREADS="$k" LPF_TCP_BIND="${ADDR[$pid]}" LPF_TCP_SECRET=netns-secret LPF_TCP_JOB=netns \
+        LPF_THREADS="$k" LPF_TCP_BIND="${ADDR[$pid]}" LPF_TCP_SECRET=netns-secret-of-16+bytes LPF_TCP_JOB=netns \
         LPF_TCP_TIMEOUT_MS=20000 "$@" "$DEMO" >"$log/$name.$pid.out" 2>"$log/$name.$pid.err" &
     eval "pid_${name}_$pid=$!"
 }
@@ -94,7 +94,7 @@ start stray 0 2 1
 sleep 0.3   # fault injection: let pid 0 bind before the strays knock
 ip netns exec lpfC bash -c 'exec 3<>/dev/tcp/10.77.0.1/7177; exec 3>&-' 2>/dev/null
 ip netns exec lpfC bash -c 'exec 3<>/dev/tcp/10.77.0.1/7177; echo "GET / HTTP/1.0" >&3; cat <&3 >/dev/null' 2>/dev/null
-ip netns exec lpfC env LPF_TCP_MASTER=10.77.0.1 LPF_TCP_PORT=7177 LPF_PID=1 LPF_NPROCS=2 LPF_TCP_SECRET=wrong \
+ip netns exec lpfC env LPF_TCP_MASTER=10.77.0.1 LPF_TCP_PORT=7177 LPF_PID=1 LPF_NPROCS=2 LPF_TCP_SECRET=a-wrong-secret-of-16+bytes \
     LPF_TCP_JOB=netns LPF_TCP_TIMEOUT_MS=3000 "$DEMO" >"$log/stray.wrong.out" 2>&1
 cw=$?
 start stray 1 2 1

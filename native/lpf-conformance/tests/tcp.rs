@@ -51,7 +51,7 @@ mod faults {
     }
 
     fn cfg(port: u16, pid: Pid, n: Pid) -> TcpConfig {
-        TcpConfig::new("127.0.0.1", port, pid, n).timeout(Duration::from_secs(20)).job("faults").secret("right")
+        TcpConfig::new("127.0.0.1", port, pid, n).timeout(Duration::from_secs(20)).job("faults").secret("the right secret, 16+ bytes")
     }
 
     /// A ring of puts, checked.
@@ -155,7 +155,7 @@ mod faults {
             wrong_version.extend_from_slice(&1u16.to_le_bytes());
             wrong_version.extend_from_slice(&[7u8; 32]);
             refused(&wrong_version);
-            let e = TcpInit::new(cfg(port, 1, 2).secret("wrong")).err().expect("wrong secret");
+            let e = TcpInit::new(cfg(port, 1, 2).secret("a wrong secret of 16+ bytes")).err().expect("wrong secret");
             assert!(e.message().contains("authentication"), "{e}");
             let e = TcpInit::new(cfg(port, 1, 2).job("another job")).err().expect("wrong job");
             assert!(e.message().contains("not this job"), "{e}");
@@ -186,8 +186,11 @@ mod faults {
             for _ in 0..20 {
                 init.hook(&ring, Args::none()).unwrap();
             }
-            // Pid 0 returns at once: the others' sync fails ("left"), nobody hangs.
-            init.hook(&|_, _| {}, Args::none()).unwrap();
+            // Pid 0 returns at once: the others' sync fails ("out of step" / "left"),
+            // and so does pid 0's hook (the spec: every process of a section that
+            // another left gets FATAL); nobody hangs.
+            let e = init.hook(&|_, _| {}, Args::none()).expect_err("pid 0 returned early: its hook must fail too");
+            assert!(e.is_fatal(), "{e}");
             init.hook(&ring, Args::none()).unwrap();
             for p in peers {
                 p.join().unwrap().unwrap();
@@ -252,6 +255,42 @@ mod faults {
         assert!(out.status.success() && text.contains("no leak"), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// Waits for `child` at most `limit`; a child still running then is killed and
+    /// reported as hung.
+    fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> (Option<std::process::ExitStatus>, String) {
+        let t = Instant::now();
+        loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                let mut out = String::new();
+                child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+                return (Some(st), out);
+            }
+            if t.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (None, format!("hung for more than {limit:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Thread creation failing inside the hybrid engine (address space limited to a
+    /// 40 MiB above what the process uses, 16 MiB stacks, 64 threads asked for): the
+    /// hook returns FATAL naming the thread that could not start; no panic, no hang.
+    #[test]
+    fn thread_creation_failure_in_a_hybrid_hook_is_fatal_not_a_panic() {
+        let mut kid = child_command("spawnfail")
+            .env("RUST_MIN_STACK", (16 << 20).to_string())
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (st, out) = wait_bounded(&mut kid, Duration::from_secs(30));
+        assert!(st.is_some_and(|s| s.success()), "{st:?}: {out}");
+        assert!(out.contains("hook FATAL") && out.contains("cannot start process"), "{out}");
+    }
+
     fn count(dir: &str) -> usize {
         std::fs::read_dir(dir).unwrap().count()
     }
@@ -288,6 +327,32 @@ mod faults {
                 match r {
                     Err(e) if e.is_fatal() => println!("hook FATAL: {e}"),
                     other => println!("hook returned {other:?}"),
+                }
+            }
+            Ok("spawnfail") => {
+                let status = std::fs::read_to_string("/proc/self/status").unwrap();
+                let kb: u64 = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmSize:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                    .unwrap();
+                let limit = kb * 1024 + (40 << 20);
+                let ok = Command::new("prlimit")
+                    .args([format!("--pid={}", std::process::id()), format!("--as={limit}")])
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "prlimit failed");
+                let cfg = TcpConfig::new("127.0.0.1", 0, 0, 1).threads(64).hybrid(true);
+                // (A section that allocates nothing and ignores its failed sync.)
+                let spmd = |ctx: &mut Context, _: Args<'_>| {
+                    let _ = ctx.sync(SYNC_DEFAULT);
+                };
+                let r = std::panic::catch_unwind(|| TcpInit::new(cfg).and_then(|init| init.hook(&spmd, Args::none())));
+                match r {
+                    Ok(Err(e)) if e.is_fatal() => println!("hook FATAL: {e}"),
+                    Ok(other) => println!("hook returned {other:?}"),
+                    Err(_) => println!("hook PANICKED"),
                 }
             }
             Ok("leak") => {

@@ -20,7 +20,7 @@ use crate::types::Pid;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
-use std::io::{ErrorKind as IoKind, Read, Write};
+use std::io::{ErrorKind as IoKind, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -157,10 +157,26 @@ pub(crate) fn tune(s: &TcpStream) {
 }
 
 /// Blocking I/O with a deadline on a connected stream.
+/// (Sends with `MSG_NOSIGNAL`: a dead peer is an error, never a `SIGPIPE`.)
 fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant) -> std::io::Result<()> {
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    s.set_write_timeout(Some(left))?;
-    s.write_all(data)
+    let mut at = 0;
+    while at < data.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
+        }
+        s.set_write_timeout(Some(left))?;
+        match super::mesh::send_bytes(s, &data[at..]) {
+            Ok(0) => return Err(std::io::Error::new(IoKind::WriteZero, "the connection refused more data")),
+            Ok(k) => at += k,
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
+                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
@@ -282,6 +298,13 @@ fn accept_peers(
     listener.set_nonblocking(true).map_err(|e| fatal(format!("listener: {e}")))?;
     let mut pending: Vec<Pending> = Vec::new();
     let mut done: Vec<(Hello, TcpStream)> = Vec::new();
+    // A failing accept (out of file descriptors, memory) leaves the connection in the
+    // backlog, so the listener stays readable: the listener is left out of the poll
+    // for a growing pause (handshakes in progress go on), and the failure is logged
+    // once per interval with the count, not once per attempt.
+    let mut paused_until: Option<Instant> = None;
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    let mut failures = AcceptFailures::default();
     while done.len() < want {
         let now = Instant::now();
         if now >= deadline {
@@ -296,9 +319,14 @@ fn accept_peers(
                 true
             }
         });
-        let mut fds = vec![libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        if paused_until.is_some_and(|t| now >= t) {
+            paused_until = None;
+        }
+        // poll ignores a negative descriptor: a paused listener is not watched.
+        let lfd = if paused_until.is_some() { -1 } else { listener.as_raw_fd() };
+        let mut fds = vec![libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
         fds.extend(pending.iter().map(|p| libc::pollfd { fd: p.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
-        let until = pending.iter().map(|p| p.deadline).chain([deadline]).min().unwrap();
+        let until = pending.iter().map(|p| p.deadline).chain([deadline]).chain(paused_until).min().unwrap();
         let ms = until.saturating_duration_since(now).as_millis().clamp(1, 1000) as i32;
         // SAFETY: `fds` is a valid, exclusively owned array of pollfd.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
@@ -312,10 +340,13 @@ fn accept_peers(
         if fds[0].revents != 0 {
             loop {
                 match listener.accept() {
-                    Ok((mut stream, addr)) => {
+                    Ok((stream, addr)) => {
+                        backoff = ACCEPT_BACKOFF_MIN;
                         let mine = nonce();
                         let _ = stream.set_nodelay(true);
-                        if stream.set_nonblocking(true).is_err() || stream.write_all(&greeting(secret.is_some(), &mine)).is_err() {
+                        let g = greeting(secret.is_some(), &mine);
+                        // (A fresh socket's buffer takes the 44 bytes at once.)
+                        if stream.set_nonblocking(true).is_err() || super::mesh::send_bytes(&stream, &g).ok() != Some(g.len()) {
                             log(format!("refused connection from {addr}: could not send the greeting"));
                             continue;
                         }
@@ -333,7 +364,9 @@ fn accept_peers(
                     Err(e) if e.kind() == IoKind::WouldBlock => break,
                     Err(e) if e.kind() == IoKind::Interrupted => {}
                     Err(e) => {
-                        log(format!("accept failed: {e}"));
+                        failures.note(&listener, &e, pending.len());
+                        paused_until = Some(Instant::now() + backoff);
+                        backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
                         break;
                     }
                 }
@@ -362,6 +395,44 @@ fn accept_peers(
         }
     }
     Ok(done)
+}
+
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_millis(500);
+/// A failing accept is logged at most once per this interval.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(5);
+
+/// Rate-limited log of failing accepts.
+#[derive(Default)]
+struct AcceptFailures {
+    last_log: Option<Instant>,
+    unlogged: u64,
+}
+
+impl AcceptFailures {
+    fn note(&mut self, listener: &TcpListener, e: &std::io::Error, handshakes: usize) {
+        self.unlogged += 1;
+        let now = Instant::now();
+        if self.last_log.is_some_and(|t| now.duration_since(t) < ACCEPT_LOG_EVERY) {
+            return;
+        }
+        let at = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let fd_note = match e.raw_os_error() {
+            Some(libc::EMFILE) | Some(libc::ENFILE) => {
+                " (out of file descriptors: raise `ulimit -n`, or something holds many connections to this port)"
+            }
+            _ => "",
+        };
+        log(format!(
+            "accepting connections at {at} failed {} time(s){}: {e}{fd_note}; {handshakes} handshake(s) in \
+             progress; retrying with a pause (logged at most every {} s)",
+            self.unlogged,
+            if self.last_log.is_some() { " since the last report" } else { "" },
+            ACCEPT_LOG_EVERY.as_secs()
+        ));
+        self.last_log = Some(now);
+        self.unlogged = 0;
+    }
 }
 
 /// Advances one handshake with what can be read now: `Ok(Some)` when accepted.
@@ -598,7 +669,13 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     for (h, s) in joined {
         threads[h.pid as usize] = h.threads;
         hybrid |= h.hybrid || h.threads > 1;
-        addrs[h.pid as usize] = h.listen.clone();
+        // The last process listens nowhere: it is named by the address its join came
+        // from, so every loss message names a host and port.
+        addrs[h.pid as usize] = match (&h.listen[..], s.peer_addr()) {
+            ("", Ok(a)) => a.to_string(),
+            ("", Err(_)) => "address unknown".to_string(),
+            (l, _) => l.to_string(),
+        };
         links[h.pid as usize] = Some(s);
     }
     addrs[0] = format!("{}:{port}", cfg.master);
