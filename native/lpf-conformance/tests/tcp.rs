@@ -291,6 +291,51 @@ mod faults {
         assert!(out.contains("hook FATAL") && out.contains("cannot start process"), "{out}");
     }
 
+    /// Pid 0 out of file descriptors (`ulimit -n 64`) while a stranger holds 100
+    /// connections to its port for 2 s: accept fails, and pid 0 pauses instead of
+    /// spinning, logging the failure once per interval (before: one "accept failed"
+    /// line per attempt, hundreds of thousands); once the stranger lets go, the real
+    /// pid 1 joins and the job runs.
+    #[test]
+    fn accept_failing_for_lack_of_descriptors_backs_off_and_logs_once() {
+        let mut kid = Command::new("sh")
+            .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"])
+            .env("LPF_TEST_CHILD", "fdlimit")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(kid.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("port ") {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "the child ended before binding");
+        }
+        let port: u16 = line[line.find("port ").unwrap() + 5..].trim().parse().unwrap();
+        let stranger: Vec<TcpStream> = (0..100).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        let busy = Instant::now();
+        std::thread::sleep(Duration::from_secs(2));
+        drop(stranger);
+        let r = TcpInit::new(cfg(port, 1, 2)).and_then(|init| init.hook(&ring, Args::none()));
+        let mut err = String::new();
+        let mut stderr = kid.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let _ = stderr.read_to_string(&mut err);
+            err
+        });
+        kid.stdout = Some(out.into_inner());
+        let (st, rest) = wait_bounded(&mut kid, Duration::from_secs(30));
+        let err = reader.join().unwrap();
+        let accept_lines = err.lines().filter(|l| l.contains("accept")).count();
+        println!("{accept_lines} accept lines in {:?}, stderr {} bytes; first: {:?}", busy.elapsed(), err.len(), err.lines().find(|l| l.contains("accept")));
+        assert!(r.is_ok(), "pid 1: {r:?}");
+        assert!(st.is_some_and(|s| s.success()) && rest.contains("job ok"), "pid 0: {st:?} {rest}\n{}", &err[..err.len().min(2000)]);
+        assert!((1..=3).contains(&accept_lines), "{accept_lines} lines about failing accepts:\n{}", &err[..err.len().min(2000)]);
+        assert!(err.contains("out of file descriptors"), "{}", &err[..err.len().min(2000)]);
+    }
+
     fn count(dir: &str) -> usize {
         std::fs::read_dir(dir).unwrap().count()
     }
@@ -354,6 +399,13 @@ mod faults {
                     Ok(other) => println!("hook returned {other:?}"),
                     Err(_) => println!("hook PANICKED"),
                 }
+            }
+            Ok("fdlimit") => {
+                let prepared = TcpInit::prepare(cfg(0, 0, 2)).unwrap();
+                println!("port {}", prepared.bound_port());
+                std::io::stdout().flush().unwrap();
+                prepared.join().unwrap().hook(&ring, Args::none()).unwrap();
+                println!("job ok");
             }
             Ok("leak") => {
                 let cycle = |i: usize| {
