@@ -164,6 +164,36 @@ mod faults {
         });
     }
 
+    /// Two jobs with no secret and no job identity race for one port: job B's pid 1
+    /// comes first and is taken into job A (nothing tells them apart); then job B's
+    /// pid 0 finds the port taken. It tells job A's pid 0, which fails its job rather
+    /// than run with a process of job B (before: job A assembled and ran with job B's
+    /// pid 1, and job A's own pid 1 was refused as a duplicate).
+    #[test]
+    fn two_jobs_racing_for_one_port_without_a_secret_never_mix() {
+        let port = free_port();
+        let plain = move |pid: Pid, n: Pid| TcpConfig::new("127.0.0.1", port, pid, n).timeout(Duration::from_secs(3));
+        std::thread::scope(|s| {
+            let a0 = TcpInit::prepare(plain(0, 3)).unwrap();
+            let a0 = s.spawn(move || a0.join().map(|_| ()));
+            let b1 = s.spawn(move || TcpInit::new(plain(1, 3)).map(|_| ()));
+            std::thread::sleep(Duration::from_millis(300));
+            let e = TcpInit::prepare(plain(0, 3)).err().expect("job B's pid 0 cannot have the port");
+            assert!(e.message().contains("in use") && e.message().contains("another LPF job"), "{e}");
+            println!("job B's pid 0: {e}");
+            let a1 = s.spawn(move || TcpInit::new(plain(1, 3)).map(|_| ()));
+            let a2 = s.spawn(move || TcpInit::new(plain(2, 3)).map(|_| ()));
+            let ra0 = a0.join().unwrap();
+            let e = ra0.expect_err("job A's pid 0 assembled a job with job B's pid 1 in it");
+            assert!(e.message().contains("another LPF job's pid 0"), "{e}");
+            println!("job A's pid 0: {e}");
+            for (name, h) in [("job B's pid 1", b1), ("job A's pid 1", a1), ("job A's pid 2", a2)] {
+                let r = h.join().unwrap();
+                assert!(r.is_err(), "{name} joined a job");
+            }
+        });
+    }
+
     #[test]
     fn one_init_serves_many_hooks() {
         let prepared = TcpInit::prepare(cfg(0, 0, 3)).unwrap();

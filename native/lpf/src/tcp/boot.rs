@@ -31,6 +31,9 @@ const MAX_MSG: usize = 64 * 1024;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 const JOIN: u8 = 1;
 const LINK: u8 = 2;
+/// Sent by a pid 0 that found its port taken, to the pid 0 holding it (see
+/// [`claim`]): "a second job wants this port".
+const CLAIM: u8 = 3;
 
 pub(crate) fn log(msg: impl AsRef<str>) {
     eprintln!("lpf: {}", msg.as_ref());
@@ -294,6 +297,7 @@ fn accept_peers(
     deadline: Instant,
     mut verify: impl FnMut(&Hello, SocketAddr) -> std::result::Result<(), String>,
     on_timeout: impl Fn() -> String,
+    abort: &dyn Fn() -> Option<String>,
 ) -> Result<Vec<(Hello, TcpStream)>> {
     listener.set_nonblocking(true).map_err(|e| fatal(format!("listener: {e}")))?;
     let mut pending: Vec<Pending> = Vec::new();
@@ -307,6 +311,9 @@ fn accept_peers(
     let mut failures = AcceptFailures::default();
     while done.len() < want {
         let now = Instant::now();
+        if let Some(why) = abort() {
+            return Err(fatal(why));
+        }
         if now >= deadline {
             return Err(fatal(on_timeout()));
         }
@@ -559,9 +566,12 @@ pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
     if let Err(e) = sock.bind(&addr.into()) {
         return Err(fatal(match e.kind() {
             IoKind::AddrInUse => format!(
-                "pid 0 cannot listen on {}:{}: port {} is already in use (another LPF job, or something else \
-                 holds it); choose another port, or 0 to let the OS choose one",
-                cfg.master, cfg.port, cfg.port
+                "pid 0 cannot listen on {}:{}: port {} is already in use ({}); choose another port, or 0 to let \
+                 the OS choose one",
+                cfg.master,
+                cfg.port,
+                cfg.port,
+                claim(cfg, addr)
             ),
             IoKind::AddrNotAvailable => format!(
                 "pid 0 cannot listen on {addr}: it is not an address of this machine - the process with pid 0 \
@@ -584,6 +594,33 @@ pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
         ));
     }
     Ok(listener)
+}
+
+/// The answer of a pid 0 that failed its job because another job claimed its port.
+const CONTESTED: &str = "this port belongs to a job whose processes cannot be told from yours (the same job \
+                         identity and secret): it fails now, and so must this one";
+
+/// Pid 0 found its port taken: tells the holder, if it is a pid 0 of an LPF job that
+/// is assembling, that a second job wants the port. If the holder cannot tell the two
+/// jobs apart (same job identity, same or no secret), processes of this job may be
+/// joining it: it fails its job (see `master`) rather than run with them. Returns
+/// what the holder is, for the error message.
+fn claim(cfg: &TcpConfig, addr: SocketAddr) -> String {
+    let to = if addr.ip().is_unspecified() { SocketAddr::new(IpAddr::from([127, 0, 0, 1]), addr.port()) } else { addr };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_secs(1)) else {
+        return "something that does not accept connections holds it".into();
+    };
+    match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, CLAIM, String::new(), 0), deadline) {
+        Err(Ok(why)) if why == CONTESTED => format!(
+            "by the pid 0 of another LPF job that cannot be told from this one (the same job identity `{}`{}): it was \
+             told and fails its job too, as processes of this job may have joined it",
+            cfg.job,
+            if cfg.secret.is_some() { " and secret" } else { ", no secret" }
+        ),
+        Err(Ok(why)) => format!("by another LPF job, which refused this one: {why}"),
+        Err(Err(_)) | Ok(()) => "by another LPF job that is running, or something else".into(),
+    }
 }
 
 fn hello_of(cfg: &TcpConfig, kind: u8, listen: String, token: u64) -> Hello {
@@ -617,7 +654,30 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
     let mut seen: Vec<Option<SocketAddr>> = vec![None; n];
     let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
+    let contested = std::cell::RefCell::new(None::<String>);
     let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
+        if h.kind == CLAIM && h.job == cfg.job && h.nprocs == cfg.nprocs {
+            // Another job's pid 0 with this job's identity (and secret, if any) wants
+            // this port: its processes (some may have joined here already) cannot be
+            // told from ours. Fail rather than run with a foreign member.
+            *contested.borrow_mut() = Some(format!(
+                "pid 0 gives up: another LPF job's pid 0 (at {addr}, nprocs {}) tried to listen on this port \
+                 {}:{port}; the two jobs' processes cannot be told apart (the same job identity `{}`{}), so \
+                 processes of that job may have joined this one - give each job its own port, job identity \
+                 (TcpConfig::job, LPF_TCP_JOB) or secret",
+                h.nprocs,
+                cfg.master,
+                cfg.job,
+                if cfg.secret.is_some() { " and the same secret" } else { ", no secret" }
+            ));
+            return Err(CONTESTED.into());
+        }
+        if h.kind == CLAIM {
+            return Err(format!(
+                "that job (`{}`, {} processes) is not this job (`{}`, {} processes): their processes refuse each other",
+                h.job, h.nprocs, cfg.job, cfg.nprocs
+            ));
+        }
         if h.kind != JOIN {
             return Err("a mesh link attempt at the rendezvous port".into());
         }
@@ -659,7 +719,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
             loopback_note(&cfg.master, port)
         )
     };
-    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout)?;
+    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout, &|| contested.borrow().clone())?;
     drop(listener);
     let token = random_u64();
     let mut threads = vec![cfg.threads; n];
@@ -795,7 +855,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             Ok(())
         };
         let timeout = || format!("pid {me} timed out waiting for links from pids {}..{} at {}", me + 1, n - 1, addrs[me]);
-        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout)? {
+        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout, &|| None)? {
             links[h.pid as usize] = Some(s);
         }
     }
