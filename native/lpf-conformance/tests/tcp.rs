@@ -194,6 +194,48 @@ mod faults {
         });
     }
 
+    /// The processes other than pid 0 listen on a port of the configured range (for
+    /// firewalls): the mesh of 3 assembles with pid 1 listening on the one free port
+    /// given (the loss message names it), and a range whose ports are all taken is an
+    /// error naming the range.
+    #[test]
+    fn listeners_use_the_configured_port_range() {
+        let (p1, held) = {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            (l.local_addr().unwrap().port(), l)
+        };
+        let in_range = move |pid: Pid, port: u16| cfg(port, pid, 3).listen_ports(p1, p1);
+        // All ports of the range taken: pid 1 cannot listen.
+        let prepared = TcpInit::prepare(in_range(0, 0).timeout(Duration::from_secs(1))).unwrap();
+        let port = prepared.bound_port();
+        std::thread::scope(|s| {
+            let m = s.spawn(move || prepared.join().map(|_| ()));
+            let e = TcpInit::new(in_range(1, port).timeout(Duration::from_secs(1))).err().expect("no free port in the range");
+            assert!(e.message().contains(&format!("port range {p1}-{p1}")) && e.message().contains("in use"), "{e}");
+            assert!(m.join().unwrap().is_err());
+        });
+        drop(held);
+        // The one port free: pid 1 listens there; pid 1 leaves early, so pid 2's error
+        // names pid 1 with that port.
+        let prepared = TcpInit::prepare(in_range(0, 0)).unwrap();
+        let port = prepared.bound_port();
+        std::thread::scope(|s| {
+            let quiet = |ctx: &mut Context, _: Args<'_>| {
+                let _ = ctx.sync(SYNC_DEFAULT);
+            };
+            let m = s.spawn(move || prepared.join()?.hook(&quiet, Args::none()));
+            let one = s.spawn(move || TcpInit::new(in_range(1, port))?.hook(&|_, _| {}, Args::none()));
+            let two = TcpInit::new(in_range(2, port)).unwrap().hook(&quiet, Args::none());
+            let e = two.expect_err("pid 1 left early");
+            assert!(e.message().contains(&format!("process 1 (127.0.0.1:{p1})")), "{e}");
+            assert!(m.join().unwrap().is_err() && one.join().unwrap().is_err());
+        });
+        assert!(lpf::tcp::parse_port_range("7000-7100").unwrap() == (7000, 7100));
+        for bad in ["7100-7000", "0-5", "7000", "a-b", "7000-70000"] {
+            assert!(lpf::tcp::parse_port_range(bad).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn one_init_serves_many_hooks() {
         let prepared = TcpInit::prepare(cfg(0, 0, 3)).unwrap();

@@ -782,6 +782,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         }
         match try_join(cfg, deadline) {
             Ok(x) => break x,
+            Err(Ok(local)) if local.starts_with(LOCAL) => return Err(fatal(&local[LOCAL.len()..])),
             Err(Ok(refused)) => {
                 return Err(fatal(format!("pid {me}: the master at {}:{} refused this process: {refused}", cfg.master, cfg.port)))
             }
@@ -864,6 +865,33 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
 }
 
 type JoinErr = std::result::Result<String, String>;
+/// Marks a `JoinErr` that is this process's own failure, not the master's refusal.
+const LOCAL: &str = "\u{0}local: ";
+
+/// The listener of a process other than pid 0, for its links: on a port of
+/// `cfg.listen_ports` (tried from a random one on, so that processes on one host do
+/// not all race for the first), else on one the OS chooses.
+fn bind_listener(cfg: &TcpConfig, ip: IpAddr) -> std::result::Result<TcpListener, String> {
+    let Some((lo, hi)) = cfg.listen_ports else {
+        return TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| format!("cannot listen on {ip}: {e}"));
+    };
+    let n = (hi - lo) as u64 + 1;
+    let start = random_u64() % n;
+    let mut last = None;
+    for k in 0..n {
+        let port = lo + ((start + k) % n) as u16;
+        match TcpListener::bind(SocketAddr::new(ip, port)) {
+            Ok(l) => return Ok(l),
+            Err(e) if matches!(e.kind(), IoKind::AddrInUse) => last = Some(e),
+            Err(e) => return Err(format!("pid {} cannot listen on {ip}:{port} (of the port range {lo}-{hi}): {e}", cfg.pid)),
+        }
+    }
+    Err(format!(
+        "pid {} cannot listen on {ip}: all {n} ports of the port range {lo}-{hi} (LPF_TCP_PORT_RANGE) are in use ({})",
+        cfg.pid,
+        last.map(|e| e.to_string()).unwrap_or_default()
+    ))
+}
 
 /// One attempt to join at the master: connect, bind our own listener on the
 /// interface that reaches the master, handshake.
@@ -886,7 +914,7 @@ fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStrea
                 Some(ip) => ip,
                 None => s.local_addr().map_err(|e| Err(e.to_string()))?.ip(),
             };
-            Some(TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| Ok(format!("cannot listen on {ip}: {e}")))?)
+            Some(bind_listener(cfg, ip).map_err(|e| Ok(format!("{LOCAL}{e}")))?)
         } else {
             None
         };

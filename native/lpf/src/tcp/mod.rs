@@ -75,6 +75,22 @@ pub struct TcpConfig {
     /// Meta-data exchange (pid 0's choice applies to all): `None` reads
     /// `LPF_TCP_META` (`direct` or `bruck`), else chooses by the number of processes.
     pub meta: Option<MetaAlgo>,
+    /// Ports (inclusive) the processes other than pid 0 listen on for the mesh links
+    /// (for firewalls between hosts); `None` reads `LPF_TCP_PORT_RANGE` (`LO-HI`), and
+    /// without it the OS chooses an ephemeral port.
+    pub listen_ports: Option<(u16, u16)>,
+}
+
+/// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
+pub fn parse_port_range(text: &str) -> Result<(u16, u16)> {
+    let bad = || Error::fatal(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
+    let (lo, hi) = text.trim().split_once('-').ok_or_else(bad)?;
+    let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
+    let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
+    if lo == 0 || lo > hi {
+        return Err(bad());
+    }
+    Ok((lo, hi))
 }
 
 impl TcpConfig {
@@ -91,6 +107,7 @@ impl TcpConfig {
             hybrid: false,
             job: String::new(),
             meta: None,
+            listen_ports: None,
         }
     }
     pub fn timeout(mut self, t: Duration) -> Self {
@@ -119,6 +136,12 @@ impl TcpConfig {
     }
     pub fn meta(mut self, m: MetaAlgo) -> Self {
         self.meta = Some(m);
+        self
+    }
+    /// The ports (inclusive) processes other than pid 0 listen on (see
+    /// [`TcpConfig::listen_ports`]).
+    pub fn listen_ports(mut self, lo: u16, hi: u16) -> Self {
+        self.listen_ports = Some((lo, hi));
         self
     }
 
@@ -282,8 +305,22 @@ pub(crate) fn lock(m: &Mutex<Mesh>) -> MutexGuard<'_, Mesh> {
 
 impl TcpInit {
     /// Binds (pid 0) or prepares to connect (others); see [`Prepared`].
-    pub fn prepare(cfg: TcpConfig) -> Result<Prepared> {
+    pub fn prepare(mut cfg: TcpConfig) -> Result<Prepared> {
         cfg.check()?;
+        if cfg.listen_ports.is_none() {
+            if let Ok(v) = std::env::var("LPF_TCP_PORT_RANGE") {
+                if !v.trim().is_empty() {
+                    cfg.listen_ports = Some(parse_port_range(&v).map_err(|e| {
+                        Error::fatal(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
+                    })?);
+                }
+            }
+        }
+        if let Some((lo, hi)) = cfg.listen_ports {
+            if lo == 0 || lo > hi {
+                return Err(Error::fatal(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));
+            }
+        }
         let deadline = Instant::now() + cfg.timeout;
         let (listener, port) = if cfg.pid == 0 && cfg.nprocs > 1 {
             let l = boot::bind_master(&cfg)?;
