@@ -203,11 +203,14 @@ fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::i
     Ok(())
 }
 
-fn read_msg_by(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
+/// A listening address in a HELLO is at most this long ("[v6 address%scope]:port").
+const MAX_ADDR: usize = 96;
+
+fn read_msg_by(s: &mut TcpStream, deadline: Instant, max: usize) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     read_exact_by(s, &mut len, deadline)?;
     let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_MSG {
+    if len > max {
         return Err(std::io::Error::new(IoKind::InvalidData, format!("a message of {len} bytes")));
     }
     let mut b = vec![0; len];
@@ -254,7 +257,7 @@ fn connect_handshake(
         body.bytes(&t);
     }
     write_all_by(s, &framed(&body), deadline).map_err(io)?;
-    let reply = read_msg_by(s, deadline).map_err(io)?;
+    let reply = read_msg_by(s, deadline, MAX_MSG).map_err(io)?;
     let (content, tag) = match secret {
         Some(_) if reply.len() >= 32 => reply.split_at(reply.len() - 32),
         Some(_) => return Err(Ok("malformed answer".into())),
@@ -696,8 +699,11 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
         if h.pid >= cfg.nprocs {
             return Err(format!("pid {} is not below nprocs {}", h.pid, cfg.nprocs));
         }
-        if h.threads == 0 {
-            return Err("a process with 0 threads".into());
+        if h.threads == 0 || h.threads > crate::shm::barrier::MAX_PROCS {
+            return Err(format!("a process with {} threads (1..={} allowed)", h.threads, crate::shm::barrier::MAX_PROCS));
+        }
+        if h.listen.len() > MAX_ADDR {
+            return Err(format!("a listening address of {} bytes", h.listen.len()));
         }
         if let Some(a) = seen[h.pid as usize] {
             return Err(format!("duplicate pid {}: already taken by the process at {a}", h.pid));
@@ -793,7 +799,9 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         backoff = (backoff * 2).min(Duration::from_millis(500));
     };
     // The roster, once everyone has joined.
-    let roster = read_msg_by(&mut master, deadline).map_err(|e| {
+    // The roster: a header, then per process its threads and address (bounded by the
+    // master's checks), so its size follows nprocs (up to 65535 processes).
+    let roster = read_msg_by(&mut master, deadline, MAX_MSG + n * (8 + MAX_ADDR)).map_err(|e| {
         fatal(format!(
             "pid {me} joined the master at {}:{} but the job did not complete within {:.1} s: {e}",
             cfg.master,
@@ -811,7 +819,11 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     let mut threads = Vec::with_capacity(n);
     let mut addrs = Vec::with_capacity(n);
     for _ in 0..n {
-        threads.push(g.u32()?);
+        let t = g.u32()?;
+        if t == 0 {
+            return Err(fatal("the master's roster names a process with 0 threads"));
+        }
+        threads.push(t);
         addrs.push(String::from_utf8_lossy(g.str()?).into_owned());
     }
     let mut links: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
