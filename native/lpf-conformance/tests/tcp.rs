@@ -236,6 +236,38 @@ mod faults {
         }
     }
 
+    /// One process returns from its SPMD function at once while the others sync: every
+    /// process's hook fails, the early one's included, on TCP and on hybrid (2 + 1 + 1
+    /// threads, and 1 + 1 + 1 with the hybrid engine forced).
+    #[test]
+    fn early_return_fails_every_hook_on_tcp_and_hybrid() {
+        for (threads, hybrid) in [([1, 1, 1], false), ([1, 1, 1], true), ([2, 1, 1], true)] {
+            let mk = move |pid: Pid, port: u16| cfg(port, pid, 3).threads(threads[pid as usize]).hybrid(hybrid);
+            let spmd = |ctx: &mut Context, _: Args<'_>| {
+                if ctx.pid() == ctx.nprocs() - 1 {
+                    return;
+                }
+                for _ in 0..3 {
+                    if ctx.sync(SYNC_DEFAULT).is_err() {
+                        return;
+                    }
+                }
+            };
+            let prepared = TcpInit::prepare(mk(0, 0)).unwrap();
+            let port = prepared.bound_port();
+            let results: Vec<lpf::Result<()>> = std::thread::scope(|s| {
+                let others: Vec<_> = (1..3).map(|pid| s.spawn(move || TcpInit::new(mk(pid, port))?.hook(&spmd, Args::none()))).collect();
+                let mut all = vec![prepared.join().and_then(|i| i.hook(&spmd, Args::none()))];
+                all.extend(others.into_iter().map(|h| h.join().unwrap()));
+                all
+            });
+            for (pid, r) in results.iter().enumerate() {
+                let e = r.as_ref().expect_err(&format!("threads {threads:?} hybrid {hybrid}: process {pid}'s hook succeeded"));
+                assert!(e.is_fatal() && e.message().contains("left"), "{e}");
+            }
+        }
+    }
+
     #[test]
     fn one_init_serves_many_hooks() {
         let prepared = TcpInit::prepare(cfg(0, 0, 3)).unwrap();

@@ -350,9 +350,11 @@ impl Link {
 
     fn skip_raw(&mut self) {
         self.plan.clear();
+        // One segment for all of it (a peer may announce up to 2^64 - 1 raw bytes: in
+        // pieces of 1 GiB that was billions of segments allocated before any byte came).
         let mut left = self.raw_left;
         while left > 0 {
-            let k = left.min(1 << 30);
+            let k = left.min(usize::MAX as u64);
             self.plan.push_back(Seg::Skip(k as usize));
             left -= k;
         }
@@ -722,6 +724,23 @@ mod tests {
         assert_eq!(link.hi - link.lo, v.len());
         // Before the fix the buffer was resized (and zeroed) to the announced 1 GiB.
         assert!(link.buf.len() <= 2 * RX_CHUNK, "receive buffer of {} bytes for 132 received", link.buf.len());
+    }
+
+    #[test]
+    fn raw_bytes_announced_for_a_stale_section_cost_one_segment() {
+        let (mut link, mut peer) = pair();
+        let mut v = Vec::new();
+        Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 0, raw: 1 << 50 }.encode(&mut v);
+        peer.write_all(&v).unwrap();
+        let mut scratch = vec![0u8; 1024];
+        let t = Instant::now();
+        while link.raw_left == 0 && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
+            link.pump_rx(&|_| true, &mut scratch);
+        }
+        assert!(link.dead.is_none(), "{:?}", link.dead);
+        assert_eq!(link.raw_left, 1 << 50);
+        // Before: 2^20 segments of 1 GiB (and 2^34 for 2^64 - 1 announced bytes).
+        assert!(link.plan.len() <= 1, "{} segments planned", link.plan.len());
     }
 
     #[test]
