@@ -270,5 +270,16 @@ if [ "$lib_ok" = 1 ]; then
     done
 fi
 
+# --- tcp_faults: faults and misuse over TCP end in an LPF error, never in a signal
+# (SIGPIPE from a send to a dead peer), an abort or a hang (each case is bounded by
+# alarms inside the program and by the timeout here).
+if [ "$lib_ok" = 1 ] && has_symbol "$libdir/liblpf_core.so" lpf_tcp_join; then
+    if step "link.tcp_faults.shared" link_shared tcp_faults; then
+        for case in sigpipe-boot sigpipe-sync early-return huge-nprocs short-secret; do
+            run_one "run.tcp_faults.$case" 1 "$build/shared/tcp_faults" "$case"
+        done
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

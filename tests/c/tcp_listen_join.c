@@ -105,7 +105,7 @@ static int job(lpf_pid_t nprocs, lpf_pid_t odd, int timeout_ms)
                 _exit(1);
             }
             snprintf(text, sizeof text, "%u", port);
-            bad = member(q, nprocs, text, q == odd ? "wrong-secret" : SECRET,
+            bad = member(q, nprocs, text, q == odd ? "a wrong secret, 16+ bytes" : SECRET,
                          timeout_ms, ok, -1);
             _exit(bad == 0 ? 0 : 1);
         }

@@ -9,7 +9,8 @@
 #
 # Scenarios: the job (puts, gets, collectives) on hybrid; the same on plain TCP with the
 # Bruck meta-data exchange; kill -9 of one process mid-run; a master that never comes;
-# stray connections (garbage, port scan, wrong secret) while the real job assembles.
+# stray connections (garbage, port scan, wrong secret) while the real job assembles; a
+# host whose link is cut (failure detection time measured, listeners in a port range).
 set -u
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (ip netns)"; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +52,7 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 start() {
     local name=$1 pid=$2 n=$3 k=$4; shift 4
     ip netns exec "${NS[$pid]}" env LPF_TCP_MASTER=10.77.0.1 LPF_TCP_PORT=7177 LPF_PID="$pid" LPF_NPROCS="$n" \
-        LPF_THREADS="$k" LPF_TCP_BIND="${ADDR[$pid]}" LPF_TCP_SECRET=netns-secret LPF_TCP_JOB=netns \
+        LPF_THREADS="$k" LPF_TCP_BIND="${ADDR[$pid]}" LPF_TCP_SECRET=netns-secret-of-16+bytes LPF_TCP_JOB=netns \
         LPF_TCP_TIMEOUT_MS=20000 "$@" "$DEMO" >"$log/$name.$pid.out" 2>"$log/$name.$pid.err" &
     eval "pid_${name}_$pid=$!"
 }
@@ -94,7 +95,7 @@ start stray 0 2 1
 sleep 0.3   # fault injection: let pid 0 bind before the strays knock
 ip netns exec lpfC bash -c 'exec 3<>/dev/tcp/10.77.0.1/7177; exec 3>&-' 2>/dev/null
 ip netns exec lpfC bash -c 'exec 3<>/dev/tcp/10.77.0.1/7177; echo "GET / HTTP/1.0" >&3; cat <&3 >/dev/null' 2>/dev/null
-ip netns exec lpfC env LPF_TCP_MASTER=10.77.0.1 LPF_TCP_PORT=7177 LPF_PID=1 LPF_NPROCS=2 LPF_TCP_SECRET=wrong \
+ip netns exec lpfC env LPF_TCP_MASTER=10.77.0.1 LPF_TCP_PORT=7177 LPF_PID=1 LPF_NPROCS=2 LPF_TCP_SECRET=a-wrong-secret-of-16+bytes \
     LPF_TCP_JOB=netns LPF_TCP_TIMEOUT_MS=3000 "$DEMO" >"$log/stray.wrong.out" 2>&1
 cw=$?
 start stray 1 2 1
@@ -103,6 +104,24 @@ refusals=$(grep -c "lpf: refused connection" "$log/stray.0.err")
 if [ "$cw" = 4 ] && [ "$c0" = 0 ] && [ "$c1" = 0 ] && [ "$refusals" -ge 3 ]; then
     ok "strays refused and logged ($refusals), the real job completed"
 else fail "strays: wrong-secret exit $cw, job $c0 $c1, $refusals refusals; see $log/stray.*"; fi
+
+# 6. A host that vanishes silently (its link cut: no FIN, no RST), with the mesh
+# listeners kept in a port range (LPF_TCP_PORT_RANGE, for firewalls): the others'
+# sync and hook fail once the kernel declares the link dead (keepalive and
+# TCP_USER_TIMEOUT); the time is measured here and printed (docs/tcp.md quotes it), and
+# the error names the lost host with its port from the range.
+for p in 0 1 2; do start cut "$p" 3 1 DEMO_MODE=loop LPF_TCP_PORT_RANGE=17000-17010; done
+for _ in $(seq 200); do grep -q ready "$log/cut.0.out" 2>/dev/null && break; sleep 0.05; done
+t0=$(date +%s.%N)
+ip -n lpfbr link set vlpfB down
+wait "$pid_cut_0"; c0=$?; t1=$(date +%s.%N); wait "$pid_cut_2"; c2=$?; t2=$(date +%s.%N)
+kill -9 "$pid_cut_1" 2>/dev/null; wait "$pid_cut_1" 2>/dev/null
+ip -n lpfbr link set vlpfB up
+took0=$(echo "$t1 - $t0" | bc); took2=$(echo "$t2 - $t0" | bc)
+if [ "$c0" = 3 ] && [ "$c2" = 3 ] && grep -q "10\.77\.0\.2:170[01][0-9]" "$log/cut.0.out" \
+    && [ "$(echo "$took2 < 15" | bc)" = 1 ]; then
+    ok "link of lpfB cut: the others failed after ${took0}s (pid 0) and ${took2}s (pid 2): $(grep -o 'lost process 1 ([^)]*)' "$log/cut.0.out" | head -1)"
+else fail "link cut: exit codes $c0 $c2 after ${took0}s / ${took2}s; see $log/cut.*"; fi
 
 echo "logs in $log"
 echo "$passes passed, $failures failed"

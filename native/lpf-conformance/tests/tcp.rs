@@ -51,7 +51,7 @@ mod faults {
     }
 
     fn cfg(port: u16, pid: Pid, n: Pid) -> TcpConfig {
-        TcpConfig::new("127.0.0.1", port, pid, n).timeout(Duration::from_secs(20)).job("faults").secret("right")
+        TcpConfig::new("127.0.0.1", port, pid, n).timeout(Duration::from_secs(20)).job("faults").secret("the right secret, 16+ bytes")
     }
 
     /// A ring of puts, checked.
@@ -155,13 +155,117 @@ mod faults {
             wrong_version.extend_from_slice(&1u16.to_le_bytes());
             wrong_version.extend_from_slice(&[7u8; 32]);
             refused(&wrong_version);
-            let e = TcpInit::new(cfg(port, 1, 2).secret("wrong")).err().expect("wrong secret");
+            let e = TcpInit::new(cfg(port, 1, 2).secret("a wrong secret of 16+ bytes")).err().expect("wrong secret");
             assert!(e.message().contains("authentication"), "{e}");
             let e = TcpInit::new(cfg(port, 1, 2).job("another job")).err().expect("wrong job");
             assert!(e.message().contains("not this job"), "{e}");
             TcpInit::new(cfg(port, 1, 2)).unwrap().hook(&ring, Args::none()).unwrap();
             master.join().unwrap().unwrap();
         });
+    }
+
+    /// Two jobs with no secret and no job identity race for one port: job B's pid 1
+    /// comes first and is taken into job A (nothing tells them apart); then job B's
+    /// pid 0 finds the port taken. It tells job A's pid 0, which fails its job rather
+    /// than run with a process of job B (before: job A assembled and ran with job B's
+    /// pid 1, and job A's own pid 1 was refused as a duplicate).
+    #[test]
+    fn two_jobs_racing_for_one_port_without_a_secret_never_mix() {
+        let port = free_port();
+        let plain = move |pid: Pid, n: Pid| TcpConfig::new("127.0.0.1", port, pid, n).timeout(Duration::from_secs(3));
+        std::thread::scope(|s| {
+            let a0 = TcpInit::prepare(plain(0, 3)).unwrap();
+            let a0 = s.spawn(move || a0.join().map(|_| ()));
+            let b1 = s.spawn(move || TcpInit::new(plain(1, 3)).map(|_| ()));
+            std::thread::sleep(Duration::from_millis(300));
+            let e = TcpInit::prepare(plain(0, 3)).err().expect("job B's pid 0 cannot have the port");
+            assert!(e.message().contains("in use") && e.message().contains("another LPF job"), "{e}");
+            println!("job B's pid 0: {e}");
+            let a1 = s.spawn(move || TcpInit::new(plain(1, 3)).map(|_| ()));
+            let a2 = s.spawn(move || TcpInit::new(plain(2, 3)).map(|_| ()));
+            let ra0 = a0.join().unwrap();
+            let e = ra0.expect_err("job A's pid 0 assembled a job with job B's pid 1 in it");
+            assert!(e.message().contains("another LPF job's pid 0"), "{e}");
+            println!("job A's pid 0: {e}");
+            for (name, h) in [("job B's pid 1", b1), ("job A's pid 1", a1), ("job A's pid 2", a2)] {
+                let r = h.join().unwrap();
+                assert!(r.is_err(), "{name} joined a job");
+            }
+        });
+    }
+
+    /// The processes other than pid 0 listen on a port of the configured range (for
+    /// firewalls): the mesh of 3 assembles with pid 1 listening on the one free port
+    /// given (the loss message names it), and a range whose ports are all taken is an
+    /// error naming the range.
+    #[test]
+    fn listeners_use_the_configured_port_range() {
+        let (p1, held) = {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            (l.local_addr().unwrap().port(), l)
+        };
+        let in_range = move |pid: Pid, port: u16| cfg(port, pid, 3).listen_ports(p1, p1);
+        // All ports of the range taken: pid 1 cannot listen.
+        let prepared = TcpInit::prepare(in_range(0, 0).timeout(Duration::from_secs(1))).unwrap();
+        let port = prepared.bound_port();
+        std::thread::scope(|s| {
+            let m = s.spawn(move || prepared.join().map(|_| ()));
+            let e = TcpInit::new(in_range(1, port).timeout(Duration::from_secs(1))).err().expect("no free port in the range");
+            assert!(e.message().contains(&format!("port range {p1}-{p1}")) && e.message().contains("in use"), "{e}");
+            assert!(m.join().unwrap().is_err());
+        });
+        drop(held);
+        // The one port free: pid 1 listens there; pid 1 leaves early, so pid 2's error
+        // names pid 1 with that port.
+        let prepared = TcpInit::prepare(in_range(0, 0)).unwrap();
+        let port = prepared.bound_port();
+        std::thread::scope(|s| {
+            let quiet = |ctx: &mut Context, _: Args<'_>| {
+                let _ = ctx.sync(SYNC_DEFAULT);
+            };
+            let m = s.spawn(move || prepared.join()?.hook(&quiet, Args::none()));
+            let one = s.spawn(move || TcpInit::new(in_range(1, port))?.hook(&|_, _| {}, Args::none()));
+            let two = TcpInit::new(in_range(2, port)).unwrap().hook(&quiet, Args::none());
+            let e = two.expect_err("pid 1 left early");
+            assert!(e.message().contains(&format!("process 1 (127.0.0.1:{p1})")), "{e}");
+            assert!(m.join().unwrap().is_err() && one.join().unwrap().is_err());
+        });
+        assert!(lpf::tcp::parse_port_range("7000-7100").unwrap() == (7000, 7100));
+        for bad in ["7100-7000", "0-5", "7000", "a-b", "7000-70000"] {
+            assert!(lpf::tcp::parse_port_range(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// One process returns from its SPMD function at once while the others sync: every
+    /// process's hook fails, the early one's included, on TCP and on hybrid (2 + 1 + 1
+    /// threads, and 1 + 1 + 1 with the hybrid engine forced).
+    #[test]
+    fn early_return_fails_every_hook_on_tcp_and_hybrid() {
+        for (threads, hybrid) in [([1, 1, 1], false), ([1, 1, 1], true), ([2, 1, 1], true)] {
+            let mk = move |pid: Pid, port: u16| cfg(port, pid, 3).threads(threads[pid as usize]).hybrid(hybrid);
+            let spmd = |ctx: &mut Context, _: Args<'_>| {
+                if ctx.pid() == ctx.nprocs() - 1 {
+                    return;
+                }
+                for _ in 0..3 {
+                    if ctx.sync(SYNC_DEFAULT).is_err() {
+                        return;
+                    }
+                }
+            };
+            let prepared = TcpInit::prepare(mk(0, 0)).unwrap();
+            let port = prepared.bound_port();
+            let results: Vec<lpf::Result<()>> = std::thread::scope(|s| {
+                let others: Vec<_> = (1..3).map(|pid| s.spawn(move || TcpInit::new(mk(pid, port))?.hook(&spmd, Args::none()))).collect();
+                let mut all = vec![prepared.join().and_then(|i| i.hook(&spmd, Args::none()))];
+                all.extend(others.into_iter().map(|h| h.join().unwrap()));
+                all
+            });
+            for (pid, r) in results.iter().enumerate() {
+                let e = r.as_ref().expect_err(&format!("threads {threads:?} hybrid {hybrid}: process {pid}'s hook succeeded"));
+                assert!(e.is_fatal() && e.message().contains("left"), "{e}");
+            }
+        }
     }
 
     #[test]
@@ -186,8 +290,11 @@ mod faults {
             for _ in 0..20 {
                 init.hook(&ring, Args::none()).unwrap();
             }
-            // Pid 0 returns at once: the others' sync fails ("left"), nobody hangs.
-            init.hook(&|_, _| {}, Args::none()).unwrap();
+            // Pid 0 returns at once: the others' sync fails ("out of step" / "left"),
+            // and so does pid 0's hook (the spec: every process of a section that
+            // another left gets FATAL); nobody hangs.
+            let e = init.hook(&|_, _| {}, Args::none()).expect_err("pid 0 returned early: its hook must fail too");
+            assert!(e.is_fatal(), "{e}");
             init.hook(&ring, Args::none()).unwrap();
             for p in peers {
                 p.join().unwrap().unwrap();
@@ -252,6 +359,87 @@ mod faults {
         assert!(out.status.success() && text.contains("no leak"), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// Waits for `child` at most `limit`; a child still running then is killed and
+    /// reported as hung.
+    fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> (Option<std::process::ExitStatus>, String) {
+        let t = Instant::now();
+        loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                let mut out = String::new();
+                child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+                return (Some(st), out);
+            }
+            if t.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (None, format!("hung for more than {limit:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Thread creation failing inside the hybrid engine (address space limited to a
+    /// 40 MiB above what the process uses, 16 MiB stacks, 64 threads asked for): the
+    /// hook returns FATAL naming the thread that could not start; no panic, no hang.
+    #[test]
+    fn thread_creation_failure_in_a_hybrid_hook_is_fatal_not_a_panic() {
+        let mut kid = child_command("spawnfail")
+            .env("RUST_MIN_STACK", (16 << 20).to_string())
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (st, out) = wait_bounded(&mut kid, Duration::from_secs(30));
+        assert!(st.is_some_and(|s| s.success()), "{st:?}: {out}");
+        assert!(out.contains("hook FATAL") && out.contains("cannot start process"), "{out}");
+    }
+
+    /// Pid 0 out of file descriptors (`ulimit -n 64`) while a stranger holds 100
+    /// connections to its port for 2 s: accept fails, and pid 0 pauses instead of
+    /// spinning, logging the failure once per interval (before: one "accept failed"
+    /// line per attempt, hundreds of thousands); once the stranger lets go, the real
+    /// pid 1 joins and the job runs.
+    #[test]
+    fn accept_failing_for_lack_of_descriptors_backs_off_and_logs_once() {
+        let mut kid = Command::new("sh")
+            .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"])
+            .env("LPF_TEST_CHILD", "fdlimit")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(kid.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("port ") {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "the child ended before binding");
+        }
+        let port: u16 = line[line.find("port ").unwrap() + 5..].trim().parse().unwrap();
+        let stranger: Vec<TcpStream> = (0..100).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        let busy = Instant::now();
+        std::thread::sleep(Duration::from_secs(2));
+        drop(stranger);
+        let r = TcpInit::new(cfg(port, 1, 2)).and_then(|init| init.hook(&ring, Args::none()));
+        let mut err = String::new();
+        let mut stderr = kid.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let _ = stderr.read_to_string(&mut err);
+            err
+        });
+        kid.stdout = Some(out.into_inner());
+        let (st, rest) = wait_bounded(&mut kid, Duration::from_secs(30));
+        let err = reader.join().unwrap();
+        let accept_lines = err.lines().filter(|l| l.contains("accept")).count();
+        println!("{accept_lines} accept lines in {:?}, stderr {} bytes; first: {:?}", busy.elapsed(), err.len(), err.lines().find(|l| l.contains("accept")));
+        assert!(r.is_ok(), "pid 1: {r:?}");
+        assert!(st.is_some_and(|s| s.success()) && rest.contains("job ok"), "pid 0: {st:?} {rest}\n{}", &err[..err.len().min(2000)]);
+        assert!((1..=3).contains(&accept_lines), "{accept_lines} lines about failing accepts:\n{}", &err[..err.len().min(2000)]);
+        assert!(err.contains("out of file descriptors"), "{}", &err[..err.len().min(2000)]);
+    }
+
     fn count(dir: &str) -> usize {
         std::fs::read_dir(dir).unwrap().count()
     }
@@ -289,6 +477,39 @@ mod faults {
                     Err(e) if e.is_fatal() => println!("hook FATAL: {e}"),
                     other => println!("hook returned {other:?}"),
                 }
+            }
+            Ok("spawnfail") => {
+                let status = std::fs::read_to_string("/proc/self/status").unwrap();
+                let kb: u64 = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmSize:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                    .unwrap();
+                let limit = kb * 1024 + (40 << 20);
+                let ok = Command::new("prlimit")
+                    .args([format!("--pid={}", std::process::id()), format!("--as={limit}")])
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "prlimit failed");
+                let cfg = TcpConfig::new("127.0.0.1", 0, 0, 1).threads(64).hybrid(true);
+                // (A section that allocates nothing and ignores its failed sync.)
+                let spmd = |ctx: &mut Context, _: Args<'_>| {
+                    let _ = ctx.sync(SYNC_DEFAULT);
+                };
+                let r = std::panic::catch_unwind(|| TcpInit::new(cfg).and_then(|init| init.hook(&spmd, Args::none())));
+                match r {
+                    Ok(Err(e)) if e.is_fatal() => println!("hook FATAL: {e}"),
+                    Ok(other) => println!("hook returned {other:?}"),
+                    Err(_) => println!("hook PANICKED"),
+                }
+            }
+            Ok("fdlimit") => {
+                let prepared = TcpInit::prepare(cfg(0, 0, 2)).unwrap();
+                println!("port {}", prepared.bound_port());
+                std::io::stdout().flush().unwrap();
+                prepared.join().unwrap().hook(&ring, Args::none()).unwrap();
+                println!("job ok");
             }
             Ok("leak") => {
                 let cycle = |i: usize| {

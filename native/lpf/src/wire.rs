@@ -34,6 +34,10 @@ pub(crate) enum Kind {
     Fresh = 6,
     /// A process's values of an allgather (sizes of newly registered global slots).
     Gather = 7,
+    /// One round of the barrier at the end of a section (every process returned from
+    /// its SPMD function without failing), so that a process that returned early
+    /// fails as well as the ones still in a sync.
+    End = 8,
 }
 
 impl Kind {
@@ -46,6 +50,7 @@ impl Kind {
             5 => Kind::Leave,
             6 => Kind::Fresh,
             7 => Kind::Gather,
+            8 => Kind::End,
             _ => return None,
         })
     }
@@ -58,6 +63,7 @@ impl Kind {
             Kind::Gather => "the allgather of a sync that registers global slots (register_global)",
             Kind::Fresh => "rehook",
             Kind::Leave => "leaving",
+            Kind::End => "the end of the section (returned from its SPMD function)",
         }
     }
 }

@@ -22,7 +22,8 @@ extern "C" {
  * server, port  where pid 0 listens and the others connect; port is a
  *               string (service name or number).
  * timeout_ms    how long to wait for all peers before giving up.
- * secret        shared secret every peer must present; NULL for none.
+ * secret        shared secret every peer must present, at least 16 bytes
+ *               (shorter ones are refused); NULL for none.
  * bind_addr     local address to bind to; NULL for the default.
  * bound_port    if not NULL, receives the port pid 0 actually listens on
  *               (meaningful on pid 0, e.g. after asking for port "0").

@@ -348,6 +348,9 @@ pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Res
     let symbols = args.symbols;
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(k as usize - 1);
+        // Why a thread could not be started: kept here, not handed to another new
+        // thread (which could not be started either: `scope.spawn` panics then).
+        let mut not_started: Option<Error> = None;
         for t in 1..k {
             let engine = HybridEngine { group: group.clone(), t, step: 0 };
             let spawned = std::thread::Builder::new()
@@ -360,14 +363,18 @@ pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Res
                     for _ in t..k {
                         group.barrier.depart();
                     }
-                    let why = format!("cannot start process {}: {e}", group.base + t);
-                    handles.push(scope.spawn(move || Err(Error::fatal(why))));
+                    not_started = Some(Error::fatal(format!(
+                        "cannot start process {} (thread {t} of the {k} of this OS process): {e}",
+                        group.base + t
+                    )));
                     break;
                 }
             }
         }
         let mine = run_process(Box::new(HybridEngine { group: group.clone(), t: 0, step: 0 }), 1, spmd, args);
-        let mut all = vec![mine];
+        // The cause first: the others only saw a sibling missing.
+        let mut all: Vec<Result<()>> = not_started.map(Err).into_iter().collect();
+        all.push(mine);
         all.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
         all
     });

@@ -20,7 +20,7 @@ use crate::types::Pid;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
-use std::io::{ErrorKind as IoKind, Read, Write};
+use std::io::{ErrorKind as IoKind, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -31,6 +31,9 @@ const MAX_MSG: usize = 64 * 1024;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 const JOIN: u8 = 1;
 const LINK: u8 = 2;
+/// Sent by a pid 0 that found its port taken, to the pid 0 holding it (see
+/// [`claim`]): "a second job wants this port".
+const CLAIM: u8 = 3;
 
 pub(crate) fn log(msg: impl AsRef<str>) {
     eprintln!("lpf: {}", msg.as_ref());
@@ -157,10 +160,26 @@ pub(crate) fn tune(s: &TcpStream) {
 }
 
 /// Blocking I/O with a deadline on a connected stream.
+/// (Sends with `MSG_NOSIGNAL`: a dead peer is an error, never a `SIGPIPE`.)
 fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant) -> std::io::Result<()> {
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-    s.set_write_timeout(Some(left))?;
-    s.write_all(data)
+    let mut at = 0;
+    while at < data.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
+        }
+        s.set_write_timeout(Some(left))?;
+        match super::mesh::send_bytes(s, &data[at..]) {
+            Ok(0) => return Err(std::io::Error::new(IoKind::WriteZero, "the connection refused more data")),
+            Ok(k) => at += k,
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
+                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
@@ -184,11 +203,14 @@ fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::i
     Ok(())
 }
 
-fn read_msg_by(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
+/// A listening address in a HELLO is at most this long ("[v6 address%scope]:port").
+const MAX_ADDR: usize = 96;
+
+fn read_msg_by(s: &mut TcpStream, deadline: Instant, max: usize) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     read_exact_by(s, &mut len, deadline)?;
     let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_MSG {
+    if len > max {
         return Err(std::io::Error::new(IoKind::InvalidData, format!("a message of {len} bytes")));
     }
     let mut b = vec![0; len];
@@ -235,7 +257,7 @@ fn connect_handshake(
         body.bytes(&t);
     }
     write_all_by(s, &framed(&body), deadline).map_err(io)?;
-    let reply = read_msg_by(s, deadline).map_err(io)?;
+    let reply = read_msg_by(s, deadline, MAX_MSG).map_err(io)?;
     let (content, tag) = match secret {
         Some(_) if reply.len() >= 32 => reply.split_at(reply.len() - 32),
         Some(_) => return Err(Ok("malformed answer".into())),
@@ -278,12 +300,23 @@ fn accept_peers(
     deadline: Instant,
     mut verify: impl FnMut(&Hello, SocketAddr) -> std::result::Result<(), String>,
     on_timeout: impl Fn() -> String,
+    abort: &dyn Fn() -> Option<String>,
 ) -> Result<Vec<(Hello, TcpStream)>> {
     listener.set_nonblocking(true).map_err(|e| fatal(format!("listener: {e}")))?;
     let mut pending: Vec<Pending> = Vec::new();
     let mut done: Vec<(Hello, TcpStream)> = Vec::new();
+    // A failing accept (out of file descriptors, memory) leaves the connection in the
+    // backlog, so the listener stays readable: the listener is left out of the poll
+    // for a growing pause (handshakes in progress go on), and the failure is logged
+    // once per interval with the count, not once per attempt.
+    let mut paused_until: Option<Instant> = None;
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    let mut failures = AcceptFailures::default();
     while done.len() < want {
         let now = Instant::now();
+        if let Some(why) = abort() {
+            return Err(fatal(why));
+        }
         if now >= deadline {
             return Err(fatal(on_timeout()));
         }
@@ -296,9 +329,14 @@ fn accept_peers(
                 true
             }
         });
-        let mut fds = vec![libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        if paused_until.is_some_and(|t| now >= t) {
+            paused_until = None;
+        }
+        // poll ignores a negative descriptor: a paused listener is not watched.
+        let lfd = if paused_until.is_some() { -1 } else { listener.as_raw_fd() };
+        let mut fds = vec![libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
         fds.extend(pending.iter().map(|p| libc::pollfd { fd: p.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
-        let until = pending.iter().map(|p| p.deadline).chain([deadline]).min().unwrap();
+        let until = pending.iter().map(|p| p.deadline).chain([deadline]).chain(paused_until).min().unwrap();
         let ms = until.saturating_duration_since(now).as_millis().clamp(1, 1000) as i32;
         // SAFETY: `fds` is a valid, exclusively owned array of pollfd.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
@@ -312,10 +350,13 @@ fn accept_peers(
         if fds[0].revents != 0 {
             loop {
                 match listener.accept() {
-                    Ok((mut stream, addr)) => {
+                    Ok((stream, addr)) => {
+                        backoff = ACCEPT_BACKOFF_MIN;
                         let mine = nonce();
                         let _ = stream.set_nodelay(true);
-                        if stream.set_nonblocking(true).is_err() || stream.write_all(&greeting(secret.is_some(), &mine)).is_err() {
+                        let g = greeting(secret.is_some(), &mine);
+                        // (A fresh socket's buffer takes the 44 bytes at once.)
+                        if stream.set_nonblocking(true).is_err() || super::mesh::send_bytes(&stream, &g).ok() != Some(g.len()) {
                             log(format!("refused connection from {addr}: could not send the greeting"));
                             continue;
                         }
@@ -333,7 +374,9 @@ fn accept_peers(
                     Err(e) if e.kind() == IoKind::WouldBlock => break,
                     Err(e) if e.kind() == IoKind::Interrupted => {}
                     Err(e) => {
-                        log(format!("accept failed: {e}"));
+                        failures.note(&listener, &e, pending.len());
+                        paused_until = Some(Instant::now() + backoff);
+                        backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
                         break;
                     }
                 }
@@ -362,6 +405,44 @@ fn accept_peers(
         }
     }
     Ok(done)
+}
+
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_millis(500);
+/// A failing accept is logged at most once per this interval.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(5);
+
+/// Rate-limited log of failing accepts.
+#[derive(Default)]
+struct AcceptFailures {
+    last_log: Option<Instant>,
+    unlogged: u64,
+}
+
+impl AcceptFailures {
+    fn note(&mut self, listener: &TcpListener, e: &std::io::Error, handshakes: usize) {
+        self.unlogged += 1;
+        let now = Instant::now();
+        if self.last_log.is_some_and(|t| now.duration_since(t) < ACCEPT_LOG_EVERY) {
+            return;
+        }
+        let at = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let fd_note = match e.raw_os_error() {
+            Some(libc::EMFILE) | Some(libc::ENFILE) => {
+                " (out of file descriptors: raise `ulimit -n`, or something holds many connections to this port)"
+            }
+            _ => "",
+        };
+        log(format!(
+            "accepting connections at {at} failed {} time(s){}: {e}{fd_note}; {handshakes} handshake(s) in \
+             progress; retrying with a pause (logged at most every {} s)",
+            self.unlogged,
+            if self.last_log.is_some() { " since the last report" } else { "" },
+            ACCEPT_LOG_EVERY.as_secs()
+        ));
+        self.last_log = Some(now);
+        self.unlogged = 0;
+    }
 }
 
 /// Advances one handshake with what can be read now: `Ok(Some)` when accepted.
@@ -488,9 +569,12 @@ pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
     if let Err(e) = sock.bind(&addr.into()) {
         return Err(fatal(match e.kind() {
             IoKind::AddrInUse => format!(
-                "pid 0 cannot listen on {}:{}: port {} is already in use (another LPF job, or something else \
-                 holds it); choose another port, or 0 to let the OS choose one",
-                cfg.master, cfg.port, cfg.port
+                "pid 0 cannot listen on {}:{}: port {} is already in use ({}); choose another port, or 0 to let \
+                 the OS choose one",
+                cfg.master,
+                cfg.port,
+                cfg.port,
+                claim(cfg, addr)
             ),
             IoKind::AddrNotAvailable => format!(
                 "pid 0 cannot listen on {addr}: it is not an address of this machine - the process with pid 0 \
@@ -513,6 +597,33 @@ pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
         ));
     }
     Ok(listener)
+}
+
+/// The answer of a pid 0 that failed its job because another job claimed its port.
+const CONTESTED: &str = "this port belongs to a job whose processes cannot be told from yours (the same job \
+                         identity and secret): it fails now, and so must this one";
+
+/// Pid 0 found its port taken: tells the holder, if it is a pid 0 of an LPF job that
+/// is assembling, that a second job wants the port. If the holder cannot tell the two
+/// jobs apart (same job identity, same or no secret), processes of this job may be
+/// joining it: it fails its job (see `master`) rather than run with them. Returns
+/// what the holder is, for the error message.
+fn claim(cfg: &TcpConfig, addr: SocketAddr) -> String {
+    let to = if addr.ip().is_unspecified() { SocketAddr::new(IpAddr::from([127, 0, 0, 1]), addr.port()) } else { addr };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_secs(1)) else {
+        return "something that does not accept connections holds it".into();
+    };
+    match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, CLAIM, String::new(), 0), deadline) {
+        Err(Ok(why)) if why == CONTESTED => format!(
+            "by the pid 0 of another LPF job that cannot be told from this one (the same job identity `{}`{}): it was \
+             told and fails its job too, as processes of this job may have joined it",
+            cfg.job,
+            if cfg.secret.is_some() { " and secret" } else { ", no secret" }
+        ),
+        Err(Ok(why)) => format!("by another LPF job, which refused this one: {why}"),
+        Err(Err(_)) | Ok(()) => "by another LPF job that is running, or something else".into(),
+    }
 }
 
 fn hello_of(cfg: &TcpConfig, kind: u8, listen: String, token: u64) -> Hello {
@@ -546,7 +657,30 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
     let mut seen: Vec<Option<SocketAddr>> = vec![None; n];
     let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
+    let contested = std::cell::RefCell::new(None::<String>);
     let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
+        if h.kind == CLAIM && h.job == cfg.job && h.nprocs == cfg.nprocs {
+            // Another job's pid 0 with this job's identity (and secret, if any) wants
+            // this port: its processes (some may have joined here already) cannot be
+            // told from ours. Fail rather than run with a foreign member.
+            *contested.borrow_mut() = Some(format!(
+                "pid 0 gives up: another LPF job's pid 0 (at {addr}, nprocs {}) tried to listen on this port \
+                 {}:{port}; the two jobs' processes cannot be told apart (the same job identity `{}`{}), so \
+                 processes of that job may have joined this one - give each job its own port, job identity \
+                 (TcpConfig::job, LPF_TCP_JOB) or secret",
+                h.nprocs,
+                cfg.master,
+                cfg.job,
+                if cfg.secret.is_some() { " and the same secret" } else { ", no secret" }
+            ));
+            return Err(CONTESTED.into());
+        }
+        if h.kind == CLAIM {
+            return Err(format!(
+                "that job (`{}`, {} processes) is not this job (`{}`, {} processes): their processes refuse each other",
+                h.job, h.nprocs, cfg.job, cfg.nprocs
+            ));
+        }
         if h.kind != JOIN {
             return Err("a mesh link attempt at the rendezvous port".into());
         }
@@ -565,8 +699,11 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
         if h.pid >= cfg.nprocs {
             return Err(format!("pid {} is not below nprocs {}", h.pid, cfg.nprocs));
         }
-        if h.threads == 0 {
-            return Err("a process with 0 threads".into());
+        if h.threads == 0 || h.threads > crate::shm::barrier::MAX_PROCS {
+            return Err(format!("a process with {} threads (1..={} allowed)", h.threads, crate::shm::barrier::MAX_PROCS));
+        }
+        if h.listen.len() > MAX_ADDR {
+            return Err(format!("a listening address of {} bytes", h.listen.len()));
         }
         if let Some(a) = seen[h.pid as usize] {
             return Err(format!("duplicate pid {}: already taken by the process at {a}", h.pid));
@@ -588,7 +725,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
             loopback_note(&cfg.master, port)
         )
     };
-    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout)?;
+    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout, &|| contested.borrow().clone())?;
     drop(listener);
     let token = random_u64();
     let mut threads = vec![cfg.threads; n];
@@ -598,7 +735,13 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     for (h, s) in joined {
         threads[h.pid as usize] = h.threads;
         hybrid |= h.hybrid || h.threads > 1;
-        addrs[h.pid as usize] = h.listen.clone();
+        // The last process listens nowhere: it is named by the address its join came
+        // from, so every loss message names a host and port.
+        addrs[h.pid as usize] = match (&h.listen[..], s.peer_addr()) {
+            ("", Ok(a)) => a.to_string(),
+            ("", Err(_)) => "address unknown".to_string(),
+            (l, _) => l.to_string(),
+        };
         links[h.pid as usize] = Some(s);
     }
     addrs[0] = format!("{}:{port}", cfg.master);
@@ -645,6 +788,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         }
         match try_join(cfg, deadline) {
             Ok(x) => break x,
+            Err(Ok(local)) if local.starts_with(LOCAL) => return Err(fatal(&local[LOCAL.len()..])),
             Err(Ok(refused)) => {
                 return Err(fatal(format!("pid {me}: the master at {}:{} refused this process: {refused}", cfg.master, cfg.port)))
             }
@@ -655,7 +799,9 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         backoff = (backoff * 2).min(Duration::from_millis(500));
     };
     // The roster, once everyone has joined.
-    let roster = read_msg_by(&mut master, deadline).map_err(|e| {
+    // The roster: a header, then per process its threads and address (bounded by the
+    // master's checks), so its size follows nprocs (up to 65535 processes).
+    let roster = read_msg_by(&mut master, deadline, MAX_MSG + n * (8 + MAX_ADDR)).map_err(|e| {
         fatal(format!(
             "pid {me} joined the master at {}:{} but the job did not complete within {:.1} s: {e}",
             cfg.master,
@@ -673,7 +819,11 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     let mut threads = Vec::with_capacity(n);
     let mut addrs = Vec::with_capacity(n);
     for _ in 0..n {
-        threads.push(g.u32()?);
+        let t = g.u32()?;
+        if t == 0 {
+            return Err(fatal("the master's roster names a process with 0 threads"));
+        }
+        threads.push(t);
         addrs.push(String::from_utf8_lossy(g.str()?).into_owned());
     }
     let mut links: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
@@ -718,7 +868,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             Ok(())
         };
         let timeout = || format!("pid {me} timed out waiting for links from pids {}..{} at {}", me + 1, n - 1, addrs[me]);
-        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout)? {
+        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout, &|| None)? {
             links[h.pid as usize] = Some(s);
         }
     }
@@ -727,6 +877,33 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
 }
 
 type JoinErr = std::result::Result<String, String>;
+/// Marks a `JoinErr` that is this process's own failure, not the master's refusal.
+const LOCAL: &str = "\u{0}local: ";
+
+/// The listener of a process other than pid 0, for its links: on a port of
+/// `cfg.listen_ports` (tried from a random one on, so that processes on one host do
+/// not all race for the first), else on one the OS chooses.
+fn bind_listener(cfg: &TcpConfig, ip: IpAddr) -> std::result::Result<TcpListener, String> {
+    let Some((lo, hi)) = cfg.listen_ports else {
+        return TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| format!("cannot listen on {ip}: {e}"));
+    };
+    let n = (hi - lo) as u64 + 1;
+    let start = random_u64() % n;
+    let mut last = None;
+    for k in 0..n {
+        let port = lo + ((start + k) % n) as u16;
+        match TcpListener::bind(SocketAddr::new(ip, port)) {
+            Ok(l) => return Ok(l),
+            Err(e) if matches!(e.kind(), IoKind::AddrInUse) => last = Some(e),
+            Err(e) => return Err(format!("pid {} cannot listen on {ip}:{port} (of the port range {lo}-{hi}): {e}", cfg.pid)),
+        }
+    }
+    Err(format!(
+        "pid {} cannot listen on {ip}: all {n} ports of the port range {lo}-{hi} (LPF_TCP_PORT_RANGE) are in use ({})",
+        cfg.pid,
+        last.map(|e| e.to_string()).unwrap_or_default()
+    ))
+}
 
 /// One attempt to join at the master: connect, bind our own listener on the
 /// interface that reaches the master, handshake.
@@ -749,7 +926,7 @@ fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStrea
                 Some(ip) => ip,
                 None => s.local_addr().map_err(|e| Err(e.to_string()))?.ip(),
             };
-            Some(TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| Ok(format!("cannot listen on {ip}: {e}")))?)
+            Some(bind_listener(cfg, ip).map_err(|e| Ok(format!("{LOCAL}{e}")))?)
         } else {
             None
         };

@@ -18,10 +18,42 @@ use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
 use std::collections::VecDeque;
-use std::io::{IoSlice, IoSliceMut, Read, Write};
+use std::io::{IoSlice, IoSliceMut, Read};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
+
+/// `send(2)` with `MSG_NOSIGNAL`: a peer that died makes it fail with `EPIPE` instead
+/// of raising `SIGPIPE`, whose default action kills the host program (a C program has
+/// it; the library never changes signal dispositions). Every byte the TCP engine sends
+/// goes through this or [`send_vectored`].
+pub(crate) fn send_bytes(s: &TcpStream, data: &[u8]) -> std::io::Result<usize> {
+    // SAFETY: `data` is a valid slice for the duration of the call; the descriptor
+    // belongs to `s`.
+    let r = unsafe { libc::send(s.as_raw_fd(), data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL) };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// `sendmsg(2)` of several buffers with `MSG_NOSIGNAL` (see [`send_bytes`]).
+pub(crate) fn send_vectored(s: &TcpStream, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+    // SAFETY: `IoSlice` is ABI-compatible with `struct iovec` on Unix; the slices
+    // outlive the call; a zeroed msghdr is a valid "no address, no control data".
+    let r = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+        msg.msg_iovlen = bufs.len() as _;
+        libc::sendmsg(s.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
+    };
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
 
 /// Where a run of raw incoming bytes goes.
 #[derive(Clone, Copy, Debug)]
@@ -134,7 +166,7 @@ impl Link {
                     Out::Mem(p, n) => IoSlice::new(unsafe { std::slice::from_raw_parts(p, n) }),
                 });
             }
-            match self.stream.write_vectored(&slices) {
+            match send_vectored(&self.stream, &slices) {
                 Ok(0) => return self.kill("the connection refused more data".into()),
                 Ok(mut k) => {
                     while k > 0 {
@@ -245,7 +277,11 @@ impl Link {
                 }
                 need = HEADER_LEN + h.body as usize;
                 if avail >= need {
-                    let body = self.buf[self.lo + HEADER_LEN..self.lo + need].to_vec();
+                    let mut body = Vec::new();
+                    if body.try_reserve_exact(need - HEADER_LEN).is_err() {
+                        return self.kill(format!("out of memory: cannot allocate {} bytes for a frame body", h.body));
+                    }
+                    body.extend_from_slice(&self.buf[self.lo + HEADER_LEN..self.lo + need]);
                     self.lo += need;
                     self.accept_frame(Frame { h, body }, stale);
                     continue;
@@ -256,11 +292,23 @@ impl Link {
                 self.hi = 0;
             }
             if self.buf.len() - self.lo < need.max(RX_CHUNK / 4) {
-                self.buf.copy_within(self.lo..self.hi, 0);
+                if self.lo > 0 {
+                    self.buf.copy_within(self.lo..self.hi, 0);
+                }
                 self.hi -= self.lo;
                 self.lo = 0;
-                if self.buf.len() < need {
-                    self.buf.resize(need, 0);
+                // The buffer grows with the bytes that actually arrive (doubling), not
+                // to the size a header announces: a peer's claim costs no memory
+                // before it is backed by data, and what cannot be had is an error.
+                if self.buf.len() < need && self.hi == self.buf.len() {
+                    let to = need.min(self.buf.len().saturating_mul(2));
+                    if self.buf.try_reserve_exact(to - self.buf.len()).is_err() {
+                        return self.kill(format!(
+                            "out of memory: cannot grow the receive buffer to {to} bytes for a frame body of {} bytes",
+                            need - HEADER_LEN
+                        ));
+                    }
+                    self.buf.resize(to, 0);
                 }
             }
             let hi = self.hi;
@@ -302,9 +350,11 @@ impl Link {
 
     fn skip_raw(&mut self) {
         self.plan.clear();
+        // One segment for all of it (a peer may announce up to 2^64 - 1 raw bytes: in
+        // pieces of 1 GiB that was billions of segments allocated before any byte came).
         let mut left = self.raw_left;
         while left > 0 {
-            let k = left.min(1 << 30);
+            let k = left.min(usize::MAX as u64);
             self.plan.push_back(Seg::Skip(k as usize));
             left -= k;
         }
@@ -455,6 +505,18 @@ impl Mesh {
     pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
         let link = self.link(from);
         if let Some(f) = link.inbox.iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
+            if f.h.kind == Kind::End || kind == Kind::End {
+                let (theirs, mine) = if f.h.kind == Kind::End {
+                    ("has left the section (returned from its SPMD function)".to_string(), format!("is in {}", kind.operation()))
+                } else {
+                    (format!("is in {}", f.h.kind.operation()), "has left the section (returned from its SPMD function)".to_string())
+                };
+                return Err(Error::fatal(format!(
+                    "{} {theirs} while this process {mine} (sync and rehook are collective: every process calls them \
+                     the same number of times)",
+                    link.name
+                )));
+            }
             return Err(Error::fatal(format!(
                 "{} is out of step: it is in {} while this process is in {} (register_global, sync and rehook are \
                  collective: every process calls them in the same order)",
@@ -623,5 +685,79 @@ impl Channel for Mesh {
             None => m.check_peer(from, section, step, kind).map(|_| false),
         })?;
         Ok(got.expect("wait returned with the frame"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::TcpListener;
+
+    /// A linked pair on loopback: our side as a `Link`, and the peer's raw stream.
+    fn pair() -> (Link, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mine, _) = l.accept().unwrap();
+        mine.set_nonblocking(true).unwrap();
+        (Link::new(mine, "process 1 (test)".into()), peer)
+    }
+
+    /// Reads until `k` more bytes arrived or a second passed.
+    fn pump_until(link: &mut Link, k: usize) {
+        let mut scratch = vec![0u8; 1024];
+        let t = Instant::now();
+        while link.hi - link.lo < k && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
+            link.pump_rx(&|_| false, &mut scratch);
+        }
+    }
+
+    #[test]
+    fn a_header_announcing_a_huge_body_costs_no_memory_before_the_bytes_come() {
+        let (mut link, mut peer) = pair();
+        let mut v = Vec::new();
+        Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 1 << 30, raw: 0 }.encode(&mut v);
+        v.extend_from_slice(&[7u8; 100]);
+        peer.write_all(&v).unwrap();
+        pump_until(&mut link, v.len());
+        assert!(link.dead.is_none(), "{:?}", link.dead);
+        assert_eq!(link.hi - link.lo, v.len());
+        // Before the fix the buffer was resized (and zeroed) to the announced 1 GiB.
+        assert!(link.buf.len() <= 2 * RX_CHUNK, "receive buffer of {} bytes for 132 received", link.buf.len());
+    }
+
+    #[test]
+    fn raw_bytes_announced_for_a_stale_section_cost_one_segment() {
+        let (mut link, mut peer) = pair();
+        let mut v = Vec::new();
+        Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 0, raw: 1 << 50 }.encode(&mut v);
+        peer.write_all(&v).unwrap();
+        let mut scratch = vec![0u8; 1024];
+        let t = Instant::now();
+        while link.raw_left == 0 && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
+            link.pump_rx(&|_| true, &mut scratch);
+        }
+        assert!(link.dead.is_none(), "{:?}", link.dead);
+        assert_eq!(link.raw_left, 1 << 50);
+        // Before: 2^20 segments of 1 GiB (and 2^34 for 2^64 - 1 announced bytes).
+        assert!(link.plan.len() <= 1, "{} segments planned", link.plan.len());
+    }
+
+    #[test]
+    fn a_large_body_is_received_whole_as_it_arrives() {
+        let (mut link, mut peer) = pair();
+        let body: Vec<u8> = (0..(3 * RX_CHUNK + 5)).map(|i| i as u8).collect();
+        let mut v = Vec::new();
+        Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: body.len() as u64, raw: 0 }.encode(&mut v);
+        v.extend_from_slice(&body);
+        let writer = std::thread::spawn(move || peer.write_all(&v).map(|_| peer));
+        let mut scratch = vec![0u8; 1024];
+        let t = Instant::now();
+        while link.inbox.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
+            link.pump_rx(&|_| false, &mut scratch);
+        }
+        let _peer = writer.join().unwrap().unwrap();
+        assert!(link.dead.is_none(), "{:?}", link.dead);
+        assert_eq!(link.inbox.pop_front().expect("the frame arrived").body, body);
     }
 }

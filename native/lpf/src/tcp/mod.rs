@@ -8,7 +8,7 @@
 //!
 //! // In each of 4 processes, with its own pid; pid 0 runs on host "10.0.0.1".
 //! let pid = 0;
-//! let cfg = TcpConfig::new("10.0.0.1", 7177, pid, 4).timeout(Duration::from_secs(60)).secret(b"s3cret");
+//! let cfg = TcpConfig::new("10.0.0.1", 7177, pid, 4).timeout(Duration::from_secs(60)).secret(b"a secret of 16+ bytes");
 //! let init = TcpInit::new(cfg).unwrap();
 //! init.hook(&|ctx: &mut Context, _args: Args| { /* SPMD code */ }, Args::none()).unwrap();
 //! drop(init); // finalize
@@ -41,6 +41,10 @@ use wire::Kind;
 /// Engine name for `LPF_ENGINE` and probe tables.
 pub const ENGINE_NAME: &str = "tcp";
 
+/// The shortest shared secret accepted (bytes): shorter ones, the empty one included,
+/// are refused at init.
+pub const MIN_SECRET_LEN: usize = 16;
+
 /// How one process joins a TCP job.
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
@@ -71,6 +75,22 @@ pub struct TcpConfig {
     /// Meta-data exchange (pid 0's choice applies to all): `None` reads
     /// `LPF_TCP_META` (`direct` or `bruck`), else chooses by the number of processes.
     pub meta: Option<MetaAlgo>,
+    /// Ports (inclusive) the processes other than pid 0 listen on for the mesh links
+    /// (for firewalls between hosts); `None` reads `LPF_TCP_PORT_RANGE` (`LO-HI`), and
+    /// without it the OS chooses an ephemeral port.
+    pub listen_ports: Option<(u16, u16)>,
+}
+
+/// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
+pub fn parse_port_range(text: &str) -> Result<(u16, u16)> {
+    let bad = || Error::fatal(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
+    let (lo, hi) = text.trim().split_once('-').ok_or_else(bad)?;
+    let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
+    let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
+    if lo == 0 || lo > hi {
+        return Err(bad());
+    }
+    Ok((lo, hi))
 }
 
 impl TcpConfig {
@@ -87,6 +107,7 @@ impl TcpConfig {
             hybrid: false,
             job: String::new(),
             meta: None,
+            listen_ports: None,
         }
     }
     pub fn timeout(mut self, t: Duration) -> Self {
@@ -115,6 +136,12 @@ impl TcpConfig {
     }
     pub fn meta(mut self, m: MetaAlgo) -> Self {
         self.meta = Some(m);
+        self
+    }
+    /// The ports (inclusive) processes other than pid 0 listen on (see
+    /// [`TcpConfig::listen_ports`]).
+    pub fn listen_ports(mut self, lo: u16, hi: u16) -> Self {
+        self.listen_ports = Some((lo, hi));
         self
     }
 
@@ -150,6 +177,25 @@ impl TcpConfig {
     fn check(&self) -> Result<()> {
         if self.nprocs == 0 || self.pid >= self.nprocs {
             return Err(Error::fatal(format!("TCP init: pid {} of nprocs {} is out of range", self.pid, self.nprocs)));
+        }
+        // Every process is an LPF process at least (a global pid), and per-process
+        // tables are sized by nprocs: refuse what no job can have before allocating.
+        if self.nprocs > crate::shm::barrier::MAX_PROCS {
+            return Err(Error::fatal(format!(
+                "TCP init: nprocs {} is more than the {} LPF processes a job can have",
+                self.nprocs,
+                crate::shm::barrier::MAX_PROCS
+            )));
+        }
+        if let Some(s) = &self.secret {
+            if s.len() < MIN_SECRET_LEN {
+                return Err(Error::fatal(format!(
+                    "TCP init: the shared secret is {} bytes long; at least {MIN_SECRET_LEN} are required (a short \
+                     secret is guessed offline from one recorded handshake); pass none at all to run without \
+                     authentication",
+                    s.len()
+                )));
+            }
         }
         if self.threads == 0 || self.threads > crate::shm::barrier::MAX_PROCS {
             return Err(Error::fatal(format!("TCP init: {} threads per process is out of range", self.threads)));
@@ -259,8 +305,22 @@ pub(crate) fn lock(m: &Mutex<Mesh>) -> MutexGuard<'_, Mesh> {
 
 impl TcpInit {
     /// Binds (pid 0) or prepares to connect (others); see [`Prepared`].
-    pub fn prepare(cfg: TcpConfig) -> Result<Prepared> {
+    pub fn prepare(mut cfg: TcpConfig) -> Result<Prepared> {
         cfg.check()?;
+        if cfg.listen_ports.is_none() {
+            if let Ok(v) = std::env::var("LPF_TCP_PORT_RANGE") {
+                if !v.trim().is_empty() {
+                    cfg.listen_ports = Some(parse_port_range(&v).map_err(|e| {
+                        Error::fatal(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
+                    })?);
+                }
+            }
+        }
+        if let Some((lo, hi)) = cfg.listen_ports {
+            if lo == 0 || lo > hi {
+                return Err(Error::fatal(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));
+            }
+        }
         let deadline = Instant::now() + cfg.timeout;
         let (listener, port) = if cfg.pid == 0 && cfg.nprocs > 1 {
             let l = boot::bind_master(&cfg)?;
@@ -388,8 +448,29 @@ impl Engine for TcpEngine {
         Ok(Box::new(TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))
     }
 
+    /// The SPMD function returned: a barrier with every other process's end of the
+    /// section, so that a process that returned while others still sync (or rehook)
+    /// fails too, as they do ("out of step" here or "has left the section" there).
+    fn finish(&mut self) -> Result<()> {
+        self.step += 1;
+        let r = end_barrier(&mut lock(&self.mesh), self.section, self.step);
+        r.map_err(|e| {
+            let e = Error::fatal(format!("end of the section on process {}: {}", self.pid, e.message()));
+            self.failure = e.message().to_string();
+            e
+        })
+    }
+
     fn leave(&mut self) {
         lock(&self.mesh).leave(self.section, &self.failure);
+    }
+}
+
+/// The barrier at the end of a section (see [`TcpEngine::finish`]).
+fn end_barrier(mesh: &mut Mesh, section: u32, step: u64) -> Result<()> {
+    match crate::phases::barrier(mesh, section, step, Kind::End, None)? {
+        None => Ok(()),
+        Some((_, msg)) => Err(Error::fatal(msg)),
     }
 }
 
@@ -399,13 +480,15 @@ struct TcpSection {
     section: u32,
     me: usize,
     offsets: Arc<[Pid]>,
+    /// The last collective step the group ran (the end of the section is the next).
+    step: u64,
 }
 
 impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
         let mut m = lock(mesh);
-        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone() }
+        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
     }
 }
 
@@ -417,14 +500,26 @@ impl crate::hybrid::Network for TcpSection {
         self.me
     }
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
+        self.step = step;
         exchange::sync(&mut lock(&self.mesh), self.section, step, steps)
     }
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+        self.step = step;
         crate::phases::allgather(&mut *lock(&self.mesh), self.section, step, mine, len, all)
     }
     fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::hybrid::Network>> {
+        self.step = step;
         crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
+    }
+    /// A group that returned early must fail like the groups still syncing: see
+    /// [`TcpEngine::finish`].
+    fn needs_finish(&self) -> bool {
+        true
+    }
+    fn finish(&mut self) -> Result<()> {
+        self.step += 1;
+        end_barrier(&mut lock(&self.mesh), self.section, self.step)
     }
     fn leave(&mut self, why: &str) {
         lock(&self.mesh).leave(self.section, why);

@@ -212,7 +212,7 @@ object BridgeTests {
         def attempt(pid: Int, port: Int): (Int, String, Double) = {
           val t0 = System.nanoTime
           val msg = try {
-            val g = LpfGroup.tcp(host, port, pid, 2, timeoutMs, "secret", 0, "timeout-test", s"executor-host-$pid")
+            val g = LpfGroup.tcp(host, port, pid, 2, timeoutMs, "timeout-test secret (16+ bytes)", 0, "timeout-test", s"executor-host-$pid")
             try { g.join(); "joined?!" } finally g.close()
           } catch { case e: LpfException => s"${e.pid}|${e.host}|${e.phase}|${e.getMessage}" }
           (pid, msg, (System.nanoTime - t0) / 1e9)
