@@ -273,8 +273,10 @@ fi
 # --- tcp_faults: faults and misuse over TCP end in an LPF error, never in a signal
 # (SIGPIPE from a send to a dead peer), an abort or a hang (each case is bounded by
 # alarms inside the program and by the timeout here).
-if [ "$lib_ok" = 1 ] && has_symbol "$libdir/liblpf_core.so" lpf_tcp_join; then
-    if step "link.tcp_faults.shared" link_shared tcp_faults; then
+if [ "$lib_ok" = 1 ]; then
+    if ! has_symbol "$libdir/liblpf_core.so" lpf_tcp_join; then
+        fail "run.tcp_faults (liblpf_core does not export lpf_tcp_join)"
+    elif step "link.tcp_faults.shared" link_shared tcp_faults; then
         for case in sigpipe-boot sigpipe-sync early-return huge-nprocs short-secret; do
             run_one "run.tcp_faults.$case" 1 "$build/shared/tcp_faults" "$case"
         done
