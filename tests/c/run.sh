@@ -158,7 +158,7 @@ link_static() { # link_static PROG
     fi
 }
 
-for prog in "${programs[@]}" tcp_ring tcp_listen_join; do
+for prog in "${programs[@]}" tcp_ring tcp_listen_join exec_limits; do
     check "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
         -o "$build/obj/$prog.o"
 done
@@ -188,6 +188,30 @@ if [ "$lib_ok" = 1 ] && command -v valgrind >/dev/null 2>&1; then
     done
 elif [ "$lib_ok" = 1 ]; then
     echo "skip memcheck (valgrind is not installed)"
+fi
+
+# --- exec_limits: more processes than threads fit (issue #13 item 7): lpf_exec must
+# fail with a message, within 30 s, and leave the library usable; before, thread
+# creation failure panicked and the exec hung. Under 4 GB of address space the
+# threads' stacks cannot fit (checked before any thread starts); as user nobody with
+# at most 20 processes, thread creation fails part-way (RLIMIT_NPROC binds only
+# users without CAP_SYS_RESOURCE, hence setpriv; skipped when not root).
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if check "link.exec_limits.$kind" "link_$kind" exec_limits; then
+            check "limits.exec_limits.as.$kind" bash -c \
+                'ulimit -v 4000000 && LPF_MAX_PROCS=100000 exec timeout -k 5 30 "$0" "address space"' \
+                "$build/$kind/exec_limits"
+            if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v prlimit >/dev/null; then
+                chmod o+rx "$build" "$build/$kind" "$build/$kind/exec_limits"
+                check "limits.exec_limits.nproc.$kind" env LPF_MAX_PROCS=100 timeout -k 5 30 \
+                    prlimit --nproc=20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                    "$build/$kind/exec_limits" "cannot create the thread"
+            else
+                echo "skip limits.exec_limits.nproc.$kind (needs root, setpriv and prlimit)"
+            fi
+        fi
+    done
 fi
 
 # --- tcp_ring: separate processes over TCP, once the engine exists --------

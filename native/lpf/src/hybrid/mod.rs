@@ -348,7 +348,15 @@ pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Res
     let symbols = args.symbols;
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(k as usize - 1);
-        for t in 1..k {
+        let room = crate::shm::check_room_for_threads(k as usize - 1, format_args!("{k} threads per process"));
+        let mut not_started = None;
+        if let Err(e) = room {
+            for _ in 1..k {
+                group.barrier.depart();
+            }
+            not_started = Some(Err(e));
+        }
+        for t in (1..k).take_while(|_| not_started.is_none()) {
             let engine = HybridEngine { group: group.clone(), t, step: 0 };
             let spawned = std::thread::Builder::new()
                 .name(format!("lpf-hybrid-{}", group.base + t))
@@ -360,14 +368,16 @@ pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Res
                     for _ in t..k {
                         group.barrier.depart();
                     }
-                    let why = format!("cannot start process {}: {e}", group.base + t);
-                    handles.push(scope.spawn(move || Err(Error::fatal(why))));
+                    // (Not another spawn to report it: that fails too, and panics.)
+                    not_started = Some(Err(Error::fatal(format!("cannot create the thread of process {}: {e}", group.base + t))));
                     break;
                 }
             }
         }
         let mine = run_process(Box::new(HybridEngine { group: group.clone(), t: 0, step: 0 }), 1, spmd, args);
-        let mut all = vec![mine];
+        // The cause first: the exec reports the first error.
+        let mut all: Vec<_> = not_started.into_iter().collect();
+        all.push(mine);
         all.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
         all
     });
