@@ -158,7 +158,7 @@ link_static() { # link_static PROG
     fi
 }
 
-for prog in "${programs[@]}" tcp_ring tcp_listen_join exec_limits; do
+for prog in "${programs[@]}" tcp_ring tcp_listen_join exec_limits stale_context; do
     check "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
         -o "$build/obj/$prog.o"
 done
@@ -188,6 +188,24 @@ if [ "$lib_ok" = 1 ] && command -v valgrind >/dev/null 2>&1; then
     done
 elif [ "$lib_ok" = 1 ]; then
     echo "skip memcheck (valgrind is not installed)"
+fi
+
+# --- stale_context: contexts used after their exec returned, or from another
+# process's thread, are refused with FATAL (issue #13 item 9); under memcheck, no read
+# of a dead thread's stack.
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if check "link.stale_context.$kind" "link_$kind" stale_context; then
+            for p in $procs; do
+                run_one "run.stale_context.$kind.p$p" "$p" "$build/$kind/stale_context"
+            done
+        fi
+    done
+    if [ -x "$build/shared/stale_context" ] && command -v valgrind >/dev/null 2>&1; then
+        check "memcheck.stale_context.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+            timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+            --leak-check=no "$build/shared/stale_context"
+    fi
 fi
 
 # --- exec_limits: more processes than threads fit (issue #13 item 7): lpf_exec must
