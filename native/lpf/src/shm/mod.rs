@@ -299,7 +299,8 @@ pub(crate) fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'
         return Ok(());
     }
     let Some(used) = address_space_used() else { return Ok(()) };
-    let limit = lim.rlim_cur as u64;
+    #[allow(clippy::useless_conversion)] // rlim_t is u32 on some 32-bit targets
+    let limit = u64::from(lim.rlim_cur);
     let stack = thread_stack_size() as u64;
     let stacks = (threads as u64).saturating_mul(stack + THREAD_OVERHEAD);
     let spare = (limit / 4).max(64 << 20);
