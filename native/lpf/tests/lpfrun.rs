@@ -343,3 +343,45 @@ fn the_process_that_died_is_the_one_reported() {
         assert_eq!(out.status.code(), Some(137), "{err}");
     }
 }
+
+/// Issue #13 item 7: a job this machine cannot hold is refused before any process
+/// starts, with the limit named: too few file descriptors for the full mesh (hard
+/// limit 64 for 100 processes), too few processes for the user (as nobody, ulimit -u
+/// 50; root only). Before, lpfrun started what it could (100 sleeping processes, or
+/// fork failed part-way), and `-n 100000` forked until the kernel ran out of pids.
+#[test]
+fn jobs_beyond_the_limits_are_refused_before_anything_starts() {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
+    c.args(["-n", "100", "sleep", "5"]);
+    // SAFETY: setrlimit in the forked child before exec; it allocates nothing.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 64, rlim_max: 64 };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (out, took) = output_within(c, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("lpfrun: cannot run 100 processes") && err.contains("(ulimit -Hn) is 64"), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+
+    let tool = |t: &str| Command::new("sh").args(["-c", &format!("command -v {t}")]).output().is_ok_and(|o| o.status.success());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !tool("setpriv") || !tool("prlimit") {
+        eprintln!("skipped the ulimit -u case (needs root, setpriv and prlimit)");
+        return;
+    }
+    let mut c = Command::new("prlimit");
+    c.args(["--nproc=50", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]);
+    c.args([env!("CARGO_BIN_EXE_lpfrun"), "-n", "100", "sleep", "5"]);
+    let (out, took) = output_within(c, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("lpfrun: cannot run 100 processes") && err.contains("(ulimit -u) is 50"), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+}

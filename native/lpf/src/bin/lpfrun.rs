@@ -18,6 +18,12 @@
 //! LPF_TCP_SECRET ...' < FILE`); the file is deleted when the local processes end, or
 //! stays (lpfrun says so) when every process is remote.
 //!
+//! Before starting anything, lpfrun checks that the job fits this machine (exit 1 with
+//! the limit named otherwise): every process keeps a TCP connection to every other, so
+//! it needs about P + 32 file descriptors (hard limit, `ulimit -Hn`), and the local
+//! processes need at least K + 2 tasks each (kernel.pid_max, kernel.threads-max,
+//! `ulimit -u` for users other than root).
+//!
 //! lpfrun waits for its processes. Each leads its own process group and gets SIGKILL
 //! when lpfrun dies (`PR_SET_PDEATHSIG`), so none outlives lpfrun, even a SIGKILLed
 //! one. When a process fails (non-zero exit or a signal), lpfrun names the one that
@@ -206,6 +212,64 @@ fn remove_secret_file(path: &std::path::Path) {
     }
 }
 
+/// A number from a file of /proc.
+fn proc_number(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Checks, before anything starts, that this machine can hold the job: each TCP
+/// process keeps a connection to every other (about `n` + 32 file descriptors), and
+/// the `local` processes started here are at least `threads` + 2 tasks each (threads
+/// and the TCP progress thread). Without it, `-n 100000` forked until the kernel ran
+/// out of pids, with every process already waiting for the others.
+fn check_limits(n: u32, local: u64, threads: u32) -> Result<(), String> {
+    let limit = |res| {
+        let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes the struct it is given.
+        (unsafe { libc::getrlimit(res, &mut l) } == 0).then_some(l)
+    };
+    let fds = u64::from(n) + 32;
+    if let Some(l) = limit(libc::RLIMIT_NOFILE) {
+        if l.rlim_max != libc::RLIM_INFINITY && fds > l.rlim_max as u64 {
+            return Err(format!(
+                "each process keeps a connection to every other, so it needs about {fds} file descriptors, but the \
+                 hard limit on them (ulimit -Hn) is {}",
+                l.rlim_max
+            ));
+        }
+    }
+    let tasks = local * (u64::from(threads) + 2);
+    let pid_max = proc_number("/proc/sys/kernel/pid_max").unwrap_or(u64::MAX);
+    let threads_max = proc_number("/proc/sys/kernel/threads-max").unwrap_or(u64::MAX);
+    // The 4th field of /proc/loadavg is "running/existing" tasks.
+    let existing = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(3)?.split_once('/')?.1.parse::<u64>().ok())
+        .unwrap_or(0);
+    let room = pid_max.min(threads_max).saturating_sub(existing);
+    if tasks > room {
+        return Err(format!(
+            "the {local} processes to start here need at least {tasks} tasks ({} thread(s) each and 2 of LPF), but \
+             this machine has room for {room} more (kernel.pid_max {pid_max}, kernel.threads-max {threads_max}, \
+             {existing} exist)",
+            threads
+        ));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        if let Some(l) = limit(libc::RLIMIT_NPROC) {
+            if l.rlim_cur != libc::RLIM_INFINITY && tasks > l.rlim_cur as u64 {
+                return Err(format!(
+                    "the {local} processes to start here need at least {tasks} tasks ({threads} thread(s) each and 2 \
+                     of LPF), but the limit on this user's processes and threads (ulimit -u) is {}",
+                    l.rlim_cur
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One local process of the job.
 struct Proc {
     pid: u32,
@@ -238,6 +302,11 @@ fn main() {
     let job = format!("lpfrun-{}-{}", std::process::id(), random_hex(4));
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| ".".into());
     let is_remote = |pid: u32| o.hosts.is_some() && !is_local(&hosts[pid as usize % hosts.len()]);
+    let local = (0..o.n).filter(|&pid| !is_remote(pid)).count() as u64;
+    if let Err(why) = check_limits(o.n, local, o.threads) {
+        say!("lpfrun: cannot run {} processes: {why}", o.n);
+        std::process::exit(1);
+    }
     let secret_file = if (0..o.n).any(is_remote) {
         match write_secret_file(&secret) {
             Ok(p) => Some(p),
