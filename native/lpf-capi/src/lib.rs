@@ -113,7 +113,10 @@ thread_local! {
 fn record(e: &Error) -> lpf_err_t {
     let text = e.to_string();
     if std::env::var("LPF_LOG").map_or(true, |v| v != "quiet") {
-        eprintln!("lpf: {text}");
+        // One write(2) for the line (eprintln! writes its pieces apart), so that lines of
+        // processes sharing a stderr pipe (e.g. under lpfrun) do not cut each other.
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(format!("lpf: {text}\n").as_bytes());
     }
     LAST_ERROR.with(|m| *m.borrow_mut() = CString::new(text.replace('\0', " ")).unwrap_or_default());
     e.kind().code()
