@@ -172,7 +172,7 @@ link_static() { # link_static PROG
     fi
 }
 
-for prog in "${programs[@]}" tcp_ring tcp_listen_join pthread_mismatch; do
+for prog in "${programs[@]}" tcp_ring tcp_listen_join pthread_mismatch exec_limits stale_context; do
     step "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
         -o "$build/obj/$prog.o"
 done
@@ -203,6 +203,51 @@ if [ "$lib_ok" = 1 ] && command -v valgrind >/dev/null 2>&1; then
 elif [ "$lib_ok" = 1 ]; then
     # Set-up installs valgrind: its absence is a failure, not a skip.
     fail "memcheck (valgrind is not installed)"
+fi
+
+# --- stale_context: contexts used after their exec returned, or from another
+# process's thread, are refused with FATAL (issue #13 item 9); under memcheck, no read
+# of a dead thread's stack.
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.stale_context.$kind" "link_$kind" stale_context; then
+            for p in $procs; do
+                run_one "run.stale_context.$kind.p$p" "$p" "$build/$kind/stale_context"
+            done
+        fi
+    done
+    if ! command -v valgrind >/dev/null 2>&1; then
+        fail "memcheck.stale_context (valgrind is not installed)"
+    elif [ -x "$build/shared/stale_context" ]; then
+        check "memcheck.stale_context.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+            timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+            --leak-check=no "$build/shared/stale_context"
+    fi
+fi
+
+# --- exec_limits: more processes than threads fit (issue #13 item 7): lpf_exec must
+# fail with a message, within 30 s, and leave the library usable; before, thread
+# creation failure panicked and the exec hung. Under 4 GB of address space the
+# threads' stacks cannot fit (checked before any thread starts); as user nobody with
+# at most 20 processes, thread creation fails part-way (RLIMIT_NPROC binds only
+# users without CAP_SYS_RESOURCE, hence setpriv, which needs root: a failure without it).
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.exec_limits.$kind" "link_$kind" exec_limits; then
+            check "limits.exec_limits.as.$kind" bash -c \
+                'ulimit -v 4000000 && LPF_MAX_PROCS=100000 exec timeout -k 5 30 "$0" "address space"' \
+                "$build/$kind/exec_limits"
+            if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v prlimit >/dev/null; then
+                chmod o+rx "$build" "$build/$kind" "$build/$kind/exec_limits"
+                check "limits.exec_limits.nproc.$kind" env LPF_MAX_PROCS=100 timeout -k 5 30 \
+                    prlimit --nproc=20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                    "$build/$kind/exec_limits" "cannot create the thread"
+            else
+                # The suite runs as root (set-up installs packages): not a skip.
+                fail "limits.exec_limits.nproc.$kind (needs root, setpriv and prlimit)"
+            fi
+        fi
+    done
 fi
 
 # --- tcp_ring: separate processes over TCP, once the engine exists --------

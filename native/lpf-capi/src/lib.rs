@@ -15,6 +15,7 @@ use lpf::{Args, Context, Error, Memslot, Pid, Root, ShmInit};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[cfg(feature = "mpi")]
 mod mpi;
 
@@ -93,13 +94,16 @@ pub static LPF_INVALID_MACHINE: lpf_machine_t = lpf_machine_t { p: 0, free_p: 0,
 #[no_mangle]
 pub static LPF_HAS_ABORT: c_int = 1;
 
-/// What `LPF_ROOT` points at: any unique address outside every context.
-static ROOT_SENTINEL: u8 = 0;
+/// What `LPF_ROOT` points at: any unique address outside every context. Aligned, so
+/// that it is even and never equals a context handle (odd, see [`LiveContexts`]).
+#[repr(align(8))]
+struct Sentinel(#[allow(dead_code)] u8);
+static ROOT_SENTINEL: Sentinel = Sentinel(0);
 #[no_mangle]
-pub static LPF_ROOT: ConstPtr = ConstPtr(&ROOT_SENTINEL as *const u8 as *mut c_void);
+pub static LPF_ROOT: ConstPtr = ConstPtr(&ROOT_SENTINEL as *const Sentinel as *mut c_void);
 
 fn is_root(ctx: lpf_t) -> bool {
-    std::ptr::eq(ctx as *const u8, &ROOT_SENTINEL)
+    std::ptr::eq(ctx as *const Sentinel, &ROOT_SENTINEL)
 }
 
 thread_local! {
@@ -109,7 +113,10 @@ thread_local! {
 fn record(e: &Error) -> lpf_err_t {
     let text = e.to_string();
     if std::env::var("LPF_LOG").map_or(true, |v| v != "quiet") {
-        eprintln!("lpf: {text}");
+        // One write(2) for the line (eprintln! writes its pieces apart), so that lines of
+        // processes sharing a stderr pipe (e.g. under lpfrun) do not cut each other.
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(format!("lpf: {text}\n").as_bytes());
     }
     LAST_ERROR.with(|m| *m.borrow_mut() = CString::new(text.replace('\0', " ")).unwrap_or_default());
     e.kind().code()
@@ -135,11 +142,55 @@ pub extern "C" fn lpf_error_message() -> *const c_char {
     LAST_ERROR.with(|m| m.borrow().as_ptr())
 }
 
-/// The Rust context behind a C handle.
+/// The contexts alive on this thread: those whose SPMD function runs on it (one, or
+/// more while a nested exec or rehook runs), by handle number.
+///
+/// A C handle (`lpf_t`) is not the context's address but `2 * number + 1`, where the
+/// number is drawn once from a process-wide counter and never reused. A handle is
+/// dereferenced only when its number is alive on the calling thread, so one kept
+/// after its `lpf_exec`, `lpf_hook` or `lpf_rehook` returned (whose context, on the
+/// stack of a thread that may be gone, is dead) or passed to another process's thread
+/// is refused with `LPF_ERR_FATAL` (issue #13 item 9), even when a newer context sits at
+/// the same address.
+struct LiveContexts;
+
+static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static LIVE: RefCell<Vec<(u64, *mut Context)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl LiveContexts {
+    /// Runs `f` with a fresh handle for `ctx`, alive on this thread until `f` returns.
+    fn with_handle<R>(ctx: &mut Context, f: impl FnOnce(lpf_t) -> R) -> R {
+        let number = NEXT_HANDLE.fetch_add(1, Relaxed);
+        LIVE.with(|l| l.borrow_mut().push((number, ctx as *mut Context)));
+        struct Retire(u64);
+        impl Drop for Retire {
+            fn drop(&mut self) {
+                let _ = LIVE.try_with(|l| l.borrow_mut().retain(|&(n, _)| n != self.0));
+            }
+        }
+        let _retire = Retire(number);
+        f((number << 1 | 1) as usize as lpf_t)
+    }
+
+    /// The context of handle `ctx` if it is alive on this thread.
+    fn find(ctx: lpf_t) -> Option<*mut Context> {
+        let h = ctx as usize as u64;
+        if h & 1 == 0 {
+            return None;
+        }
+        LIVE.with(|l| l.borrow().iter().rev().find(|&&(n, _)| n == h >> 1).map(|&(_, c)| c))
+    }
+}
+
+/// The Rust context behind a C handle, if it is alive on this thread; else the error
+/// that says why not.
 ///
 /// # Safety
-/// `ctx` must be a handle this library gave to an SPMD function that is still running
-/// on this thread (or the root, or NULL, which are rejected here).
+/// The `&mut` is used only within the calling `lpf_*` function, on this thread, while
+/// the context's SPMD function is running (it is what called us).
 unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
     if ctx.is_null() {
         return Err(Error::fatal(format!("{what}: the context is NULL (LPF_NONE)")));
@@ -147,7 +198,19 @@ unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
     if is_root(ctx) {
         return Err(Error::fatal(format!("{what}: LPF_ROOT is not inside an SPMD section")));
     }
-    Ok(&mut *(ctx as *mut Context))
+    match LiveContexts::find(ctx) {
+        Some(c) => Ok(&mut *c),
+        None => {
+            let h = ctx as usize as u64;
+            let why = if h & 1 == 1 && h >> 1 < NEXT_HANDLE.load(Relaxed) {
+                "the lpf_exec, lpf_hook or lpf_rehook that gave it out has returned, or it belongs to another \
+                 process (a context is used only by the thread that runs its SPMD function)"
+            } else {
+                "this library never gave it out"
+            };
+            Err(Error::fatal(format!("{what}: the context {ctx:p} is not alive on this thread: {why}")))
+        }
+    }
 }
 
 /// Rust args for a section from C args.
@@ -198,8 +261,8 @@ impl CSpmd {
         };
         let (pid, nprocs) = (ctx.pid(), ctx.nprocs());
         // SAFETY: the user's function follows the lpf_spmd_t contract; the handle is
-        // valid until it returns.
-        unsafe { (self.spmd)(ctx as *mut Context as lpf_t, pid, nprocs, c_args) }
+        // alive until it returns.
+        LiveContexts::with_handle(ctx, |handle| unsafe { (self.spmd)(handle, pid, nprocs, c_args) })
     }
 }
 
@@ -560,7 +623,11 @@ pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lp
 /// `lpf/abort.h`: ends the whole program at once, as an unrecoverable failure.
 #[no_mangle]
 pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
-    let pid = if ctx.is_null() || is_root(ctx) { None } else { Some((*(ctx as *mut Context)).pid()) };
-    eprintln!("lpf: lpf_abort called by process {}", pid.map_or("(root)".to_string(), |p| p.to_string()));
+    let who = if ctx.is_null() || is_root(ctx) {
+        "(root)".to_string()
+    } else {
+        LiveContexts::find(ctx).map_or_else(|| format!("(context {ctx:p}, not alive on this thread)"), |c| (*c).pid().to_string())
+    };
+    eprintln!("lpf: lpf_abort called by process {who}");
     std::process::abort()
 }

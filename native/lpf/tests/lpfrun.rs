@@ -3,7 +3,8 @@
 //! binary again, running the ignored test `child`.
 
 use lpf::{Args, Context, Root, MSG_DEFAULT, SYNC_DEFAULT};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn lpfrun(args: &[&str], child_env: &[(&str, &str)]) -> std::process::Output {
     let exe = std::env::current_exe().unwrap();
@@ -42,15 +43,92 @@ fn hosts_file_prints_ssh_commands_for_remote_hosts() {
     assert_eq!(text.matches("ssh node-b.example").count(), 1, "{text}");
     assert!(text.contains("LPF_TCP_MASTER=node-a.example") && text.contains("LPF_PID=2"), "{text}");
     std::fs::remove_file(dir).unwrap();
+    // Every process is remote: the secret's file stays for the commands; remove it.
+    if let Some((_, file)) = text.lines().next().and_then(|l| l.rsplit_once(" < ")) {
+        let file = std::path::Path::new(file.trim_matches('\''));
+        let _ = std::fs::remove_file(file);
+        let _ = std::fs::remove_dir(file.parent().unwrap());
+    }
+}
+
+/// Runs `cmd` in its own process group and kills the group if it has not ended
+/// within `limit`: a hang is a test failure, not a hung test.
+fn output_within(mut cmd: Command, limit: Duration) -> (std::process::Output, Duration) {
+    use std::os::unix::process::CommandExt;
+    let start = Instant::now();
+    let mut child = cmd.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let group = child.id() as i32;
+    let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let read = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let (out, err) = (read(Box::new(out)), read(Box::new(err)));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            // SAFETY: kill(2) on the process group we created.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("no result within {limit:?}: hung (the process group was killed)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    (std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }, elapsed)
+}
+
+/// Issue #13 item 7: more threads per process than fit under `ulimit -v 4000000`
+/// (hybrid engine): the exec fails before starting them, with a message naming the
+/// address space they need, and lpfrun ends within 30 s. Before, a failed spawn was
+/// reported by spawning another thread, which panicked, and the process hung (or the
+/// Rust runtime aborted a thread started in the last megabytes).
+#[test]
+fn hybrid_thread_creation_failure_ends_in_an_error() {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
+    c.args(["-n", "2", "--threads", "5000"]).arg(exe).args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+    c.env("LPF_TEST_WANT", "10000");
+    // SAFETY: setrlimit in the forked child before exec; it allocates nothing.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 4_000_000 * 1024, rlim_max: 4_000_000 * 1024 };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (out, took) = output_within(c, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{}\n{err}", out.status);
+    assert!(err.contains("10000 new process threads need") || err.contains("4999 new process threads need"), "{err}");
+    assert!(err.contains("address-space limit (ulimit -v)"), "{err}");
+    assert!(!err.contains("SIGABRT") && !err.contains("failed to spawn thread"), "{err}");
+    eprintln!("failed as expected in {took:?}");
 }
 
 /// One process of the runs above (does nothing unless started by lpfrun).
 #[test]
 #[ignore]
 fn child() {
+    if std::env::var("LPF_TEST_SLEEP").is_ok() {
+        std::thread::sleep(Duration::from_secs(60));
+        return;
+    }
     let Ok(want) = std::env::var("LPF_TEST_WANT") else { return };
     let want: u64 = want.parse().unwrap();
     let me: u32 = std::env::var("LPF_PID").unwrap().parse().unwrap();
+    if let Ok(prefix) = std::env::var("LPF_TEST_REPORT") {
+        report_secret_and_command_lines(&format!("{prefix}.{me}"));
+    }
+    let kill_self: Option<u32> = std::env::var("LPF_TEST_KILL_SELF").ok().map(|v| v.parse().unwrap());
     if std::env::var("LPF_TEST_EXIT").is_ok() && me == 1 {
         std::process::exit(7);
     }
@@ -59,6 +137,14 @@ fn child() {
         let (pid, n) = (ctx.pid(), ctx.nprocs());
         assert_eq!(n as u64, want);
         lpf_setup(ctx);
+        if kill_self == Some(pid) {
+            // SAFETY: kill(2) on this very process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        if kill_self.is_some() && ctx.sync(SYNC_DEFAULT).is_err() {
+            // The others learn of the loss here and end at once, as a C program would.
+            std::process::exit(3);
+        }
         let mut a = [pid as u64 + 1];
         let mut sum = vec![0u64; n as usize];
         let s = ctx.register_local(&mut a).unwrap();
@@ -87,4 +173,215 @@ fn lpf_setup(ctx: &mut Context) {
     ctx.resize_memory_register(2).unwrap();
     ctx.resize_message_queue(2 * ctx.nprocs() as usize).unwrap();
     ctx.sync(SYNC_DEFAULT).unwrap();
+}
+
+/// What a child of lpfrun can see: its secret and job name (from its environment),
+/// then the command lines of lpfrun and of every child of lpfrun, one per line.
+fn report_secret_and_command_lines(path: &str) {
+    let secret = std::env::var("LPF_TCP_SECRET").unwrap_or_default();
+    let job = std::env::var("LPF_TCP_JOB").unwrap_or_default();
+    let parent = std::os::unix::process::parent_id();
+    let cmdline = |pid: u32| std::fs::read(format!("/proc/{pid}/cmdline")).map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default();
+    let mut lines = vec![secret, job, cmdline(parent)];
+    let children = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).unwrap_or_default();
+    lines.extend(children.split_whitespace().map(|c| cmdline(c.parse().unwrap())));
+    std::fs::write(path, lines.join("\n")).unwrap();
+}
+
+/// Whether `text` contains any `w` consecutive characters of `secret`.
+fn contains_piece(text: &str, secret: &str, w: usize) -> Option<String> {
+    (0..=secret.len().saturating_sub(w)).map(|i| &secret[i..i + w]).find(|piece| text.contains(piece)).map(str::to_string)
+}
+
+/// Issue #13 item 12: the secret (at least 16 bytes) is in no command line, no output
+/// of lpfrun and no part of the job name, which travels in clear. Before, the job
+/// name was `lpfrun-<pid>-<first 8 hex digits of the secret>`.
+#[test]
+fn secret_is_on_no_command_line_output_or_job_name() {
+    let prefix = std::env::temp_dir().join(format!("lpfrun-report-{}", std::process::id()));
+    let prefix = prefix.to_str().unwrap();
+    let out = lpfrun(&["-n", "2"], &[("LPF_TEST_WANT", "2"), ("LPF_TEST_REPORT", prefix)]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    for pid in 0..2 {
+        let path = format!("{prefix}.{pid}");
+        let report = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let mut lines = report.lines();
+        let (secret, job) = (lines.next().unwrap(), lines.next().unwrap());
+        assert!(secret.len() >= 32, "a secret of {} characters", secret.len());
+        assert!(job.starts_with("lpfrun-"), "job {job:?}");
+        assert_eq!(contains_piece(job, secret, 6), None, "the job name {job:?} contains a piece of the secret");
+        let command_lines: Vec<&str> = lines.collect();
+        assert!(command_lines.len() >= 2, "lpfrun and its children: {command_lines:?}");
+        for c in &command_lines {
+            assert_eq!(contains_piece(c, secret, 8), None, "command line {c:?} contains a piece of the secret");
+        }
+        assert_eq!(contains_piece(&stdout, secret, 8), None, "lpfrun's output contains a piece of the secret:\n{stdout}");
+        assert_eq!(contains_piece(&stderr, secret, 8), None, "lpfrun's errors contain a piece of the secret:\n{stderr}");
+    }
+}
+
+/// Issue #13 item 12: the printed ssh commands carry no secret; they feed it from a
+/// 0600 file to ssh's standard input, and a command run (with an `ssh` that runs the
+/// remote command here) hands the program exactly that secret. Before, the commands
+/// said `LPF_TCP_SECRET=<secret>`.
+#[test]
+fn ssh_commands_carry_the_secret_on_standard_input_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("lpfrun-ssh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, "node-a.example\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lpfrun"))
+        .args(["-n", "2", "--hosts", hosts.to_str().unwrap(), "--port", "7177", "printenv", "LPF_TCP_SECRET"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("ssh node-a.example ")).collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let file = lines[0].rsplit_once(" < ").unwrap().1.trim_matches('\'');
+    let meta = std::fs::metadata(file).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{file}");
+    let parent = std::path::Path::new(file).parent().unwrap();
+    assert_eq!(std::fs::metadata(parent).unwrap().permissions().mode() & 0o777, 0o700, "{}", parent.display());
+    let secret = std::fs::read_to_string(file).unwrap().trim().to_string();
+    assert!(secret.len() >= 32, "a secret of {} characters", secret.len());
+    assert_eq!(contains_piece(&stdout, &secret, 8), None, "the printed commands contain a piece of the secret:\n{stdout}");
+    assert_eq!(contains_piece(&stderr, &secret, 8), None, "lpfrun's messages contain a piece of the secret:\n{stderr}");
+    // Run the first command with an `ssh` that runs the remote command in a local sh.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("ssh"), "#!/bin/sh\nshift\nexec /bin/sh -c \"$1\"\n").unwrap();
+    std::fs::set_permissions(bin.join("ssh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let ran = Command::new("/bin/sh").arg("-c").arg(lines[0]).env("PATH", path).env_remove("LPF_TCP_SECRET").output().unwrap();
+    assert!(ran.status.success(), "{}: {}", ran.status, String::from_utf8_lossy(&ran.stderr));
+    assert_eq!(String::from_utf8_lossy(&ran.stdout).trim(), secret, "the remote program's LPF_TCP_SECRET");
+    std::fs::remove_file(file).unwrap();
+    std::fs::remove_dir(parent).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The pids of `pid`'s children.
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|c| c.parse().unwrap())
+        .collect()
+}
+
+/// Whether process `pid` still runs (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// Issue #13 item 11: no child outlives lpfrun, whether lpfrun gets SIGTERM or SIGINT
+/// (forwarded; lpfrun exits with 128 + signal) or SIGKILL (the children's death
+/// signal). Before, the children (sleeping 60 s) all stayed.
+#[test]
+fn children_end_with_lpfrun() {
+    let exe = std::env::current_exe().unwrap();
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGKILL] {
+        let mut run = Command::new(env!("CARGO_BIN_EXE_lpfrun"))
+            .args(["-n", "2"])
+            .arg(&exe)
+            .args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"])
+            .env("LPF_TEST_SLEEP", "1")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let mut kids = Vec::new();
+        while kids.len() < 2 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+            kids = children_of(run.id());
+        }
+        assert_eq!(kids.len(), 2, "lpfrun started {kids:?}");
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(run.id() as i32, sig) };
+        let status = run.wait().unwrap();
+        let gone = Instant::now();
+        while kids.iter().any(|&k| alive(k)) && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<u32> = kids.iter().copied().filter(|&k| alive(k)).collect();
+        for &k in &left {
+            // SAFETY: clean-up of what this test started.
+            unsafe { libc::kill(k as i32, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "signal {sig}: children {left:?} outlived lpfrun by 5 s");
+        if sig != libc::SIGKILL {
+            assert_eq!(status.code(), Some(128 + sig), "signal {sig}: lpfrun {status}");
+        }
+    }
+}
+
+/// Issue #13 item 11: when pid 2 of 3 is SIGKILLed, lpfrun names pid 2 and the signal
+/// (and exits 137), not pid 0, which failed after it (lost peer). Before, it blamed
+/// whichever failed process came first in pid order once it polled.
+#[test]
+fn the_process_that_died_is_the_one_reported() {
+    for _ in 0..3 {
+        let (out, _) = {
+            let exe = std::env::current_exe().unwrap();
+            let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
+            c.args(["-n", "3"]).arg(exe).args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+            c.envs([("LPF_TEST_WANT", "3"), ("LPF_TEST_KILL_SELF", "2"), ("LPF_LOG", "quiet")]);
+            output_within(c, Duration::from_secs(30))
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        // (Where lines of lpfrun start: a child's output may precede them on a line.)
+        let report: Vec<&str> = err.match_indices("lpfrun: ").map(|(i, _)| err[i..].lines().next().unwrap()).collect();
+        assert_eq!(report.len(), 1, "{err}");
+        assert!(report[0].starts_with("lpfrun: pid 2 (OS process ") && report[0].contains(" was killed by signal 9 (SIGKILL)"), "{err}");
+        assert_eq!(out.status.code(), Some(137), "{err}");
+    }
+}
+
+/// Issue #13 item 7: a job this machine cannot hold is refused before any process
+/// starts, with the limit named: too few file descriptors for the full mesh (hard
+/// limit 64 for 100 processes), too few processes for the user (as nobody, ulimit -u
+/// 50; root only). Before, lpfrun started what it could (100 sleeping processes, or
+/// fork failed part-way), and `-n 100000` forked until the kernel ran out of pids.
+#[test]
+fn jobs_beyond_the_limits_are_refused_before_anything_starts() {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
+    c.args(["-n", "100", "sleep", "5"]);
+    // SAFETY: setrlimit in the forked child before exec; it allocates nothing.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 64, rlim_max: 64 };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (out, took) = output_within(c, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("lpfrun: cannot run 100 processes") && err.contains("(ulimit -Hn) is 64"), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+
+    let tool = |t: &str| Command::new("sh").args(["-c", &format!("command -v {t}")]).output().is_ok_and(|o| o.status.success());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !tool("setpriv") || !tool("prlimit") {
+        eprintln!("skipped the ulimit -u case (needs root, setpriv and prlimit)");
+        return;
+    }
+    let mut c = Command::new("prlimit");
+    c.args(["--nproc=50", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]);
+    c.args([env!("CARGO_BIN_EXE_lpfrun"), "-n", "100", "sleep", "5"]);
+    let (out, took) = output_within(c, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("lpfrun: cannot run 100 processes") && err.contains("(ulimit -u) is 50"), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
 }

@@ -6,16 +6,47 @@
 //! ```
 //!
 //! Every process gets `LPF_ENGINE`, `LPF_TCP_MASTER`, `LPF_TCP_PORT`, `LPF_PID`,
-//! `LPF_NPROCS`, `LPF_THREADS`, `LPF_TCP_SECRET` (random per run), `LPF_TCP_JOB` and
-//! `LPF_TCP_TIMEOUT_MS`, so that `Root::exec` in it joins the job. With `--hosts`, process
-//! i runs on line i mod h of the file (pid 0 on the first host, which is the master);
-//! processes for local hosts are started, for the others the ssh command is printed.
-//! lpfrun waits for its processes; when one fails (non-zero exit or a signal) the others
-//! are terminated, and lpfrun exits with the first failure's code (128 + signal for a
-//! signal), else 0.
+//! `LPF_NPROCS`, `LPF_THREADS`, `LPF_TCP_SECRET` (128 random bits per run), `LPF_TCP_JOB`
+//! (`lpfrun-<lpfrun's pid>-<8 random hex digits drawn apart from the secret>`: it travels
+//! in clear) and `LPF_TCP_TIMEOUT_MS`, so that `Root::exec` in it joins the job. With
+//! `--hosts`, process i runs on line i mod h of the file (pid 0 on the first host, which
+//! is the master); processes for local hosts are started, for the others an ssh command
+//! is printed. The secret is on no command line and in no output: local processes get
+//! it in their environment; for remote ones lpfrun writes it to a file of mode 0600 (in
+//! a fresh 0700 directory under `$XDG_RUNTIME_DIR` or the temporary directory) and each
+//! printed command reads it through ssh's standard input (`ssh host '... read -r
+//! LPF_TCP_SECRET ...' < FILE`); the file is deleted when the local processes end, or
+//! stays (lpfrun says so) when every process is remote.
+//!
+//! Before starting anything, lpfrun checks that the job fits this machine (exit 1 with
+//! the limit named otherwise): every process keeps a TCP connection to every other, so
+//! it needs about P + 32 file descriptors (hard limit, `ulimit -Hn`), and the local
+//! processes need at least K + 2 tasks each (kernel.pid_max, kernel.threads-max,
+//! `ulimit -u` for users other than root).
+//!
+//! lpfrun waits for its processes. Each leads its own process group and gets SIGKILL
+//! when lpfrun dies (`PR_SET_PDEATHSIG`), so none outlives lpfrun, even a SIGKILLed
+//! one. When a process fails (non-zero exit or a signal), lpfrun names the one that
+//! caused it (pid, OS pid, exit status or signal; failures are gathered for 250 ms and a
+//! process killed by a signal is named before those that exited with an error, which
+//! are typically its peers, failing because it died), sends SIGTERM to the others'
+//! groups and SIGKILL 2 s later, and exits with its code (128 + signal for a signal). SIGTERM, SIGINT and SIGHUP to lpfrun are forwarded to every process
+//! group the same way (a second one kills at once), and lpfrun then exits with 128 +
+//! that signal. Else it exits 0.
 
-use std::process::{Child, Command, ExitStatus};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// `eprintln!` in one write(2), so that a line of lpfrun is never cut by the output of
+/// the processes that share its standard error.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let line = format!("{}\n", format_args!($($arg)*));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
 
 fn usage(msg: &str) -> ! {
     eprintln!("lpfrun: {msg}");
@@ -78,9 +109,13 @@ fn parse() -> Opts {
     o
 }
 
-fn random_hex() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).expect("OS random source");
+/// `n` random bytes from the OS, in hex.
+fn random_hex(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    if let Err(e) = getrandom::fill(&mut b) {
+        say!("lpfrun: cannot read the OS random source: {e}");
+        std::process::exit(1);
+    }
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -100,9 +135,145 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-fn code_of(s: ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
+fn code_of(status: i32) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {sig}"),
+    };
+    format!("signal {sig} ({name})")
+}
+
+/// How a child ended, from its wait status.
+fn describe(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("was killed by {}", signal_name(libc::WTERMSIG(status)))
+    } else {
+        format!("ended with wait status {status:#x}")
+    }
+}
+
+/// The signals lpfrun waits for: children ending, and requests to stop.
+const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+fn wait_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill the set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        for s in STOP_SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// The secret for processes on remote hosts: written to a fresh 0600 file in a 0700
+/// directory, which the printed ssh commands feed to ssh's standard input, so that it
+/// appears on no command line and in no output.
+fn write_secret_file(secret: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let base = std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from).filter(|d| d.is_dir()).unwrap_or_else(std::env::temp_dir);
+    let dir = base.join(format!("lpfrun-{}-{}", std::process::id(), random_hex(8)));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    let path = dir.join("secret");
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
+    writeln!(f, "{secret}")?;
+    Ok(path)
+}
+
+fn remove_secret_file(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// A number from a file of /proc.
+fn proc_number(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Checks, before anything starts, that this machine can hold the job: each TCP
+/// process keeps a connection to every other (about `n` + 32 file descriptors), and
+/// the `local` processes started here are at least `threads` + 2 tasks each (threads
+/// and the TCP progress thread). Without it, `-n 100000` forked until the kernel ran
+/// out of pids, with every process already waiting for the others.
+fn check_limits(n: u32, local: u64, threads: u32) -> Result<(), String> {
+    let limit = |res| {
+        let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes the struct it is given.
+        (unsafe { libc::getrlimit(res, &mut l) } == 0).then_some(l)
+    };
+    let fds = u64::from(n) + 32;
+    if let Some(l) = limit(libc::RLIMIT_NOFILE) {
+        if l.rlim_max != libc::RLIM_INFINITY && fds > l.rlim_max as u64 {
+            return Err(format!(
+                "each process keeps a connection to every other, so it needs about {fds} file descriptors, but the \
+                 hard limit on them (ulimit -Hn) is {}",
+                l.rlim_max
+            ));
+        }
+    }
+    let tasks = local * (u64::from(threads) + 2);
+    let pid_max = proc_number("/proc/sys/kernel/pid_max").unwrap_or(u64::MAX);
+    let threads_max = proc_number("/proc/sys/kernel/threads-max").unwrap_or(u64::MAX);
+    // The 4th field of /proc/loadavg is "running/existing" tasks.
+    let existing = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(3)?.split_once('/')?.1.parse::<u64>().ok())
+        .unwrap_or(0);
+    let room = pid_max.min(threads_max).saturating_sub(existing);
+    if tasks > room {
+        return Err(format!(
+            "the {local} processes to start here need at least {tasks} tasks ({} thread(s) each and 2 of LPF), but \
+             this machine has room for {room} more (kernel.pid_max {pid_max}, kernel.threads-max {threads_max}, \
+             {existing} exist)",
+            threads
+        ));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        if let Some(l) = limit(libc::RLIMIT_NPROC) {
+            if l.rlim_cur != libc::RLIM_INFINITY && tasks > l.rlim_cur as u64 {
+                return Err(format!(
+                    "the {local} processes to start here need at least {tasks} tasks ({threads} thread(s) each and 2 \
+                     of LPF), but the limit on this user's processes and threads (ulimit -u) is {}",
+                    l.rlim_cur
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One local process of the job.
+struct Proc {
+    pid: u32,
+    os_pid: libc::pid_t,
 }
 
 fn main() {
@@ -124,10 +295,39 @@ fn main() {
         // A port the OS considers free now; pid 0 binds it again at once.
         std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(7177)
     });
-    let secret = random_hex();
-    let job = format!("lpfrun-{}-{}", std::process::id(), &secret[..8]);
+    // 128 random bits (32 characters, above the TCP engine's minimum of 16 bytes). The
+    // job name is drawn separately: it travels in clear in every HELLO, so it must say
+    // nothing about the secret.
+    let secret = random_hex(16);
+    let job = format!("lpfrun-{}-{}", std::process::id(), random_hex(4));
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| ".".into());
-    let mut children: Vec<(u32, Child)> = Vec::new();
+    let is_remote = |pid: u32| o.hosts.is_some() && !is_local(&hosts[pid as usize % hosts.len()]);
+    let local = (0..o.n).filter(|&pid| !is_remote(pid)).count() as u64;
+    if let Err(why) = check_limits(o.n, local, o.threads) {
+        say!("lpfrun: cannot run {} processes: {why}", o.n);
+        std::process::exit(1);
+    }
+    let secret_file = if (0..o.n).any(is_remote) {
+        match write_secret_file(&secret) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                say!("lpfrun: cannot write the job's secret for the remote hosts to a private file: {e}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        None
+    };
+
+    // The signals lpfrun handles are blocked and taken with sigtimedwait, so that a
+    // child's end is seen at once (the first to end is the one reported) and a stop
+    // request is forwarded to every child. Children start with nothing blocked.
+    let set = wait_set();
+    // SAFETY: changes this thread's mask (lpfrun has no other threads).
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    let me = std::process::id() as libc::pid_t;
+
+    let mut running: Vec<Proc> = Vec::new();
     let mut remote = 0;
     for pid in 0..o.n {
         let host = &hosts[pid as usize % hosts.len()];
@@ -138,73 +338,175 @@ fn main() {
             ("LPF_PID", pid.to_string()),
             ("LPF_NPROCS", o.n.to_string()),
             ("LPF_THREADS", o.threads.to_string()),
-            ("LPF_TCP_SECRET", secret.clone()),
             ("LPF_TCP_JOB", job.clone()),
             ("LPF_TCP_TIMEOUT_MS", o.timeout_ms.to_string()),
         ];
-        if o.hosts.is_some() && !is_local(host) {
+        if is_remote(pid) {
             let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={}", shell_quote(v))).collect();
             let prog: Vec<String> = o.prog.iter().map(|s| shell_quote(s)).collect();
-            println!("ssh {host} 'cd {} && env {} {}'", shell_quote(&cwd), vars.join(" "), prog.join(" "));
+            // The remote shell reads the secret from ssh's standard input.
+            let remote_cmd = format!(
+                "cd {} && IFS= read -r LPF_TCP_SECRET && export LPF_TCP_SECRET && exec env {} {}",
+                shell_quote(&cwd),
+                vars.join(" "),
+                prog.join(" ")
+            );
+            let file = secret_file.as_deref().expect("written when a process is remote");
+            println!("ssh {host} {} < {}", shell_quote(&remote_cmd), shell_quote(&file.display().to_string()));
             remote += 1;
             continue;
         }
         let mut c = Command::new(&o.prog[0]);
-        c.args(&o.prog[1..]).envs(env.iter().map(|(k, v)| (k, v)));
+        c.args(&o.prog[1..]).envs(env.iter().map(|(k, v)| (k, v))).env("LPF_TCP_SECRET", &secret);
+        // Each child leads its own process group (so that stopping it reaches what it
+        // started) and dies with lpfrun, however lpfrun ends (SIGKILL included).
+        c.process_group(0);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != me {
+                    // lpfrun died before the death signal was armed.
+                    libc::_exit(128 + libc::SIGKILL);
+                }
+                let mut none: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut none);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+                Ok(())
+            });
+        }
         match c.spawn() {
-            Ok(ch) => children.push((pid, ch)),
+            // The child is reaped below with waitpid, not through `Child`.
+            Ok(ch) => running.push(Proc { pid, os_pid: ch.id() as libc::pid_t }),
             Err(e) => {
-                eprintln!("lpfrun: cannot start `{}` as pid {pid}: {e}", o.prog[0]);
-                terminate(&mut children);
+                say!("lpfrun: cannot start `{}` as pid {pid}: {e}", o.prog[0]);
+                stop_all(&running, libc::SIGKILL);
+                reap_all(&mut running);
+                if let Some(f) = &secret_file {
+                    remove_secret_file(f);
+                }
                 std::process::exit(127);
             }
         }
     }
     if remote > 0 {
-        eprintln!("lpfrun: {remote} process(es) must be started on remote hosts with the commands above");
+        let file = secret_file.as_deref().expect("written when a process is remote");
+        say!(
+            "lpfrun: {remote} process(es) must be started on remote hosts with the commands above; they read the job's \
+             secret from {} (mode 0600){}",
+            file.display(),
+            if running.is_empty() { ", which stays until you delete it" } else { ", deleted when the local processes end" }
+        );
     }
-    let mut first_failure: Option<i32> = None;
-    while !children.is_empty() {
-        let mut i = 0;
-        while i < children.len() {
-            match children[i].1.try_wait() {
-                Ok(Some(status)) => {
-                    let (pid, _) = children.remove(i);
-                    if !status.success() && first_failure.is_none() {
-                        let code = code_of(status);
-                        eprintln!("lpfrun: pid {pid} failed ({status}); stopping the others");
-                        first_failure = Some(code);
-                        terminate(&mut children);
-                    }
-                }
-                Ok(None) => i += 1,
-                Err(e) => {
-                    eprintln!("lpfrun: waiting for pid {}: {e}", children[i].0);
-                    children.remove(i);
-                }
-            }
-        }
-        if !children.is_empty() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+
+    let had_local = !running.is_empty();
+    let code = supervise(&mut running, &set);
+    if let (Some(f), true) = (&secret_file, had_local) {
+        remove_secret_file(f);
     }
-    std::process::exit(first_failure.unwrap_or(0));
+    std::process::exit(code);
 }
 
-/// SIGTERM to every child, SIGKILL to those still there after a grace period.
-fn terminate(children: &mut [(u32, Child)]) {
-    for (_, c) in children.iter() {
-        // SAFETY: kill(2) on the pid of a child we have not reaped yet.
-        unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
-    }
-    let until = Instant::now() + Duration::from_secs(2);
-    for (_, c) in children.iter_mut() {
-        while Instant::now() < until {
-            if let Ok(Some(_)) = c.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = c.kill();
+/// Signal `sig` to every running child's process group.
+fn stop_all(running: &[Proc], sig: i32) {
+    for p in running {
+        // SAFETY: kill(2) on the group of a child not reaped yet (its pid is not reused).
+        unsafe { libc::kill(-p.os_pid, sig) };
     }
 }
+
+/// Waits for every child to end (SIGKILL to those that have not).
+fn reap_all(running: &mut Vec<Proc>) {
+    for p in running.drain(..) {
+        let mut status = 0;
+        // SAFETY: waitpid on our own child.
+        unsafe {
+            libc::kill(-p.os_pid, libc::SIGKILL);
+            libc::waitpid(p.os_pid, &mut status, 0);
+        }
+    }
+}
+
+/// Waits for the children. When one fails (non-zero exit or a signal), lpfrun names
+/// the one that caused it, with its pid, OS pid and how it ended, then sends the others
+/// SIGTERM and, 2 s later, SIGKILL. A SIGTERM, SIGINT or SIGHUP to lpfrun is forwarded
+/// to every child the same way (a second one kills them at once). Returns lpfrun's
+/// exit code: the cause's code (128 + signal for a signal), else 128 + the stop signal,
+/// else 0.
+///
+/// The cause is not simply the first child seen to fail: a killed process's peers see
+/// its connections close and may exit before the kernel reports its own end (and
+/// waitpid reports children that ended together in pid order). So failures are
+/// gathered for [`SETTLE`] after the first, and a child killed by a signal (none is sent
+/// by lpfrun before the report) goes before those that exited with an error, each in
+/// the order seen.
+fn supervise(running: &mut Vec<Proc>, set: &libc::sigset_t) -> i32 {
+    let mut first_failure: Option<i32> = None;
+    let mut stopped_by: Option<i32> = None;
+    let mut kill_at: Option<Instant> = None;
+    // Failures seen but not reported yet, in the order seen, and when to report.
+    let mut failed: Vec<(Proc, i32)> = Vec::new();
+    let mut report_at: Option<Instant> = None;
+    let grace = Duration::from_secs(2);
+    loop {
+        // Reap every child that has ended.
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid on any of our children, without blocking.
+            let os_pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if os_pid <= 0 {
+                break;
+            }
+            let Some(i) = running.iter().position(|p| p.os_pid == os_pid) else { continue };
+            let p = running.remove(i);
+            let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            if !ok && first_failure.is_none() && stopped_by.is_none() {
+                report_at.get_or_insert(Instant::now() + SETTLE);
+                failed.push((p, status));
+            }
+        }
+        if report_at.is_some_and(|t| running.is_empty() || Instant::now() >= t) {
+            report_at = None;
+            // A stable sort: among equals, the order seen.
+            failed.sort_by_key(|(_, status)| !libc::WIFSIGNALED(*status));
+            let (p, status) = &failed[0];
+            say!(
+                "lpfrun: pid {} (OS process {}) {}; stopping the other {} process(es)",
+                p.pid,
+                p.os_pid,
+                describe(*status),
+                running.len()
+            );
+            first_failure = Some(code_of(*status));
+            stop_all(running, libc::SIGTERM);
+            kill_at = Some(Instant::now() + grace);
+        }
+        if running.is_empty() {
+            return first_failure.or(stopped_by.map(|s| 128 + s)).unwrap_or(0);
+        }
+        if kill_at.is_some_and(|t| Instant::now() >= t) {
+            stop_all(running, libc::SIGKILL);
+            kill_at = None;
+        }
+        let wait = report_at.map_or(Duration::from_millis(100), |t| t.saturating_duration_since(Instant::now()));
+        let timeout = libc::timespec { tv_sec: 0, tv_nsec: wait.min(Duration::from_millis(100)).subsec_nanos() as _ };
+        // SAFETY: waits for one of the blocked signals of `set`, at most 100 ms.
+        let sig = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &timeout) };
+        if STOP_SIGNALS.contains(&sig) {
+            if stopped_by.is_none() && first_failure.is_none() {
+                say!("lpfrun: got {}; stopping the {} process(es)", signal_name(sig), running.len());
+                stopped_by = Some(sig);
+                report_at = None;
+                stop_all(running, sig);
+                kill_at = Some(Instant::now() + grace);
+            } else {
+                stop_all(running, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// How long lpfrun gathers failures after the first before it names the cause.
+const SETTLE: Duration = Duration::from_millis(250);

@@ -350,8 +350,15 @@ pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Res
         let mut handles = Vec::with_capacity(k as usize - 1);
         // Why a thread could not be started: kept here, not handed to another new
         // thread (which could not be started either: `scope.spawn` panics then).
+        let room = crate::shm::check_room_for_threads(k as usize - 1, format_args!("{k} threads per process"));
         let mut not_started: Option<Error> = None;
-        for t in 1..k {
+        if let Err(e) = room {
+            for _ in 1..k {
+                group.barrier.depart();
+            }
+            not_started = Some(e);
+        }
+        for t in (1..k).take_while(|_| not_started.is_none()) {
             let engine = HybridEngine { group: group.clone(), t, step: 0 };
             let spawned = std::thread::Builder::new()
                 .name(format!("lpf-hybrid-{}", group.base + t))

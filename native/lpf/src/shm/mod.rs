@@ -264,10 +264,76 @@ pub fn max_procs_from_env() -> Result<Pid> {
     }
 }
 
+/// The stack size of a process thread: `RUST_MIN_STACK` when set (as for every Rust
+/// thread), else 2 MiB. Given to the thread builder explicitly, so that a failure to
+/// start threads can say how much memory each one needed.
+fn thread_stack_size() -> usize {
+    std::env::var("RUST_MIN_STACK").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(2 << 20)
+}
+
+/// Address space a process thread takes besides its stack: its guard page and the
+/// alternate signal stack (with guard) the Rust runtime maps for each thread.
+const THREAD_OVERHEAD: u64 = 64 << 10;
+
+/// The address space this process has mapped now (`/proc/self/statm`), in bytes.
+fn address_space_used() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok().filter(|&p| p > 0)?)
+}
+
+/// Checks, before `threads` new process threads are created, that their stacks fit
+/// under the address-space limit (`RLIMIT_AS`, `ulimit -v`) with a quarter of the limit
+/// (at least 64 MiB) left over for the memory the processes then use. Each stack is
+/// reserved address space, so a few thousand threads fill a limit of some GB, and a
+/// thread started in the last megabytes fails where no error can be returned: the
+/// Rust runtime aborts the program when it cannot map a new thread's signal stack or
+/// an allocation fails. `OutOfMemory` (nothing was started) when they do not fit; no
+/// check without a limit. Creating the threads can still fail on other limits (ulimit
+/// -u, threads-max, a cgroup's pids.max), which the callers report.
+pub(crate) fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'_>) -> Result<()> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct it is given.
+    if threads == 0 || unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+        return Ok(());
+    }
+    let Some(used) = address_space_used() else { return Ok(()) };
+    #[allow(clippy::useless_conversion)] // rlim_t is u32 on some 32-bit targets
+    let limit = u64::from(lim.rlim_cur);
+    let stack = thread_stack_size() as u64;
+    let stacks = (threads as u64).saturating_mul(stack + THREAD_OVERHEAD);
+    let spare = (limit / 4).max(64 << 20);
+    let left = limit.saturating_sub(used);
+    if stacks.saturating_add(spare) <= left {
+        return Ok(());
+    }
+    const MIB: u64 = 1 << 20;
+    Err(Error::out_of_memory(format!(
+        "{what}: the {threads} new process threads need {} MiB of address space for their stacks ({threads} x {} KiB) \
+         and {} MiB must stay free for the processes' memory, but the address-space limit (ulimit -v) of {} MiB \
+         leaves {} MiB ({} MiB are in use): lower the number of processes or threads, or raise the limit",
+        stacks / MIB,
+        (stack + THREAD_OVERHEAD) >> 10,
+        spare / MIB,
+        limit / MIB,
+        left / MIB,
+        used / MIB
+    )))
+}
+
 /// `exec` on the shared-memory engine: `min(p, free)` processes, pid 0 on the calling
 /// thread and the others on new threads; the processors left over are divided among
 /// the children as their `free_p`, for nested `exec`. Returns a fatal error if any
 /// process failed; pid 0's output is in `args.output` either way.
+///
+/// When the threads would not fit under the address-space limit, `exec` fails at once
+/// with `OutOfMemory` ([`check_room_for_threads`]). No process runs `spmd` before every
+/// thread exists: the new threads wait at the section's barrier until pid 0 has started
+/// them all. When a thread cannot be created (thread limits such as `ulimit -u`), the
+/// section does not start: every thread already created returns without running
+/// `spmd`, and `exec` fails with a message naming how many threads were started.
 pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let free = free.clamp(1, barrier::MAX_PROCS);
     let n = p.clamp(1, free);
@@ -275,32 +341,69 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
     let child_free = |pid: Pid| 1 + spare / n + Pid::from(pid < spare % n);
     let shared = Shared::new(n);
     let symbols = args.symbols;
-    let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(n as usize - 1);
+    let stack = thread_stack_size();
+    let not_started = || Error::fatal("the section did not start: another of its threads could not be created");
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        let mut failure = None;
+        if let Err(e) = check_room_for_threads(n as usize - 1, format_args!("exec of {n} processes")) {
+            failure = Some(e);
+        } else if handles.try_reserve_exact(n as usize - 1).is_err() {
+            failure = Some(Error::out_of_memory(format!("exec of {n} processes: cannot allocate the table of their threads")));
+        }
         for pid in 1..n {
+            if failure.is_some() {
+                break;
+            }
             let theirs = shared.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("lpf-shm-{pid}"))
+                .stack_size(stack)
                 .spawn_scoped(scope, move || {
+                    // The start gate: broken when a later thread could not be created.
+                    if theirs.barrier.wait() == Outcome::Broken {
+                        return Err(not_started());
+                    }
                     run_process(ShmEngine::boxed(theirs, pid), child_free(pid), spmd, Args::for_peer(symbols))
                 });
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    // Processes that will never exist have left: the others' syncs fail.
-                    for _ in pid..n {
-                        shared.barrier.depart();
-                    }
-                    handles.push(scope.spawn(move || Err(Error::fatal(format!("cannot start process {pid}: {e}")))));
-                    break;
+                    failure = Some(Error::fatal(format!(
+                        "exec of {n} processes: cannot create the thread of process {pid} ({e}); {pid} of {n} \
+                         processes were started, each a thread with a {} KiB stack: lower p (LPF_MAX_PROCS) or \
+                         raise the limits on threads and memory (ulimit -u, ulimit -v, \
+                         /proc/sys/kernel/threads-max)",
+                        stack >> 10
+                    )))
                 }
             }
         }
-        let mut results = vec![run_process(ShmEngine::boxed(shared.clone(), 0), child_free(0), spmd, args)];
-        results.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
-        results
-    });
-    results.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
+        let mine = match failure {
+            None if shared.barrier.wait() == Outcome::Complete => {
+                run_process(ShmEngine::boxed(shared.clone(), 0), child_free(0), spmd, args)
+            }
+            None => Err(not_started()),
+            Some(e) => {
+                // pid 0 and the processes that were never created leave: the gate
+                // completes broken, and the threads that exist return at once.
+                for _ in handles.len() + 1..n as usize + 1 {
+                    shared.barrier.depart();
+                }
+                Err(e)
+            }
+        };
+        // Every other result is joined (so no thread outlives the exec); pid 0's error
+        // comes first: it names the cause when the section did not start.
+        let others = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked"))));
+        let mut first_error = mine.err();
+        for r in others {
+            if let (None, Err(e)) = (&first_error, r) {
+                first_error = Some(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    })
 }
 
 /// The init object of the shared-memory engine (`lpf_pthread_initialize`): the threads
