@@ -6,7 +6,7 @@
 # for LPF PageRank's ranks), compiles tests/spark/spmd.c into a user SPMD library, and
 # runs two test applications (jvm/src/test/scala/.../BridgeTests.scala, PageRankTests.scala)
 # under
-#   local[2]                 two task threads in one JVM (shared-memory engine)
+#   local[4]                 four task threads in one JVM (shared-memory engine)
 #   local-cluster[2,1,1024]  two executor JVMs (TCP engine)
 #   standalone               a Spark standalone master and two workers (1 core, 1 GiB each)
 #                            started here with spark-daemon.sh, stopped by pid at the end
@@ -17,9 +17,10 @@
 # Environment (optional):
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
 #   LPF_BUILD=gradle      build with gradle instead of scripts/build-jar.sh
-#   LPF_SPARK_MASTERS     masters to run (default "local[2] local-cluster[2,1,1024] standalone")
+#   LPF_SPARK_MASTERS     masters to run (default "local[4] local-cluster[2,1,1024] standalone")
 #   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 240)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
+#   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated)
 set -u
 set -o pipefail
 
@@ -109,7 +110,7 @@ pyspark_dir=$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file
 export SPARK_HOME=${SPARK_HOME:-$pyspark_dir}
 export SPARK_LOCAL_IP=127.0.0.1
 log4j="-Dlog4j2.configurationFile=file:$here/log4j2.properties"
-masters=${LPF_SPARK_MASTERS:-"local[2] local-cluster[2,1,1024] standalone"}
+masters=${LPF_SPARK_MASTERS:-"local[4] local-cluster[2,1,1024] standalone"}
 limit=${LPF_SPARK_TIMEOUT:-240}
 
 # --- a standalone cluster (started on demand, stopped by pid on exit) ---------------
