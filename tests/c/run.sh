@@ -158,7 +158,7 @@ link_static() { # link_static PROG
     fi
 }
 
-for prog in "${programs[@]}" tcp_ring tcp_listen_join; do
+for prog in "${programs[@]}" tcp_ring tcp_listen_join pthread_mismatch; do
     check "compile.$prog" "$CC" "${cflags[@]}" -c "$here/$prog.c" \
         -o "$build/obj/$prog.o"
 done
@@ -244,6 +244,15 @@ if [ "$lib_ok" = 1 ]; then
     else
         echo "skip run.tcp_listen_join (liblpf_core does not export lpf_tcp_join)"
     fi
+fi
+
+# --- pthread_mismatch: groups that cannot form fail within the timeout ----------
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if check "link.pthread_mismatch.$kind" "link_$kind" pthread_mismatch; then
+            run_one "run.pthread_mismatch.$kind" 1 "$build/$kind/pthread_mismatch"
+        fi
+    done
 fi
 
 echo "$passed passed, $failed failed"

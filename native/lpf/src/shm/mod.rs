@@ -24,6 +24,7 @@ use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Engine name for `LPF_ENGINE` and probe tables.
 pub const ENGINE_NAME: &str = "shm";
@@ -304,9 +305,15 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
 
 /// The init object of the shared-memory engine (`lpf_pthread_initialize`): the threads
 /// of an existing program, each with its pid, form one group that can `hook` any number
-/// of times. Threads join the group of their `nprocs` that is still filling up; as the
-/// interface carries no group name, one program should not fill two such groups of the
-/// same size at once.
+/// of times.
+///
+/// Forming a group is a rendezvous: every joiner waits until all `nprocs` threads of its
+/// group have joined, or fails after a timeout naming the pids that never came. Groups
+/// are told apart by a key: [`ShmInit::join`] takes the job's identity (so any number of
+/// jobs can form groups at once in one process); [`ShmInit::new`], for the C interface,
+/// which carries no name, keys by `nprocs` alone, so a C program must not fill two
+/// groups of the same size at once. Under one key, a pid joining twice or a different
+/// `nprocs` fails the whole group at once.
 pub struct ShmInit {
     group: Arc<Rendezvous>,
     pid: Pid,
@@ -314,31 +321,162 @@ pub struct ShmInit {
     hooks: std::cell::Cell<u64>,
 }
 
+/// How long `lpf_pthread_initialize` waits for the rest of its group, unless
+/// `LPF_PTHREAD_TIMEOUT_MS` says otherwise.
+pub const PTHREAD_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+enum GroupKey {
+    /// `lpf_pthread_initialize`: the interface names no group, only its size.
+    Unnamed(Pid),
+    /// A group named by its job.
+    Job(String),
+}
+
+impl GroupKey {
+    fn describe(&self) -> String {
+        match self {
+            GroupKey::Unnamed(n) => format!("the unnamed group of {n} threads"),
+            GroupKey::Job(k) => format!("group {k:?}"),
+        }
+    }
+}
+
+/// A group whose threads are still arriving.
 struct Filling {
     group: Arc<Rendezvous>,
+    nprocs: Pid,
     joined: Vec<bool>,
+    count: Pid,
+    /// Set when the group cannot form; every waiter returns it.
+    failed: Option<String>,
+}
+
+impl Filling {
+    fn missing(&self) -> Vec<Pid> {
+        (0..self.nprocs).filter(|&p| !self.joined[p as usize]).collect()
+    }
+
+    /// What a waiter of this group returns now, if anything: the group formed or failed.
+    fn outcome(&self, pid: Pid) -> Option<Result<ShmInit>> {
+        if let Some(why) = &self.failed {
+            return Some(Err(Error::fatal(why.clone())));
+        }
+        (self.count == self.nprocs)
+            .then(|| Ok(ShmInit { group: self.group.clone(), pid, nprocs: self.nprocs, hooks: 0.into() }))
+    }
+}
+
+/// The groups of this OS process that are forming, with a condition variable their
+/// waiters sleep on. A group leaves the table once complete or failed, so its key can
+/// form a new group later.
+struct Forming {
+    table: Mutex<HashMap<GroupKey, Arc<Mutex<Filling>>>>,
+    changed: std::sync::Condvar,
+}
+
+fn forming() -> &'static Forming {
+    static FORMING: OnceLock<Forming> = OnceLock::new();
+    FORMING.get_or_init(|| Forming { table: Mutex::new(HashMap::new()), changed: std::sync::Condvar::new() })
 }
 
 impl ShmInit {
-    /// Joins thread `pid` of `nprocs` to its group.
+    /// `lpf_pthread_initialize`: joins thread `pid` of `nprocs` to the unnamed group of
+    /// that size, waiting for the others up to `LPF_PTHREAD_TIMEOUT_MS` (default 60 s).
     pub fn new(pid: Pid, nprocs: Pid) -> Result<ShmInit> {
+        let timeout = match std::env::var("LPF_PTHREAD_TIMEOUT_MS") {
+            Err(_) => PTHREAD_TIMEOUT_DEFAULT,
+            Ok(v) => match v.trim().parse::<u64>() {
+                Ok(ms) if ms > 0 => Duration::from_millis(ms),
+                _ => {
+                    return Err(Error::fatal(format!(
+                        "LPF_PTHREAD_TIMEOUT_MS={v:?} is not a positive number of milliseconds"
+                    )))
+                }
+            },
+        };
+        Self::form(GroupKey::Unnamed(nprocs), pid, nprocs, timeout)
+    }
+
+    /// Joins thread `pid` of `nprocs` to the group named `key` (the job's identity: every
+    /// thread of one job passes the same key, different jobs different keys). Returns
+    /// once all `nprocs` threads have joined; fails after `timeout` naming the pids
+    /// still missing, and at once for every thread of the group if a pid joins twice
+    /// or threads disagree on `nprocs`.
+    pub fn join(key: &str, pid: Pid, nprocs: Pid, timeout: Duration) -> Result<ShmInit> {
+        Self::form(GroupKey::Job(key.to_owned()), pid, nprocs, timeout)
+    }
+
+    fn form(key: GroupKey, pid: Pid, nprocs: Pid, timeout: Duration) -> Result<ShmInit> {
         if nprocs == 0 || nprocs > barrier::MAX_PROCS || pid >= nprocs {
-            return Err(Error::fatal(format!("pthread initialize: pid {pid} of nprocs {nprocs} is out of range")));
+            return Err(Error::fatal(format!(
+                "pthread initialize: pid {pid} of nprocs {nprocs} is out of range (nprocs 1..={}, pid < nprocs)",
+                barrier::MAX_PROCS
+            )));
         }
-        static FILLING: OnceLock<Mutex<HashMap<Pid, Filling>>> = OnceLock::new();
-        let mut filling = FILLING.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        let g = filling.entry(nprocs).or_insert_with(|| Filling {
-            group: Arc::new(Rendezvous::new(nprocs)),
-            joined: vec![false; nprocs as usize],
-        });
-        if std::mem::replace(&mut g.joined[pid as usize], true) {
-            return Err(Error::fatal(format!("pthread initialize: pid {pid} of {nprocs} joined twice")));
+        let forming = forming();
+        // A timeout too far off to add to now is as good as none (a year).
+        let deadline = Instant::now() + timeout.min(Duration::from_secs(365 * 24 * 3600));
+        let mut table = forming.table.lock().unwrap_or_else(|e| e.into_inner());
+        let filling = table
+            .entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(Filling {
+                    group: Arc::new(Rendezvous::new(nprocs)),
+                    nprocs,
+                    joined: vec![false; nprocs as usize],
+                    count: 0,
+                    failed: None,
+                }))
+            })
+            .clone();
+        // A group's state changes only under the table's lock too (the one waiters sleep
+        // on), so no change is missed between a waiter's look and its sleep.
+        let fail_group = |table: &mut HashMap<GroupKey, Arc<Mutex<Filling>>>, f: &mut Filling, why: String| {
+            f.failed = Some(why.clone());
+            table.remove(&key);
+            forming.changed.notify_all();
+            Err(Error::fatal(why))
+        };
+        {
+            let mut f = filling.lock().unwrap_or_else(|e| e.into_inner());
+            if f.nprocs != nprocs {
+                let why = format!(
+                    "pthread initialize: pid {pid} joined {} with nprocs {nprocs}, but it was formed with nprocs {}",
+                    key.describe(),
+                    f.nprocs
+                );
+                return fail_group(&mut table, &mut f, why);
+            }
+            if std::mem::replace(&mut f.joined[pid as usize], true) {
+                let why = format!("pthread initialize: pid {pid} of {nprocs} joined {} twice", key.describe());
+                return fail_group(&mut table, &mut f, why);
+            }
+            f.count += 1;
+            if f.count == nprocs {
+                table.remove(&key);
+                forming.changed.notify_all();
+            }
         }
-        let group = g.group.clone();
-        if g.joined.iter().all(|&j| j) {
-            filling.remove(&nprocs);
+        loop {
+            let mut f = filling.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(outcome) = f.outcome(pid) {
+                return outcome;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let why = format!(
+                    "pthread initialize: {} did not form within {} ms: pids {:?} of {nprocs} never joined \
+                     (every thread must call it with the same nprocs and its own pid)",
+                    key.describe(),
+                    timeout.as_millis(),
+                    f.missing()
+                );
+                return fail_group(&mut table, &mut f, why);
+            }
+            drop(f);
+            table = forming.changed.wait_timeout(table, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
         }
-        Ok(ShmInit { group, pid, nprocs, hooks: 0.into() })
     }
 
     pub fn pid(&self) -> Pid {
