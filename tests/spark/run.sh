@@ -231,4 +231,70 @@ for master in $masters; do
     [ "$master" = standalone ] && stop_standalone
 done
 
+# --- a host lost for good (item 17): standalone master + 2 workers, worker 2 in a network
+# namespace whose link is cut for good while an LPF PageRank runs. LPF fails the stage,
+# Spark resubmits it, the rerun can never get its 2 slots: the bridge must cancel it after
+# slotWaitMs with an LpfException (phase slots). Needs root (ip netns); the app signals
+# the moment to cut through a file, this script cuts (host side of the veth down).
+netns_case() {
+    local ns=lpfspark hv=lpfsp-h host_ip=10.79.0.1 ns_ip=10.79.0.2 port webui url cutf
+    ip netns del "$ns" 2>/dev/null
+    ip link del "$hv" 2>/dev/null
+    ip netns add "$ns" && ip link add "$hv" type veth peer name eth0 netns "$ns" &&
+        ip addr add "$host_ip/24" dev "$hv" && ip link set "$hv" up &&
+        ip -n "$ns" addr add "$ns_ip/24" dev eth0 && ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || return 1
+    daemons=$build/standalone-netns
+    mkdir -p "$daemons/pids" "$daemons/logs" "$daemons/work"
+    port=$(free_port); webui=$(free_port)
+    export SPARK_PID_DIR=$daemons/pids SPARK_LOG_DIR=$daemons/logs SPARK_WORKER_DIR=$daemons/work
+    SPARK_LOCAL_IP=$host_ip "$SPARK_HOME/sbin/spark-daemon.sh" start org.apache.spark.deploy.master.Master 1 \
+        --host "$host_ip" --port "$port" --webui-port "$webui" >"$daemons/start.log" 2>&1 || return 1
+    url=spark://$host_ip:$port
+    SPARK_LOCAL_IP=$host_ip "$SPARK_HOME/sbin/spark-daemon.sh" start org.apache.spark.deploy.worker.Worker 1 \
+        --host "$host_ip" --webui-port "$(free_port)" --cores 1 --memory 1g "$url" >>"$daemons/start.log" 2>&1 || return 1
+    ip netns exec "$ns" env SPARK_LOCAL_IP=$ns_ip "$SPARK_HOME/sbin/spark-daemon.sh" start \
+        org.apache.spark.deploy.worker.Worker 2 --host "$ns_ip" --webui-port 18081 --cores 1 --memory 1g "$url" \
+        >>"$daemons/start.log" 2>&1 || return 1
+    for _ in $(seq 1 60); do
+        [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] && break
+        sleep 0.5
+    done
+    [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] || return 1
+    pass standalone-netns/cluster-started
+    cutf=$build/netns-cut
+    rm -f "$cutf" "$cutf.done"
+    # The cut, when the application asks for it: the host side of the veth goes down for good.
+    ( for _ in $(seq 1 1200); do
+          if [ -f "$cutf" ]; then ip link set "$hv" down; date +%s.%N >"$cutf.done"; exit 0; fi
+          sleep 0.1
+      done ) &
+    local cutter=$!
+    echo "--- spark-submit --master $url (worker 2 in netns $ns, link cut for good mid-run)"
+    SPARK_LOCAL_IP=$host_ip LPF_SPARK_NETNS_CUT=$cutf LPF_SPARK_TESTS=host-lost-for-good \
+    submit standalone-netns "$url" org.lpf.spark.tests.PageRankTests "$build/standalone-netns.log" \
+        --total-executor-cores 2 --executor-cores 1 --executor-memory 1g \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.task.maxFailures=4 --conf spark.stage.maxConsecutiveAttempts=4 \
+        --conf spark.network.timeout=15s --conf spark.network.timeoutInterval=2s \
+        --conf spark.executor.heartbeatInterval=2s \
+        -- /bin/false "$build/pagerank-netns"
+    kill "$cutter" 2>/dev/null
+    return 0
+}
+netns_cleanup() { ip netns del lpfspark 2>/dev/null; ip link del lpfsp-h 2>/dev/null; }
+if [[ " $masters " == *" standalone "* ]] || [ -n "${LPF_SPARK_NETNS:-}" ]; then
+    if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+        echo "skip standalone-netns (needs root and ip netns)"
+    else
+        trap 'stop_standalone; netns_cleanup' EXIT
+        if ! netns_case; then
+            fail standalone-netns/cluster-started "$daemons/start.log"
+            tail -n 20 "$daemons"/logs/* 2>/dev/null | sed 's/^/    /'
+        fi
+        stop_standalone
+        netns_cleanup
+    fi
+fi
+
 finish

@@ -3,7 +3,8 @@ package org.lpf.spark;
 /**
  * An LPF failure, on the JVM side: which process (pid, -1 if not known yet), on which
  * host, in which phase ({@code bootstrap}, {@code load}, {@code hook}, {@code finalize},
- * {@code argument}, {@code check}, {@code native-library}), and the native message.
+ * {@code argument}, {@code check}, {@code native-library}; on the driver also {@code slots}),
+ * and the native message.
  * Thrown by every native call of {@link LpfNative} and by the bridge's own checks, and on
  * the driver by the entry points that run the stage themselves ({@code LpfHook.runStage},
  * {@code runWithoutBarrier}, {@code LpfPageRank.*}): there it is the failure a task
@@ -52,7 +53,7 @@ public class LpfException extends RuntimeException {
     /** The host the failing process ran on. */
     public String host() { return host; }
 
-    /** Where it failed: bootstrap, load, hook, finalize, argument, check or native-library. */
+    /** Where it failed: bootstrap, load, hook, finalize, argument, check, native-library or slots. */
     public String phase() { return phase; }
 
     /** The native (or check's) message alone. */

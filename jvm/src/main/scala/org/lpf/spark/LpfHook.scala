@@ -52,11 +52,11 @@ case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String, id: String
  *
  * Task side (inside the user's own `rdd.barrier().mapPartitions { ... }`):
  * {{{
- *   val job = LpfHook.prepare(sc, rdd.getNumPartitions)        // driver: checks, secret
- *   rdd.barrier().mapPartitions { it =>
+ *   val job = LpfHook.prepare(sc, rdd.getNumPartitions)        // driver: checks, secret, id
+ *   val outs = LpfHook.collect(job, rdd.barrier().mapPartitions { it =>
  *     val out = LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), bytesOf(it))
  *     Iterator(out)
- *   }
+ *   })  // not .collect(): Spark cannot rerun a barrier stage whose result goes to the driver
  * }}}
  * pid = the partition index, p = the number of partitions; pid 0 listens on its
  * executor's address on a port the OS chooses and publishes `host:port` to the others

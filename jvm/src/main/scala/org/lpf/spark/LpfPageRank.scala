@@ -174,7 +174,10 @@ object LpfPageRank {
    * takes what registered; warns when that is fewer than wanted. At least 1.
    */
   private def availableProcesses(sc: SparkContext, want: Option[Int], settings: LpfSettings, what: String): Int = {
-    val expected = want.orElse(LpfHook.configuredSlots(sc)).getOrElse(1).max(1)
+    val expected = want.orElse(LpfHook.configuredSlots(sc)) match {
+      case Some(n) => n.max(1)
+      case None => return LpfSparkAccess.maxConcurrentTasks(sc).max(1) // nothing promised: what is there
+    }
     val slots = LpfHook.awaitSlots(sc, expected, settings.slotWaitMs)
     if (slots < expected)
       log.warn(s"LpfPageRank: $what asks for $expected LPF processes, but the cluster has $slots task slots " +

@@ -12,7 +12,7 @@ import org.lpf.spark._
  * The Spark bridge's tests, run as a real Spark application through spark-submit by
  * tests/spark/run.sh:
  *
- *   spark-submit --master local[2] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
+ *   spark-submit --master local[4] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
  *     --jars lpf-spark.jar lpf-spark-tests.jar <path of libspmd_test.so>
  *
  * Prints one line per case, `RESULT ok NAME`, `RESULT FAIL NAME: why` or
@@ -187,6 +187,15 @@ object BridgeTests {
       val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
       val e = failure(LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_bad_put"), Some((_: Long) => 8L), settings))
       contains(e, "org.lpf.spark.LpfException", "failed in phase hook", "spmd_bad_put")
+      // runStage throws the failing process's typed exception on the driver (not Spark's
+      // SparkException with the text inside).
+      try { LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_bad_put"), Some((_: Long) => 8L), settings); expect(false, "succeeded") }
+      catch {
+        case l: LpfException =>
+          expect(l.pid() >= 0 && l.pid() < 2 && l.phase() == "hook" && l.detail().contains("spmd_bad_put"), s"typed: ${l.getMessage}")
+        case f: Failed => throw f
+        case other: Throwable => throw new Failed(s"the driver got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
+      }
     }
 
     test("missing-symbol-fails-in-load-phase") {
