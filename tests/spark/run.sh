@@ -11,6 +11,9 @@
 #   standalone               a Spark standalone master and two workers (1 core, 1 GiB each)
 #                            started here with spark-daemon.sh, stopped by pid at the end
 #                            (also on failure)
+# then (with local[4]) the concurrent-jobs case under local[6] (jobs of sizes 1+2+3 at
+# once), and (with standalone, as root) standalone-netns: worker 2 in a network
+# namespace whose link is cut for good mid-run (the bridge must cancel the rerun).
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; the last line is
 # "N passed, M failed" (skips count in neither). Exit status non-zero on any failure.
 #
@@ -18,7 +21,7 @@
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
 #   LPF_BUILD=gradle      build with gradle instead of scripts/build-jar.sh
 #   LPF_SPARK_MASTERS     masters to run (default "local[4] local-cluster[2,1,1024] standalone")
-#   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 240)
+#   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 360)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
 #   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated)
 set -u
@@ -111,7 +114,7 @@ export SPARK_HOME=${SPARK_HOME:-$pyspark_dir}
 export SPARK_LOCAL_IP=127.0.0.1
 log4j="-Dlog4j2.configurationFile=file:$here/log4j2.properties"
 masters=${LPF_SPARK_MASTERS:-"local[4] local-cluster[2,1,1024] standalone"}
-limit=${LPF_SPARK_TIMEOUT:-240}
+limit=${LPF_SPARK_TIMEOUT:-360}
 
 # --- a standalone cluster (started on demand, stopped by pid on exit) ---------------
 daemons=$build/standalone
@@ -230,6 +233,14 @@ for master in $masters; do
         -- "$cli" "$build/pagerank-$tag"
     [ "$master" = standalone ] && stop_standalone
 done
+
+# Item 1 in full: three concurrent jobs of sizes 1, 2 and 3 in one JVM need 6 task slots.
+if [[ " $masters " == *" local[4] "* ]]; then
+    echo "--- spark-submit --master local[6] (concurrent jobs of sizes 1+2+3 in one JVM)"
+    LPF_SPARK_TESTS=concurrent-jobs submit local6 "local[6]" org.lpf.spark.tests.BridgeTests "$build/local6.log" \
+        --driver-java-options "$log4j" --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 \
+        -- "$clib"
+fi
 
 # --- a host lost for good (item 17): standalone master + 2 workers, worker 2 in a network
 # namespace whose link is cut for good while an LPF PageRank runs. LPF fails the stage,

@@ -146,14 +146,15 @@ object BridgeTests {
     test("concurrent-jobs-keep-their-data-apart") {
       needTcp()
       // Rounds of jobs submitted at once from several driver threads, each round filling
-      // the task slots: sizes 2+2 (same size), 1+1+2 and 1+3 (three jobs of two sizes, two of
-      // different sizes). In local mode every process is a thread of one JVM (shared-memory
-      // groups), so the jobs' groups form in the same JVM at the same time. Every job's
-      // sums must be its own, and no job may fail.
+      // the task slots: sizes 1+2+3 (with 6 slots: tests/spark/run.sh runs this case under
+      // local[6] too), 2+2 (same size), 1+1+2 and 1+3. In local mode every process is a
+      // thread of one JVM (shared-memory groups), so the jobs' groups form in the same JVM
+      // at the same time. Every job's sums must be its own, and no job may fail.
       val slots = org.apache.spark.lpf.LpfSparkAccess.maxConcurrentTasks(sc)
-      val rounds = Seq(Seq(2, 2), Seq(1, 1, 2), Seq(1, 3), Seq(2, 2), Seq(1, 1, 2), Seq(1, 1)).filter(_.sum <= slots)
+      val rounds = Seq(Seq(1, 2, 3), Seq(2, 2), Seq(1, 1, 2), Seq(1, 3), Seq(3, 2, 1), Seq(2, 2), Seq(1, 1, 2), Seq(1, 1))
+        .filter(_.sum <= slots)
       expect(rounds.nonEmpty, s"$slots task slots: too few for any round")
-      val pool = java.util.concurrent.Executors.newFixedThreadPool(4)
+      val pool = java.util.concurrent.Executors.newFixedThreadPool(6)
       try {
         for ((sizes, round) <- rounds.zipWithIndex) {
           val futures = sizes.zipWithIndex.map { case (p, j) =>

@@ -350,15 +350,17 @@ object PageRankTests {
       if (!cluster) throw new Skip("needs executor JVMs (local-cluster or a standalone cluster)")
       // docs/spark.md's first pattern: the user's own barrier stage, collected with
       // LpfHook.collect (a shuffle after it), so Spark reruns it when an executor dies.
-      // For contrast, the same stage collected directly cannot be rerun (a barrier
-      // ResultStage). The kill lands while attempt 0's tasks are in the stage.
+      // The kill lands while attempt 0's tasks are in the stage. (`run(direct = true)`,
+      // the same stage collected directly, the pattern the docs showed first before, aborts:
+      // "Could not recover from a failed barrier ResultStage"; not run here, to save the
+      // replacement executor's start.)
       def run(direct: Boolean): (Either[Throwable, Seq[Seq[Long]]], ConcurrentHashMap[String, String]) = {
         val pids = executorPids(sc, p)
         val job = LpfHook.prepare(sc, p, settings)
         val stage = sc.parallelize(0 until p, p).barrier().mapPartitions { it =>
           val me = it.next()
           if (BarrierTaskContext.get().stageAttemptNumber() == 0 && BarrierTaskContext.get().attemptNumber() == 0)
-            Thread.sleep(5000) // the executor of pid 1 is killed meanwhile
+            Thread.sleep(4000) // the executor of pid 1 is killed meanwhile
           Iterator(unlongs(LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), longs(me + 1L, 1L))))
         }
         val what = new ConcurrentHashMap[String, String]()
@@ -386,13 +388,6 @@ object PageRankTests {
         }
         (out, what)
       }
-      val (direct, w1) = run(direct = true)
-      println(s"RESULT info direct collect: ${w1.asScala.toSeq.sorted.mkString("; ")}; " +
-        direct.fold(e => messages(e).take(160), _ => "succeeded"))
-      expect(w1.getOrDefault("kill", "").endsWith("exited 0"), s"direct: no executor was killed: $w1")
-      expect(direct.isLeft && messages(direct.left.toOption.get).contains("Could not recover from a failed barrier ResultStage"),
-        s"a directly collected barrier stage was expected to abort: $direct")
-      executorPids(sc, p) // the killed executor is replaced: wait until p run again
       val (viaCollect, w2) = run(direct = false)
       println(s"RESULT info LpfHook.collect: ${w2.asScala.toSeq.sorted.mkString("; ")}")
       expect(w2.getOrDefault("kill", "").endsWith("exited 0"), s"LpfHook.collect: no executor was killed: $w2")
