@@ -6,20 +6,24 @@
 # for LPF PageRank's ranks), compiles tests/spark/spmd.c into a user SPMD library, and
 # runs two test applications (jvm/src/test/scala/.../BridgeTests.scala, PageRankTests.scala)
 # under
-#   local[2]                 two task threads in one JVM (shared-memory engine)
+#   local[4]                 four task threads in one JVM (shared-memory engine)
 #   local-cluster[2,1,1024]  two executor JVMs (TCP engine)
 #   standalone               a Spark standalone master and two workers (1 core, 1 GiB each)
 #                            started here with spark-daemon.sh, stopped by pid at the end
 #                            (also on failure)
+# then (with local[4]) the concurrent-jobs case under local[6] (jobs of sizes 1+2+3 at
+# once), and (with standalone, as root) standalone-netns: worker 2 in a network
+# namespace whose link is cut for good mid-run (the bridge must cancel the rerun).
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; the last line is
 # "N passed, M failed" (skips count in neither). Exit status non-zero on any failure.
 #
 # Environment (optional):
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
 #   LPF_BUILD=gradle      build with gradle instead of scripts/build-jar.sh
-#   LPF_SPARK_MASTERS     masters to run (default "local[2] local-cluster[2,1,1024] standalone")
-#   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 240)
+#   LPF_SPARK_MASTERS     masters to run (default "local[4] local-cluster[2,1,1024] standalone")
+#   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 360)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
+#   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated)
 set -u
 set -o pipefail
 
@@ -109,8 +113,8 @@ pyspark_dir=$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file
 export SPARK_HOME=${SPARK_HOME:-$pyspark_dir}
 export SPARK_LOCAL_IP=127.0.0.1
 log4j="-Dlog4j2.configurationFile=file:$here/log4j2.properties"
-masters=${LPF_SPARK_MASTERS:-"local[2] local-cluster[2,1,1024] standalone"}
-limit=${LPF_SPARK_TIMEOUT:-240}
+masters=${LPF_SPARK_MASTERS:-"local[4] local-cluster[2,1,1024] standalone"}
+limit=${LPF_SPARK_TIMEOUT:-360}
 
 # --- a standalone cluster (started on demand, stopped by pid on exit) ---------------
 daemons=$build/standalone
@@ -229,5 +233,79 @@ for master in $masters; do
         -- "$cli" "$build/pagerank-$tag"
     [ "$master" = standalone ] && stop_standalone
 done
+
+# Item 1 in full: three concurrent jobs of sizes 1, 2 and 3 in one JVM need 6 task slots.
+if [[ " $masters " == *" local[4] "* ]]; then
+    echo "--- spark-submit --master local[6] (concurrent jobs of sizes 1+2+3 in one JVM)"
+    LPF_SPARK_TESTS=concurrent-jobs submit local6 "local[6]" org.lpf.spark.tests.BridgeTests "$build/local6.log" \
+        --driver-java-options "$log4j" --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 \
+        -- "$clib"
+fi
+
+# --- a host lost for good (item 17): standalone master + 2 workers, worker 2 in a network
+# namespace whose link is cut for good while an LPF PageRank runs. LPF fails the stage,
+# Spark resubmits it, the rerun can never get its 2 slots: the bridge must cancel it after
+# slotWaitMs with an LpfException (phase slots). Needs root (ip netns); the app signals
+# the moment to cut through a file, this script cuts (host side of the veth down).
+netns_case() {
+    local ns=lpfspark hv=lpfsp-h host_ip=10.79.0.1 ns_ip=10.79.0.2 port webui url cutf
+    ip netns del "$ns" 2>/dev/null
+    ip link del "$hv" 2>/dev/null
+    ip netns add "$ns" && ip link add "$hv" type veth peer name eth0 netns "$ns" &&
+        ip addr add "$host_ip/24" dev "$hv" && ip link set "$hv" up &&
+        ip -n "$ns" addr add "$ns_ip/24" dev eth0 && ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || return 1
+    daemons=$build/standalone-netns
+    mkdir -p "$daemons/pids" "$daemons/logs" "$daemons/work"
+    port=$(free_port); webui=$(free_port)
+    export SPARK_PID_DIR=$daemons/pids SPARK_LOG_DIR=$daemons/logs SPARK_WORKER_DIR=$daemons/work
+    SPARK_LOCAL_IP=$host_ip "$SPARK_HOME/sbin/spark-daemon.sh" start org.apache.spark.deploy.master.Master 1 \
+        --host "$host_ip" --port "$port" --webui-port "$webui" >"$daemons/start.log" 2>&1 || return 1
+    url=spark://$host_ip:$port
+    SPARK_LOCAL_IP=$host_ip "$SPARK_HOME/sbin/spark-daemon.sh" start org.apache.spark.deploy.worker.Worker 1 \
+        --host "$host_ip" --webui-port "$(free_port)" --cores 1 --memory 1g "$url" >>"$daemons/start.log" 2>&1 || return 1
+    ip netns exec "$ns" env SPARK_LOCAL_IP=$ns_ip "$SPARK_HOME/sbin/spark-daemon.sh" start \
+        org.apache.spark.deploy.worker.Worker 2 --host "$ns_ip" --webui-port 18081 --cores 1 --memory 1g "$url" \
+        >>"$daemons/start.log" 2>&1 || return 1
+    for _ in $(seq 1 60); do
+        [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] && break
+        sleep 0.5
+    done
+    [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] || return 1
+    pass standalone-netns/cluster-started
+    cutf=$build/netns-cut
+    rm -f "$cutf" "$cutf.done"
+    # The cut, when the application asks for it: the host side of the veth goes down for good.
+    ( for _ in $(seq 1 1200); do
+          if [ -f "$cutf" ]; then ip link set "$hv" down; date +%s.%N >"$cutf.done"; exit 0; fi
+          sleep 0.1
+      done ) &
+    local cutter=$!
+    echo "--- spark-submit --master $url (worker 2 in netns $ns, link cut for good mid-run)"
+    SPARK_LOCAL_IP=$host_ip LPF_SPARK_NETNS_CUT=$cutf LPF_SPARK_TESTS=host-lost-for-good \
+    submit standalone-netns "$url" org.lpf.spark.tests.PageRankTests "$build/standalone-netns.log" \
+        --total-executor-cores 2 --executor-cores 1 --executor-memory 1g \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.task.maxFailures=4 --conf spark.stage.maxConsecutiveAttempts=4 \
+        --conf spark.network.timeout=15s --conf spark.network.timeoutInterval=2s \
+        --conf spark.executor.heartbeatInterval=2s \
+        -- /bin/false "$build/pagerank-netns"
+    kill "$cutter" 2>/dev/null
+    return 0
+}
+netns_cleanup() { ip netns del lpfspark 2>/dev/null; ip link del lpfsp-h 2>/dev/null; }
+if [[ " $masters " == *" standalone "* ]] || [ -n "${LPF_SPARK_NETNS:-}" ]; then
+    if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+        echo "skip standalone-netns (needs root and ip netns)"
+    else
+        trap 'stop_standalone; netns_cleanup' EXIT
+        if ! netns_case; then
+            fail standalone-netns/cluster-started "$daemons/start.log"
+            tail -n 20 "$daemons"/logs/* 2>/dev/null | sed 's/^/    /'
+        fi
+        stop_standalone
+        netns_cleanup
+    fi
+fi
 
 finish

@@ -58,8 +58,14 @@ fn throw_lpf(env: &mut Env<'_>, who: &Who, failure: &Failure) -> jni::errors::Re
     let message = env.new_string(&failure.message)?;
     let e = env.new_object(
         jni_str!("org/lpf/spark/LpfException"),
-        jni_sig!("(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V"),
-        &[JValue::Int(who.pid), JValue::Object(&host), JValue::Object(&phase), JValue::Object(&message)],
+        jni_sig!("(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;Z)V"),
+        &[
+            JValue::Int(who.pid),
+            JValue::Object(&host),
+            JValue::Object(&phase),
+            JValue::Object(&message),
+            JValue::Bool(failure.permanent),
+        ],
     )?;
     let e = env.cast_local::<jni::objects::JThrowable>(e)?;
     env.throw(e)
@@ -177,21 +183,30 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
     })
 }
 
-/// `static native long initShm(int pid, int nprocs, String host)`: joins the group of
-/// `nprocs` threads of this JVM (each task thread calls it with its own pid).
+/// `static native long initShm(String key, int pid, int nprocs, long timeoutMs, String
+/// host)`: joins the group named `key` of `nprocs` threads of this JVM (each task thread
+/// calls it with its own pid; `key` names the job, so any number of jobs can form
+/// groups at once); returns when all have joined, fails after `timeoutMs` naming the
+/// pids that never came, at once on a pid joining twice or a different nprocs.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_initShm<'l>(
     mut env: EnvUnowned<'l>,
     _c: JClass<'l>,
+    key: JString<'l>,
     pid: jint,
     nprocs: jint,
+    timeout_ms: jlong,
     host: JString<'l>,
 ) -> jlong {
     let mut host_name = String::new();
     entry(&mut env, Phase::Bootstrap, || Who { pid, host: local_host_name() }, |env| {
         host_name = host_or_local(env, &host);
         let (pid, nprocs) = pid_arg(pid, nprocs)?;
-        let s = Session::shm(pid, nprocs, host_name.clone())?;
+        if timeout_ms <= 0 {
+            return Err(Failure::new(Phase::Argument, format!("timeout {timeout_ms} ms: must be positive")));
+        }
+        let key = string(env, &key, "group key")?;
+        let s = Session::shm(&key, pid, nprocs, timeout_ms as u64, host_name.clone())?;
         Ok(Box::into_raw(Box::new(s)) as jlong)
     })
 }

@@ -39,11 +39,24 @@ impl Phase {
 pub struct Failure {
     pub phase: Phase,
     pub message: String,
+    /// Running again on the same input fails the same way (`LpfException.permanent`):
+    /// a bad argument, a library that does not load, or an error the program itself
+    /// reported while the group stayed intact (e.g. a malformed input file, which every
+    /// process agrees on). Not for bootstrap failures or a lost peer, which a rerun of
+    /// the stage may cure.
+    pub permanent: bool,
 }
 
 impl Failure {
+    /// A failure whose permanence follows from its phase: arguments and loading are
+    /// permanent, the rest not (see [`Failure::permanent`] for program errors).
     pub fn new(phase: Phase, message: impl Into<String>) -> Failure {
-        Failure { phase, message: message.into() }
+        Failure { phase, message: message.into(), permanent: matches!(phase, Phase::Argument | Phase::Load) }
+    }
+
+    /// A failure that a rerun on the same input cannot cure.
+    pub fn permanent(phase: Phase, message: impl Into<String>) -> Failure {
+        Failure { phase, message: message.into(), permanent: true }
     }
 }
 
@@ -88,8 +101,15 @@ pub enum Program<'a> {
 }
 
 impl Session {
-    pub fn shm(pid: Pid, nprocs: Pid, host: String) -> Result<Session, Failure> {
-        let init = lpf::ShmInit::new(pid, nprocs).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
+    /// Joins the group of `nprocs` threads of this process named `key` (the job's
+    /// identity: groups of different jobs never mix, whatever their sizes), waiting up
+    /// to `timeout_ms` for the others.
+    pub fn shm(key: &str, pid: Pid, nprocs: Pid, timeout_ms: u64, host: String) -> Result<Session, Failure> {
+        if key.is_empty() {
+            return Err(Failure::new(Phase::Argument, "the shared-memory group key is empty (it must name the job)"));
+        }
+        let timeout = std::time::Duration::from_millis(timeout_ms);
+        let init = lpf::ShmInit::join(key, pid, nprocs, timeout).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
         Ok(Session { pid, nprocs, host, state: RefCell::new(State::Shm(init)) })
     }
 
@@ -190,7 +210,9 @@ impl Session {
                 };
                 let r = self.hook_raw(&spmd, args);
                 match (err.into_inner().unwrap_or_else(|e| e.into_inner()), r) {
-                    (Some(m), _) => Err(format!("{name}: {m}")),
+                    // The program's own error with the section intact: its input is bad.
+                    (Some(m), Ok(())) => return Err(Failure::permanent(Phase::Hook, format!("{name}: {m}"))),
+                    (Some(m), Err(_)) => Err(format!("{name}: {m}")),
                     (None, r) => r.map_err(|e| e.to_string()),
                 }
             }
@@ -228,11 +250,74 @@ impl Session {
         };
         let r = self.hook_raw(&spmd, Args::none());
         let result = match (got.into_inner().unwrap_or_else(|e| e.into_inner()), r) {
-            (Some(Err(m)), _) => Err(format!("{name}: {m}")),
+            // The program's own error with the section intact (the processes agreed on
+            // it, e.g. a malformed file): a rerun on the same input fails the same way.
+            (Some(Err(m)), Ok(())) => return Err(Failure::permanent(Phase::Hook, format!("{name}: {m}"))),
+            (Some(Err(m)), Err(_)) => Err(format!("{name}: {m}")),
             (Some(Ok(out)), Ok(())) => Ok(out),
             (Some(Ok(_)), Err(e)) | (None, Err(e)) => Err(format!("{name}: {e}")),
             (None, Ok(())) => Err(format!("{name}: the section ran no process of this group")),
         };
         result.map_err(|m| Failure::new(Phase::Hook, m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn longs(v: &[i64]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// Runs `allreduce-sum-i64` as process `pid` of `p` in the group `key`.
+    fn sum(key: &str, pid: u32, p: u32, input: Vec<u8>) -> Result<Vec<u8>, Failure> {
+        let s = Session::shm(key, pid, p, 20_000, "test-host".into())?;
+        let mut out = vec![0u8; input.len()];
+        s.hook(Program::Bundled("allreduce-sum-i64"), &input, &mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn groups_of_the_same_size_with_different_keys_keep_apart() {
+        // Four jobs of two threads each (and one of three) joining at the same time: with
+        // groups matched by size, their threads would pair up across jobs.
+        let jobs: Vec<(String, u32)> = (0..4).map(|j| (format!("job-{j}"), 2)).chain([("job-3p".to_string(), 3)]).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .enumerate()
+                .flat_map(|(j, (key, p))| {
+                    (0..*p).map(move |pid| (j, key.clone(), *p, pid))
+                })
+                .map(|(j, key, p, pid)| s.spawn(move || (j, p, sum(&key, pid, p, longs(&[100 * j as i64 + pid as i64, 1])))))
+                .collect();
+            for h in handles {
+                let (j, p, r) = h.join().unwrap();
+                let want = longs(&[(0..p as i64).map(|q| 100 * j as i64 + q).sum(), p as i64]);
+                assert_eq!(r.map_err(|f| f.message).unwrap(), want, "job {j}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_program_error_with_the_group_intact_is_permanent() {
+        // Unequal input lengths: allreduce reports it on every process, the section ends
+        // normally, so a rerun on the same input fails the same way.
+        let r: Vec<Result<Vec<u8>, Failure>> = std::thread::scope(|s| {
+            let a = s.spawn(|| sum("perm", 0, 2, longs(&[1, 2])));
+            let b = s.spawn(|| sum("perm", 1, 2, longs(&[1])));
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        for x in r {
+            let f = x.err().expect("unequal inputs must fail");
+            assert_eq!(f.phase, Phase::Hook);
+            assert!(f.permanent, "not permanent: {}", f.message);
+        }
+        // A group that never forms (a missing thread) is not permanent: a rerun may cure it.
+        let f = Session::shm("lonely", 0, 2, 200, "h".into()).err().expect("a missing thread must fail the join");
+        assert_eq!(f.phase, Phase::Bootstrap);
+        assert!(!f.permanent);
+        assert!(Failure::new(Phase::Argument, "x").permanent && Failure::new(Phase::Load, "x").permanent);
     }
 }

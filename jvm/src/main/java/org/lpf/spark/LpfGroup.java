@@ -24,10 +24,14 @@ public final class LpfGroup implements AutoCloseable {
         this.host = host;
     }
 
-    /** Joins the group of {@code nprocs} task threads of this JVM (shared-memory engine). */
-    public static LpfGroup shm(int pid, int nprocs, String host) {
-        long h = LpfNative.initShm(pid, nprocs, host);
-        LOG.debug("LPF pid {}/{} joined a shared-memory group on {}", pid, nprocs, host);
+    /**
+     * Joins the group {@code key} of {@code nprocs} task threads of this JVM (shared-memory
+     * engine): {@code key} names the job, so jobs running at once in one JVM never mix;
+     * waits at most {@code timeoutMs} for the other threads.
+     */
+    public static LpfGroup shm(String key, int pid, int nprocs, long timeoutMs, String host) {
+        long h = LpfNative.initShm(key, pid, nprocs, timeoutMs, host);
+        LOG.debug("LPF pid {}/{} joined the shared-memory group {} on {}", pid, nprocs, key, host);
         return new LpfGroup(h, pid, nprocs, host);
     }
 

@@ -28,8 +28,13 @@ public final class LpfNative {
      */
     public static native long outputLength(String algorithm, long inputLength);
 
-    /** Joins the group of {@code nprocs} threads of this JVM as {@code pid}; returns a handle. */
-    public static native long initShm(int pid, int nprocs, String host);
+    /**
+     * Joins the group named {@code key} of {@code nprocs} threads of this JVM as {@code pid};
+     * returns a handle once all have joined. {@code key} names the job (threads of different
+     * jobs never form one group, whatever their sizes); fails after {@code timeoutMs} naming
+     * the pids that never joined, at once when a pid joins twice or nprocs differ.
+     */
+    public static native long initShm(String key, int pid, int nprocs, long timeoutMs, String host);
 
     /**
      * Step 1 of joining a group of {@code nprocs} processes over TCP as {@code pid}: pid 0

@@ -3,6 +3,7 @@ package org.lpf.spark
 import java.net.InetAddress
 import java.security.SecureRandom
 
+import scala.reflect.ClassTag
 import scala.util.control.NonFatal
 
 import org.apache.spark.{BarrierTaskContext, HashPartitioner, SparkContext, SparkEnv, TaskContext}
@@ -20,7 +21,10 @@ import org.slf4j.LoggerFactory
  * @param port               port of pid 0 for TCP; 0 = the OS chooses (barrier mode publishes
  *                           it); the barrier-less mode needs a fixed one
  * @param threads            LPF threads per process for TCP (0 = one)
- * @param slotWaitMs         how long the driver waits for enough executors to register
+ * @param slotWaitMs         how long the driver waits for enough task slots: before the job
+ *                           (executors registering), and while it runs when a rerun of its
+ *                           barrier stage waits for slots that lost executors held (then the
+ *                           job is cancelled with an [[LpfException]] in phase `slots`)
  */
 case class LpfSettings(
     bootstrapTimeoutMs: Long = 120000L,
@@ -30,25 +34,29 @@ case class LpfSettings(
     slotWaitMs: Long = 30000L) {
   require(Set("auto", "shm", "tcp").contains(engine), s"engine must be auto, shm or tcp, not $engine")
   require(bootstrapTimeoutMs > 0, "bootstrapTimeoutMs must be positive")
+  require(slotWaitMs >= 0, "slotWaitMs must be >= 0")
 }
 
 /**
- * One LPF job as the driver prepared it: its settings, its number of processes and a
- * fresh random secret every member presents when it joins. Serializable: capture it in
- * the closure of `rdd.barrier().mapPartitions`.
+ * One LPF job as the driver prepared it: its settings, its number of processes, a fresh
+ * random secret every member presents when it joins, and a random id (not derived from
+ * the secret) that names its groups: shared-memory groups are keyed by it (with the
+ * stage and attempt), so any number of jobs can run at once in one executor JVM, and
+ * TCP groups carry it in their job name. Serializable: capture it in the closure of
+ * `rdd.barrier().mapPartitions`.
  */
-case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String)
+case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String, id: String = LpfHook.newId())
 
 /**
  * The bridge between Spark tasks and LPF.
  *
  * Task side (inside the user's own `rdd.barrier().mapPartitions { ... }`):
  * {{{
- *   val job = LpfHook.prepare(sc, rdd.getNumPartitions)        // driver: checks, secret
- *   rdd.barrier().mapPartitions { it =>
+ *   val job = LpfHook.prepare(sc, rdd.getNumPartitions)        // driver: checks, secret, id
+ *   val outs = LpfHook.collect(job, rdd.barrier().mapPartitions { it =>
  *     val out = LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), bytesOf(it))
  *     Iterator(out)
- *   }
+ *   })  // not .collect(): Spark cannot rerun a barrier stage whose result goes to the driver
  * }}}
  * pid = the partition index, p = the number of partitions; pid 0 listens on its
  * executor's address on a port the OS chooses and publishes `host:port` to the others
@@ -72,11 +80,16 @@ object LpfHook {
   private def localHost: String =
     try InetAddress.getLocalHost.getHostName catch { case _: Exception => "unknown-host" }
 
-  private def newSecret(): String = {
-    val b = new Array[Byte](24)
+  private def randomHex(bytes: Int): String = {
+    val b = new Array[Byte](bytes)
     new SecureRandom().nextBytes(b)
     b.map(x => f"${x & 0xff}%02x").mkString
   }
+
+  private def newSecret(): String = randomHex(24)
+
+  /** A fresh job id (random, independent of the secret). */
+  private[spark] def newId(): String = randomHex(8)
 
   /** Task slots of the master URL's local modes, if it is one. */
   private[spark] def localSlots(master: String): Option[Int] = {
@@ -127,14 +140,41 @@ object LpfHook {
     }
   }
 
-  private def waitForSlots(sc: SparkContext, nprocs: Int, settings: LpfSettings): Unit = {
-    // Executors register over time: wait a while for enough slots.
-    val deadline = System.currentTimeMillis + settings.slotWaitMs
+  /**
+   * The cluster's task slots once it has `want` of them, or what it has after waiting
+   * `waitMs` (executors register over time).
+   */
+  private[spark] def awaitSlots(sc: SparkContext, want: Int, waitMs: Long): Int = {
+    val deadline = System.currentTimeMillis + waitMs
     var slots = LpfSparkAccess.maxConcurrentTasks(sc)
-    while (slots < nprocs && System.currentTimeMillis < deadline) {
+    while (slots < want && System.currentTimeMillis < deadline) {
       Thread.sleep(200)
       slots = LpfSparkAccess.maxConcurrentTasks(sc)
     }
+    slots
+  }
+
+  /**
+   * Task slots the cluster is configured to have, when the configuration says
+   * (local modes; spark.executor.instances x spark.executor.cores; spark.cores.max),
+   * divided by spark.task.cpus.
+   */
+  private[spark] def configuredSlots(sc: SparkContext): Option[Int] = {
+    val conf = sc.getConf
+    val taskCpus = math.max(conf.getInt("spark.task.cpus", 1), 1)
+    localSlots(sc.master).orElse {
+      val instances = conf.getOption("spark.executor.instances").map(_.toInt)
+      val cores = conf.getOption("spark.executor.cores").map(_.toInt)
+      (instances, cores) match {
+        case (Some(i), Some(c)) => Some(i * c)
+        case _ => conf.getOption("spark.cores.max").map(_.toInt)
+      }
+    }.map(_ / taskCpus)
+  }
+
+  private def waitForSlots(sc: SparkContext, nprocs: Int, settings: LpfSettings): Unit = {
+    // Executors register over time: wait a while for enough slots.
+    val slots = awaitSlots(sc, nprocs, settings.slotWaitMs)
     if (slots < nprocs)
       fail("check", s"the cluster has $slots free task slots (after waiting ${settings.slotWaitMs} ms for " +
         s"executors) but the LPF job has $nprocs partitions, and barrier mode runs all of them at once: " +
@@ -179,8 +219,10 @@ object LpfHook {
         s"stage has $p partitions: call LpfHook.prepare(sc, rdd.getNumPartitions) on the RDD you run")
     LpfNative.ensureLoaded()
     val executor = SparkEnv.get.executorId
-    // Tasks of an earlier attempt of this stage are refused by this one's.
-    val jobName = s"spark-stage-${ctx.stageId()}-attempt-${ctx.stageAttemptNumber()}"
+    // The group's name: this job (its random id), this stage and attempt. Tasks of an
+    // earlier attempt of this stage are refused by this one's (TCP), and shared-memory
+    // groups of different jobs never mix, whatever their sizes.
+    val jobName = s"spark-job-${job.id}-stage-${ctx.stageId()}-attempt-${ctx.stageAttemptNumber()}"
     // One allGather round (each costs about a second: Spark's BarrierTaskContext polls
     // its barrier once a second): who runs where (executor ids, not hosts: two executors
     // may share a host), and where pid 0 listens. pid 0 binds its port (the OS chooses)
@@ -214,7 +256,7 @@ object LpfHook {
     val group = engine match {
       case "shm" =>
         early.foreach(_.foreach(_.close())) // threads: pid 0's listener is not needed
-        LpfGroup.shm(pid, p, host)
+        LpfGroup.shm(jobName, pid, p, job.settings.bootstrapTimeoutMs, host)
       case _ if pid == 0 => early match {
         case Some(Right(g)) => try g.join() catch { case e: Throwable => g.close(); throw e }
         case Some(Left(e)) => throw e
@@ -265,12 +307,31 @@ object LpfHook {
                settings: LpfSettings = LpfSettings()): Array[Array[Byte]] = {
     val p = rdd.getNumPartitions
     val job = prepare(rdd.sparkContext, p, settings)
-    val out = rdd.barrier().mapPartitions { it =>
+    collect(job, rdd.barrier().mapPartitions { it =>
       val input = concat(it)
       val n = outputLength.map(f => f(input.length.toLong).toInt).getOrElse(-1)
-      Iterator((BarrierTaskContext.get().partitionId(), run(job, program, input, n)))
-    }.partitionBy(new HashPartitioner(p)).collect()
-    out.sortBy(_._1).map(_._2)
+      Iterator(run(job, program, input, n))
+    })
+  }
+
+  /**
+   * Driver: collects the barrier stage `stage` (the user's own
+   * `rdd.barrier().mapPartitions { ... LpfHook.run(job, ...) ... }`) so that it survives
+   * the loss of an executor, and returns its elements in partition order. Spark cannot
+   * rerun a barrier stage whose result goes straight to the driver (`stage.collect()`
+   * aborts with "Could not recover from a failed barrier ResultStage"), but it reruns a
+   * barrier stage that feeds a shuffle: this puts one after it. Failures come as the
+   * typed [[LpfException]] of the failing process; a permanent one (see
+   * [[LpfException.permanent]]) cancels the job at once; a rerun that waits for task
+   * slots longer than `slotWaitMs` is cancelled (phase `slots`).
+   */
+  def collect[T: ClassTag](job: LpfJob, stage: RDD[T]): Array[T] = {
+    val n = stage.getNumPartitions
+    val shuffled = stage.mapPartitionsWithIndex((i, it) => it.zipWithIndex.map { case (x, k) => ((i, k), x) })
+      .partitionBy(new HashPartitioner(math.max(n, 1)))
+    LpfJobWatch(stage.sparkContext, job, "LpfHook.collect") {
+      shuffled.collect().sortBy(_._1).map(_._2)
+    }
   }
 
   /**
@@ -297,7 +358,8 @@ object LpfHook {
     val members = (if (workers.nonEmpty) workers else byExecutor).sortBy(_._1).toArray
     val p = members.length
     check(sc, p, settings)
-    val secret = newSecret()
+    val job = LpfJob(settings, p, newSecret())
+    val secret = job.secret
     log.info("LPF without barrier mode: {} processes on executors {}", Integer.valueOf(p), members.mkString(", "))
     val shared = sc.broadcast(members)
     val inputs = (0 until p).map(i => (i, input(i)))
@@ -305,7 +367,7 @@ object LpfHook {
       val (e, h) = members(i)
       ((i, bytes), if (e == Driver) Seq.empty[String] else Seq(s"executor_${h}_$e"))
     }
-    val out = sc.makeRDD(placed).mapPartitions { it =>
+    val out = LpfJobWatch(sc, job, "LpfHook.runWithoutBarrier") { sc.makeRDD(placed).mapPartitions { it =>
       val ms = shared.value
       val env = SparkEnv.get
       val me = env.executorId
@@ -318,15 +380,16 @@ object LpfHook {
         LpfNative.ensureLoaded()
         val n = outputLength.map(f => f(bytes.length.toLong).toInt).getOrElse(program.outputLength(bytes.length.toLong).toInt)
         val group =
-          if (ms.length == 1 || settings.engine == "shm") LpfGroup.shm(pid, ms.length, host)
+          if (ms.length == 1 || settings.engine == "shm")
+            LpfGroup.shm(s"spark-job-${job.id}-no-barrier", pid, ms.length, settings.bootstrapTimeoutMs, host)
           else {
             val g = LpfGroup.tcp(ms(0)._2, settings.port, pid, ms.length, settings.bootstrapTimeoutMs, secret,
-              settings.threads, "spark-no-barrier", host)
+              settings.threads, s"spark-job-${job.id}-no-barrier", host)
             try g.join() catch { case e: Throwable => g.close(); throw e }
           }
         try (pid, group.hook(program, bytes, n)) finally group.close()
       }
-    }.collect()
+    }.collect() }
     out.sortBy(_._1).map(_._2)
   }
 }

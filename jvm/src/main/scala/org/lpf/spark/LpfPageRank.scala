@@ -7,6 +7,7 @@ import org.apache.spark.{BarrierTaskContext, HashPartitioner, SparkContext}
 import org.apache.spark.lpf.LpfSparkAccess
 import org.apache.spark.rdd.RDD
 import org.apache.spark.storage.StorageLevel
+import org.slf4j.LoggerFactory
 
 /**
  * The outcome of an LPF PageRank.
@@ -65,6 +66,7 @@ case class LpfPageRankResult(
  * rank) pairs, iterations, residual, timings).
  */
 object LpfPageRank {
+  private val log = LoggerFactory.getLogger(getClass)
   val Algorithm = "pagerank"
   private val RequestHeader = 48
   private val ReplyHeader = 72
@@ -166,10 +168,23 @@ object LpfPageRank {
     }
   }
 
-  /** Task slots for LPF processes (executors x cores / task cpus), at least 1. */
-  private def defaultProcesses(sc: SparkContext): Int =
-    LpfHook.localSlots(sc.master).map(_ / sc.getConf.getInt("spark.task.cpus", 1))
-      .getOrElse(LpfSparkAccess.maxConcurrentTasks(sc)).max(1)
+  /**
+   * Task slots for LPF processes: waits (up to `slotWaitMs`) for as many as the
+   * configuration promises (local modes, executors x cores, cores.max) or `want`, then
+   * takes what registered; warns when that is fewer than wanted. At least 1.
+   */
+  private def availableProcesses(sc: SparkContext, want: Option[Int], settings: LpfSettings, what: String): Int = {
+    val expected = want.orElse(LpfHook.configuredSlots(sc)) match {
+      case Some(n) => n.max(1)
+      case None => return LpfSparkAccess.maxConcurrentTasks(sc).max(1) // nothing promised: what is there
+    }
+    val slots = LpfHook.awaitSlots(sc, expected, settings.slotWaitMs)
+    if (slots < expected)
+      log.warn(s"LpfPageRank: $what asks for $expected LPF processes, but the cluster has $slots task slots " +
+        s"after waiting ${settings.slotWaitMs} ms for executors: running ${math.max(slots, 1)} processes " +
+        "(pass nprocs to require a number and fail otherwise; LpfSettings.slotWaitMs to wait longer)")
+    slots.min(expected).max(1)
+  }
 
   private def defaultThreads(sc: SparkContext): Int = sc.getConf.getInt("spark.task.cpus", 1)
 
@@ -181,6 +196,10 @@ object LpfPageRank {
   private def runRequests[T](input: RDD[T], p: Int, settings: LpfSettings)(request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
     val sc = input.sparkContext
     val job = LpfHook.prepare(sc, p, settings)
+    LpfJobWatch(sc, job, s"LpfPageRank ($p processes)")(runJob(input, p, job)(request))
+  }
+
+  private def runJob[T](input: RDD[T], p: Int, job: LpfJob)(request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
     val program = LpfProgram.bundled(Algorithm)
     val t0 = System.nanoTime
     val replies = input.barrier().mapPartitions { it =>
@@ -214,9 +233,12 @@ object LpfPageRank {
           settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
     val sc = edges.sparkContext
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
-    val slots = defaultProcesses(sc)
     val parts = edges.getNumPartitions
-    val p = if (nprocs > 0) nprocs else if (parts <= slots && parts > 0) parts else slots
+    // nprocs given: exactly that many (prepare fails, naming both numbers, if the
+    // cluster does not get that many slots within slotWaitMs); else the partitions, or
+    // fewer (with a warning) if the cluster has fewer slots.
+    val p = if (nprocs > 0) nprocs
+      else availableProcesses(sc, if (parts > 0) Some(parts) else None, settings, s"an edges RDD of $parts partitions")
     // A barrier stage must not narrow its parent's partitions (coalesce): shuffle instead.
     val input = if (parts == p) edges else edges.repartition(p)
     runRequests(input, p, settings)(it => edgesRequest(params, it))
@@ -237,7 +259,7 @@ object LpfPageRank {
                progress: Boolean = false, settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
     formatCode(format)
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
-    val p = if (nprocs > 0) nprocs else defaultProcesses(sc)
+    val p = if (nprocs > 0) nprocs else availableProcesses(sc, None, settings, s"fromFile($path)")
     runRequests(sc.parallelize(0 until p, p), p, settings)(_ => fileRequest(params, path, format))
   }
 
@@ -250,7 +272,7 @@ object LpfPageRank {
            tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
            settings: LpfSettings = LpfSettings(), a: Double = 0.57, b: Double = 0.19, c: Double = 0.19): LpfPageRankResult = {
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress = false)
-    val p = if (nprocs > 0) nprocs else defaultProcesses(sc)
+    val p = if (nprocs > 0) nprocs else availableProcesses(sc, None, settings, s"rmat(scale $scale)")
     runRequests(sc.parallelize(0 until p, p), p, settings)(_ => rmatRequest(params, scale, edgeFactor, a, b, c, seed))
   }
 }

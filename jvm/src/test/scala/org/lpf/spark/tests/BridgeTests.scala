@@ -12,7 +12,7 @@ import org.lpf.spark._
  * The Spark bridge's tests, run as a real Spark application through spark-submit by
  * tests/spark/run.sh:
  *
- *   spark-submit --master local[2] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
+ *   spark-submit --master local[4] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
  *     --jars lpf-spark.jar lpf-spark-tests.jar <path of libspmd_test.so>
  *
  * Prints one line per case, `RESULT ok NAME`, `RESULT FAIL NAME: why` or
@@ -56,7 +56,10 @@ object BridgeTests {
 
   private var results = Vector.empty[String]
 
-  private def test(name: String)(body: => Unit): Unit = {
+  /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
+  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
+
+  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
     val t0 = System.nanoTime
     val line =
       try {
@@ -140,6 +143,39 @@ object BridgeTests {
       out.foreach(o => eq(o, (201L, 14L), "direct sums"))
     }
 
+    test("concurrent-jobs-keep-their-data-apart") {
+      needTcp()
+      // Rounds of jobs submitted at once from several driver threads, each round filling
+      // the task slots: sizes 1+2+3 (with 6 slots: tests/spark/run.sh runs this case under
+      // local[6] too), 2+2 (same size), 1+1+2 and 1+3. In local mode every process is a
+      // thread of one JVM (shared-memory groups), so the jobs' groups form in the same JVM
+      // at the same time. Every job's sums must be its own, and no job may fail.
+      val slots = org.apache.spark.lpf.LpfSparkAccess.maxConcurrentTasks(sc)
+      val rounds = Seq(Seq(1, 2, 3), Seq(2, 2), Seq(1, 1, 2), Seq(1, 3), Seq(3, 2, 1), Seq(2, 2), Seq(1, 1, 2), Seq(1, 1))
+        .filter(_.sum <= slots)
+      expect(rounds.nonEmpty, s"$slots task slots: too few for any round")
+      val pool = java.util.concurrent.Executors.newFixedThreadPool(6)
+      try {
+        for ((sizes, round) <- rounds.zipWithIndex) {
+          val futures = sizes.zipWithIndex.map { case (p, j) =>
+            pool.submit(new java.util.concurrent.Callable[(Int, Int, Seq[Seq[Long]])] {
+              def call(): (Int, Int, Seq[Seq[Long]]) = {
+                val tag = 1000L * (round * 10 + j + 1)
+                val rdd = sc.parallelize((0 until p).map(i => longs(tag + i, p.toLong, 1L)), p)
+                (j, p, LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings).map(unlongs).toSeq)
+              }
+            })
+          }
+          futures.map(_.get(120, java.util.concurrent.TimeUnit.SECONDS)).foreach { case (j, p, outs) =>
+            val tag = 1000L * (round * 10 + j + 1)
+            eq(outs.length, p, s"round $round (sizes ${sizes.mkString("+")}) job $j outputs")
+            outs.foreach(o => eq(o, Seq(p * tag + (0 until p).sum, p.toLong * p, p.toLong),
+              s"round $round (sizes ${sizes.mkString("+")}) job $j (p = $p) sums"))
+          }
+        }
+      } finally pool.shutdownNow()
+    }
+
     test("c-library-spmd") {
       needTcp()
       val rdd = sc.parallelize(Seq(longs(1, 2, 3), longs(10, 20)), 2)
@@ -152,6 +188,15 @@ object BridgeTests {
       val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
       val e = failure(LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_bad_put"), Some((_: Long) => 8L), settings))
       contains(e, "org.lpf.spark.LpfException", "failed in phase hook", "spmd_bad_put")
+      // runStage throws the failing process's typed exception on the driver (not Spark's
+      // SparkException with the text inside).
+      try { LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_bad_put"), Some((_: Long) => 8L), settings); expect(false, "succeeded") }
+      catch {
+        case l: LpfException =>
+          expect(l.pid() >= 0 && l.pid() < 2 && l.phase() == "hook" && l.detail().contains("spmd_bad_put"), s"typed: ${l.getMessage}")
+        case f: Failed => throw f
+        case other: Throwable => throw new Failed(s"the driver got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
+      }
     }
 
     test("missing-symbol-fails-in-load-phase") {
@@ -178,7 +223,7 @@ object BridgeTests {
     }
 
     test("driver-checks-say-what-to-change") {
-      val slots = if (cluster) 2 else 2
+      val slots = org.apache.spark.lpf.LpfSparkAccess.maxConcurrentTasks(sc)
       val e1 = failure(LpfHook.check(sc, slots + 1, settings.copy(slotWaitMs = 1000L)))
       contains(e1, "LpfException", "failed in phase check", s"${slots + 1} partitions", s"at most $slots partitions")
       val base = sc.getConf

@@ -10,7 +10,12 @@ import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{SparkConf, SparkContext, SparkEnv, Success => TaskSuccess}
+import org.apache.logging.log4j.{Level, LogManager}
+import org.apache.logging.log4j.core.{LogEvent, LoggerContext}
+import org.apache.logging.log4j.core.appender.AbstractAppender
+import org.apache.logging.log4j.core.config.Property
+import org.apache.spark.{BarrierTaskContext, SparkConf, SparkContext, SparkEnv, Success => TaskSuccess}
+import org.apache.spark.lpf.LpfSparkAccess
 import org.apache.spark.scheduler._
 import org.apache.spark.storage.StorageLevel
 import org.lpf.spark._
@@ -33,7 +38,10 @@ object PageRankTests {
   private def messages(t: Throwable): String =
     Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
 
-  private def test(name: String)(body: => Unit): Unit = {
+  /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
+  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
+
+  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
     val t0 = System.nanoTime
     val line =
       try { body; s"RESULT ok $name" } catch {
@@ -107,6 +115,128 @@ object PageRankTests {
     (threads, fds, statm(1).toLong * 4096L)
   }
 
+
+  private def longs(xs: Long*): Array[Byte] = {
+    val b = java.nio.ByteBuffer.allocate(8 * xs.length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    xs.foreach(b.putLong)
+    b.array()
+  }
+
+  private def unlongs(a: Array[Byte]): Seq[Long] = {
+    val b = java.nio.ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    Seq.fill(a.length / 8)(b.getLong)
+  }
+
+  /** Warnings the bridge logs on the driver (logger org.lpf.spark), from now on. */
+  private lazy val warnings: java.util.concurrent.ConcurrentLinkedQueue[String] = {
+    val q = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val lc = LogManager.getContext(false).asInstanceOf[LoggerContext]
+    val app = new AbstractAppender("lpf-test-capture", null, null, true, Property.EMPTY_ARRAY) {
+      override def append(e: LogEvent): Unit =
+        if (e.getLevel.isMoreSpecificThan(Level.WARN)) q.add(e.getMessage.getFormattedMessage)
+    }
+    app.start()
+    lc.getConfiguration.getLoggerConfig("org.lpf.spark").addAppender(app, Level.WARN, null)
+    lc.updateLoggers()
+    q
+  }
+
+  /** Runs `body`, which must throw; returns what it threw. */
+  private def thrown(body: => Any): Throwable =
+    try { body; throw new Failed("expected a failure, but it succeeded") } catch {
+      case f: Failed => throw f
+      case e: Throwable => e
+    }
+
+  /** The typed LpfException an entry point must throw on the driver. */
+  private def lpfException(e: Throwable): LpfException = e match {
+    case l: LpfException => l
+    case other => throw new Failed(s"the driver got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
+  }
+
+  /** Stage attempts per stage and failed tasks of the jobs `body` starts (by the listener bus). */
+  private def attempts(sc: SparkContext)(body: => Unit): (Map[Int, Int], Int) = {
+    val seen = new ConcurrentHashMap[Int, Int]()
+    val failures = new java.util.concurrent.atomic.AtomicInteger()
+    val l = new SparkListener {
+      override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
+        seen.merge(e.stageInfo.stageId, 1, (a: Int, b: Int) => a + b)
+      override def onTaskEnd(e: SparkListenerTaskEnd): Unit = if (e.reason != TaskSuccess) failures.incrementAndGet()
+    }
+    sc.addSparkListener(l)
+    try body finally {
+      org.apache.spark.lpfexamples.ListenerBus.drain(sc)
+      sc.removeSparkListener(l)
+    }
+    (seen.asScala.toMap, failures.get)
+  }
+
+  /** Executor id -> (executor JVM pid, its parent's pid) of the executors running a p-task barrier stage now. */
+  private def executorPids(sc: SparkContext, p: Int): Map[String, (Long, Long)] =
+    sc.parallelize(0 until p, p).barrier().mapPartitions { _ =>
+      val me = ProcessHandle.current()
+      Iterator((SparkEnv.get.executorId, (me.pid(), me.parent().map[Long](_.pid()).orElse(-1L))))
+    }.collect().toMap
+
+
+  /**
+   * Item 17: the executor of pid 1 goes away for good (`cut` does it, given its id and
+   * the executors' pids) while a long PageRank hook runs. LPF fails the stage, Spark
+   * resubmits it, the rerun needs p slots and the cluster has p - 1: the bridge must
+   * cancel the job after slotWaitMs with an LpfException naming both numbers. Bounded:
+   * a job still running 120 s after the cut is a hang (reported, and cancelled).
+   */
+  private def hostLostForGood(sc: SparkContext, p: Int, base: LpfSettings,
+                              cut: (String, Map[String, (Long, Long)]) => String): Unit = {
+    val settings = base.copy(slotWaitMs = 5000L, bootstrapTimeoutMs = 10000L)
+    val pids = executorPids(sc, p)
+    val what = new ConcurrentHashMap[String, String]()
+    val cutAt = new java.util.concurrent.atomic.AtomicLong(0L)
+    val listener = new SparkListener {
+      @volatile var hookStage = -1
+      override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit = {
+        val s = e.stageInfo
+        if (s.name.contains("LpfPageRank") && s.attemptNumber() == 0 && hookStage < 0) hookStage = s.stageId
+        if (s.stageId == hookStage && s.attemptNumber() > 0) what.put("rerun", s"attempt ${s.attemptNumber()}")
+      }
+      override def onTaskStart(e: SparkListenerTaskStart): Unit =
+        if (e.stageId == hookStage && e.stageAttemptId == 0 && e.taskInfo.index == 1 && !what.containsKey("executor")) {
+          what.put("executor", e.taskInfo.executorId)
+          Future {
+            Thread.sleep(3000) // in the iterations
+            cutAt.set(System.nanoTime)
+            what.put("cut", cut(e.taskInfo.executorId, pids))
+          }
+        }
+      override def onTaskEnd(e: SparkListenerTaskEnd): Unit =
+        if (e.stageId == hookStage && e.stageAttemptId == 0 && e.reason != TaskSuccess && cutAt.get > 0) {
+          val k = s"task ${e.taskInfo.index} failed"
+          if (!what.containsKey(k)) what.put(k, f"${(System.nanoTime - cutAt.get) / 1e9}%.1f s after the cut (" +
+            s"${e.reason.toString.take(120).replace('\n', ' ')})")
+        }
+      override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit =
+        if (cutAt.get > 0) what.put(s"executor ${e.executorId} removed", f"${(System.nanoTime - cutAt.get) / 1e9}%.1f s after the cut")
+    }
+    sc.addSparkListener(listener)
+    val graph = Graphs.rmat(sc, 13, 16, 5L, p).persist(StorageLevel.MEMORY_AND_DISK)
+    graph.count()
+    val run = Future(LpfPageRank.run(graph, tol = 0.0, maxIter = 1000000, settings = settings))
+    val outcome = try Right(Await.result(run, 180.seconds)) catch {
+      case _: java.util.concurrent.TimeoutException => sc.cancelAllJobs(); Left(new Failed("hang: no outcome 180 s after the start"))
+      case e: Throwable => Left(e)
+    } finally {
+      org.apache.spark.lpfexamples.ListenerBus.drain(sc)
+      sc.removeSparkListener(listener)
+    }
+    val after = if (cutAt.get > 0) f"${(System.nanoTime - cutAt.get) / 1e9}%.1f s after the cut" else "(no cut)"
+    println(s"RESULT info host lost for good: ${what.asScala.toSeq.sorted.mkString("; ")}; outcome $after: " +
+      outcome.fold(e => messages(e).take(300), _ => "succeeded?!"))
+    expect(what.containsKey("cut"), s"the executor was not taken away: $what")
+    val l = lpfException(outcome.fold(identity, _ => new Failed("the job succeeded without the lost host")))
+    expect(l.phase() == "slots" && l.detail().contains(s"needs $p task slots") && l.detail().contains(s"only ${p - 1}"),
+      s"not the slots verdict: ${l.getMessage}")
+  }
+
   def main(args: Array[String]): Unit = {
     val (cli, work) = (args(0), new File(args(1)))
     work.mkdirs()
@@ -173,6 +303,99 @@ object PageRankTests {
       expect(lines.nonEmpty, "no executor measured")
     }
 
+    test("bad-input-file-fails-at-once-with-a-typed-LpfException") {
+      // spark.task.maxFailures = 4 here: Spark would run the stage 4 times.
+      val bad = new File(work, "malformed.edges")
+      Files.write(bad.toPath, "0 1\n1 2\n2 x\n".getBytes(StandardCharsets.UTF_8))
+      var e: Throwable = null
+      val t0 = System.nanoTime
+      val (stages, failed) = attempts(sc) {
+        e = thrown(LpfPageRank.fromFile(sc, bad.getAbsolutePath, nprocs = p, settings = settings))
+      }
+      val secs = (System.nanoTime - t0) / 1e9
+      val l = lpfException(e)
+      expect(l.phase() == "hook" && l.pid() >= 0 && l.host().nonEmpty, s"pid ${l.pid()}, host ${l.host()}, phase ${l.phase()}")
+      expect(l.permanent(), s"a malformed file is not marked permanent: ${l.getMessage}")
+      expect(l.detail().contains("malformed.edges"), s"the message does not name the file: ${l.detail()}")
+      val rerun = stages.filter(_._2 > 1)
+      expect(rerun.isEmpty, s"stages were attempted again: $rerun (failed tasks: $failed)")
+      expect(failed <= p, s"$failed failed tasks for $p processes: the stage was retried")
+      println(f"RESULT info malformed file: LpfException after $secs%.1f s, $failed failed tasks, stages $stages: ${l.getMessage.take(200)}")
+      // The same through runStage: unequal input lengths are permanent too.
+      val (stages2, failed2) = attempts(sc) {
+        e = thrown(LpfHook.runStage(sc.parallelize(Seq(longs(1, 2), longs(1)), 2), LpfProgram.bundled("allreduce-sum-i64"),
+          settings = settings))
+      }
+      val l2 = lpfException(e)
+      expect(l2.phase() == "hook" && l2.permanent() && l2.detail().contains("same length"), s"runStage: ${l2.getMessage}")
+      expect(stages2.forall(_._2 == 1) && failed2 <= 2, s"runStage: stages $stages2, $failed2 failed tasks")
+    }
+
+    test("fewer-slots-than-partitions-warns-or-fails") {
+      val slots = LpfSparkAccess.maxConcurrentTasks(sc)
+      val quick = settings.copy(slotWaitMs = 1500L)
+      warnings.clear()
+      val r = LpfPageRank.run(sc.parallelize(edges12.toSeq, slots + 1), tol = 1e-6, settings = quick)
+      r.unpersist()
+      expect(r.processes == slots, s"ran ${r.processes} processes on $slots slots")
+      val w = warnings.asScala.filter(_.contains("LpfPageRank")).toSeq
+      expect(w.exists(x => x.contains(s"${slots + 1} LPF processes") && x.contains(s"$slots task slots")),
+        s"no driver warning naming ${slots + 1} and $slots: ${w.mkString(" | ")}")
+      val l = lpfException(thrown(LpfPageRank.run(sc.parallelize(edges12.toSeq, 2), nprocs = slots + 1, settings = quick)))
+      expect(l.phase() == "check" && l.detail().contains(s"${slots + 1} partitions") &&
+        s"\\b$slots (free )?task slots".r.findFirstIn(l.detail()).isDefined, s"explicit nprocs: ${l.getMessage}")
+    }
+
+    test("user-barrier-stage-through-LpfHook-collect-survives-an-executor-kill") {
+      if (!cluster) throw new Skip("needs executor JVMs (local-cluster or a standalone cluster)")
+      // docs/spark.md's first pattern: the user's own barrier stage, collected with
+      // LpfHook.collect (a shuffle after it), so Spark reruns it when an executor dies.
+      // The kill lands while attempt 0's tasks are in the stage. (`run(direct = true)`,
+      // the same stage collected directly, the pattern the docs showed first before, aborts:
+      // "Could not recover from a failed barrier ResultStage"; not run here, to save the
+      // replacement executor's start.)
+      def run(direct: Boolean): (Either[Throwable, Seq[Seq[Long]]], ConcurrentHashMap[String, String]) = {
+        val pids = executorPids(sc, p)
+        val job = LpfHook.prepare(sc, p, settings)
+        val stage = sc.parallelize(0 until p, p).barrier().mapPartitions { it =>
+          val me = it.next()
+          if (BarrierTaskContext.get().stageAttemptNumber() == 0 && BarrierTaskContext.get().attemptNumber() == 0)
+            Thread.sleep(4000) // the executor of pid 1 is killed meanwhile
+          Iterator(unlongs(LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), longs(me + 1L, 1L))))
+        }
+        val what = new ConcurrentHashMap[String, String]()
+        val killedAt = new java.util.concurrent.atomic.AtomicLong(0L)
+        val listener = new SparkListener {
+          override def onTaskStart(e: SparkListenerTaskStart): Unit =
+            if (e.taskInfo.index == 1 && e.stageAttemptId == 0 && !what.containsKey("executor")) {
+              what.put("executor", e.taskInfo.executorId)
+              Future {
+                Thread.sleep(1500)
+                val pid = pids.get(e.taskInfo.executorId).map(_._1).getOrElse(-1L)
+                what.put("kill", s"kill -9 $pid exited ${new ProcessBuilder("kill", "-9", pid.toString).start().waitFor()}")
+                killedAt.set(System.nanoTime)
+              }
+            }
+          override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
+            if (e.stageInfo.attemptNumber() > 0) what.put("rerun", s"stage ${e.stageInfo.stageId} attempt ${e.stageInfo.attemptNumber()}")
+        }
+        sc.addSparkListener(listener)
+        val out = try Right((if (direct) stage.collect() else LpfHook.collect(job, stage)).toSeq) catch { case e: Throwable => Left(e) }
+        finally {
+          if (killedAt.get > 0) what.put("end", f"${(System.nanoTime - killedAt.get) / 1e9}%.1f s after the kill")
+          org.apache.spark.lpfexamples.ListenerBus.drain(sc)
+          sc.removeSparkListener(listener)
+        }
+        (out, what)
+      }
+      val (viaCollect, w2) = run(direct = false)
+      println(s"RESULT info LpfHook.collect: ${w2.asScala.toSeq.sorted.mkString("; ")}")
+      expect(w2.getOrDefault("kill", "").endsWith("exited 0"), s"LpfHook.collect: no executor was killed: $w2")
+      expect(w2.containsKey("rerun"), s"LpfHook.collect: Spark did not rerun the stage: $w2")
+      val sums = viaCollect.fold(e => throw new Failed(s"LpfHook.collect failed: ${messages(e)}"), identity)
+      expect(sums == Seq.fill(p)(Seq((1L to p).sum, p.toLong)), s"sums $sums")
+    }
+
     test("executor-killed-during-hook-reruns-the-stage") {
       if (!cluster) throw new Skip("needs executor JVMs (local-cluster or a standalone cluster)")
       // Long enough that the kill lands in the iterations: about 7 s of them at the rate
@@ -224,6 +447,31 @@ object PageRankTests {
       val d = compare(r.ranks.collect().toMap, want, "after the rerun", 1e-12)
       println(f"RESULT info after the rerun: largest difference from the CLI $d%.2e")
       r.unpersist()
+    }
+
+    // Last: it takes a worker away for good.
+    test("a-host-lost-for-good-cancels-the-rerun-after-slotWaitMs") {
+      if (!sc.master.startsWith("spark://")) throw new Skip("needs a standalone cluster (a worker to kill)")
+      if (sys.env.contains("LPF_SPARK_NETNS_CUT")) throw new Skip("the netns run cuts the link instead (host-lost-for-good)")
+      hostLostForGood(sc, p, settings, cut = { (exec, pids) =>
+        // The worker first (so it cannot start a new executor), then its executor.
+        val (pid, worker) = pids(exec)
+        val a = new ProcessBuilder("kill", "-9", worker.toString).start().waitFor()
+        val b = new ProcessBuilder("kill", "-9", pid.toString).start().waitFor()
+        s"kill -9 worker $worker ($a) and executor $pid ($b)"
+      })
+    }
+
+    // The netns run (tests/spark/run.sh, standalone-netns): worker 2 sits in a network
+    // namespace; the script cuts its link for good when the file LPF_SPARK_NETNS_CUT names appears.
+    test("host-lost-for-good") {
+      val cutFile = sys.env.getOrElse("LPF_SPARK_NETNS_CUT", throw new Skip("only in the netns run"))
+      hostLostForGood(sc, p, settings, cut = { (exec, _) =>
+        Files.write(new File(cutFile).toPath, exec.getBytes(StandardCharsets.UTF_8))
+        val t0 = System.nanoTime
+        while (!new File(cutFile + ".done").exists && System.nanoTime - t0 < 20e9) Thread.sleep(100)
+        s"link of executor $exec cut (${new File(cutFile + ".done").exists})"
+      })
     }
 
     println("RESULT done")
