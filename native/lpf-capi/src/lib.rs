@@ -17,6 +17,10 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 #[cfg(feature = "mpi")]
 mod mpi;
+// lpf/bsplib.h + bsp/bsp.h, lpf/collectives.h, lpf/hybrid.h (docs/compatibility.md)
+pub mod bsplib;
+pub mod collectives;
+mod hybrid;
 
 pub type lpf_t = *mut c_void;
 pub type lpf_init_t = *mut c_void;
