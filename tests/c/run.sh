@@ -270,5 +270,60 @@ if [ "$lib_ok" = 1 ]; then
     done
 fi
 
+# --- published higher-level headers (#17 item 4): BSPlib and collectives ----------
+# Programs written only against the published headers: lpf/collectives.h,
+# lpf/bsplib.h (explicit instance) and bsp/bsp.h (classic BSPlib), on shm at
+# P = 1..4 (shared and static), over TCP and hybrid under lpfrun, and bsp_abort.
+hl_programs=(collectives bsplib_ctx bsp_std)
+hl_tu=$build/obj/hl_headers.c
+cat >"$hl_tu" <<'EOT'
+#include <lpf/collectives.h>
+#include <lpf/bsplib.h>
+#include <lpf/hybrid.h>
+#include <bsp/bsp.h>
+#include <lpf/core.h>
+_LPFLIB_API int lpf_hl_headers_compile(void) { return (int)sizeof(lpf_coll_t); }
+EOT
+step hl_headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
+    -I"$inc" -c "$hl_tu" -o "$build/obj/hl_headers_c.o"
+step hl_headers.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror \
+    -I"$inc" -c "$hl_tu" -o "$build/obj/hl_headers_cxx.o"
+if [ "$lib_ok" = 1 ]; then
+    for prog in "${hl_programs[@]}"; do
+        for kind in shared static; do
+            if step "link.$prog.$kind" "link_$kind" "$prog"; then
+                for p in $procs; do
+                    run_one "run.$prog.$kind.p$p" "$p" env LPF_LOG=quiet "$build/$kind/$prog"
+                done
+            fi
+        done
+    done
+    # bsp_abort: the formatted message, and the program dies (non-zero status).
+    bsp_abort_case() {
+        local out rc
+        out=$(LPF_MAX_PROCS=3 timeout -k 5 60 "$build/shared/bsp_std" abort 2>&1)
+        rc=$?
+        echo "$out"
+        echo "(exit status $rc)"
+        [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] &&
+            grep -q 'bsp_abort (process 2): deliberate abort: x=42 str 2.5' <<<"$out"
+    }
+    if [ -x "$build/shared/bsp_std" ]; then
+        check run.bsp_std.abort bsp_abort_case
+    fi
+    # Over TCP (and hybrid: 2 processes x 2 threads) under lpfrun.
+    if step build.lpfrun cargo build --release -p lpf --bin lpfrun; then
+        for prog in "${hl_programs[@]}"; do
+            [ -x "$build/shared/$prog" ] || continue
+            for p in $procs; do
+                run_one "run.$prog.lpfrun-tcp.p$p" "$p" env LPF_LOG=quiet \
+                    "$libdir/lpfrun" -n "$p" --engine tcp "$build/shared/$prog"
+            done
+            run_one "run.$prog.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
+                "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/$prog"
+        done
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -58,8 +58,25 @@ impl From<Error> for BspErr {
             c if c == SUCCESS => BSPLIB_SUCCESS,
             _ => BSPLIB_ERR_FATAL,
         };
-        BspErr(code, e.to_string())
+        BspErr(code, e.message().to_string())
     }
+}
+
+fn code_name(code: bsplib_err_t) -> &'static str {
+    const NAMES: [&str; 11] = [
+        "BSPLIB_SUCCESS",
+        "BSPLIB_ERR_OUT_OF_MEMORY",
+        "BSPLIB_ERR_MEMORY_NOT_REGISTERED",
+        "BSPLIB_ERR_PUSHREG_MISMATCH",
+        "BSPLIB_ERR_POPREG_MISMATCH",
+        "BSPLIB_ERR_TAGSIZE_MISMATCH",
+        "BSPLIB_ERR_NULL_POINTER",
+        "BSPLIB_ERR_PID_OUT_OF_RANGE",
+        "BSPLIB_ERR_MEMORY_ACCESS_OUT_OF_RANGE",
+        "BSPLIB_ERR_EMPTY_MESSAGE_QUEUE",
+        "BSPLIB_ERR_FATAL",
+    ];
+    NAMES.get(code as usize).copied().unwrap_or("BSPLIB_ERR_FATAL")
 }
 
 fn err<T>(code: bsplib_err_t, msg: impl Into<String>) -> R<T> {
@@ -201,9 +218,7 @@ impl BSPlib {
 
     /// The most recent registration named `ident`.
     fn lookup(&self, ident: *const c_void, what: &str) -> R<Memslot> {
-        if ident.is_null() {
-            return err(BSPLIB_ERR_NULL_POINTER, format!("{what}: the registered address is NULL"));
-        }
+        // NULL is a valid name: a process that exposes nothing may register NULL, 0.
         match self.regs.iter().rev().find(|r| r.ident == ident as usize) {
             Some(r) => Ok(r.slot),
             None => err(BSPLIB_ERR_MEMORY_NOT_REGISTERED, format!("{what}: {ident:p} was not registered with bsp_push_reg (or its registration is not active yet: it is after the next bsp_sync)")),
@@ -489,7 +504,9 @@ fn call(what: &str, f: impl FnOnce() -> R<()>) -> bsplib_err_t {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => BSPLIB_SUCCESS,
         Ok(Err(BspErr(code, msg))) => {
-            let _ = super::record(&Error::fatal(format!("{what}: {msg}")));
+            let msg = if msg.starts_with(what) { msg } else { format!("{what}: {msg}") };
+            let e = Error::fatal(format!("{}: {msg}", code_name(code)));
+            let _ = super::record(&if code == BSPLIB_ERR_OUT_OF_MEMORY { Error::out_of_memory(e.message()) } else { e });
             code
         }
         Err(_) => {

@@ -70,9 +70,9 @@ struct Scratch {
 /// `buffer` points just past it, so the record is found from the C struct alone.
 const HEADER: usize = std::mem::size_of::<*mut Scratch>();
 
-unsafe fn scratch<'a>(coll: &lpf_coll_t, what: &str) -> lpf::Result<&'a mut Scratch> {
+unsafe fn scratch<'a>(coll: &lpf_coll_t) -> lpf::Result<&'a mut Scratch> {
     if coll.buffer.is_null() || coll.ctx.is_null() || coll.P == 0 {
-        return Err(Error::fatal(format!("{what}: the lpf_coll_t is not initialised (LPF_INVALID_COLL or destroyed)")));
+        return Err(Error::fatal(format!("the lpf_coll_t is not initialised (LPF_INVALID_COLL or destroyed)")));
     }
     let p = *((coll.buffer as *mut u8).sub(HEADER) as *mut *mut Scratch);
     Ok(&mut *p)
@@ -83,35 +83,38 @@ unsafe fn member(coll: &lpf_coll_t, k: lpf_pid_t) -> lpf_pid_t {
     *coll.translate.add(k as usize)
 }
 
-unsafe fn check_root(coll: &lpf_coll_t, root: lpf_pid_t, what: &str) -> lpf::Result<()> {
+unsafe fn check_root(coll: &lpf_coll_t, root: lpf_pid_t) -> lpf::Result<()> {
     if root >= coll.P {
-        return Err(Error::fatal(format!("{what}: root {root} is not below the group size {}", coll.P)));
+        return Err(Error::fatal(format!("root {root} is not below the group size {}", coll.P)));
     }
     Ok(())
 }
 
 unsafe fn init(ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, members: Vec<lpf_pid_t>, max_elem: usize, max_bytes: usize, coll: *mut lpf_coll_t, what: &str) -> lpf::Result<()> {
     if coll.is_null() {
-        return Err(Error::fatal(format!("{what}: the lpf_coll_t out-pointer is NULL")));
+        return Err(Error::fatal(format!("the lpf_coll_t out-pointer is NULL")));
     }
     let c = context(ctx, what)?;
     if p == 0 || p > c.nprocs() || s >= p {
-        return Err(Error::fatal(format!("{what}: pid {s} of {p} processes does not fit the section of {} processes", c.nprocs())));
+        return Err(Error::fatal(format!("pid {s} of {p} processes does not fit the section of {} processes", c.nprocs())));
     }
     let group = members.len();
     let index = members.iter().position(|&m| m == s);
     let index = match index {
         Some(i) => i,
-        None => return Err(Error::fatal(format!("{what}: process {s} is not a member of the group {members:?}"))),
+        None => return Err(Error::fatal(format!("process {s} is not a member of the group {members:?}"))),
     };
     let per = max_elem.max(max_bytes);
-    let bytes = per.checked_mul(group).ok_or_else(|| Error::out_of_memory(format!("{what}: {group} x {per} bytes overflow")))?;
+    let bytes = per.checked_mul(group).ok_or_else(|| Error::out_of_memory(format!("{group} x {per} bytes overflow")))?;
     let mut data = Vec::new();
-    data.try_reserve_exact(bytes + HEADER).map_err(|_| Error::out_of_memory(format!("{what}: cannot allocate a {bytes}-byte buffer")))?;
+    data.try_reserve_exact(bytes + HEADER).map_err(|_| Error::out_of_memory(format!("cannot allocate a {bytes}-byte buffer")))?;
     data.resize(bytes + HEADER, 0);
     let mut sc = Box::new(Scratch { data, max_elem, max_bytes, nprocs_ctx: p });
     let base = sc.data.as_mut_ptr().add(HEADER);
-    let slot = c.register_global_raw(base, bytes)?;
+    // Global registration is collective over the whole context: a strided group
+    // smaller than the context cannot register (its non-members do not call this), so
+    // it gets no scratch slot and no reductions (which also sync the whole context).
+    let slot = if group == c.nprocs() as usize { c.register_global_raw(base, bytes)? } else { Memslot::INVALID };
     let mut inv = vec![lpf_pid_t::MAX; p as usize];
     for (k, &m) in members.iter().enumerate() {
         inv[m as usize] = k as lpf_pid_t;
@@ -148,7 +151,7 @@ pub unsafe extern "C" fn lpf_collectives_init_strided(
     let what = "lpf_collectives_init_strided";
     guarded(what, || {
         if str_ == 0 || lo > hi || hi > p {
-            return Err(Error::fatal(format!("{what}: the range [{lo}, {hi}) with stride {str_} is not within 0..{p}")));
+            return Err(Error::fatal(format!("the range [{lo}, {hi}) with stride {str_} is not within 0..{p}")));
         }
         init(ctx, s, p, (lo..hi).step_by(str_ as usize).collect(), max_elem_size, max_byte_size, coll, what)
     })
@@ -163,8 +166,10 @@ pub extern "C" fn lpf_collectives_get_context(coll: lpf_coll_t) -> lpf_t {
 pub unsafe extern "C" fn lpf_collectives_destroy(coll: lpf_coll_t) -> lpf_err_t {
     let what = "lpf_collectives_destroy";
     guarded(what, || {
-        let sc = scratch(&coll, what)? as *mut Scratch;
-        context(coll.ctx, what)?.deregister(Memslot::from_raw(coll.slot))?;
+        let sc = scratch(&coll)? as *mut Scratch;
+        if coll.slot != usize::MAX {
+            context(coll.ctx, what)?.deregister(Memslot::from_raw(coll.slot))?;
+        }
         let p = (*sc).nprocs_ctx as usize;
         drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(coll.translate, coll.P as usize)));
         drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(coll.inv_translate, p)));
@@ -176,7 +181,7 @@ pub unsafe extern "C" fn lpf_collectives_destroy(coll: lpf_coll_t) -> lpf_err_t 
 /// Runs one collective: checks the struct, then `body(ctx, coll)`.
 unsafe fn run(what: &str, coll: &lpf_coll_t, body: impl FnOnce(&mut lpf::Context, &mut Scratch) -> lpf::Result<()>) -> lpf_err_t {
     guarded(what, || {
-        let sc = scratch(coll, what)?;
+        let sc = scratch(coll)?;
         let c = context(coll.ctx, what)?;
         body(c, sc)
     })
@@ -186,15 +191,15 @@ fn slot(s: lpf_memslot_t) -> Memslot {
     Memslot::from_raw(s)
 }
 
-fn span(k: lpf_pid_t, size: usize, what: &str) -> lpf::Result<usize> {
-    (k as usize).checked_mul(size).ok_or_else(|| Error::fatal(format!("{what}: offset {k} x {size} overflows")))
+fn span(k: lpf_pid_t, size: usize) -> lpf::Result<usize> {
+    (k as usize).checked_mul(size).ok_or_else(|| Error::fatal(format!("offset {k} x {size} overflows")))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lpf_broadcast(coll: lpf_coll_t, src: lpf_memslot_t, dst: lpf_memslot_t, size: usize, root: lpf_pid_t) -> lpf_err_t {
     let what = "lpf_broadcast";
     run(what, &coll, |c, _| {
-        check_root(&coll, root, what)?;
+        check_root(&coll, root)?;
         if coll.s != root && size > 0 {
             c.get(member(&coll, root), slot(src), 0, slot(dst), 0, size, 0)?;
         }
@@ -206,9 +211,9 @@ pub unsafe extern "C" fn lpf_broadcast(coll: lpf_coll_t, src: lpf_memslot_t, dst
 pub unsafe extern "C" fn lpf_gather(coll: lpf_coll_t, src: lpf_memslot_t, dst: lpf_memslot_t, size: usize, root: lpf_pid_t) -> lpf_err_t {
     let what = "lpf_gather";
     run(what, &coll, |c, _| {
-        check_root(&coll, root, what)?;
+        check_root(&coll, root)?;
         if coll.s != root && size > 0 {
-            c.put(slot(src), 0, member(&coll, root), slot(dst), span(coll.s, size, what)?, size, 0)?;
+            c.put(slot(src), 0, member(&coll, root), slot(dst), span(coll.s, size)?, size, 0)?;
         }
         Ok(())
     })
@@ -218,9 +223,9 @@ pub unsafe extern "C" fn lpf_gather(coll: lpf_coll_t, src: lpf_memslot_t, dst: l
 pub unsafe extern "C" fn lpf_scatter(coll: lpf_coll_t, src: lpf_memslot_t, dst: lpf_memslot_t, size: usize, root: lpf_pid_t) -> lpf_err_t {
     let what = "lpf_scatter";
     run(what, &coll, |c, _| {
-        check_root(&coll, root, what)?;
+        check_root(&coll, root)?;
         if coll.s != root && size > 0 {
-            c.get(member(&coll, root), slot(src), span(coll.s, size, what)?, slot(dst), 0, size, 0)?;
+            c.get(member(&coll, root), slot(src), span(coll.s, size)?, slot(dst), 0, size, 0)?;
         }
         Ok(())
     })
@@ -233,7 +238,7 @@ pub unsafe extern "C" fn lpf_allgather(coll: lpf_coll_t, src: lpf_memslot_t, dst
         if size == 0 {
             return Ok(());
         }
-        let off = span(coll.s, size, what)?;
+        let off = span(coll.s, size)?;
         for k in 0..coll.P {
             if k != coll.s || !exclude_myself {
                 c.put(slot(src), 0, member(&coll, k), slot(dst), off, size, 0)?;
@@ -250,10 +255,10 @@ pub unsafe extern "C" fn lpf_alltoall(coll: lpf_coll_t, src: lpf_memslot_t, dst:
         if size == 0 {
             return Ok(());
         }
-        let off = span(coll.s, size, what)?;
+        let off = span(coll.s, size)?;
         for k in 0..coll.P {
             if k != coll.s {
-                c.put(slot(src), span(k, size, what)?, member(&coll, k), slot(dst), off, size, 0)?;
+                c.put(slot(src), span(k, size)?, member(&coll, k), slot(dst), off, size, 0)?;
             }
         }
         Ok(())
@@ -277,15 +282,22 @@ unsafe fn reduce_common(
 ) -> lpf_err_t {
     run(what, coll, |c, sc| {
         if let Some(r) = root {
-            check_root(coll, r, what)?;
+            check_root(coll, r)?;
+        }
+        if coll.slot == usize::MAX {
+            return Err(Error::fatal(format!(
+                "the group of {} processes is a strided subset of the {} processes of the context: reductions need all processes of the context (they sync it and use a global slot); use an lpf_coll_t from lpf_collectives_init",
+                coll.P,
+                c.nprocs()
+            )));
         }
         if n > limit(sc) {
-            return Err(Error::out_of_memory(format!("{what}: {n} bytes exceed the {} bytes this lpf_coll_t was initialised for", limit(sc))));
+            return Err(Error::out_of_memory(format!("{n} bytes exceed the {} bytes this lpf_coll_t was initialised for", limit(sc))));
         }
         if n > 0 && element.is_null() {
-            return Err(Error::fatal(format!("{what}: the element pointer is NULL")));
+            return Err(Error::fatal(format!("the element pointer is NULL")));
         }
-        let off = span(coll.s, n, what)?;
+        let off = span(coll.s, n)?;
         if n > 0 {
             for k in 0..coll.P {
                 if k != coll.s && root.map_or(true, |r| r == k) {
@@ -317,7 +329,7 @@ pub unsafe extern "C" fn lpf_allreduce(coll: lpf_coll_t, element: *mut c_void, e
 
 unsafe fn reduction(what: &str, coll: lpf_coll_t, element: *mut c_void, element_slot: lpf_memslot_t, size: usize, reducer: lpf_reducer_t, root: Option<lpf_pid_t>) -> lpf_err_t {
     let Some(f) = reducer else {
-        return guarded(what, || Err(Error::fatal(format!("{what}: the reducer is NULL"))));
+        return guarded(what, || Err(Error::fatal(format!("the reducer is NULL"))));
     };
     let others = coll.P.saturating_sub(1) as usize;
     reduce_common(what, &coll, element, element_slot, size, |sc| sc.max_elem, root, &|rest, into| {
@@ -340,10 +352,10 @@ pub unsafe extern "C" fn lpf_allcombine(coll: lpf_coll_t, array: *mut c_void, sl
 #[allow(clippy::too_many_arguments)]
 unsafe fn combination(what: &str, coll: lpf_coll_t, array: *mut c_void, slot: lpf_memslot_t, num: usize, size: usize, combiner: lpf_combiner_t, root: Option<lpf_pid_t>) -> lpf_err_t {
     let Some(f) = combiner else {
-        return guarded(what, || Err(Error::fatal(format!("{what}: the combiner is NULL"))));
+        return guarded(what, || Err(Error::fatal(format!("the combiner is NULL"))));
     };
     let Some(n) = num.checked_mul(size) else {
-        return guarded(what, || Err(Error::fatal(format!("{what}: {num} elements of {size} bytes overflow"))));
+        return guarded(what, || Err(Error::fatal(format!("{num} elements of {size} bytes overflow"))));
     };
     let others = coll.P.saturating_sub(1) as usize;
     reduce_common(what, &coll, array, slot, n, |sc| sc.max_bytes, root, &|rest, into| {
