@@ -311,6 +311,14 @@ if [ "$lib_ok" = 1 ]; then
     if [ -x "$build/shared/bsp_std" ]; then
         check run.bsp_std.abort bsp_abort_case
     fi
+    if command -v valgrind >/dev/null 2>&1; then
+        for prog in "${hl_programs[@]}"; do
+            [ -x "$build/shared/$prog" ] || continue
+            check "memcheck.$prog.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+                timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+                --leak-check=no "$build/shared/$prog"
+        done
+    fi
     # Over TCP (and hybrid: 2 processes x 2 threads) under lpfrun.
     if step build.lpfrun cargo build --release -p lpf --bin lpfrun; then
         for prog in "${hl_programs[@]}"; do
