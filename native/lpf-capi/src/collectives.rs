@@ -72,7 +72,7 @@ const HEADER: usize = std::mem::size_of::<*mut Scratch>();
 
 unsafe fn scratch<'a>(coll: &lpf_coll_t) -> lpf::Result<&'a mut Scratch> {
     if coll.buffer.is_null() || coll.ctx.is_null() || coll.P == 0 {
-        return Err(Error::fatal(format!("the lpf_coll_t is not initialised (LPF_INVALID_COLL or destroyed)")));
+        return Err(Error::fatal("the lpf_coll_t is not initialised (LPF_INVALID_COLL or destroyed)"));
     }
     let p = *((coll.buffer as *mut u8).sub(HEADER) as *mut *mut Scratch);
     Ok(&mut *p)
@@ -90,9 +90,10 @@ unsafe fn check_root(coll: &lpf_coll_t, root: lpf_pid_t) -> lpf::Result<()> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn init(ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, members: Vec<lpf_pid_t>, max_elem: usize, max_bytes: usize, coll: *mut lpf_coll_t, what: &str) -> lpf::Result<()> {
     if coll.is_null() {
-        return Err(Error::fatal(format!("the lpf_coll_t out-pointer is NULL")));
+        return Err(Error::fatal("the lpf_coll_t out-pointer is NULL"));
     }
     let c = context(ctx, what)?;
     if p == 0 || p > c.nprocs() || s >= p {
@@ -295,18 +296,18 @@ unsafe fn reduce_common(
             return Err(Error::out_of_memory(format!("{n} bytes exceed the {} bytes this lpf_coll_t was initialised for", limit(sc))));
         }
         if n > 0 && element.is_null() {
-            return Err(Error::fatal(format!("the element pointer is NULL")));
+            return Err(Error::fatal("the element pointer is NULL"));
         }
         let off = span(coll.s, n)?;
         if n > 0 {
             for k in 0..coll.P {
-                if k != coll.s && root.map_or(true, |r| r == k) {
+                if k != coll.s && root.is_none_or(|r| r == k) {
                     c.put(slot(element_slot), 0, member(coll, k), slot(coll.slot), off, n, 0)?;
                 }
             }
         }
         c.sync(SYNC_DEFAULT)?;
-        if n > 0 && root.map_or(true, |r| r == coll.s) {
+        if n > 0 && root.is_none_or(|r| r == coll.s) {
             let buf = coll.buffer as *mut u8;
             std::ptr::copy_nonoverlapping(element as *const u8, buf.add(off), n);
             // Block 0 is the initial value; the others are folded into it in order.
@@ -329,7 +330,7 @@ pub unsafe extern "C" fn lpf_allreduce(coll: lpf_coll_t, element: *mut c_void, e
 
 unsafe fn reduction(what: &str, coll: lpf_coll_t, element: *mut c_void, element_slot: lpf_memslot_t, size: usize, reducer: lpf_reducer_t, root: Option<lpf_pid_t>) -> lpf_err_t {
     let Some(f) = reducer else {
-        return guarded(what, || Err(Error::fatal(format!("the reducer is NULL"))));
+        return guarded(what, || Err(Error::fatal("the reducer is NULL")));
     };
     let others = coll.P.saturating_sub(1) as usize;
     reduce_common(what, &coll, element, element_slot, size, |sc| sc.max_elem, root, &|rest, into| {
@@ -352,7 +353,7 @@ pub unsafe extern "C" fn lpf_allcombine(coll: lpf_coll_t, array: *mut c_void, sl
 #[allow(clippy::too_many_arguments)]
 unsafe fn combination(what: &str, coll: lpf_coll_t, array: *mut c_void, slot: lpf_memslot_t, num: usize, size: usize, combiner: lpf_combiner_t, root: Option<lpf_pid_t>) -> lpf_err_t {
     let Some(f) = combiner else {
-        return guarded(what, || Err(Error::fatal(format!("the combiner is NULL"))));
+        return guarded(what, || Err(Error::fatal("the combiner is NULL")));
     };
     let Some(n) = num.checked_mul(size) else {
         return guarded(what, || Err(Error::fatal(format!("{num} elements of {size} bytes overflow"))));
