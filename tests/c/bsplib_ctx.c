@@ -5,9 +5,11 @@
  * put/hpput/get/hpget/send with exact results, and the documented error codes
  * (pid out of range, unregistered address, pop of an unknown address, move on
  * the empty queue, NULL out-pointers), after which the instance still works.
- * Failures are summed at pid 0 and returned through args.output.
+ * Failures are summed at pid 0 and returned through args.output (with
+ * lpf_hook, each process also returns its own).
  */
 #include <lpf/core.h>
+#include <lpf/mpi.h>
 #include <lpf/bsplib.h>
 
 #include <stdio.h>
@@ -120,16 +122,20 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         lpf_sync(ctx, LPF_SYNC_DEFAULT) != LPF_SUCCESS) {
         fprintf(stderr, "bsplib_ctx: pid %u: the core calls failed\n", s);
         ++bad;
+        if (args.output_size >= sizeof(int))
+            memcpy(args.output, &bad, sizeof bad);
         return;
     }
     total[s % 64] = bad;
     if (s != 0 && s < 64)
         lpf_put(ctx, slot, s * sizeof(long), 0, slot, s * sizeof(long), sizeof(long), LPF_MSG_DEFAULT);
     lpf_sync(ctx, LPF_SYNC_DEFAULT);
-    if (s == 0 && args.output_size >= sizeof(int)) {
-        int all = 0;
-        for (k = 0; k < p && k < 64; ++k)
-            all += (int)total[k];
+    if (args.output_size >= sizeof(int)) {
+        /* pid 0: everyone's failures; the others (lpf_hook) their own */
+        int all = bad;
+        if (s == 0)
+            for (all = 0, k = 0; k < p && k < 64; ++k)
+                all += (int)total[k];
         memcpy(args.output, &all, sizeof all);
     }
     lpf_deregister(ctx, slot);
@@ -137,18 +143,40 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         fprintf(stderr, "bsplib_ctx: pid %u: %d check(s) failed\n", s, bad);
 }
 
-int main(void)
+/* Without arguments: one section from lpf_exec(LPF_ROOT, LPF_MAX_P).
+ * `bsplib_ctx SERVER PORT PID NPROCS [TIMEOUT_MS]`: NPROCS separate processes meet
+ * over TCP (lpf_mpi_initialize_over_tcp, lpf/mpi.h) and run it with lpf_hook. */
+int main(int argc, char **argv)
 {
     int failures = -1;
     lpf_args_t args = LPF_NO_ARGS;
     lpf_err_t rc;
     args.output = &failures;
     args.output_size = sizeof failures;
-    rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
-    if (rc != LPF_SUCCESS) {
-        fprintf(stderr, "bsplib_ctx: lpf_exec returned %d\n", rc);
-        return 1;
+    if (argc >= 5) {
+        lpf_init_t init = LPF_INIT_NONE;
+        rc = lpf_mpi_initialize_over_tcp(argv[1], argv[2],
+                                         argc > 5 ? atoi(argv[5]) : 30000,
+                                         (lpf_pid_t)atoi(argv[3]),
+                                         (lpf_pid_t)atoi(argv[4]), &init);
+        if (rc != LPF_SUCCESS) {
+            fprintf(stderr, "bsplib_ctx: lpf_mpi_initialize_over_tcp returned %d\n", rc);
+            return 1;
+        }
+        rc = lpf_hook(init, spmd, args);
+        if (rc != LPF_SUCCESS)
+            fprintf(stderr, "bsplib_ctx: lpf_hook returned %d\n", rc);
+        if (lpf_mpi_finalize(init) != LPF_SUCCESS) {
+            fprintf(stderr, "bsplib_ctx: lpf_mpi_finalize failed\n");
+            rc = LPF_ERR_FATAL;
+        }
+    } else {
+        rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
+        if (rc != LPF_SUCCESS)
+            fprintf(stderr, "bsplib_ctx: lpf_exec returned %d\n", rc);
     }
+    if (rc != LPF_SUCCESS)
+        return 1;
     if (failures > 0) {
         fprintf(stderr, "bsplib_ctx: %d check(s) failed\n", failures);
         return 1;

@@ -9,10 +9,12 @@
  *   allcombine (element-wise max and sum), a strided group (even pids) with
  *   broadcast and allgather, a too-large reduce (LPF_ERR_OUT_OF_MEMORY, no
  *   effect), LPF_INVALID_COLL and lpf_collectives_get_context.
- * Failures are summed at pid 0, which returns the total through args.output;
- * the exit status is non-zero when any check failed.
+ * Failures are summed at pid 0, which returns the total through args.output
+ * (with lpf_hook each process also returns its own); the exit status is
+ * non-zero when any check failed.
  */
 #include <lpf/core.h>
+#include <lpf/mpi.h>
 #include <lpf/collectives.h>
 
 #include <stdint.h>
@@ -253,10 +255,12 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         OK(lpf_put(ctx, stotal, s * sizeof(uint64_t), 0, stotal,
                    s * sizeof(uint64_t), sizeof(uint64_t), LPF_MSG_DEFAULT));
     OK(lpf_sync(ctx, LPF_SYNC_DEFAULT));
-    if (s == 0 && args.output_size >= sizeof(int)) {
-        int all = 0;
-        for (k = 0; k < p && k < 64; ++k)
-            all += (int)total[k];
+    if (args.output_size >= sizeof(int)) {
+        /* pid 0: everyone's failures; the others (lpf_hook) their own */
+        int all = bad;
+        if (s == 0)
+            for (all = 0, k = 0; k < p && k < 64; ++k)
+                all += (int)total[k];
         memcpy(args.output, &all, sizeof all);
     }
     lpf_deregister(ctx, stotal);
@@ -270,18 +274,40 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         fprintf(stderr, "collectives: pid %u: %d check(s) failed\n", s, bad);
 }
 
-int main(void)
+/* Without arguments: one section from lpf_exec(LPF_ROOT, LPF_MAX_P).
+ * `collectives SERVER PORT PID NPROCS [TIMEOUT_MS]`: NPROCS separate processes meet
+ * over TCP (lpf_mpi_initialize_over_tcp, lpf/mpi.h) and run it with lpf_hook. */
+int main(int argc, char **argv)
 {
     int failures = -1;
     lpf_args_t args = LPF_NO_ARGS;
     lpf_err_t rc;
     args.output = &failures;
     args.output_size = sizeof failures;
-    rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
-    if (rc != LPF_SUCCESS) {
-        fprintf(stderr, "collectives: lpf_exec returned %d\n", rc);
-        return 1;
+    if (argc >= 5) {
+        lpf_init_t init = LPF_INIT_NONE;
+        rc = lpf_mpi_initialize_over_tcp(argv[1], argv[2],
+                                         argc > 5 ? atoi(argv[5]) : 30000,
+                                         (lpf_pid_t)atoi(argv[3]),
+                                         (lpf_pid_t)atoi(argv[4]), &init);
+        if (rc != LPF_SUCCESS) {
+            fprintf(stderr, "collectives: lpf_mpi_initialize_over_tcp returned %d\n", rc);
+            return 1;
+        }
+        rc = lpf_hook(init, spmd, args);
+        if (rc != LPF_SUCCESS)
+            fprintf(stderr, "collectives: lpf_hook returned %d\n", rc);
+        if (lpf_mpi_finalize(init) != LPF_SUCCESS) {
+            fprintf(stderr, "collectives: lpf_mpi_finalize failed\n");
+            rc = LPF_ERR_FATAL;
+        }
+    } else {
+        rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
+        if (rc != LPF_SUCCESS)
+            fprintf(stderr, "collectives: lpf_exec returned %d\n", rc);
     }
+    if (rc != LPF_SUCCESS)
+        return 1;
     if (failures == -1) {
         /* not pid 0 of a launched job: its own checks are in its stderr and
          * pid 0's total */

@@ -273,7 +273,8 @@ fi
 # --- published higher-level headers (#17 item 4): BSPlib and collectives ----------
 # Programs written only against the published headers: lpf/collectives.h,
 # lpf/bsplib.h (explicit instance) and bsp/bsp.h (classic BSPlib), on shm at
-# P = 1..4 (shared and static), over TCP and hybrid under lpfrun, and bsp_abort.
+# P = 1..4 (shared and static), as separate processes over TCP (lpf_hook),
+# over TCP and hybrid under lpfrun, under memcheck, and bsp_abort.
 hl_programs=(collectives bsplib_ctx bsp_std)
 hl_tu=$build/obj/hl_headers.c
 cat >"$hl_tu" <<'EOT'
@@ -319,6 +320,13 @@ if [ "$lib_ok" = 1 ]; then
                 --leak-check=no "$build/shared/$prog"
         done
     fi
+    # Separate processes over lpf_mpi_initialize_over_tcp + lpf_hook (as tcp_ring).
+    for prog in collectives bsplib_ctx; do
+        [ -x "$build/shared/$prog" ] || continue
+        for p in $procs; do
+            LPF_LOG=quiet run_tcp "run.$prog.tcp-hook.p$p" "$build/shared/$prog" "$p"
+        done
+    done
     # Over TCP (and hybrid: 2 processes x 2 threads) under lpfrun.
     if step build.lpfrun cargo build --release -p lpf --bin lpfrun; then
         for prog in "${hl_programs[@]}"; do
