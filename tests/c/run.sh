@@ -272,10 +272,11 @@ fi
 
 # --- published higher-level headers (#17 item 4): BSPlib and collectives ----------
 # Programs written only against the published headers: lpf/collectives.h,
-# lpf/bsplib.h (explicit instance) and bsp/bsp.h (classic BSPlib), on shm at
+# lpf/bsplib.h (explicit instance) and bsp/bsp.h (classic BSPlib; bsp_mcbsp:
+# its MulticoreBSP flavour), with the ABI checked at compile time, on shm at
 # P = 1..4 (shared and static), as separate processes over TCP (lpf_hook),
 # over TCP and hybrid under lpfrun, under memcheck, and bsp_abort.
-hl_programs=(collectives bsplib_ctx bsp_std)
+hl_programs=(collectives bsplib_ctx bsp_std bsp_mcbsp)
 hl_tu=$build/obj/hl_headers.c
 cat >"$hl_tu" <<'EOT'
 #include <lpf/collectives.h>
@@ -283,6 +284,23 @@ cat >"$hl_tu" <<'EOT'
 #include <lpf/hybrid.h>
 #include <bsp/bsp.h>
 #include <lpf/core.h>
+#include <stddef.h>
+/* The published ABI: lpf_coll_t's layout, the BSPlib codes, the versions. */
+#define ABI(name, cond) typedef char abi_##name[(cond) ? 1 : -1]
+ABI(coll_ctx, offsetof(lpf_coll_t, ctx) == 0);
+ABI(coll_inv, offsetof(lpf_coll_t, inv_translate) == sizeof(void *));
+ABI(coll_tr, offsetof(lpf_coll_t, translate) == 2 * sizeof(void *));
+ABI(coll_buf, offsetof(lpf_coll_t, buffer) == 3 * sizeof(void *));
+ABI(coll_slot, offsetof(lpf_coll_t, slot) == 4 * sizeof(void *));
+ABI(coll_P, offsetof(lpf_coll_t, P) == 4 * sizeof(void *) + sizeof(size_t));
+ABI(coll_s, offsetof(lpf_coll_t, s) == offsetof(lpf_coll_t, P) + sizeof(lpf_pid_t));
+ABI(coll_version, _LPF_COLLECTIVES_VERSION == 201500L);
+ABI(bsplib_ok, BSPLIB_SUCCESS == 0 && BSPLIB_ERR_OUT_OF_MEMORY == 1);
+ABI(bsplib_reg, BSPLIB_ERR_MEMORY_NOT_REGISTERED == 2 && BSPLIB_ERR_PUSHREG_MISMATCH == 3);
+ABI(bsplib_pop, BSPLIB_ERR_POPREG_MISMATCH == 4 && BSPLIB_ERR_TAGSIZE_MISMATCH == 5);
+ABI(bsplib_ptr, BSPLIB_ERR_NULL_POINTER == 6 && BSPLIB_ERR_PID_OUT_OF_RANGE == 7);
+ABI(bsplib_rng, BSPLIB_ERR_MEMORY_ACCESS_OUT_OF_RANGE == 8);
+ABI(bsplib_end, BSPLIB_ERR_EMPTY_MESSAGE_QUEUE == 9 && BSPLIB_ERR_FATAL == 10);
 _LPFLIB_API int lpf_hl_headers_compile(void) { return (int)sizeof(lpf_coll_t); }
 EOT
 step hl_headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \

@@ -397,10 +397,10 @@ else
 fi
 
 # ---- BSPlib and collectives programs under mpirun (#17 item 4) ------------------------
-# tests/c/{collectives,bsplib_ctx,bsp_std}.c, written only against the published headers,
+# tests/c/{collectives,bsplib_ctx,bsp_std,bsp_mcbsp}.c, written only against the published headers,
 # with lpf_exec(LPF_ROOT, ...) / bsp_begin joining all ranks: mpimsg and mpirma at
 # n = 1..4, hybrid over mpirma at n = 2 x 2 threads. Results are checked exactly inside.
-for prog in collectives bsplib_ctx bsp_std; do
+for prog in collectives bsplib_ctx bsp_std bsp_mcbsp; do
     if ! cc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/$prog.c" -L"$rel" -llpf_core \
         -Wl,-rpath,"$rel" -lpthread -o "$build/$prog" >"$build/cc-$prog.log" 2>&1; then
         fail "build C $prog.c against the MPI-enabled library" "$build/cc-$prog.log"
