@@ -328,5 +328,96 @@ if [ "$lib_ok" = 1 ]; then
     fi
 fi
 
+# --- published higher-level headers (#17 item 4): BSPlib and collectives ----------
+# Programs written only against the published headers: lpf/collectives.h,
+# lpf/bsplib.h (explicit instance) and bsp/bsp.h (classic BSPlib; bsp_mcbsp:
+# its MulticoreBSP flavour), with the ABI checked at compile time, on shm at
+# P = 1..4 (shared and static), as separate processes over TCP (lpf_hook),
+# over TCP and hybrid under lpfrun, under memcheck, and bsp_abort.
+hl_programs=(collectives bsplib_ctx bsp_std bsp_mcbsp)
+hl_tu=$build/obj/hl_headers.c
+cat >"$hl_tu" <<'EOT'
+#include <lpf/collectives.h>
+#include <lpf/bsplib.h>
+#include <lpf/hybrid.h>
+#include <bsp/bsp.h>
+#include <lpf/core.h>
+#include <stddef.h>
+/* The published ABI: lpf_coll_t's layout, the BSPlib codes, the versions. */
+#define ABI(name, cond) typedef char abi_##name[(cond) ? 1 : -1]
+ABI(coll_ctx, offsetof(lpf_coll_t, ctx) == 0);
+ABI(coll_inv, offsetof(lpf_coll_t, inv_translate) == sizeof(void *));
+ABI(coll_tr, offsetof(lpf_coll_t, translate) == 2 * sizeof(void *));
+ABI(coll_buf, offsetof(lpf_coll_t, buffer) == 3 * sizeof(void *));
+ABI(coll_slot, offsetof(lpf_coll_t, slot) == 4 * sizeof(void *));
+ABI(coll_P, offsetof(lpf_coll_t, P) == 4 * sizeof(void *) + sizeof(size_t));
+ABI(coll_s, offsetof(lpf_coll_t, s) == offsetof(lpf_coll_t, P) + sizeof(lpf_pid_t));
+ABI(coll_version, _LPF_COLLECTIVES_VERSION == 201500L);
+ABI(bsplib_ok, BSPLIB_SUCCESS == 0 && BSPLIB_ERR_OUT_OF_MEMORY == 1);
+ABI(bsplib_reg, BSPLIB_ERR_MEMORY_NOT_REGISTERED == 2 && BSPLIB_ERR_PUSHREG_MISMATCH == 3);
+ABI(bsplib_pop, BSPLIB_ERR_POPREG_MISMATCH == 4 && BSPLIB_ERR_TAGSIZE_MISMATCH == 5);
+ABI(bsplib_ptr, BSPLIB_ERR_NULL_POINTER == 6 && BSPLIB_ERR_PID_OUT_OF_RANGE == 7);
+ABI(bsplib_rng, BSPLIB_ERR_MEMORY_ACCESS_OUT_OF_RANGE == 8);
+ABI(bsplib_end, BSPLIB_ERR_EMPTY_MESSAGE_QUEUE == 9 && BSPLIB_ERR_FATAL == 10);
+_LPFLIB_API int lpf_hl_headers_compile(void) { return (int)sizeof(lpf_coll_t); }
+EOT
+step hl_headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
+    -I"$inc" -c "$hl_tu" -o "$build/obj/hl_headers_c.o"
+step hl_headers.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror \
+    -I"$inc" -c "$hl_tu" -o "$build/obj/hl_headers_cxx.o"
+if [ "$lib_ok" = 1 ]; then
+    for prog in "${hl_programs[@]}"; do
+        for kind in shared static; do
+            if step "link.$prog.$kind" "link_$kind" "$prog"; then
+                for p in $procs; do
+                    run_one "run.$prog.$kind.p$p" "$p" env LPF_LOG=quiet "$build/$kind/$prog"
+                done
+            fi
+        done
+    done
+    # bsp_abort: the formatted message, and the program dies (non-zero status).
+    bsp_abort_case() {
+        local out rc
+        out=$(LPF_MAX_PROCS=3 timeout -k 5 60 "$build/shared/bsp_std" abort 2>&1)
+        rc=$?
+        echo "$out"
+        echo "(exit status $rc)"
+        [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] &&
+            grep -q 'bsp_abort (process 2): deliberate abort: x=42 str 2.5' <<<"$out"
+    }
+    if [ -x "$build/shared/bsp_std" ]; then
+        check run.bsp_std.abort bsp_abort_case
+    fi
+    if ! command -v valgrind >/dev/null 2>&1; then
+        fail "memcheck of ${hl_programs[*]} (valgrind is not installed)"
+    else
+        for prog in "${hl_programs[@]}"; do
+            [ -x "$build/shared/$prog" ] || continue
+            check "memcheck.$prog.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+                timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+                --leak-check=no "$build/shared/$prog"
+        done
+    fi
+    # Separate processes over lpf_mpi_initialize_over_tcp + lpf_hook (as tcp_ring).
+    for prog in collectives bsplib_ctx; do
+        [ -x "$build/shared/$prog" ] || continue
+        for p in $procs; do
+            LPF_LOG=quiet run_tcp "run.$prog.tcp-hook.p$p" "$build/shared/$prog" "$p"
+        done
+    done
+    # Over TCP (and hybrid: 2 processes x 2 threads) under lpfrun.
+    if step build.lpfrun cargo build --release -p lpf --bin lpfrun; then
+        for prog in "${hl_programs[@]}"; do
+            [ -x "$build/shared/$prog" ] || continue
+            for p in $procs; do
+                run_one "run.$prog.lpfrun-tcp.p$p" "$p" env LPF_LOG=quiet \
+                    "$libdir/lpfrun" -n "$p" --engine tcp "$build/shared/$prog"
+            done
+            run_one "run.$prog.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
+                "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/$prog"
+        done
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -356,4 +356,78 @@ else
     fi
 fi
 
+# ---- MPI failures are LPF errors; one-rank mpirma needs no window (#17 item 6) -------
+# Without the osc override above: Open MPI 4.1's default one-sided component (UCX) cannot
+# create a window on one rank here. Then with OMPI_MCA_osc=monitoring (no usable
+# one-sided component: MPI_Win_create fails at n >= 2): the sync and lpf_hook return
+# LPF_ERR_FATAL naming MPI_Win_create, MPI_COMM_WORLD keeps MPI_ERRORS_ARE_FATAL, and
+# every rank reaches MPI_Finalize (tests/c/mpi_errors.c).
+log=$build/conf-mpirma-1-default-osc.log
+env -u OMPI_MCA_osc LPF_ENGINE=mpirma timeout "$tmo" mpirun "${mpirun_opts[@]}" -n 1 "$conf" >"$log" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -qE '^[0-9]+ passed, 0 failed$' "$log"; then
+    pass "conformance mpirma n=1 with Open MPI's default one-sided component ($(tail -n 1 "$log"))"
+else
+    fail "conformance mpirma n=1 with Open MPI's default one-sided component (status $rc)" "$log"
+fi
+if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/mpi_errors.c" -L"$rel" -llpf_core \
+    -Wl,-rpath,"$rel" -o "$build/mpi_errors" >"$build/cc-mpi_errors.log" 2>&1; then
+    log=$build/mpi_errors-1.log
+    env -u OMPI_MCA_osc LPF_ENGINE=mpirma timeout 60 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE -n 1 \
+        "$build/mpi_errors" works >"$log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && grep -q '^mpi_errors ok 0: works$' "$log"; then
+        pass "C mpi_errors mpirma n=1 (default one-sided component): put to self works"
+    else
+        fail "C mpi_errors mpirma n=1 (default one-sided component): status $rc" "$log"
+    fi
+    for n in 2 3; do
+        log=$build/mpi_errors-$n.log
+        OMPI_MCA_osc=monitoring LPF_ENGINE=mpirma timeout 60 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE \
+            -x OMPI_MCA_osc -n "$n" "$build/mpi_errors" >"$log" 2>&1
+        rc=$?
+        if [ "$rc" = 0 ] && [ "$(grep -c '^mpi_errors ok [0-9]*: .*MPI_Win_create failed' "$log")" = "$n" ]; then
+            pass "C mpi_errors mpirma n=$n: MPI_Win_create failing is LPF_ERR_FATAL on every rank, MPI_Finalize reached"
+        else
+            fail "C mpi_errors mpirma n=$n (MPI_Win_create failing): status $rc" "$log"
+        fi
+    done
+else
+    fail "build C mpi_errors.c with mpicc" "$build/cc-mpi_errors.log"
+fi
+
+# ---- BSPlib and collectives programs under mpirun (#17 item 4) ------------------------
+# tests/c/{collectives,bsplib_ctx,bsp_std,bsp_mcbsp}.c, written only against the published headers,
+# with lpf_exec(LPF_ROOT, ...) / bsp_begin joining all ranks: mpimsg and mpirma at
+# n = 1..4, hybrid over mpirma at n = 2 x 2 threads. Results are checked exactly inside.
+for prog in collectives bsplib_ctx bsp_std bsp_mcbsp; do
+    if ! cc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/$prog.c" -L"$rel" -llpf_core \
+        -Wl,-rpath,"$rel" -lpthread -o "$build/$prog" >"$build/cc-$prog.log" 2>&1; then
+        fail "build C $prog.c against the MPI-enabled library" "$build/cc-$prog.log"
+        continue
+    fi
+    for engine in mpimsg mpirma; do
+        for n in $procs; do
+            log=$build/$prog-$engine-$n.log
+            LPF_LOG=quiet LPF_MAX_PROCS=$n timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_ENGINE="$engine" \
+                -x LPF_LOG -x LPF_MAX_PROCS -n "$n" "$build/$prog" >"$log" 2>&1
+            rc=$?
+            if [ "$rc" = 0 ] && grep -q "^$prog: all checks passed" "$log"; then
+                pass "C $prog $engine n=$n"
+            else
+                fail "C $prog $engine n=$n (status $rc)" "$log"
+            fi
+        done
+    done
+    log=$build/$prog-hybrid-mpirma.log
+    LPF_LOG=quiet LPF_MAX_PROCS=4 LPF_HYBRID_NET=mpirma LPF_THREADS=2 timeout "$tmo" mpirun "${mpirun_opts[@]}" \
+        -x LPF_ENGINE=hybrid -x LPF_HYBRID_NET -x LPF_THREADS -x LPF_LOG -x LPF_MAX_PROCS -n 2 "$build/$prog" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && grep -q "^$prog: all checks passed" "$log"; then
+        pass "C $prog hybrid over mpirma n=2 x 2 threads"
+    else
+        fail "C $prog hybrid over mpirma n=2 x 2 threads (status $rc)" "$log"
+    fi
+done
+
 finish

@@ -18,6 +18,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[cfg(feature = "mpi")]
 mod mpi;
+// lpf/bsplib.h + bsp/bsp.h, lpf/collectives.h, lpf/hybrid.h (docs/compatibility.md)
+pub mod bsplib;
+pub mod collectives;
+mod hybrid;
 
 pub type lpf_t = *mut c_void;
 pub type lpf_init_t = *mut c_void;

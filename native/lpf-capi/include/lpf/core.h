@@ -41,6 +41,26 @@ extern "C" {
  */
 #define _LPF_INCLUSIVE_MEMORY 202000L
 
+/*
+ * Decorations of exported functions (_LPFLIB_API) and exported data objects
+ * (_LPFLIB_VAR). The published higher-level headers (lpf/collectives.h,
+ * lpf/bsplib.h, lpf/hybrid.h) and libraries written against them put these
+ * in front of their declarations. With GCC-compatible compilers they give the
+ * symbol default visibility, so a library built with -fvisibility=hidden
+ * still exports its LPF entry points; elsewhere they expand to nothing. A
+ * build may define either macro itself before including this header.
+ */
+#ifndef _LPFLIB_API
+#  if defined(__GNUC__) && __GNUC__ >= 4
+#    define _LPFLIB_API __attribute__((visibility("default")))
+#  else
+#    define _LPFLIB_API
+#  endif
+#endif
+#ifndef _LPFLIB_VAR
+#  define _LPFLIB_VAR _LPFLIB_API
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Types                                                                     */
 /* ------------------------------------------------------------------------ */

@@ -203,11 +203,24 @@ pub(crate) fn rank_size(c: Comm) -> Result<(usize, usize)> {
     Ok((r as usize, s as usize))
 }
 
-/// `MPI_Comm_dup` (collective).
+/// Makes MPI errors on `c` return their code instead of ending the job (the default
+/// handler, `MPI_ERRORS_ARE_FATAL`, would abort the process before LPF could report
+/// anything). Set on every communicator LPF creates (never on the program's own), so
+/// every MPI failure on them becomes an LPF fatal error naming the call.
+fn errors_return(c: MPI_Comm) -> Result<()> {
+    // SAFETY: a valid communicator this library created; reads an exported constant.
+    check(unsafe { sys::MPI_Comm_set_errhandler(c, sys::RSMPI_ERRORS_RETURN) }, "MPI_Comm_set_errhandler")
+}
+
+/// `MPI_Comm_dup` (collective); the copy returns its errors (see `errors_return`).
 pub(crate) fn dup(c: Comm) -> Result<Comm> {
     let mut out = comm_null();
     // SAFETY: valid communicator, out-pointer to a local.
     check(unsafe { sys::MPI_Comm_dup(c.0, &mut out) }, "MPI_Comm_dup")?;
+    if let Err(e) = errors_return(out) {
+        free(&mut Comm(out));
+        return Err(e);
+    }
     Ok(Comm(out))
 }
 
@@ -217,7 +230,14 @@ pub(crate) fn split(c: Comm, color: Option<i32>, key: i32) -> Result<Option<Comm
     // SAFETY: valid communicator, out-pointer to a local.
     let col = color.unwrap_or(unsafe { sys::RSMPI_UNDEFINED });
     check(unsafe { sys::MPI_Comm_split(c.0, col, key, &mut out) }, "MPI_Comm_split")?;
-    Ok(if color.is_some() { Some(Comm(out)) } else { None })
+    if color.is_none() {
+        return Ok(None);
+    }
+    if let Err(e) = errors_return(out) {
+        free(&mut Comm(out));
+        return Err(e);
+    }
+    Ok(Some(Comm(out)))
 }
 
 pub(crate) fn free(c: &mut Comm) {
@@ -348,6 +368,10 @@ pub(crate) fn node_size(c: Comm) -> Result<usize> {
     let rc = unsafe { sys::MPI_Comm_split_type(c.0, sys::RSMPI_COMM_TYPE_SHARED, 0, sys::RSMPI_INFO_NULL, &mut out) };
     check(rc, "MPI_Comm_split_type")?;
     let mut local = Comm(out);
+    if let Err(e) = errors_return(out) {
+        free(&mut local);
+        return Err(e);
+    }
     let n = rank_size(local).map(|(_, s)| s);
     free(&mut local);
     n
@@ -444,7 +468,14 @@ pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
     let rc = unsafe {
         sys::MPI_Win_create(base.cast(), size as sys::MPI_Aint, 1, sys::RSMPI_INFO_NULL, c.0, &mut w)
     };
+    // (A failure here is raised on `c`, which returns errors: see `errors_return`.)
     check(rc, "MPI_Win_create")?;
+    // SAFETY: the window just created.
+    if let Err(e) = check(unsafe { sys::MPI_Win_set_errhandler(w, sys::RSMPI_ERRORS_RETURN) }, "MPI_Win_set_errhandler") {
+        // SAFETY: as above; not locked yet.
+        unsafe { sys::MPI_Win_free(&mut w) };
+        return Err(e);
+    }
     // Passive target for the window's whole life: every sync completes its own
     // operations with flushes, and the LPF barrier tells the targets.
     check(unsafe { sys::MPI_Win_lock_all(sys::MPI_MODE_NOCHECK as c_int, w) }, "MPI_Win_lock_all")?;

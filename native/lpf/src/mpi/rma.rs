@@ -68,6 +68,18 @@ impl OneSided for MpiRma {
     }
 
     fn publish(&mut self, index: usize, _keys: &[u64]) -> Result<()> {
+        // On a single rank every LPF process is local: the sync copies with memcpy and
+        // never posts a one-sided operation, so no window is needed (and none is made:
+        // some MPI builds cannot create one on a one-rank communicator, e.g. Open MPI
+        // 4.1 whose UCX one-sided component lacks a device).
+        if self.offsets.len() <= 2 {
+            self.staged.retain(|s| s.0 != index);
+            if self.wins.len() <= index {
+                self.wins.resize(index + 1, None);
+            }
+            self.wins[index] = Some(Vec::new());
+            return Ok(());
+        }
         // Window t: thread t's area, or an empty one where this rank has no thread t
         // (every rank creates the same kmax windows, in the same order).
         let mut wins = Vec::with_capacity(self.kmax);

@@ -1,0 +1,187 @@
+/*
+ * bsplib_ctx: BSPlib as an object over an LPF context (lpf/bsplib.h), written
+ * only against the published headers lpf/core.h and lpf/bsplib.h. In one
+ * section of LPF_MAX_P processes: two instances in turn over one context,
+ * put/hpput/get/hpget/send with exact results, and the documented error codes
+ * (pid out of range, unregistered address, pop of an unknown address, move on
+ * the empty queue, NULL out-pointers), after which the instance still works.
+ * Failures are summed at pid 0 and returned through args.output (with
+ * lpf_hook, each process also returns its own).
+ */
+#include <lpf/core.h>
+#include <lpf/mpi.h>
+#include <lpf/bsplib.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "bsplib_ctx.c:%d: pid %u: check failed: %s: ",  \
+                    __LINE__, (unsigned)s, #cond);                           \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fputc('\n', stderr);                                             \
+            ++bad;                                                           \
+        }                                                                    \
+    } while (0)
+#define OK(call) CHECK((call) == BSPLIB_SUCCESS, "%s", #call)
+
+static int round_trip(bsplib_t b, lpf_pid_t s, lpf_pid_t p, int round)
+{
+    int bad = 0;
+    long *a = calloc(p, sizeof(long));
+    long v = 10 * s + round, got = -1, got2 = -1, tag = 0;
+    size_t n = 0, bytes = 0, st = 0, prev;
+    lpf_pid_t k;
+
+    CHECK(bsplib_pid(b) == s && bsplib_nprocs(b) == p, "pid/nprocs");
+    OK(bsplib_push_reg(b, a, p * sizeof(long)));
+    OK(bsplib_sync(b));
+    for (k = 0; k < p; ++k)
+        OK((k % 2 ? bsplib_put : bsplib_hpput)(b, k, &v, a, s * sizeof(long), sizeof(long)));
+    OK(bsplib_sync(b));
+    for (k = 0; k < p; ++k)
+        CHECK(a[k] == 10 * (long)k + round, "a[%u] = %ld", k, a[k]);
+    OK(bsplib_get(b, (s + 1) % p, a, 0, &got, sizeof(long)));
+    OK(bsplib_hpget(b, (s + p - 1) % p, a, (p - 1) * sizeof(long), &got2, sizeof(long)));
+    OK(bsplib_sync(b));
+    CHECK(got == round, "get: %ld", got);
+    CHECK(got2 == 10 * (long)(p - 1) + round, "hpget: %ld", got2);
+
+    prev = bsplib_set_tagsize(b, sizeof(long));
+    CHECK(prev == 0, "initial tag size %zu", prev);
+    OK(bsplib_sync(b));
+    tag = 77 + s;
+    OK(bsplib_send(b, (s + 1) % p, &tag, &v, sizeof v));
+    OK(bsplib_hpsend(b, (s + 1) % p, &tag, &v, sizeof v));
+    OK(bsplib_sync(b));
+    OK(bsplib_qsize(b, &n, &bytes));
+    CHECK(n == 2 && bytes == 2 * sizeof(long), "qsize %zu %zu", n, bytes);
+    tag = -1;
+    OK(bsplib_get_tag(b, &st, &tag));
+    CHECK(st == sizeof(long) && tag == 77 + (long)((s + p - 1) % p), "get_tag %zu %ld", st, tag);
+    got = -1;
+    OK(bsplib_move(b, &got, sizeof got));
+    CHECK(got == 10 * (long)((s + p - 1) % p) + round, "move %ld", got);
+    {
+        const void *tp = NULL, *pp = NULL;
+        size_t len = bsplib_hpmove(b, &tp, &pp);
+        CHECK(len == sizeof(long), "hpmove %zu", len);
+        if (len == sizeof(long))
+            CHECK(*(const long *)pp == got && *(const long *)tp == 77 + (long)((s + p - 1) % p),
+                  "hpmove payload/tag");
+        CHECK(bsplib_hpmove(b, &tp, &pp) == (size_t)-1, "hpmove on the empty queue");
+    }
+    OK(bsplib_get_tag(b, &st, &tag));
+    CHECK(st == (size_t)-1, "get_tag on the empty queue: %zu", st);
+
+    /* documented errors, each without effect */
+    CHECK(bsplib_put(b, p, &v, a, 0, sizeof v) == BSPLIB_ERR_PID_OUT_OF_RANGE, "put to pid p");
+    CHECK(bsplib_get(b, p + 5, a, 0, &got, sizeof got) == BSPLIB_ERR_PID_OUT_OF_RANGE, "get from pid p+5");
+    CHECK(bsplib_put(b, 0, &v, &got, 0, sizeof v) == BSPLIB_ERR_MEMORY_NOT_REGISTERED, "put to an unregistered address");
+    CHECK(bsplib_pop_reg(b, &got) == BSPLIB_ERR_MEMORY_NOT_REGISTERED, "pop of an unregistered address");
+    CHECK(bsplib_move(b, &got, sizeof got) == BSPLIB_ERR_EMPTY_MESSAGE_QUEUE, "move on the empty queue");
+    CHECK(bsplib_get_tag(b, NULL, &tag) == BSPLIB_ERR_NULL_POINTER, "get_tag with NULL status");
+    CHECK(bsplib_put(b, 0, NULL, a, 0, 8) == BSPLIB_ERR_NULL_POINTER, "put from NULL");
+    /* still usable */
+    v = 5;
+    OK(bsplib_put(b, (s + 1) % p, &v, a, 0, sizeof v));
+    OK(bsplib_pop_reg(b, a));
+    OK(bsplib_sync(b));
+    CHECK(a[0] == 5, "put after the errors: %ld", a[0]);
+    CHECK(bsplib_put(b, 0, &v, a, 0, sizeof v) == BSPLIB_ERR_MEMORY_NOT_REGISTERED, "put after pop_reg");
+    CHECK(bsplib_time(b) >= 0.0, "time");
+    free(a);
+    return bad;
+}
+
+static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
+{
+    int bad = 0, round;
+    long total[64] = {0};
+    lpf_memslot_t slot;
+    lpf_pid_t k;
+    bsplib_t b = NULL;
+
+    for (round = 0; round < 2; ++round) {
+        CHECK(bsplib_create(ctx, s, p, 1, 0, &b) == BSPLIB_SUCCESS, "create");
+        if (b == NULL)
+            break;
+        bad += round_trip(b, s, p, round);
+        CHECK(bsplib_destroy(b) == BSPLIB_SUCCESS, "destroy");
+    }
+    CHECK(bsplib_create(ctx, s, p + 1, 0, 0, &b) != BSPLIB_SUCCESS, "create with a wrong nprocs");
+
+    /* failures to pid 0 with the core primitives */
+    if (lpf_resize_memory_register(ctx, 1) != LPF_SUCCESS ||
+        lpf_resize_message_queue(ctx, 2 * (size_t)p) != LPF_SUCCESS ||
+        lpf_sync(ctx, LPF_SYNC_DEFAULT) != LPF_SUCCESS ||
+        lpf_register_global(ctx, total, sizeof total, &slot) != LPF_SUCCESS ||
+        lpf_sync(ctx, LPF_SYNC_DEFAULT) != LPF_SUCCESS) {
+        fprintf(stderr, "bsplib_ctx: pid %u: the core calls failed\n", s);
+        ++bad;
+        if (args.output_size >= sizeof(int))
+            memcpy(args.output, &bad, sizeof bad);
+        return;
+    }
+    total[s % 64] = bad;
+    if (s != 0 && s < 64)
+        lpf_put(ctx, slot, s * sizeof(long), 0, slot, s * sizeof(long), sizeof(long), LPF_MSG_DEFAULT);
+    lpf_sync(ctx, LPF_SYNC_DEFAULT);
+    if (args.output_size >= sizeof(int)) {
+        /* pid 0: everyone's failures; the others (lpf_hook) their own */
+        int all = bad;
+        if (s == 0)
+            for (all = 0, k = 0; k < p && k < 64; ++k)
+                all += (int)total[k];
+        memcpy(args.output, &all, sizeof all);
+    }
+    lpf_deregister(ctx, slot);
+    if (bad)
+        fprintf(stderr, "bsplib_ctx: pid %u: %d check(s) failed\n", s, bad);
+}
+
+/* Without arguments: one section from lpf_exec(LPF_ROOT, LPF_MAX_P).
+ * `bsplib_ctx SERVER PORT PID NPROCS [TIMEOUT_MS]`: NPROCS separate processes meet
+ * over TCP (lpf_mpi_initialize_over_tcp, lpf/mpi.h) and run it with lpf_hook. */
+int main(int argc, char **argv)
+{
+    int failures = -1;
+    lpf_args_t args = LPF_NO_ARGS;
+    lpf_err_t rc;
+    args.output = &failures;
+    args.output_size = sizeof failures;
+    if (argc >= 5) {
+        lpf_init_t init = LPF_INIT_NONE;
+        rc = lpf_mpi_initialize_over_tcp(argv[1], argv[2],
+                                         argc > 5 ? atoi(argv[5]) : 30000,
+                                         (lpf_pid_t)atoi(argv[3]),
+                                         (lpf_pid_t)atoi(argv[4]), &init);
+        if (rc != LPF_SUCCESS) {
+            fprintf(stderr, "bsplib_ctx: lpf_mpi_initialize_over_tcp returned %d\n", rc);
+            return 1;
+        }
+        rc = lpf_hook(init, spmd, args);
+        if (rc != LPF_SUCCESS)
+            fprintf(stderr, "bsplib_ctx: lpf_hook returned %d\n", rc);
+        if (lpf_mpi_finalize(init) != LPF_SUCCESS) {
+            fprintf(stderr, "bsplib_ctx: lpf_mpi_finalize failed\n");
+            rc = LPF_ERR_FATAL;
+        }
+    } else {
+        rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
+        if (rc != LPF_SUCCESS)
+            fprintf(stderr, "bsplib_ctx: lpf_exec returned %d\n", rc);
+    }
+    if (rc != LPF_SUCCESS)
+        return 1;
+    if (failures > 0) {
+        fprintf(stderr, "bsplib_ctx: %d check(s) failed\n", failures);
+        return 1;
+    }
+    if (failures == 0)
+        printf("bsplib_ctx: all checks passed\n");
+    return 0;
+}
