@@ -302,6 +302,22 @@ mod faults {
         });
     }
 
+    /// A one-process hybrid job of 64 threads whose section allocates nothing and
+    /// ignores its failed sync; prints how the hook ended.
+    fn hook_many_threads() {
+        let cfg = TcpConfig::new("127.0.0.1", 0, 0, 1).threads(64).hybrid(true);
+        let spmd = |ctx: &mut Context, _: Args<'_>| {
+            let _ = ctx.sync(SYNC_DEFAULT);
+        };
+        let r = std::panic::catch_unwind(|| TcpInit::new(cfg).and_then(|init| init.hook(&spmd, Args::none())));
+        match r {
+            Ok(Err(e)) if e.is_fatal() => println!("hook FATAL: {e}"),
+            Ok(Err(e)) if e.kind() == lpf::ErrorKind::OutOfMemory => println!("hook OUT_OF_MEMORY: {e}"),
+            Ok(other) => println!("hook returned {other:?}"),
+            Err(_) => println!("hook PANICKED"),
+        }
+    }
+
     fn child_command(role: &str) -> Command {
         let mut c = Command::new(std::env::current_exe().unwrap());
         c.args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"]);
@@ -378,13 +394,41 @@ mod faults {
         }
     }
 
-    /// Thread creation failing inside the hybrid engine (address space limited to a
-    /// 40 MiB above what the process uses, 16 MiB stacks, 64 threads asked for): the
-    /// hook returns FATAL naming the thread that could not start; no panic, no hang.
+    /// Threads that cannot fit in the address space (limited to 40 MiB above what the
+    /// process uses, 16 MiB stacks, 64 threads asked for): the hook refuses before any
+    /// thread starts, with LPF_ERR_OUT_OF_MEMORY naming the limit; no panic, no hang.
     #[test]
-    fn thread_creation_failure_in_a_hybrid_hook_is_fatal_not_a_panic() {
+    fn hybrid_threads_beyond_the_address_space_are_refused_not_a_panic() {
         let mut kid = child_command("spawnfail")
             .env("RUST_MIN_STACK", (16 << 20).to_string())
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (st, out) = wait_bounded(&mut kid, Duration::from_secs(30));
+        assert!(st.is_some_and(|s| s.success()), "{st:?}: {out}");
+        assert!(out.contains("hook OUT_OF_MEMORY") && out.contains("address-space limit (ulimit -v)"), "{out}");
+    }
+
+    /// Thread creation failing part-way inside the hybrid engine (as user nobody with
+    /// at most 20 processes, which binds only without CAP_SYS_RESOURCE; 64 threads asked
+    /// for): the hook returns FATAL naming the thread that could not start; no panic,
+    /// no hang (before: `scope.spawn` panicked, then the others waited forever).
+    #[test]
+    fn thread_creation_failure_in_a_hybrid_hook_is_fatal_not_a_panic() {
+        // The suite runs as root (its set-up installs packages); setpriv and prlimit
+        // are in util-linux.
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let uid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|v| v.split_whitespace().nth(1)).unwrap();
+        assert_eq!(uid, "0", "this test drops to user nobody and needs root");
+        let exe = std::env::current_exe().unwrap();
+        let mut kid = Command::new("prlimit")
+            .arg("--nproc=20")
+            .args(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&exe)
+            .args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"])
+            .env("LPF_TEST_CHILD", "nprocfail")
             .env("RUST_BACKTRACE", "0")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -492,18 +536,9 @@ mod faults {
                     .unwrap()
                     .success();
                 assert!(ok, "prlimit failed");
-                let cfg = TcpConfig::new("127.0.0.1", 0, 0, 1).threads(64).hybrid(true);
-                // (A section that allocates nothing and ignores its failed sync.)
-                let spmd = |ctx: &mut Context, _: Args<'_>| {
-                    let _ = ctx.sync(SYNC_DEFAULT);
-                };
-                let r = std::panic::catch_unwind(|| TcpInit::new(cfg).and_then(|init| init.hook(&spmd, Args::none())));
-                match r {
-                    Ok(Err(e)) if e.is_fatal() => println!("hook FATAL: {e}"),
-                    Ok(other) => println!("hook returned {other:?}"),
-                    Err(_) => println!("hook PANICKED"),
-                }
+                hook_many_threads();
             }
+            Ok("nprocfail") => hook_many_threads(),
             Ok("fdlimit") => {
                 let prepared = TcpInit::prepare(cfg(0, 0, 2)).unwrap();
                 println!("port {}", prepared.bound_port());
