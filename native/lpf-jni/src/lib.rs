@@ -151,8 +151,7 @@ fn program<'a>(algorithm: &'a Option<String>, library: &'a Option<String>, symbo
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_version<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
     entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
-        let engines = if cfg!(feature = "tcp") { "shm,tcp" } else { "shm" };
-        env.new_string(format!("lpf-jni {} engines={engines}", env!("CARGO_PKG_VERSION")))
+        env.new_string(format!("lpf-jni {} engines=shm,tcp", env!("CARGO_PKG_VERSION")))
             .map_err(|e| Failure::new(Phase::Argument, e.to_string()))
     })
 }

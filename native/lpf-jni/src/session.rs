@@ -78,10 +78,8 @@ enum State {
     /// Threads of this JVM (every task of the group runs in this executor).
     Shm(lpf::ShmInit),
     /// TCP, between its two steps: pid 0 has bound its port (to publish it).
-    #[cfg(feature = "tcp")]
     TcpPrepared(lpf::tcp::Prepared),
     /// Processes meeting over TCP, group formed.
-    #[cfg(feature = "tcp")]
     Tcp(lpf::tcp::TcpInit),
     /// A join failed; the group is unusable.
     Broken,
@@ -115,7 +113,6 @@ impl Session {
 
     /// Step 1 of a TCP group: pid 0 binds its port (0: the OS chooses; see
     /// `bound_port`), the others only check their configuration. `join` is step 2.
-    #[cfg(feature = "tcp")]
     pub fn tcp(p: &TcpParams, host: String) -> Result<Session, Failure> {
         let mut cfg = lpf::tcp::TcpConfig::new(p.master.clone(), p.port, p.pid, p.nprocs)
             .timeout(std::time::Duration::from_millis(p.timeout_ms))
@@ -128,21 +125,12 @@ impl Session {
         Ok(Session { pid: p.pid, nprocs: p.nprocs, host, state: RefCell::new(State::TcpPrepared(prepared)) })
     }
 
-    #[cfg(not(feature = "tcp"))]
-    pub fn tcp(_p: &TcpParams, _host: String) -> Result<Session, Failure> {
-        Err(Failure::new(
-            Phase::Bootstrap,
-            "this build of the LPF native library has no TCP engine (built without the `tcp` feature); \
-             only groups whose tasks all run in one executor JVM (shared memory) are possible",
-        ))
-    }
 
     /// Step 2 of a TCP group: waits (up to the timeout) for every process and connects
     /// them. Nothing to do for the other engines, or when already joined.
     pub fn join(&self) -> Result<(), Failure> {
         let mut state = self.state.borrow_mut();
         match std::mem::replace(&mut *state, State::Broken) {
-            #[cfg(feature = "tcp")]
             State::TcpPrepared(p) => match p.join() {
                 Ok(init) => *state = State::Tcp(init),
                 Err(e) => return Err(Failure::new(Phase::Bootstrap, e.to_string())),
@@ -157,9 +145,7 @@ impl Session {
     /// engine listens nowhere).
     pub fn bound_port(&self) -> u16 {
         match &*self.state.borrow() {
-            #[cfg(feature = "tcp")]
             State::TcpPrepared(p) => p.bound_port(),
-            #[cfg(feature = "tcp")]
             State::Tcp(t) => t.bound_port(),
             _ => 0,
         }
@@ -168,9 +154,7 @@ impl Session {
     pub fn engine(&self) -> &'static str {
         match &*self.state.borrow() {
             State::Shm(_) => "shm",
-            #[cfg(feature = "tcp")]
             State::TcpPrepared(_) => "tcp",
-            #[cfg(feature = "tcp")]
             State::Tcp(t) => t.engine_name(),
             State::Broken => "broken",
         }
@@ -180,7 +164,6 @@ impl Session {
         self.join().map_err(|f| lpf::Error::fatal(f.message))?;
         match &*self.state.borrow() {
             State::Shm(i) => i.hook(spmd, args),
-            #[cfg(feature = "tcp")]
             State::Tcp(i) => i.hook(spmd, args),
             _ => Err(lpf::Error::fatal("the group is not usable (its join failed)")),
         }
