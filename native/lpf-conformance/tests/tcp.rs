@@ -318,11 +318,23 @@ mod faults {
         }
     }
 
+    /// This test binary's arguments that run only the `child` entry point.
+    const CHILD_ARGS: [&str; 5] = ["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"];
+
     fn child_command(role: &str) -> Command {
         let mut c = Command::new(std::env::current_exe().unwrap());
-        c.args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"]);
+        c.args(CHILD_ARGS);
         c.env("LPF_TEST_CHILD", role);
         c
+    }
+
+    /// Runs `cmd` (a child of this binary) for at most 30 s; it must succeed. Its
+    /// standard output.
+    fn output_of_child(cmd: &mut Command) -> String {
+        let mut kid = cmd.env("RUST_BACKTRACE", "0").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let (st, out) = wait_bounded(&mut kid, Duration::from_secs(30));
+        assert!(st.is_some_and(|s| s.success()), "{st:?}: {out}");
+        out
     }
 
     #[test]
@@ -399,15 +411,7 @@ mod faults {
     /// thread starts, with LPF_ERR_OUT_OF_MEMORY naming the limit; no panic, no hang.
     #[test]
     fn hybrid_threads_beyond_the_address_space_are_refused_not_a_panic() {
-        let mut kid = child_command("spawnfail")
-            .env("RUST_MIN_STACK", (16 << 20).to_string())
-            .env("RUST_BACKTRACE", "0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let (st, out) = wait_bounded(&mut kid, Duration::from_secs(30));
-        assert!(st.is_some_and(|s| s.success()), "{st:?}: {out}");
+        let out = output_of_child(child_command("spawnfail").env("RUST_MIN_STACK", (16 << 20).to_string()));
         assert!(out.contains("hook OUT_OF_MEMORY") && out.contains("address-space limit (ulimit -v)"), "{out}");
     }
 
@@ -422,20 +426,10 @@ mod faults {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
         let uid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|v| v.split_whitespace().nth(1)).unwrap();
         assert_eq!(uid, "0", "this test drops to user nobody and needs root");
-        let exe = std::env::current_exe().unwrap();
-        let mut kid = Command::new("prlimit")
-            .arg("--nproc=20")
-            .args(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&exe)
-            .args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"])
-            .env("LPF_TEST_CHILD", "nprocfail")
-            .env("RUST_BACKTRACE", "0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let (st, out) = wait_bounded(&mut kid, Duration::from_secs(30));
-        assert!(st.is_some_and(|s| s.success()), "{st:?}: {out}");
+        let mut cmd = Command::new("prlimit");
+        cmd.arg("--nproc=20").args(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]);
+        cmd.arg(std::env::current_exe().unwrap()).args(CHILD_ARGS).env("LPF_TEST_CHILD", "nprocfail");
+        let out = output_of_child(&mut cmd);
         assert!(out.contains("hook FATAL") && out.contains("cannot start process"), "{out}");
     }
 
@@ -449,7 +443,7 @@ mod faults {
         let mut kid = Command::new("sh")
             .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\""])
             .arg(std::env::current_exe().unwrap())
-            .args(["--exact", "faults::child", "--ignored", "--nocapture", "--test-threads=1"])
+            .args(CHILD_ARGS)
             .env("LPF_TEST_CHILD", "fdlimit")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
