@@ -419,5 +419,24 @@ if [ "$lib_ok" = 1 ]; then
     fi
 fi
 
+# --- zero_bytes (#17 item 7): a 0-byte put/get is skipped whatever it names
+# (LPF_INVALID_MEMSLOT, never-registered slots, a bad pid), takes no queue room,
+# and leaves the process healthy; on shm at P = 1..4 and over TCP and hybrid.
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.zero_bytes.$kind" "link_$kind" zero_bytes; then
+            for p in $procs; do
+                run_one "run.zero_bytes.$kind.p$p" "$p" env LPF_LOG=quiet "$build/$kind/zero_bytes"
+            done
+        fi
+    done
+    if [ -x "$build/shared/zero_bytes" ] && [ -x "$libdir/lpfrun" ]; then
+        run_one "run.zero_bytes.lpfrun-tcp.p3" 3 env LPF_LOG=quiet \
+            "$libdir/lpfrun" -n 3 --engine tcp "$build/shared/zero_bytes"
+        run_one "run.zero_bytes.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
+            "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/zero_bytes"
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -200,7 +200,8 @@ impl Context {
 
     /// `lpf_put`: copy `size` bytes from `src_offset` of local slot `src` into
     /// `dst_offset` of global slot `dst` at process `dst_pid`, completed by the next sync.
-    /// Every argument is checked here, the remote bounds at the destination during sync.
+    /// Every argument is checked here, the remote bounds at the destination during sync;
+    /// a put of 0 bytes is skipped ([`Context::skip_empty`]).
     #[allow(clippy::too_many_arguments)]
     pub fn put(
         &mut self,
@@ -212,6 +213,9 @@ impl Context {
         size: usize,
         _attr: MsgAttr,
     ) -> Result<()> {
+        if size == 0 {
+            return self.skip_empty("put");
+        }
         let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size);
         let r = r.and_then(|src| {
             self.queue.push(Request::Put { src, dst_pid, dst_slot: dst, dst_offset, size })
@@ -229,7 +233,8 @@ impl Context {
     }
 
     /// `lpf_get`: copy `size` bytes from `src_offset` of global slot `src` at process
-    /// `src_pid` into `dst_offset` of local slot `dst`, completed by the next sync.
+    /// `src_pid` into `dst_offset` of local slot `dst`, completed by the next sync; a get
+    /// of 0 bytes is skipped ([`Context::skip_empty`]).
     #[allow(clippy::too_many_arguments)]
     pub fn get(
         &mut self,
@@ -241,6 +246,9 @@ impl Context {
         size: usize,
         _attr: MsgAttr,
     ) -> Result<()> {
+        if size == 0 {
+            return self.skip_empty("get");
+        }
         let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size);
         let r = r.and_then(|dst| {
             self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst, size })
@@ -254,6 +262,14 @@ impl Context {
         let reg = self.register.borrow();
         self.check_remote(&reg, src, src_pid, src_offset, size, "get source")?;
         reg.area(dst).and_then(|a| a.range(dst, dst_offset, size, "get destination"))
+    }
+
+    /// A put or get of 0 bytes moves nothing, so it is skipped whatever pid, slots and
+    /// offsets it names, and takes no room in the queue: libraries send such requests for
+    /// empty blocks (e.g. `LPF_INVALID_MEMSLOT` for an empty vector), and the reference
+    /// implementation skips them too. Only a process that already failed still says so.
+    fn skip_empty(&self, what: &str) -> Result<()> {
+        self.check_alive(what)
     }
 
     fn check_pid(&self, pid: Pid, what: &str) -> Result<()> {

@@ -232,7 +232,9 @@ lpf_err_t lpf_deregister(lpf_t ctx, lpf_memslot_t memslot);
 /**
  * Schedules a copy of size bytes from (src_slot, src_offset) on this process
  * to (dst_slot, dst_offset) on process dst_pid; dst_slot must be global.
- * Does not block; the copy is complete after the next lpf_sync.
+ * Does not block; the copy is complete after the next lpf_sync. A put of 0
+ * bytes does nothing and succeeds, whatever slots, offsets and pid it names
+ * (e.g. LPF_INVALID_MEMSLOT for an empty block), and takes no queue room.
  */
 lpf_err_t lpf_put(lpf_t ctx,
                   lpf_memslot_t src_slot, size_t src_offset,
@@ -243,6 +245,7 @@ lpf_err_t lpf_put(lpf_t ctx,
  * Schedules a copy of size bytes from (src_slot, src_offset) on process
  * src_pid to (dst_slot, dst_offset) on this process; src_slot must be
  * global. Does not block; the copy is complete after the next lpf_sync.
+ * A get of 0 bytes does nothing and succeeds, as a put of 0 bytes.
  */
 lpf_err_t lpf_get(lpf_t ctx,
                   lpf_pid_t src_pid, lpf_memslot_t src_slot, size_t src_offset,
