@@ -438,5 +438,69 @@ if [ "$lib_ok" = 1 ]; then
     fi
 fi
 
+# --- root_context (#17 item 1): LPF_ROOT is a context of one process for the
+# primitives (resize, register, put/get to itself, sync, probe, deregister, rehook),
+# also from a library initialiser before main; an exec from the root still works
+# after it, and fails once LPF_ROOT has failed (`fatal`). On shm at P = 1..4 (shared
+# and static), under memcheck, and in every process of an lpfrun job (tcp, hybrid).
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.root_context.$kind" "link_$kind" root_context; then
+            for p in $procs; do
+                run_one "run.root_context.$kind.p$p" "$p" env LPF_LOG=quiet "$build/$kind/root_context"
+            done
+            run_one "run.root_context.$kind.fatal" 2 env LPF_LOG=quiet "$build/$kind/root_context" fatal
+        fi
+    done
+    if [ -x "$build/shared/root_context" ]; then
+        if command -v valgrind >/dev/null 2>&1; then
+            check "memcheck.root_context.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+                timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+                --leak-check=no "$build/shared/root_context"
+        else
+            fail "memcheck.root_context (valgrind is not installed)"
+        fi
+        if [ -x "$libdir/lpfrun" ]; then
+            run_one "run.root_context.lpfrun-tcp.p3" 3 env LPF_LOG=quiet \
+                "$libdir/lpfrun" -n 3 --engine tcp "$build/shared/root_context"
+            run_one "run.root_context.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
+                "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/root_context"
+        fi
+    fi
+fi
+
+# --- probe_nested (#17 item 2): lpf_probe's p is the runtime's processors, the same on
+# LPF_ROOT, in the section, in a rehook and in nested execs two deep; g and l are those
+# of the engine in use (the root's: LPF_ENGINE's; nested sections: shm). Each engine
+# gets its own cost table (distinct g) in a probe directory made here.
+probe_dir=$build/probe-tables
+mkdir -p "$probe_dir"
+g_of() { # g_of ENGINE: the g(1, 8) its table below stores
+    case $1 in shm) echo 1e-3 ;; tcp) echo 2e-3 ;; hybrid) echo 3e-3 ;; mpimsg) echo 4e-3 ;; mpirma) echo 5e-3 ;; esac
+}
+for e in shm tcp hybrid mpimsg mpirma; do
+    g=$(g_of "$e")
+    printf '# test table: nprocs msg_size g l\n1 8 %s 1e-2\n' "$g" >"$probe_dir/$e.txt"
+done
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.probe_nested.$kind" "link_$kind" probe_nested; then
+            for p in $procs; do
+                run_one "run.probe_nested.$kind.p$p" "$p" env LPF_LOG=quiet LPF_PROBE_DIR="$probe_dir" \
+                    "$build/$kind/probe_nested" "$p" "$(g_of shm)" "$(g_of shm)"
+            done
+        fi
+    done
+    if [ -x "$build/shared/probe_nested" ] && [ -x "$libdir/lpfrun" ]; then
+        for p in $procs; do
+            run_one "run.probe_nested.lpfrun-tcp.p$p" "$p" env LPF_LOG=quiet LPF_PROBE_DIR="$probe_dir" \
+                "$libdir/lpfrun" -n "$p" --engine tcp "$build/shared/probe_nested" "$p" "$(g_of tcp)" "$(g_of shm)"
+        done
+        run_one "run.probe_nested.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet LPF_PROBE_DIR="$probe_dir" \
+            "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/probe_nested" 4 "$(g_of hybrid)" \
+            "$(g_of shm)"
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

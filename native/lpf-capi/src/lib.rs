@@ -200,7 +200,7 @@ unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
         return Err(Error::fatal(format!("{what}: the context is NULL (LPF_NONE)")));
     }
     if is_root(ctx) {
-        return Err(Error::fatal(format!("{what}: LPF_ROOT is not inside an SPMD section")));
+        return root_context(what);
     }
     match LiveContexts::find(ctx) {
         Some(c) => Ok(&mut *c),
@@ -215,6 +215,36 @@ unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
             Err(Error::fatal(format!("{what}: the context {ctx:p} is not alive on this thread: {why}")))
         }
     }
+}
+
+thread_local! {
+    /// `LPF_ROOT` as a context of one process ([`Root::context`]), made on its first use
+    /// on this thread. One per thread: a context is used by one thread, and threads that
+    /// use `LPF_ROOT` at once (e.g. library initialisers) must not race on one register.
+    static ROOT_CONTEXT: RefCell<Option<Box<Context>>> = const { RefCell::new(None) };
+}
+
+/// This thread's `LPF_ROOT` context.
+///
+/// # Safety
+/// As for [`context`]: the `&mut` is used only within the calling `lpf_*` function.
+unsafe fn root_context<'a>(what: &str) -> lpf::Result<&'a mut Context> {
+    let c = ROOT_CONTEXT.with(|r| -> lpf::Result<*mut Context> {
+        let mut r = r.borrow_mut();
+        if r.is_none() {
+            let made = Root::new().context().map_err(|e| e.context(format!("{what}: LPF_ROOT as a context")))?;
+            *r = Some(Box::new(made));
+        }
+        Ok(&mut **r.as_mut().expect("made above") as *mut Context)
+    })?;
+    // SAFETY: the box lives until this thread ends, and is used on this thread only.
+    Ok(&mut *c)
+}
+
+/// The failure of this thread's `LPF_ROOT` context, if it has failed: an exec from the
+/// root then fails too, as every later primitive on a failed context does.
+fn root_failure() -> Option<Error> {
+    ROOT_CONTEXT.with(|r| r.borrow().as_ref().and_then(|c| c.failure().cloned()))
 }
 
 /// Rust args for a section from C args.
@@ -288,6 +318,9 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
         let f = CSpmd::new(spmd, &args, "lpf_exec")?;
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         if is_root(ctx) {
+            if let Some(f) = root_failure() {
+                return Err(Error::fatal(format!("LPF_ROOT failed earlier ({})", f.message())));
+            }
             Root::new().exec(p as Pid, &run, rust_args(&args))
         } else {
             context(ctx, "lpf_exec")?.exec(p as Pid, &run, rust_args(&args))
@@ -612,13 +645,10 @@ pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lp
         if params.is_null() {
             return Err(Error::fatal("the lpf_machine_t out-pointer is NULL"));
         }
-        let (m, engine) = if is_root(ctx) {
-            (Root::new().probe()?, "shm")
-        } else {
-            let c = context(ctx, "lpf_probe")?;
-            (c.probe()?, c.engine_name())
-        };
-        let (g, l) = cost_functions(engine);
+        // The root's p and engine are the runtime's (LPF_ENGINE, the job under a
+        // launcher); a section's p is the same, its g and l its own engine's.
+        let m = if is_root(ctx) { Root::new().probe()? } else { context(ctx, "lpf_probe")?.probe()? };
+        let (g, l) = cost_functions(m.engine());
         *params = lpf_machine_t { p: m.p, free_p: m.free_p, g, l };
         Ok(())
     })

@@ -164,7 +164,12 @@ extern const lpf_t LPF_NONE;
 extern const lpf_init_t LPF_INIT_NONE;
 
 /** The context of the program outside any SPMD section; use it with
- *  lpf_exec from main(). Never NULL. */
+ *  lpf_exec from main(). Never NULL. It is also a context of one process
+ *  (pid 0 of 1) for the other primitives: sequential code and library
+ *  initialisers may resize, register, put and get to themselves, sync,
+ *  deregister and rehook on it. Each thread has its own (a context is used
+ *  by one thread); after an LPF_ERR_FATAL on it, lpf_exec(LPF_ROOT) fails
+ *  too. */
 extern const lpf_t LPF_ROOT;
 
 /** Machine parameters that describe no machine: {0, 0, NULL, NULL}. */
@@ -263,7 +268,15 @@ lpf_err_t lpf_sync(lpf_t ctx, lpf_sync_attr_t attr);
 /* Introspection and capacity                                                */
 /* ------------------------------------------------------------------------ */
 
-/** Fills *params with the machine parameters of this runtime. */
+/**
+ * Fills *params with the machine parameters of this runtime. p is all
+ * processors of the runtime, the same on LPF_ROOT, in a section and at any
+ * nesting depth: on LPF_ROOT that of the engine LPF_ENGINE selects (shm:
+ * LPF_MAX_PROCS or the hardware threads; under lpfrun or mpirun the job's
+ * LPF processes), in a hooked section that of the processes of its init.
+ * g and l are those of the engine running the context (the root's: the
+ * engine of its lpf_exec; a nested section: shm).
+ */
 lpf_err_t lpf_probe(lpf_t ctx, lpf_machine_t * params);
 
 /**
