@@ -403,6 +403,44 @@ unsafe fn c_str<'a>(s: *const c_char, name: &str) -> lpf::Result<&'a str> {
     std::ffi::CStr::from_ptr(s).to_str().map_err(|_| Error::fatal(format!("{name} is not valid UTF-8")))
 }
 
+/// The TCP port a port string names, resolved as the reference implementation does:
+/// by `getaddrinfo` as the service of a TCP socket, so that a service name of the
+/// services database (e.g. `"http"`) works as well as a decimal number. (glibc takes a
+/// decimal number modulo 65536: `"77770"` is port 12234, on every process alike.)
+fn tcp_port(text: &str) -> lpf::Result<u16> {
+    let unresolved = |why: String| {
+        Error::fatal(format!("port {text:?} is neither a TCP port number nor a service name getaddrinfo knows: {why}"))
+    };
+    let service = CString::new(text).map_err(|_| unresolved("it contains a NUL byte".into()))?;
+    // SAFETY: a zeroed addrinfo is a valid hints value (all fields 0 or NULL).
+    let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
+    hints.ai_family = libc::AF_UNSPEC;
+    hints.ai_socktype = libc::SOCK_STREAM;
+    hints.ai_flags = libc::AI_PASSIVE;
+    let mut found: *mut libc::addrinfo = std::ptr::null_mut();
+    // SAFETY: NUL-terminated service, valid hints and out-pointer; freed below.
+    let rc = unsafe { libc::getaddrinfo(std::ptr::null(), service.as_ptr(), &hints, &mut found) };
+    if rc != 0 {
+        // SAFETY: gai_strerror returns a static NUL-terminated string for any code.
+        let why = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) };
+        return Err(unresolved(why.to_string_lossy().into_owned()));
+    }
+    // SAFETY: getaddrinfo succeeded, so `found` is a list of at least one entry whose
+    // ai_addr is a sockaddr of the entry's family (IPv4 or IPv6: the port is at the
+    // same place, in network order).
+    let port = unsafe {
+        let addr = (*found).ai_addr;
+        let port = match (*addr).sa_family as i32 {
+            libc::AF_INET => Some((*(addr as *const libc::sockaddr_in)).sin_port),
+            libc::AF_INET6 => Some((*(addr as *const libc::sockaddr_in6)).sin6_port),
+            _ => None,
+        };
+        libc::freeaddrinfo(found);
+        port
+    };
+    port.map(u16::from_be).ok_or_else(|| unresolved("getaddrinfo gave an address of neither IPv4 nor IPv6".into()))
+}
+
 /// The TCP configuration from the C arguments of the TCP initialisers.
 #[allow(clippy::too_many_arguments)]
 unsafe fn tcp_config(
@@ -415,11 +453,7 @@ unsafe fn tcp_config(
     bind_addr: *const c_char,
 ) -> lpf::Result<lpf::tcp::TcpConfig> {
     let server = c_str(server, "server")?;
-    let port_text = c_str(port, "port")?;
-    let port: u16 = port_text
-        .trim()
-        .parse()
-        .map_err(|_| Error::fatal(format!("port {port_text:?} is not a port number (0-65535)")))?;
+    let port = tcp_port(c_str(port, "port")?)?;
     if timeout_ms <= 0 {
         return Err(Error::fatal(format!("timeout_ms must be positive, got {timeout_ms}")));
     }
@@ -448,6 +482,24 @@ pub unsafe extern "C" fn lpf_mpi_initialize_over_tcp(
     init: *mut lpf_init_t,
 ) -> lpf_err_t {
     lpf_tcp_initialize(server, port, timeout_ms, pid, nprocs, std::ptr::null(), std::ptr::null(), std::ptr::null_mut(), init)
+}
+
+/// `lpf/mpi.h` in a library built without MPI: present so that programs written for
+/// the reference link unchanged, but it cannot work. `MPI_Comm` has no common ABI (a
+/// pointer to an implementation's struct in Open MPI, an `int` in MPICH), so only a
+/// library compiled against the program's MPI can use the handle; and depending on an
+/// MPI library would make every user of `liblpf_core` need one. The `comm` argument is
+/// taken as a pointer-sized value and never read.
+#[cfg(not(feature = "mpi"))]
+#[no_mangle]
+pub unsafe extern "C" fn lpf_mpi_initialize_with_mpicomm(_comm: *mut c_void, _init: *mut lpf_init_t) -> lpf_err_t {
+    guarded("lpf_mpi_initialize_with_mpicomm", || {
+        Err(Error::fatal(
+            "this liblpf_core was built without MPI: build it with `cargo build --release -p lpf-capi --features mpi` \
+             (against the program's MPI) to make an LPF runtime of an MPI communicator, or meet over TCP with \
+             lpf_mpi_initialize_over_tcp",
+        ))
+    })
 }
 
 #[no_mangle]
