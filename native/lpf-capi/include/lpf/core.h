@@ -294,6 +294,10 @@ lpf_err_t lpf_resize_memory_register(lpf_t ctx, size_t max_regs);
  */
 lpf_err_t lpf_resize_message_queue(lpf_t ctx, size_t max_msgs);
 
+/** Ends the whole program at once (see lpf/abort.h, which also declares it;
+ *  newer published versions of this header declare it here too). */
+lpf_err_t lpf_abort(lpf_t ctx);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
