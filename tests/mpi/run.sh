@@ -26,7 +26,10 @@
 #   - the lpf crate's unit tests built with the mpi and ibverbs features (one line
 #     per test);
 #   - LPF_MPI_THREAD_LEVEL: single refuses the hybrid engine with 2 threads per rank,
-#     an unknown value is refused, each with its reason.
+#     an unknown value is refused, each with its reason;
+#   - tests/c/root_context.c (LPF_ROOT as a context of one process on every rank) and
+#     tests/c/probe_nested.c (lpf_probe's p = the job's processes at every depth, the
+#     engine's cost table) on mpimsg and mpirma, probe also on hybrid (#17 items 1, 2).
 #
 # Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
 # <repo>/target/mpi-features, apart from the feature-less build). Prints
