@@ -45,6 +45,13 @@ procs=${LPF_TEST_PROCS:-1 2 3 4}
 run_timeout=${LPF_TEST_TIMEOUT:-120}
 static_libs=${LPF_STATIC_LIBS:--lpthread -ldl -lm}
 cflags=(-std=c99 -O2 -g -Wall -Wextra -I"$inc" -I"$here")
+# lpf/mpi.h includes <mpi.h>, as the published header does: MPI's include path (as
+# system headers, whose own warnings are not ours) for the programs that include it.
+mpi_cflags=()
+if command -v mpicc >/dev/null 2>&1; then
+    read -r -a mpi_cflags < <(mpicc --showme:compile | sed 's/-I/-isystem /g')
+fi
+cflags+=("${mpi_cflags[@]}")
 
 programs=(hello ring spec_rules pthread_hook)
 
@@ -131,9 +138,9 @@ cat >"$hdr_tu" <<'EOT'
 int lpf_headers_compile(void) { return (int)sizeof(lpf_args_t); }
 EOT
 step headers.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror \
-    -I"$inc" -c "$hdr_tu" -o "$build/obj/all_headers_c.o"
+    -I"$inc" "${mpi_cflags[@]}" -c "$hdr_tu" -o "$build/obj/all_headers_c.o"
 step headers.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror \
-    -I"$inc" -c "$hdr_tu" -o "$build/obj/all_headers_cxx.o"
+    -I"$inc" "${mpi_cflags[@]}" -c "$hdr_tu" -o "$build/obj/all_headers_cxx.o"
 
 # --- library ------------------------------------------------------------
 lib_ok=0
@@ -257,10 +264,10 @@ free_port() {
     fi
     echo $((20000 + RANDOM % 20000))
 }
-run_tcp() { # run_tcp NAME EXE P
+run_tcp() { # run_tcp NAME EXE P [PORT]: PORT (a string) defaults to a free port number
     local name=$1 exe=$2 p=$3 log=$logs/$1.log port pid rc=0 i
     local -a pids=()
-    port=$(free_port)
+    port=${4:-$(free_port)}
     : >"$log"
     for ((i = 0; i < p; i++)); do
         if [ "$have_timeout" = 1 ]; then
@@ -419,6 +426,191 @@ if [ "$lib_ok" = 1 ]; then
             run_one "run.$prog.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
                 "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/$prog"
         done
+    fi
+fi
+
+# --- zero_bytes (#17 item 7): a 0-byte put/get is skipped whatever it names
+# (LPF_INVALID_MEMSLOT, never-registered slots, a bad pid), takes no queue room,
+# and leaves the process healthy; on shm at P = 1..4 and over TCP and hybrid.
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.zero_bytes.$kind" "link_$kind" zero_bytes; then
+            for p in $procs; do
+                run_one "run.zero_bytes.$kind.p$p" "$p" env LPF_LOG=quiet "$build/$kind/zero_bytes"
+            done
+        fi
+    done
+    if [ -x "$build/shared/zero_bytes" ] && [ -x "$libdir/lpfrun" ]; then
+        run_one "run.zero_bytes.lpfrun-tcp.p3" 3 env LPF_LOG=quiet \
+            "$libdir/lpfrun" -n 3 --engine tcp "$build/shared/zero_bytes"
+        run_one "run.zero_bytes.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
+            "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/zero_bytes"
+    fi
+fi
+
+# --- root_context (#17 item 1): LPF_ROOT is a context of one process for the
+# primitives (resize, register, put/get to itself, sync, probe, deregister, rehook),
+# also from a library initialiser before main; an exec from the root still works
+# after it, and fails once LPF_ROOT has failed (`fatal`). On shm at P = 1..4 (shared
+# and static), under memcheck, and in every process of an lpfrun job (tcp, hybrid).
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.root_context.$kind" "link_$kind" root_context; then
+            for p in $procs; do
+                run_one "run.root_context.$kind.p$p" "$p" env LPF_LOG=quiet "$build/$kind/root_context"
+            done
+            run_one "run.root_context.$kind.fatal" 2 env LPF_LOG=quiet "$build/$kind/root_context" fatal
+        fi
+    done
+    if [ -x "$build/shared/root_context" ]; then
+        if command -v valgrind >/dev/null 2>&1; then
+            check "memcheck.root_context.p3" env LPF_MAX_PROCS=3 LPF_LOG=quiet \
+                timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+                --leak-check=no "$build/shared/root_context"
+        else
+            fail "memcheck.root_context (valgrind is not installed)"
+        fi
+        if [ -x "$libdir/lpfrun" ]; then
+            run_one "run.root_context.lpfrun-tcp.p3" 3 env LPF_LOG=quiet \
+                "$libdir/lpfrun" -n 3 --engine tcp "$build/shared/root_context"
+            run_one "run.root_context.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet \
+                "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/root_context"
+        fi
+    fi
+fi
+
+# --- probe_nested (#17 item 2): lpf_probe's p is the runtime's processors, the same on
+# LPF_ROOT, in the section, in a rehook and in nested execs two deep; g and l are those
+# of the engine in use (the root's: LPF_ENGINE's; nested sections: shm). Each engine
+# gets its own cost table (distinct g) in a probe directory made here.
+probe_dir=$build/probe-tables
+mkdir -p "$probe_dir"
+g_of() { # g_of ENGINE: the g(1, 8) its table below stores
+    case $1 in shm) echo 1e-3 ;; tcp) echo 2e-3 ;; hybrid) echo 3e-3 ;; mpimsg) echo 4e-3 ;; mpirma) echo 5e-3 ;; esac
+}
+for e in shm tcp hybrid mpimsg mpirma; do
+    g=$(g_of "$e")
+    printf '# test table: nprocs msg_size g l\n1 8 %s 1e-2\n' "$g" >"$probe_dir/$e.txt"
+done
+if [ "$lib_ok" = 1 ]; then
+    for kind in shared static; do
+        if step "link.probe_nested.$kind" "link_$kind" probe_nested; then
+            for p in $procs; do
+                run_one "run.probe_nested.$kind.p$p" "$p" env LPF_LOG=quiet LPF_PROBE_DIR="$probe_dir" \
+                    "$build/$kind/probe_nested" "$p" "$(g_of shm)" "$(g_of shm)"
+            done
+        fi
+    done
+    if [ -x "$build/shared/probe_nested" ] && [ -x "$libdir/lpfrun" ]; then
+        for p in $procs; do
+            run_one "run.probe_nested.lpfrun-tcp.p$p" "$p" env LPF_LOG=quiet LPF_PROBE_DIR="$probe_dir" \
+                "$libdir/lpfrun" -n "$p" --engine tcp "$build/shared/probe_nested" "$p" "$(g_of tcp)" "$(g_of shm)"
+        done
+        run_one "run.probe_nested.lpfrun-hybrid.2x2" 4 env LPF_LOG=quiet LPF_PROBE_DIR="$probe_dir" \
+            "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/probe_nested" 4 "$(g_of hybrid)" \
+            "$(g_of shm)"
+    fi
+fi
+
+# --- lpf/mpi.h, lpf_mpi_initialize_with_mpicomm, port strings (#17 item 8) ----------
+# lpf/mpi.h includes <mpi.h> unconditionally, as the published header: with MPI's
+# include path it declares lpf_mpi_initialize_with_mpicomm (C and C++); without it
+# the compiler stops at <mpi.h> in lpf/mpi.h, not later at "unknown type MPI_Comm".
+# The default library exports lpf_mpi_initialize_with_mpicomm (LPF_ERR_FATAL saying
+# it was built without MPI). Port strings go to getaddrinfo: a service name and a
+# number above 65535 (glibc takes it modulo 65536, as for the reference) both
+# rendezvous; an unknown service fails with a message naming the string.
+mpi_tu=$build/obj/mpi_header.c
+cat >"$mpi_tu" <<'EOT'
+#include <lpf/mpi.h>
+int lpf_mpi_header_declares(MPI_Comm c, lpf_init_t *i) { return lpf_mpi_initialize_with_mpicomm(c, i); }
+EOT
+no_mpi_tu=$build/obj/mpi_header_tcp_only.c
+cat >"$no_mpi_tu" <<'EOT'
+#include <lpf/mpi.h>
+int lpf_tcp_only(lpf_init_t *i) { return lpf_mpi_initialize_over_tcp("localhost", "7177", 1000, 0, 1, i); }
+EOT
+if [ "${#mpi_cflags[@]}" = 0 ]; then
+    fail "mpi_header (mpicc not found: set-up installs Open MPI, whose <mpi.h> lpf/mpi.h includes)"
+else
+    step mpi_header.c99 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" "${mpi_cflags[@]}" \
+        -c "$mpi_tu" -o "$build/obj/mpi_header_c.o"
+    step mpi_header.c++ "$CXX" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -I"$inc" "${mpi_cflags[@]}" \
+        -c "$mpi_tu" -o "$build/obj/mpi_header_cxx.o"
+fi
+stops_at_mpi_h() { # compiling without MPI's include path fails at lpf/mpi.h's #include <mpi.h>
+    local out rc expect='lpf/mpi.h.*mpi\.h: No such file' extra=()
+    if echo '#include <mpi.h>' | "$CC" -E - >/dev/null 2>&1; then
+        # An MPI on the compiler's default path: show the include with a stand-in instead.
+        mkdir -p "$build/obj/stand-in" && echo '#error "mpi.h stand-in included"' >"$build/obj/stand-in/mpi.h"
+        extra=(-I"$build/obj/stand-in")
+        expect='mpi.h stand-in included'
+    fi
+    out=$("$CC" -std=c99 "${extra[@]}" -I"$inc" -c "$no_mpi_tu" -o "$build/obj/mpi_header_tcp_only.o" 2>&1)
+    rc=$?
+    echo "$out"
+    echo "(compiler status $rc)"
+    [ "$rc" != 0 ] && grep -q "$expect" <<<"$out"
+}
+check mpi_header.without-mpi-include-path stops_at_mpi_h
+if [ "$lib_ok" = 1 ]; then
+    if ! has_symbol "$libdir/liblpf_core.so" lpf_mpi_initialize_with_mpicomm; then
+        fail "mpicomm_default (the default liblpf_core does not export lpf_mpi_initialize_with_mpicomm)"
+    elif ! command -v mpicc >/dev/null 2>&1; then
+        fail "mpicomm_default (mpicc not found)"
+    else
+        for kind in shared static; do
+            if [ "$kind" = shared ]; then
+                lib_args=(-L"$libdir" -llpf_core -Wl,-rpath,"$libdir")
+            else
+                lib_args=("$libdir/liblpf_core.a")
+            fi
+            # shellcheck disable=SC2086 # static_libs is a list of flags
+            if step "link.mpicomm_default.$kind" mpicc "${cflags[@]}" "$here/mpicomm_default.c" \
+                -o "$build/$kind/mpicomm_default" "${lib_args[@]}" $static_libs; then
+                run_one "run.mpicomm_default.$kind" 1 "$build/$kind/mpicomm_default"
+            fi
+        done
+    fi
+    if [ -x "$build/shared/tcp_ring" ]; then
+        service=$(python3 - <<'EOP'
+import socket
+for line in open("/etc/services"):
+    f = line.split("#")[0].split()
+    if len(f) < 2 or not f[1].endswith("/tcp"):
+        continue
+    port = int(f[1].split("/")[0])
+    if port < 1024:
+        continue
+    try:
+        if socket.getservbyname(f[0], "tcp") != port:
+            continue
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.close()
+    except OSError:
+        continue
+    print(f[0])
+    break
+EOP
+)
+        if [ -n "$service" ]; then
+            run_tcp "run.tcp_ring.port-service-name.$service.p2" "$build/shared/tcp_ring" 2 "$service"
+        else
+            fail "run.tcp_ring.port-service-name (no free TCP service port >= 1024 in /etc/services)"
+        fi
+        run_tcp "run.tcp_ring.port-above-65535.p2" "$build/shared/tcp_ring" 2 "$(($(free_port) + 65536))"
+        unknown_service() {
+            local out rc
+            out=$(timeout -k 5 30 "$build/shared/tcp_ring" 127.0.0.1 no-such-service-lpf 0 2 5000 2>&1)
+            rc=$?
+            echo "$out"
+            echo "(exit status $rc)"
+            [ "$rc" != 0 ] && [ "$rc" != 124 ] &&
+                grep -q 'port "no-such-service-lpf" is neither a TCP port number nor a service name' <<<"$out"
+        }
+        check run.tcp_ring.port-unknown-service unknown_service
     fi
 fi
 

@@ -26,7 +26,10 @@
 #   - the lpf crate's unit tests built with the mpi and ibverbs features (one line
 #     per test);
 #   - LPF_MPI_THREAD_LEVEL: single refuses the hybrid engine with 2 threads per rank,
-#     an unknown value is refused, each with its reason.
+#     an unknown value is refused, each with its reason;
+#   - tests/c/root_context.c (LPF_ROOT as a context of one process on every rank) and
+#     tests/c/probe_nested.c (lpf_probe's p = the job's processes at every depth, the
+#     engine's cost table) on mpimsg and mpirma, probe also on hybrid (#17 items 1, 2).
 #
 # Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
 # <repo>/target/mpi-features, apart from the feature-less build). Prints
@@ -401,7 +404,8 @@ fi
 # with lpf_exec(LPF_ROOT, ...) / bsp_begin joining all ranks: mpimsg and mpirma at
 # n = 1..4, hybrid over mpirma at n = 2 x 2 threads. Results are checked exactly inside.
 for prog in collectives bsplib_ctx bsp_std bsp_mcbsp; do
-    if ! cc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/$prog.c" -L"$rel" -llpf_core \
+    # mpicc: lpf/mpi.h (included by some) includes <mpi.h>, as the published header
+    if ! mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/$prog.c" -L"$rel" -llpf_core \
         -Wl,-rpath,"$rel" -lpthread -o "$build/$prog" >"$build/cc-$prog.log" 2>&1; then
         fail "build C $prog.c against the MPI-enabled library" "$build/cc-$prog.log"
         continue
@@ -429,5 +433,62 @@ for prog in collectives bsplib_ctx bsp_std bsp_mcbsp; do
         fail "C $prog hybrid over mpirma n=2 x 2 threads (status $rc)" "$log"
     fi
 done
+
+# ---- LPF_ROOT as a context and lpf_probe under mpirun (#17 items 1, 2) ---------------------
+# tests/c/root_context.c: every rank uses LPF_ROOT as a context of one process, then
+# execs over all ranks. tests/c/probe_nested.c: p is the job's LPF processes on
+# LPF_ROOT, in the section, in a rehook and in nested execs, with the cost table of
+# the engine in use (distinct g per engine, tables made here).
+probe_dir=$build/probe-tables
+mkdir -p "$probe_dir"
+g_of() { case $1 in shm) echo 1e-3 ;; mpimsg) echo 4e-3 ;; mpirma) echo 5e-3 ;; hybrid) echo 3e-3 ;; esac; }
+for e in shm mpimsg mpirma hybrid; do
+    printf '# test table: nprocs msg_size g l\n1 8 %s 1e-2\n' "$(g_of "$e")" >"$probe_dir/$e.txt"
+done
+for prog in root_context probe_nested; do
+    if ! cc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" -I"$root/tests/c" "$root/tests/c/$prog.c" -L"$rel" \
+        -llpf_core -Wl,-rpath,"$rel" -lpthread -o "$build/$prog" >"$build/cc-$prog.log" 2>&1; then
+        fail "build C $prog.c against the MPI-enabled library" "$build/cc-$prog.log"
+    fi
+done
+if [ -x "$build/root_context" ]; then
+    for engine in mpimsg mpirma; do
+        log=$build/root_context-$engine.log
+        LPF_LOG=quiet timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_ENGINE="$engine" -x LPF_LOG -n 2 \
+            "$build/root_context" >"$log" 2>&1
+        rc=$?
+        if [ "$rc" = 0 ] && [ "$(grep -c '^root_context: all checks passed' "$log")" = 2 ]; then
+            pass "C root_context $engine n=2: LPF_ROOT as a context on every rank, then an exec"
+        else
+            fail "C root_context $engine n=2 (status $rc)" "$log"
+        fi
+    done
+fi
+if [ -x "$build/probe_nested" ]; then
+    for engine in mpimsg mpirma; do
+        for n in 1 3; do
+            log=$build/probe_nested-$engine-$n.log
+            LPF_LOG=quiet LPF_PROBE_DIR=$probe_dir timeout "$tmo" mpirun "${mpirun_opts[@]}" \
+                -x LPF_ENGINE="$engine" -x LPF_LOG -x LPF_PROBE_DIR -n "$n" \
+                "$build/probe_nested" "$n" "$(g_of "$engine")" "$(g_of shm)" >"$log" 2>&1
+            rc=$?
+            if [ "$rc" = 0 ] && [ "$(grep -c '^probe_nested: all checks passed' "$log")" = "$n" ]; then
+                pass "C probe_nested $engine n=$n: p = $n at every depth, the $engine table"
+            else
+                fail "C probe_nested $engine n=$n (status $rc)" "$log"
+            fi
+        done
+    done
+    log=$build/probe_nested-hybrid.log
+    LPF_LOG=quiet LPF_PROBE_DIR=$probe_dir LPF_HYBRID_NET=mpimsg LPF_THREADS=2 timeout "$tmo" mpirun \
+        "${mpirun_opts[@]}" -x LPF_ENGINE=hybrid -x LPF_HYBRID_NET -x LPF_THREADS -x LPF_LOG -x LPF_PROBE_DIR -n 2 \
+        "$build/probe_nested" 4 "$(g_of hybrid)" "$(g_of shm)" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && [ "$(grep -c '^probe_nested: all checks passed' "$log")" = 2 ]; then
+        pass "C probe_nested hybrid over mpimsg n=2 x 2 threads: p = 4 at every depth, the hybrid table"
+    else
+        fail "C probe_nested hybrid over mpimsg n=2 x 2 threads (status $rc)" "$log"
+    fi
+fi
 
 finish

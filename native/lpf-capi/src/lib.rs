@@ -200,7 +200,7 @@ unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
         return Err(Error::fatal(format!("{what}: the context is NULL (LPF_NONE)")));
     }
     if is_root(ctx) {
-        return Err(Error::fatal(format!("{what}: LPF_ROOT is not inside an SPMD section")));
+        return root_context(what);
     }
     match LiveContexts::find(ctx) {
         Some(c) => Ok(&mut *c),
@@ -215,6 +215,36 @@ unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
             Err(Error::fatal(format!("{what}: the context {ctx:p} is not alive on this thread: {why}")))
         }
     }
+}
+
+thread_local! {
+    /// `LPF_ROOT` as a context of one process ([`Root::context`]), made on its first use
+    /// on this thread. One per thread: a context is used by one thread, and threads that
+    /// use `LPF_ROOT` at once (e.g. library initialisers) must not race on one register.
+    static ROOT_CONTEXT: RefCell<Option<Box<Context>>> = const { RefCell::new(None) };
+}
+
+/// This thread's `LPF_ROOT` context.
+///
+/// # Safety
+/// As for [`context`]: the `&mut` is used only within the calling `lpf_*` function.
+unsafe fn root_context<'a>(what: &str) -> lpf::Result<&'a mut Context> {
+    let c = ROOT_CONTEXT.with(|r| -> lpf::Result<*mut Context> {
+        let mut r = r.borrow_mut();
+        if r.is_none() {
+            let made = Root::new().context().map_err(|e| e.context(format!("{what}: LPF_ROOT as a context")))?;
+            *r = Some(Box::new(made));
+        }
+        Ok(&mut **r.as_mut().expect("made above") as *mut Context)
+    })?;
+    // SAFETY: the box lives until this thread ends, and is used on this thread only.
+    Ok(&mut *c)
+}
+
+/// The failure of this thread's `LPF_ROOT` context, if it has failed: an exec from the
+/// root then fails too, as every later primitive on a failed context does.
+fn root_failure() -> Option<Error> {
+    ROOT_CONTEXT.with(|r| r.borrow().as_ref().and_then(|c| c.failure().cloned()))
 }
 
 /// Rust args for a section from C args.
@@ -288,6 +318,9 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
         let f = CSpmd::new(spmd, &args, "lpf_exec")?;
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         if is_root(ctx) {
+            if let Some(f) = root_failure() {
+                return Err(Error::fatal(format!("LPF_ROOT failed earlier ({})", f.message())));
+            }
             Root::new().exec(p as Pid, &run, rust_args(&args))
         } else {
             context(ctx, "lpf_exec")?.exec(p as Pid, &run, rust_args(&args))
@@ -370,6 +403,44 @@ unsafe fn c_str<'a>(s: *const c_char, name: &str) -> lpf::Result<&'a str> {
     std::ffi::CStr::from_ptr(s).to_str().map_err(|_| Error::fatal(format!("{name} is not valid UTF-8")))
 }
 
+/// The TCP port a port string names, resolved as the reference implementation does:
+/// by `getaddrinfo` as the service of a TCP socket, so that a service name of the
+/// services database (e.g. `"http"`) works as well as a decimal number. (glibc takes a
+/// decimal number modulo 65536: `"77770"` is port 12234, on every process alike.)
+fn tcp_port(text: &str) -> lpf::Result<u16> {
+    let unresolved = |why: String| {
+        Error::fatal(format!("port {text:?} is neither a TCP port number nor a service name getaddrinfo knows: {why}"))
+    };
+    let service = CString::new(text).map_err(|_| unresolved("it contains a NUL byte".into()))?;
+    // SAFETY: a zeroed addrinfo is a valid hints value (all fields 0 or NULL).
+    let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
+    hints.ai_family = libc::AF_UNSPEC;
+    hints.ai_socktype = libc::SOCK_STREAM;
+    hints.ai_flags = libc::AI_PASSIVE;
+    let mut found: *mut libc::addrinfo = std::ptr::null_mut();
+    // SAFETY: NUL-terminated service, valid hints and out-pointer; freed below.
+    let rc = unsafe { libc::getaddrinfo(std::ptr::null(), service.as_ptr(), &hints, &mut found) };
+    if rc != 0 {
+        // SAFETY: gai_strerror returns a static NUL-terminated string for any code.
+        let why = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) };
+        return Err(unresolved(why.to_string_lossy().into_owned()));
+    }
+    // SAFETY: getaddrinfo succeeded, so `found` is a list of at least one entry whose
+    // ai_addr is a sockaddr of the entry's family (IPv4 or IPv6: the port is at the
+    // same place, in network order).
+    let port = unsafe {
+        let addr = (*found).ai_addr;
+        let port = match (*addr).sa_family as i32 {
+            libc::AF_INET => Some((*(addr as *const libc::sockaddr_in)).sin_port),
+            libc::AF_INET6 => Some((*(addr as *const libc::sockaddr_in6)).sin6_port),
+            _ => None,
+        };
+        libc::freeaddrinfo(found);
+        port
+    };
+    port.map(u16::from_be).ok_or_else(|| unresolved("getaddrinfo gave an address of neither IPv4 nor IPv6".into()))
+}
+
 /// The TCP configuration from the C arguments of the TCP initialisers.
 #[allow(clippy::too_many_arguments)]
 unsafe fn tcp_config(
@@ -382,11 +453,7 @@ unsafe fn tcp_config(
     bind_addr: *const c_char,
 ) -> lpf::Result<lpf::tcp::TcpConfig> {
     let server = c_str(server, "server")?;
-    let port_text = c_str(port, "port")?;
-    let port: u16 = port_text
-        .trim()
-        .parse()
-        .map_err(|_| Error::fatal(format!("port {port_text:?} is not a port number (0-65535)")))?;
+    let port = tcp_port(c_str(port, "port")?)?;
     if timeout_ms <= 0 {
         return Err(Error::fatal(format!("timeout_ms must be positive, got {timeout_ms}")));
     }
@@ -415,6 +482,24 @@ pub unsafe extern "C" fn lpf_mpi_initialize_over_tcp(
     init: *mut lpf_init_t,
 ) -> lpf_err_t {
     lpf_tcp_initialize(server, port, timeout_ms, pid, nprocs, std::ptr::null(), std::ptr::null(), std::ptr::null_mut(), init)
+}
+
+/// `lpf/mpi.h` in a library built without MPI: present so that programs written for
+/// the reference link unchanged, but it cannot work. `MPI_Comm` has no common ABI (a
+/// pointer to an implementation's struct in Open MPI, an `int` in MPICH), so only a
+/// library compiled against the program's MPI can use the handle; and depending on an
+/// MPI library would make every user of `liblpf_core` need one. The `comm` argument is
+/// taken as a pointer-sized value and never read.
+#[cfg(not(feature = "mpi"))]
+#[no_mangle]
+pub unsafe extern "C" fn lpf_mpi_initialize_with_mpicomm(_comm: *mut c_void, _init: *mut lpf_init_t) -> lpf_err_t {
+    guarded("lpf_mpi_initialize_with_mpicomm", || {
+        Err(Error::fatal(
+            "this liblpf_core was built without MPI: build it with `cargo build --release -p lpf-capi --features mpi` \
+             (against the program's MPI) to make an LPF runtime of an MPI communicator, or meet over TCP with \
+             lpf_mpi_initialize_over_tcp",
+        ))
+    })
 }
 
 #[no_mangle]
@@ -612,13 +697,10 @@ pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lp
         if params.is_null() {
             return Err(Error::fatal("the lpf_machine_t out-pointer is NULL"));
         }
-        let (m, engine) = if is_root(ctx) {
-            (Root::new().probe()?, "shm")
-        } else {
-            let c = context(ctx, "lpf_probe")?;
-            (c.probe()?, c.engine_name())
-        };
-        let (g, l) = cost_functions(engine);
+        // The root's p and engine are the runtime's (LPF_ENGINE, the job under a
+        // launcher); a section's p is the same, its g and l its own engine's.
+        let m = if is_root(ctx) { Root::new().probe()? } else { context(ctx, "lpf_probe")?.probe()? };
+        let (g, l) = cost_functions(m.engine());
         *params = lpf_machine_t { p: m.p, free_p: m.free_p, g, l };
         Ok(())
     })

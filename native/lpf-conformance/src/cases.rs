@@ -423,6 +423,9 @@ pub fn zero_size_and_null_registrations(l: &dyn Launcher) {
             sync(ctx);
             ctx.put(lo, 0, (pid + 1) % n, g, 0, 0, MSG_DEFAULT).unwrap();
             ctx.get((pid + 1) % n, e.slot(), 0, lo, 0, 0, MSG_DEFAULT).unwrap();
+            // 0 bytes are skipped whatever they name (#17 item 7): invalid slots and pid.
+            ctx.put(Memslot::INVALID, 9, n, Memslot::INVALID, 9, 0, MSG_DEFAULT).unwrap();
+            ctx.get(n, Memslot::INVALID, 9, Memslot::INVALID, 9, 0, MSG_DEFAULT).unwrap();
             sync(ctx);
             ctx.deregister(g).unwrap();
             ctx.deregister(lo).unwrap();
@@ -631,7 +634,7 @@ const BAD_CALLS: &[BadCall] = &[
     BadCall { name: "slot registered this superstep", expect: "next sync", call: |c, s, _, _, _| {
         // SAFETY: zero-size, never touched.
         let fresh = unsafe { c.register_global_raw(std::ptr::null_mut(), 0) }?;
-        c.put(s, 0, 0, fresh, 0, 0, MSG_DEFAULT)
+        c.put(s, 0, 0, fresh, 0, 8, MSG_DEFAULT)
     } },
 ];
 

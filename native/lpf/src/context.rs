@@ -3,7 +3,7 @@
 
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
-use crate::machine::{self, Machine};
+use crate::machine::Machine;
 use crate::queue::{MessageQueue, Request};
 use crate::register::Register;
 use crate::types::{Args, Memslot, MsgAttr, Pid, Pod, SyncAttr};
@@ -21,6 +21,9 @@ pub struct Context {
     queue: MessageQueue,
     engine: Box<dyn Engine>,
     free_p: Pid,
+    /// All processors of the runtime this context belongs to (`probe`'s p): inherited
+    /// by nested sections and rehooks, so that it is the same at every depth.
+    runtime_p: Pid,
     /// Set once the process failed: the error that did it.
     failure: Option<Error>,
     left: bool,
@@ -64,13 +67,16 @@ impl<T: Pod> Drop for Registered<'_, T> {
 }
 
 impl Context {
-    pub(crate) fn new(engine: Box<dyn Engine>, free_p: Pid) -> Context {
-        let nprocs = engine.nprocs() as usize;
+    /// A context on `engine`; `runtime_p` None: the runtime is this section's processes
+    /// (a section hooked over an init).
+    pub(crate) fn new(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Option<Pid>) -> Context {
+        let nprocs = engine.nprocs();
         Context {
-            register: Rc::new(RefCell::new(Register::new(nprocs))),
+            register: Rc::new(RefCell::new(Register::new(nprocs as usize))),
             queue: MessageQueue::default(),
             engine,
             free_p: free_p.max(1),
+            runtime_p: runtime_p.unwrap_or(nprocs).max(nprocs),
             failure: None,
             left: false,
         }
@@ -200,7 +206,8 @@ impl Context {
 
     /// `lpf_put`: copy `size` bytes from `src_offset` of local slot `src` into
     /// `dst_offset` of global slot `dst` at process `dst_pid`, completed by the next sync.
-    /// Every argument is checked here, the remote bounds at the destination during sync.
+    /// Every argument is checked here, the remote bounds at the destination during sync;
+    /// a put of 0 bytes is skipped ([`Context::skip_empty`]).
     #[allow(clippy::too_many_arguments)]
     pub fn put(
         &mut self,
@@ -212,6 +219,9 @@ impl Context {
         size: usize,
         _attr: MsgAttr,
     ) -> Result<()> {
+        if size == 0 {
+            return self.skip_empty("put");
+        }
         let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size);
         let r = r.and_then(|src| {
             self.queue.push(Request::Put { src, dst_pid, dst_slot: dst, dst_offset, size })
@@ -229,7 +239,8 @@ impl Context {
     }
 
     /// `lpf_get`: copy `size` bytes from `src_offset` of global slot `src` at process
-    /// `src_pid` into `dst_offset` of local slot `dst`, completed by the next sync.
+    /// `src_pid` into `dst_offset` of local slot `dst`, completed by the next sync; a get
+    /// of 0 bytes is skipped ([`Context::skip_empty`]).
     #[allow(clippy::too_many_arguments)]
     pub fn get(
         &mut self,
@@ -241,6 +252,9 @@ impl Context {
         size: usize,
         _attr: MsgAttr,
     ) -> Result<()> {
+        if size == 0 {
+            return self.skip_empty("get");
+        }
         let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size);
         let r = r.and_then(|dst| {
             self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst, size })
@@ -254,6 +268,14 @@ impl Context {
         let reg = self.register.borrow();
         self.check_remote(&reg, src, src_pid, src_offset, size, "get source")?;
         reg.area(dst).and_then(|a| a.range(dst, dst_offset, size, "get destination"))
+    }
+
+    /// A put or get of 0 bytes moves nothing, so it is skipped whatever pid, slots and
+    /// offsets it names, and takes no room in the queue: libraries send such requests for
+    /// empty blocks (e.g. `LPF_INVALID_MEMSLOT` for an empty vector), and the reference
+    /// implementation skips them too. Only a process that already failed still says so.
+    fn skip_empty(&self, what: &str) -> Result<()> {
+        self.check_alive(what)
     }
 
     fn check_pid(&self, pid: Pid, what: &str) -> Result<()> {
@@ -302,16 +324,18 @@ impl Context {
         }
     }
 
-    /// `lpf_probe`: p, free_p and the cost functions g and l of this engine.
+    /// `lpf_probe`: p (the processors of the whole runtime, not of this section: the
+    /// same as the root's and at any nesting depth), free_p, and the cost functions g and
+    /// l of the engine running this section.
     pub fn probe(&self) -> Result<Machine> {
-        Ok(Machine::new(self.nprocs(), self.free_p, machine::table_for(self.engine.name())))
+        Ok(Machine::new(self.runtime_p, self.free_p, self.engine.name()))
     }
 
     /// `lpf_exec` from inside a section: runs `spmd` on `min(p, free_p)` new processes
     /// (threads of this one; pid 0 is this thread), this context on hold meanwhile.
     pub fn exec(&mut self, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         self.check_alive("exec")?;
-        crate::shm::exec_threads(p, self.free_p, spmd, args)
+        crate::shm::exec_threads_in(p, self.free_p, self.runtime_p, spmd, args)
     }
 
     /// `lpf_rehook`: collective; runs `spmd` over the same processes in a fresh context
@@ -322,7 +346,7 @@ impl Context {
             Ok(e) => e,
             Err(e) => return Err(self.fail(e)),
         };
-        run_process(engine, self.free_p, spmd, args)
+        run_process_in(engine, self.free_p, Some(self.runtime_p), spmd, args)
     }
 }
 
@@ -336,7 +360,12 @@ impl Drop for Context {
 /// ended. A panic in `spmd` is caught here (it never crosses into C or another thread)
 /// and makes the process fail, so that its peers are released.
 pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    let mut ctx = Context::new(engine, free_p);
+    run_process_in(engine, free_p, None, spmd, args)
+}
+
+/// [`run_process`] in a runtime of `runtime_p` processors (None: the section's own).
+pub(crate) fn run_process_in(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let mut ctx = Context::new(engine, free_p, runtime_p);
     let pid = ctx.pid();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| spmd(&mut ctx, args)));
     let result = match (outcome, ctx.failure.take()) {

@@ -88,19 +88,70 @@ impl Root {
     /// pid 0 gets `args.input` and `args.output`, all get `args.symbols`. Returns a fatal
     /// error if any process failed (pid 0's output still arrives).
     pub fn exec(&self, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        match RootEngine::from_env()? {
+            RootEngine::Shm => shm::exec_threads(p, self.max_procs()?, spmd, args),
+            // Every OS process of the job (started by lpfrun) joins over TCP; with
+            // threads in the processes when hybrid.
+            RootEngine::Tcp => tcp::exec_from_env(p, spmd, args),
+            // Every rank of the job (started by mpirun) joins MPI_COMM_WORLD.
+            #[cfg(feature = "mpi")]
+            RootEngine::Mpi(kind, None) => mpi::exec_from_env(kind, p, spmd, args),
+            #[cfg(feature = "mpi")]
+            RootEngine::Mpi(kind, Some(threads)) => mpi::exec_hybrid_from_env(kind, threads, p, spmd, args),
+        }
+    }
+
+    /// `lpf_probe(LPF_ROOT, ...)`: the runtime a root `exec` uses, on the engine
+    /// `LPF_ENGINE` names: p is all its processors (on shm `max_procs`; under `lpfrun`
+    /// or `mpirun` the job's LPF processes), the same p every section of it reports;
+    /// g and l are that engine's.
+    pub fn probe(&self) -> Result<Machine> {
+        let (engine, p) = match RootEngine::from_env()? {
+            RootEngine::Shm => (shm::ENGINE_NAME, self.max_procs()?),
+            RootEngine::Tcp => tcp::job_from_env()?,
+            #[cfg(feature = "mpi")]
+            RootEngine::Mpi(kind, threads) => mpi::job_from_env(kind, threads)?,
+        };
+        Ok(Machine::new(p, p, engine))
+    }
+
+    /// `LPF_ROOT` used as a context: a section of one process (pid 0 of 1) on the calling
+    /// thread, on which every primitive works as in any section (resizes, registrations,
+    /// puts and gets to itself, sync), for sequential code and library initialisers. Its
+    /// `probe` is the root's ([`Root::probe`] gives the runtime's p); its `exec` starts
+    /// threads of this process, as a nested exec does.
+    pub fn context(&self) -> Result<Context> {
+        let runtime = self.probe()?.p;
+        Ok(Context::new(shm::solo(), self.max_procs()?, Some(runtime)))
+    }
+}
+
+/// The engine of a root `exec`, as `LPF_ENGINE` (and `LPF_HYBRID_NET`, `LPF_THREADS`)
+/// name it.
+enum RootEngine {
+    Shm,
+    /// TCP between the OS processes lpfrun started (hybrid too: threads in them).
+    Tcp,
+    /// An MPI engine between the ranks mpirun started; `Some(threads)`: the hybrid
+    /// engine with that many threads in this rank.
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::MpiEngineKind, Option<Pid>),
+}
+
+impl RootEngine {
+    fn from_env() -> Result<RootEngine> {
         let engine = std::env::var("LPF_ENGINE").unwrap_or_default();
         match engine.as_str() {
-            "" | "shm" | "pthread" | "threads" => shm::exec_threads(p, self.max_procs()?, spmd, args),
-            // Every OS process of the job (started by lpfrun) joins over TCP.
-            "tcp" => tcp::exec_from_env(p, spmd, args),
+            "" | "shm" | "pthread" | "threads" => Ok(RootEngine::Shm),
+            "tcp" => Ok(RootEngine::Tcp),
             // Threads in OS processes: over TCP (lpfrun), or over MPI (mpirun) when
             // LPF_HYBRID_NET names an MPI engine.
             "hybrid" => match std::env::var("LPF_HYBRID_NET").unwrap_or_default().as_str() {
-                "" | "tcp" => tcp::exec_from_env(p, spmd, args),
+                "" | "tcp" => Ok(RootEngine::Tcp),
                 #[cfg(feature = "mpi")]
                 "mpimsg" | "mpirma" => {
                     let (kind, threads) = mpi::engine_from_env()?;
-                    mpi::exec_hybrid_from_env(kind, threads.unwrap_or(1), p, spmd, args)
+                    Ok(RootEngine::Mpi(kind, Some(threads.unwrap_or(1))))
                 }
                 #[cfg(not(feature = "mpi"))]
                 net @ ("mpimsg" | "mpirma") => Err(Error::fatal(format!(
@@ -110,11 +161,9 @@ impl Root {
                     "LPF_HYBRID_NET={other:?} names no network the hybrid engine runs over (tcp, mpimsg, mpirma)"
                 ))),
             },
-            // Every rank of the job (started by mpirun) joins MPI_COMM_WORLD.
             #[cfg(feature = "mpi")]
             "mpimsg" | "mpirma" | "ibverbs" => {
-                let kind = mpi::MpiEngineKind::parse(&engine).expect("an MPI engine name");
-                mpi::exec_from_env(kind, p, spmd, args)
+                Ok(RootEngine::Mpi(mpi::MpiEngineKind::parse(&engine).expect("an MPI engine name"), None))
             }
             #[cfg(not(feature = "mpi"))]
             "mpimsg" | "mpirma" | "ibverbs" => Err(Error::fatal(format!(
@@ -124,12 +173,6 @@ impl Root {
                 "LPF_ENGINE={other:?} names no engine of this library (known: shm, tcp, hybrid, mpimsg, mpirma, ibverbs)"
             ))),
         }
-    }
-
-    /// `lpf_probe(LPF_ROOT, ...)`.
-    pub fn probe(&self) -> Result<Machine> {
-        let p = self.max_procs()?;
-        Ok(Machine::new(p, p, machine::table_for(shm::ENGINE_NAME)))
     }
 }
 

@@ -136,16 +136,23 @@ pub fn table_for(engine: &'static str) -> Arc<CostTable> {
 /// What `probe` reports (`lpf_machine_t`).
 #[derive(Clone, Debug)]
 pub struct Machine {
-    /// All processors of the runtime.
+    /// All processors of the runtime: the same from the root and at any nesting depth
+    /// (under a launcher, the job's LPF processes).
     pub p: Pid,
     /// Processors available to a nested `exec` from this process (at least 1).
     pub free_p: Pid,
+    engine: &'static str,
     pub(crate) table: Arc<CostTable>,
 }
 
 impl Machine {
-    pub fn new(p: Pid, free_p: Pid, table: Arc<CostTable>) -> Self {
-        Machine { p, free_p: free_p.max(1), table }
+    /// The parameters of `engine` (g and l from its cost table, [`table_for`]).
+    pub fn new(p: Pid, free_p: Pid, engine: &'static str) -> Self {
+        Machine { p, free_p: free_p.max(1), engine, table: table_for(engine) }
+    }
+    /// The engine whose cost table g and l come from (`shm`, `tcp`, ...).
+    pub fn engine(&self) -> &'static str {
+        self.engine
     }
     /// Seconds per byte of an h-relation among `p` processes whose messages are at least
     /// `min_msg_size` bytes.

@@ -164,7 +164,12 @@ extern const lpf_t LPF_NONE;
 extern const lpf_init_t LPF_INIT_NONE;
 
 /** The context of the program outside any SPMD section; use it with
- *  lpf_exec from main(). Never NULL. */
+ *  lpf_exec from main(). Never NULL. It is also a context of one process
+ *  (pid 0 of 1) for the other primitives: sequential code and library
+ *  initialisers may resize, register, put and get to themselves, sync,
+ *  deregister and rehook on it. Each thread has its own (a context is used
+ *  by one thread); after an LPF_ERR_FATAL on it, lpf_exec(LPF_ROOT) fails
+ *  too. */
 extern const lpf_t LPF_ROOT;
 
 /** Machine parameters that describe no machine: {0, 0, NULL, NULL}. */
@@ -232,7 +237,9 @@ lpf_err_t lpf_deregister(lpf_t ctx, lpf_memslot_t memslot);
 /**
  * Schedules a copy of size bytes from (src_slot, src_offset) on this process
  * to (dst_slot, dst_offset) on process dst_pid; dst_slot must be global.
- * Does not block; the copy is complete after the next lpf_sync.
+ * Does not block; the copy is complete after the next lpf_sync. A put of 0
+ * bytes does nothing and succeeds, whatever slots, offsets and pid it names
+ * (e.g. LPF_INVALID_MEMSLOT for an empty block), and takes no queue room.
  */
 lpf_err_t lpf_put(lpf_t ctx,
                   lpf_memslot_t src_slot, size_t src_offset,
@@ -243,6 +250,7 @@ lpf_err_t lpf_put(lpf_t ctx,
  * Schedules a copy of size bytes from (src_slot, src_offset) on process
  * src_pid to (dst_slot, dst_offset) on this process; src_slot must be
  * global. Does not block; the copy is complete after the next lpf_sync.
+ * A get of 0 bytes does nothing and succeeds, as a put of 0 bytes.
  */
 lpf_err_t lpf_get(lpf_t ctx,
                   lpf_pid_t src_pid, lpf_memslot_t src_slot, size_t src_offset,
@@ -260,7 +268,15 @@ lpf_err_t lpf_sync(lpf_t ctx, lpf_sync_attr_t attr);
 /* Introspection and capacity                                                */
 /* ------------------------------------------------------------------------ */
 
-/** Fills *params with the machine parameters of this runtime. */
+/**
+ * Fills *params with the machine parameters of this runtime. p is all
+ * processors of the runtime, the same on LPF_ROOT, in a section and at any
+ * nesting depth: on LPF_ROOT that of the engine LPF_ENGINE selects (shm:
+ * LPF_MAX_PROCS or the hardware threads; under lpfrun or mpirun the job's
+ * LPF processes), in a hooked section that of the processes of its init.
+ * g and l are those of the engine running the context (the root's: the
+ * engine of its lpf_exec; a nested section: shm).
+ */
 lpf_err_t lpf_probe(lpf_t ctx, lpf_machine_t * params);
 
 /**
@@ -277,6 +293,10 @@ lpf_err_t lpf_resize_memory_register(lpf_t ctx, size_t max_regs);
  * as lpf_resize_memory_register.
  */
 lpf_err_t lpf_resize_message_queue(lpf_t ctx, size_t max_msgs);
+
+/** Ends the whole program at once (see lpf/abort.h, which also declares it;
+ *  newer published versions of this header declare it here too). */
+lpf_err_t lpf_abort(lpf_t ctx);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -694,11 +694,28 @@ pub fn world_init(kind: MpiEngineKind) -> Result<&'static MpiInit> {
     world_init_with(kind, None)
 }
 
+/// The init of [`world_init_with`], made on its first call.
+static WORLD_INIT: OnceLock<std::result::Result<MpiInit, Error>> = OnceLock::new();
+
+/// The engine and the number of LPF processes of the job a root `exec` runs on with
+/// `kind` and `threads` (`lpf_probe` on the root): the world init's once made, else the
+/// ranks of `MPI_COMM_WORLD` times `threads` (a rank's own count: exact when every rank
+/// runs as many, as under one `mpirun`). Initialises MPI if needed (as the exec would),
+/// but makes nothing collective.
+pub fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<(&'static str, Pid)> {
+    if let Some(Ok(init)) = WORLD_INIT.get() {
+        return Ok((init.engine_name(), init.total_procs()));
+    }
+    ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
+    let (_, ranks) = ffi::rank_size(ffi::world())?;
+    let engine = if threads.is_some() { crate::hybrid::ENGINE_NAME } else { kind.name() };
+    Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
+}
+
 /// The init over `MPI_COMM_WORLD` that [`exec_from_env`] (`threads` None) or
 /// [`exec_hybrid_from_env`] uses (made once, kept).
 pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
-    static INIT: OnceLock<std::result::Result<MpiInit, Error>> = OnceLock::new();
-    let init = INIT.get_or_init(|| {
+    let init = WORLD_INIT.get_or_init(|| {
         ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
         MpiInit::over(ffi::world(), kind, threads)
     });

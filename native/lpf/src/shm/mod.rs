@@ -14,7 +14,7 @@
 
 pub mod barrier;
 
-use crate::context::{run_process, Spmd};
+use crate::context::{run_process, run_process_in, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::queue::Request;
@@ -201,6 +201,12 @@ impl ShmEngine {
     }
 }
 
+/// The engine of a section of one process, on the calling thread (`LPF_ROOT` used as a
+/// context, [`crate::Root::context`]).
+pub(crate) fn solo() -> Box<dyn Engine> {
+    ShmEngine::boxed(Shared::new(1), 0)
+}
+
 impl Engine for ShmEngine {
     fn name(&self) -> &'static str {
         ENGINE_NAME
@@ -335,6 +341,12 @@ pub(crate) fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'
 /// section does not start: every thread already created returns without running
 /// `spmd`, and `exec` fails with a message naming how many threads were started.
 pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    exec_threads_in(p, free, free, spmd, args)
+}
+
+/// [`exec_threads`] in a runtime of `runtime` processors (what the processes' `probe`
+/// reports as p): the `free` ones of a root exec, the parent's runtime for a nested one.
+pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let free = free.clamp(1, barrier::MAX_PROCS);
     let n = p.clamp(1, free);
     let spare = free - n;
@@ -364,7 +376,7 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
                     if theirs.barrier.wait() == Outcome::Broken {
                         return Err(not_started());
                     }
-                    run_process(ShmEngine::boxed(theirs, pid), child_free(pid), spmd, Args::for_peer(symbols))
+                    run_process_in(ShmEngine::boxed(theirs, pid), child_free(pid), Some(runtime), spmd, Args::for_peer(symbols))
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -381,7 +393,7 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
         }
         let mine = match failure {
             None if shared.barrier.wait() == Outcome::Complete => {
-                run_process(ShmEngine::boxed(shared.clone(), 0), child_free(0), spmd, args)
+                run_process_in(ShmEngine::boxed(shared.clone(), 0), child_free(0), Some(runtime), spmd, args)
             }
             None => Err(not_started()),
             Some(e) => {

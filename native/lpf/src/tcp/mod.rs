@@ -526,13 +526,29 @@ impl crate::hybrid::Network for TcpSection {
     }
 }
 
+/// The init of [`exec_from_env`], made on its first call.
+static EXEC_INIT: OnceLock<std::result::Result<TcpInit, Error>> = OnceLock::new();
+
+/// The engine and the number of LPF processes of the job [`exec_from_env`] runs on
+/// (`lpf_probe` on the root): the init's once made, else what the environment lpfrun
+/// gives says (`LPF_NPROCS` processes of `LPF_THREADS` threads each), without
+/// connecting to anyone.
+pub fn job_from_env() -> Result<(&'static str, Pid)> {
+    if let Some(Ok(init)) = EXEC_INIT.get() {
+        return Ok((init.engine_name(), init.total_procs()));
+    }
+    let cfg = TcpConfig::from_env()?;
+    let hybrid = cfg.hybrid || cfg.threads > 1;
+    let engine = if hybrid { crate::hybrid::ENGINE_NAME } else { ENGINE_NAME };
+    Ok((engine, cfg.nprocs.saturating_mul(cfg.threads)))
+}
+
 /// `exec` from the root with `LPF_ENGINE=tcp` or `hybrid`: every OS process of the job
 /// (started by `lpfrun`, configured by [`TcpConfig::from_env`]) calls it; the section
 /// runs on all LPF processes of the job. The init is made on the first call and kept
 /// for later ones.
 pub fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    static INIT: OnceLock<std::result::Result<TcpInit, Error>> = OnceLock::new();
-    let init = INIT.get_or_init(|| TcpConfig::from_env().and_then(TcpInit::new));
+    let init = EXEC_INIT.get_or_init(|| TcpConfig::from_env().and_then(TcpInit::new));
     let init = init.as_ref().map_err(|e| e.clone())?;
     let total = init.total_procs();
     if p < total {

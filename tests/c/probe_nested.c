@@ -1,0 +1,110 @@
+/*
+ * probe_nested: lpf_probe's p is the number of processors the runtime can
+ * use, the same from LPF_ROOT and from any nesting depth, and on LPF_ROOT it
+ * reflects the engine in use (#17 item 2): under `lpfrun -n 3 --engine tcp`
+ * p = 3 with the TCP cost table, not the hardware threads and the shm table.
+ *
+ * Usage: probe_nested P G_ENGINE G_SHM
+ *   P         the p every probe must report;
+ *   G_ENGINE  g(1, 8) of the engine of the root and of the top-level section
+ *             (as stored in $LPF_PROBE_DIR/<engine>.txt by the harness);
+ *   G_SHM     g(1, 8) of the shm table: nested sections are threads of their
+ *             process, on the shm engine.
+ * Checks the root, the section lpf_exec(LPF_ROOT, LPF_MAX_P) starts, a
+ * lpf_rehook of it, and nested lpf_exec sections two levels deep. Every
+ * failure is counted in this OS process (threads of one process add to one
+ * counter); the exit status is non-zero when any check failed.
+ */
+#include "test_util.h"
+
+static unsigned expect_p;
+static double expect_g_engine, expect_g_shm;
+static int failures;
+
+static void check_probe(lpf_t ctx, lpf_pid_t s, const char *where, double expect_g)
+{
+    lpf_machine_t m = LPF_INVALID_MACHINE;
+    lpf_err_t rc = lpf_probe(ctx, &m);
+    int bad = 0;
+    EXPECT(&bad, s, rc == LPF_SUCCESS, "%s: lpf_probe: %d (%s)", where, rc, test_error_text());
+    if (rc == LPF_SUCCESS) {
+        EXPECT(&bad, s, m.p == expect_p, "%s: p = %u, expected %u", where, m.p, expect_p);
+        EXPECT(&bad, s, m.free_p >= 1, "%s: free_p = %u", where, m.free_p);
+        EXPECT(&bad, s, m.g != NULL && m.l != NULL, "%s: g or l is NULL", where);
+        if (m.g != NULL)
+            EXPECT(&bad, s, m.g(1, 8, LPF_SYNC_DEFAULT) == expect_g, "%s: g(1, 8) = %g, expected %g (the wrong cost table)",
+                   where, m.g(1, 8, LPF_SYNC_DEFAULT), expect_g);
+    }
+    if (bad)
+        __atomic_fetch_add(&failures, bad, __ATOMIC_RELAXED);
+}
+
+static void depth2(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
+{
+    (void)p;
+    (void)args;
+    check_probe(ctx, s, "nested exec, depth 2", expect_g_shm);
+}
+
+static void depth1(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
+{
+    lpf_err_t rc;
+    (void)p;
+    (void)args;
+    check_probe(ctx, s, "nested exec, depth 1", expect_g_shm);
+    rc = lpf_exec(ctx, 2, depth2, LPF_NO_ARGS);
+    if (rc != LPF_SUCCESS) {
+        fprintf(stderr, "pid %u: nested lpf_exec (depth 2): %d (%s)\n", s, rc, test_error_text());
+        __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void rehooked(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
+{
+    (void)p;
+    (void)args;
+    check_probe(ctx, s, "rehook", expect_g_engine);
+}
+
+static void top(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
+{
+    lpf_err_t rc;
+    (void)p;
+    (void)args;
+    check_probe(ctx, s, "section", expect_g_engine);
+    rc = lpf_exec(ctx, 2, depth1, LPF_NO_ARGS);
+    if (rc != LPF_SUCCESS) {
+        fprintf(stderr, "pid %u: nested lpf_exec: %d (%s)\n", s, rc, test_error_text());
+        __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+    }
+    rc = lpf_rehook(ctx, rehooked, LPF_NO_ARGS);
+    if (rc != LPF_SUCCESS) {
+        fprintf(stderr, "pid %u: lpf_rehook: %d (%s)\n", s, rc, test_error_text());
+        __atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    lpf_err_t rc;
+    if (argc != 4) {
+        fprintf(stderr, "usage: probe_nested P G_ENGINE G_SHM\n");
+        return 2;
+    }
+    expect_p = (unsigned)strtoul(argv[1], NULL, 10);
+    expect_g_engine = strtod(argv[2], NULL);
+    expect_g_shm = strtod(argv[3], NULL);
+    check_probe(LPF_ROOT, 0, "LPF_ROOT", expect_g_engine);
+    rc = lpf_exec(LPF_ROOT, LPF_MAX_P, top, LPF_NO_ARGS);
+    if (rc != LPF_SUCCESS) {
+        fprintf(stderr, "probe_nested: lpf_exec: %d (%s)\n", rc, test_error_text());
+        return 1;
+    }
+    check_probe(LPF_ROOT, 0, "LPF_ROOT after the exec", expect_g_engine);
+    if (failures != 0) {
+        fprintf(stderr, "probe_nested: %d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("probe_nested: all checks passed\n");
+    return 0;
+}
