@@ -14,8 +14,8 @@
 #   LPF_JNI_TARGET_DIR  cargo target dir for the native library
 #                       (default: ${CARGO_TARGET_DIR:-<repo>/target}/jni)
 #   LPF_SKIP_NATIVE=1   reuse the native library already built (JVM-only changes)
-#   LPF_JNI_FEATURES    cargo features of lpf-jni (default: "tcp" when native/lpf has the
-#                       TCP engine's two-step init, else none)
+#   LPF_JNI_FEATURES    cargo features of lpf-jni (default: "tcp", the TCP engine between
+#                       executors)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,13 +31,7 @@ jars=${PYSPARK_JARS:-$(python3 -c 'import pyspark,os;print(os.path.join(os.path.
 scalac_cp=$(ls "$jars"/scala-compiler-2.13*.jar "$jars"/scala-library-2.13*.jar "$jars"/scala-reflect-2.13*.jar | paste -sd: -)
 
 target=${LPF_JNI_TARGET_DIR:-${CARGO_TARGET_DIR:-$root/target}/jni}
-if [ -z "${LPF_JNI_FEATURES+x}" ]; then
-    if grep -qs 'pub fn prepare(cfg: TcpConfig)' native/lpf/src/tcp/mod.rs; then
-        LPF_JNI_FEATURES=tcp
-    else
-        LPF_JNI_FEATURES=
-    fi
-fi
+LPF_JNI_FEATURES=${LPF_JNI_FEATURES-tcp}
 
 so=$target/release/liblpf_jni.so
 if [ "${LPF_SKIP_NATIVE:-0}" = 1 ] && [ -f "$so" ]; then
