@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Full test run: set-up, the Rust test suites of the workspace, then the script suites
 # (C ABI harness, multi-host namespaces, Spark bridge, ...), each of which ends with
-# a line "N passed, M failed". The last line here is the combined count; the exit
-# status is non-zero if anything failed.
+# a line "N passed, M failed" (or "N passed, M failed, K skipped (NAME, ...)"). The
+# last line here is the combined count; the exit status is non-zero if anything failed.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,13 +89,13 @@ suite() {
     bash "$script" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     last=$(strip_ansi <"$log" | tail -n 1)
-    if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-        local p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
+    if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped\ (\(.*\)))?$ ]]; then
+        local p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} k=${BASH_REMATCH[4]:-0} names=${BASH_REMATCH[5]:-}
         if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
             echo "$script exited with status $rc"
             f=1
         fi
-        count "$name" "$p" "$f"
+        count "$name" "$p" "$f" "$k $names"
     else
         echo "$script did not end with a summary line (exit status $rc)"
         count "$name" 0 1

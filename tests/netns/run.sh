@@ -71,17 +71,21 @@ if [ "$codes" = " 0 0 0" ] && grep -q "of 3 on engine tcp" "$log/bruck.0.out"; t
     ok "tcp job with the Bruck exchange across 3 namespaces"
 else fail "bruck job: exit codes$codes; see $log/bruck.*"; fi
 
-# 3. kill -9 of the process in lpfC mid-run: the others' sync and hook fail within 5 s.
+# 3. kill -9 of the process in lpfC mid-run: its kernel closes its sockets, so the
+# others' sync and hook fail at once. The time from the kill until both have exited
+# (an upper bound of the detection) must stay under KILL_BOUND_MS; docs/tcp.md quotes
+# this bound and the measured times.
+KILL_BOUND_MS=${KILL_BOUND_MS:-100}
 for p in 0 1 2; do start kill "$p" 3 1 DEMO_MODE=loop; done
 for _ in $(seq 200); do grep -q ready "$log/kill.0.out" 2>/dev/null && break; sleep 0.05; done
-t0=$(date +%s.%N)
+t0=$EPOCHREALTIME
 kill -9 "$pid_kill_2"
 wait "$pid_kill_0"; c0=$?; wait "$pid_kill_1"; c1=$?
-t1=$(date +%s.%N)
-took=$(echo "$t1 - $t0" | bc)
-if [ "$c0" = 3 ] && [ "$c1" = 3 ] && grep -q "sync FATAL" "$log/kill.0.out" && [ "$(echo "$took < 5" | bc)" = 1 ]; then
-    ok "kill -9 in lpfC: the others' sync and hook were FATAL after ${took}s"
-else fail "kill -9: exit codes $c0 $c1 after ${took}s; see $log/kill.*"; fi
+t1=$EPOCHREALTIME
+took_ms=$(echo "($t1 - $t0) * 1000 / 1" | bc)
+if [ "$c0" = 3 ] && [ "$c1" = 3 ] && grep -q "sync FATAL" "$log/kill.0.out" && [ "$took_ms" -lt "$KILL_BOUND_MS" ]; then
+    ok "kill -9 in lpfC: the others' sync and hook were FATAL and both exited ${took_ms} ms after the kill (bound ${KILL_BOUND_MS} ms)"
+else fail "kill -9: exit codes $c0 $c1 (want 3 3), both exited ${took_ms} ms after the kill (bound ${KILL_BOUND_MS} ms); see $log/kill.*"; fi
 
 # 4. The master never comes: pid 1 gives up after its timeout, naming host:port.
 start nomaster 1 3 1 LPF_TCP_TIMEOUT_MS=1500

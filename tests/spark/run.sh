@@ -14,8 +14,17 @@
 # then (with local[4]) the concurrent-jobs case under local[6] (jobs of sizes 1+2+3 at
 # once), and (with standalone, as root) standalone-netns: worker 2 in a network
 # namespace whose link is cut for good mid-run (the bridge must cancel the rerun).
-# Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; the last line is
-# "N passed, M failed" (skips count in neither). Exit status non-zero on any failure.
+# PageRankTests runs in two submissions per master: "no-retries" with
+# spark.task.maxFailures=1 (a failed task fails the job at once, so a flaky hook cannot
+# pass by being retried) and, on masters with executor JVMs, "retries" with 4 (the cases
+# that need Spark to rerun a stage: executors killed, a host lost, a permanent error
+# that must not be rerun); the application checks that the scheduler has the setting
+# its group needs. BridgeTests always runs with 1.
+# Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; build steps print
+# "built NAME" and count only when they fail. The last line is "N passed, M failed",
+# or "N passed, M failed, K skipped (NAME, ...)" when something was skipped. Nothing
+# that the test command installs or builds is a skip: its absence is a failure. Exit
+# status non-zero on any failure.
 #
 # Environment (optional):
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
@@ -36,6 +45,7 @@ rm -rf "$build"
 mkdir -p "$build"
 passed=0
 failed=0
+skipped=()
 
 pass() { passed=$((passed + 1)); echo "ok $1"; }
 fail() {
@@ -43,7 +53,21 @@ fail() {
     echo "FAIL $1"
     if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 30 "$2" | sed 's/^/    /'; fi
 }
-finish() { echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+# skip NAME WHY: a case that could not run here, named in the summary line.
+skip() { skipped+=("$1"); echo "skip $1 ($2)"; }
+# built NAME: a build or set-up step that worked (not a check: it counts nothing).
+built() { echo "built $1"; }
+finish() {
+    if [ ${#skipped[@]} -gt 0 ]; then
+        local names
+        names=$(printf '%s, ' "${skipped[@]}")
+        echo "$passed passed, $failed failed, ${#skipped[@]} skipped (${names%, })"
+    else
+        echo "$passed passed, $failed failed"
+    fi
+    [ "$failed" = 0 ]
+    exit $?
+}
 
 # --- build ------------------------------------------------------------------------
 if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
@@ -53,7 +77,7 @@ if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
         build_cmd=(bash scripts/build-jar.sh --tests)
     fi
     if "${build_cmd[@]}" >"$build/build.log" 2>&1; then
-        pass build-jar
+        built build-jar
     else
         fail build-jar "$build/build.log"
         finish
@@ -86,7 +110,7 @@ fi
 clib=$build/libspmd_test.so
 if cc -std=c99 -O2 -Wall -Wextra -shared -fPIC -I"$root/native/lpf-capi/include" \
     "$here/spmd.c" -o "$clib" >"$build/cc.log" 2>&1; then
-    pass compile-user-spmd-library
+    built compile-user-spmd-library
 else
     fail compile-user-spmd-library "$build/cc.log"
     finish
@@ -99,7 +123,7 @@ cli=${LPF_PAGERANK_CLI:-$cli_target/release/pagerank}
 if [ -n "${LPF_PAGERANK_CLI:-}" ]; then
     [ -x "$cli" ] || { fail "pagerank-cli-exists ($cli)"; finish; }
 elif cargo build --release -j "${CARGO_JOBS:-2}" -p graphblas-pagerank --bin pagerank >"$build/cli.log" 2>&1 && [ -x "$cli" ]; then
-    pass build-pagerank-cli
+    built build-pagerank-cli
 else
     fail build-pagerank-cli "$build/cli.log"
     finish
@@ -184,7 +208,7 @@ submit() {
             ok) pass "$tag/$name" ;;
             skip)
                 why=${rest#*: }
-                echo "skip $tag/$name (${why%%  (*})"
+                skip "$tag/$name" "${why%%  (*}"
                 ;;
             FAIL)
                 fail "$tag/$name"
@@ -204,7 +228,7 @@ for master in $masters; do
     if [ "$master" = standalone ]; then
         echo "--- standalone cluster: a master and two workers (spark-daemon.sh)"
         if url=$(start_standalone); then
-            pass standalone/cluster-started
+            built standalone/cluster-started
         else
             fail standalone/cluster-started "$daemons/start.log"
             tail -n 20 "$daemons"/logs/* 2>/dev/null | sed 's/^/    /'
@@ -221,16 +245,28 @@ for master in $masters; do
         --conf spark.task.maxFailures=1 \
         --conf spark.stage.maxConsecutiveAttempts=1 \
         -- "$clib"
-    # PageRank: Spark may retry (an executor is killed on purpose); heaps are committed
-    # up front (-Xms = -Xmx, pre-touched) so RSS changes are native memory, not heap growth.
-    echo "--- spark-submit --master $url (PageRank tests)"
+    # PageRank: heaps are committed up front (-Xms = -Xmx, pre-touched) so RSS changes
+    # are native memory, not heap growth. First the cases where no task may fail; then,
+    # with executor JVMs, the cases where Spark must be able to retry (local[N] never
+    # retries a task whatever spark.task.maxFailures says).
+    echo "--- spark-submit --master $url (PageRank tests, no retries)"
     submit "$tag" "$url" org.lpf.spark.tests.PageRankTests "$build/$tag-pagerank.log" \
         "${cluster_opts[@]}" \
         --driver-java-options "$log4j -Xms1g -XX:+AlwaysPreTouch" \
         --conf "spark.executor.extraJavaOptions=$log4j -Xms1g -XX:+AlwaysPreTouch" \
-        --conf spark.task.maxFailures=4 \
-        --conf spark.stage.maxConsecutiveAttempts=4 \
-        -- "$cli" "$build/pagerank-$tag"
+        --conf spark.task.maxFailures=1 \
+        --conf spark.stage.maxConsecutiveAttempts=1 \
+        -- "$cli" "$build/pagerank-$tag" no-retries
+    if [ "$tag" != local ]; then
+        echo "--- spark-submit --master $url (PageRank tests with retries: executors killed)"
+        submit "$tag" "$url" org.lpf.spark.tests.PageRankTests "$build/$tag-pagerank-retries.log" \
+            "${cluster_opts[@]}" \
+            --driver-java-options "$log4j" \
+            --conf "spark.executor.extraJavaOptions=$log4j" \
+            --conf spark.task.maxFailures=4 \
+            --conf spark.stage.maxConsecutiveAttempts=4 \
+            -- "$cli" "$build/pagerank-$tag-retries" retries
+    fi
     [ "$master" = standalone ] && stop_standalone
 done
 
@@ -271,7 +307,7 @@ netns_case() {
         sleep 0.5
     done
     [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] || return 1
-    pass standalone-netns/cluster-started
+    built standalone-netns/cluster-started
     cutf=$build/netns-cut
     rm -f "$cutf" "$cutf.done"
     # The cut, when the application asks for it: the host side of the veth goes down for good.
@@ -289,14 +325,15 @@ netns_case() {
         --conf spark.task.maxFailures=4 --conf spark.stage.maxConsecutiveAttempts=4 \
         --conf spark.network.timeout=15s --conf spark.network.timeoutInterval=2s \
         --conf spark.executor.heartbeatInterval=2s \
-        -- /bin/false "$build/pagerank-netns"
+        -- /bin/false "$build/pagerank-netns" retries
     kill "$cutter" 2>/dev/null
     return 0
 }
 netns_cleanup() { ip netns del lpfspark 2>/dev/null; ip link del lpfsp-h 2>/dev/null; }
 if [[ " $masters " == *" standalone "* ]] || [ -n "${LPF_SPARK_NETNS:-}" ]; then
+    # The test command runs as root and its set-up installs iproute2: not a skip.
     if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
-        echo "skip standalone-netns (needs root and ip netns)"
+        fail "standalone-netns (needs root and ip netns: run as root after scripts/setup.sh)"
     else
         trap 'stop_standalone; netns_cleanup' EXIT
         if ! netns_case; then

@@ -3,8 +3,9 @@
 //!
 //! A program is a set of processes running one SPMD function. Communication is by
 //! one-sided `put` and `get` on registered memory, completed by `sync`, the end of a
-//! superstep; a superstep in which each process sends and receives at most h bytes costs
-//! about `h·g + l`. Nothing is pre-allocated: a section starts with no memory slots and
+//! superstep; a superstep in which each process sends and receives at most h bytes is
+//! priced at `h·g + l` by [`Context::probe`] (how that compares with measured supersteps:
+//! docs/design.md, "Cost model"). Nothing is pre-allocated: a section starts with no memory slots and
 //! no message capacity; call both resize functions and `sync` first.
 //!
 //! ```

@@ -15,8 +15,8 @@ import org.lpf.spark._
  *   spark-submit --master local[4] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
  *     --jars lpf-spark.jar lpf-spark-tests.jar <path of libspmd_test.so>
  *
- * Prints one line per case, `RESULT ok NAME`, `RESULT FAIL NAME: why` or
- * `RESULT skip NAME: why`, then `RESULT done`.
+ * Prints one line per case, `RESULT ok NAME` or `RESULT FAIL NAME: why`, then
+ * `RESULT done`.
  */
 object BridgeTests {
   private def longs(xs: Long*): Array[Byte] = {
@@ -66,14 +66,11 @@ object BridgeTests {
         body
         s"RESULT ok $name"
       } catch {
-        case s: Skip => s"RESULT skip $name: ${s.getMessage}"
         case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
       }
     println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
     results :+= line
   }
-
-  private class Skip(msg: String) extends Exception(msg)
 
   def main(args: Array[String]): Unit = {
     val clib = args(0)
@@ -81,16 +78,15 @@ object BridgeTests {
     sc.setLogLevel("ERROR")
     val cluster = !(sc.master == "local" || sc.master.startsWith("local[")) // local-cluster or a real cluster
     val version = LpfNative.version()
-    val hasTcp = version.contains("tcp")
     println(s"RESULT info master=${sc.master} native=$version loaded-from=${NativeLoader.loadedFrom()}")
     val settings = LpfSettings(bootstrapTimeoutMs = 20000L, slotWaitMs = 60000L)
-    def needTcp(): Unit = if (cluster && !hasTcp) throw new Skip("the native library was built without the TCP engine")
 
     test("native-library-from-jar") {
       val from = NativeLoader.loadedFrom()
       expect(from != null && from.contains("liblpf_jni-") && from.endsWith(".so"),
         s"the driver's library should be extracted from the jar, was loaded from $from")
       expect(LpfNative.algorithms().split(",").contains("allreduce-sum-i64"), "allreduce-sum-i64 is not bundled")
+      expect(version.contains("engines=shm,tcp"), s"the native library lacks an engine: $version")
       val rows = sc.parallelize(0 until 2, 2).barrier().mapPartitions { _ =>
         LpfNative.ensureLoaded()
         Iterator((SparkEnv.get.executorId, NativeLoader.loadedFrom(), System.getProperty("user.dir"), LpfNative.version()))
@@ -103,7 +99,6 @@ object BridgeTests {
     }
 
     test("allreduce-runStage") {
-      needTcp()
       val rdd = sc.parallelize(Seq(longs(1, 10, -5, Long.MaxValue), longs(2, 20, -5, 1)), 2)
       val out = LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings)
       eq(out.length, 2, "outputs")
@@ -111,7 +106,6 @@ object BridgeTests {
     }
 
     test("ring-shift-user-barrier-stage") {
-      needTcp()
       val p = 2
       val job = LpfHook.prepare(sc, p, settings)
       val out = sc.parallelize(0 until p, p).barrier().mapPartitions { it =>
@@ -128,7 +122,6 @@ object BridgeTests {
     }
 
     test("direct-buffers") {
-      needTcp()
       val job = LpfHook.prepare(sc, 2, settings)
       val out = sc.parallelize(0 until 2, 2).barrier().mapPartitions { it =>
         val me = it.next()
@@ -144,7 +137,6 @@ object BridgeTests {
     }
 
     test("concurrent-jobs-keep-their-data-apart") {
-      needTcp()
       // Rounds of jobs submitted at once from several driver threads, each round filling
       // the task slots: sizes 1+2+3 (with 6 slots: tests/spark/run.sh runs this case under
       // local[6] too), 2+2 (same size), 1+1+2 and 1+3. In local mode every process is a
@@ -177,14 +169,12 @@ object BridgeTests {
     }
 
     test("c-library-spmd") {
-      needTcp()
       val rdd = sc.parallelize(Seq(longs(1, 2, 3), longs(10, 20)), 2)
       val out = LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_sum"), Some((_: Long) => 24L), settings)
       out.zipWithIndex.foreach { case (o, pid) => eq(unlongs(o), Seq(2L, pid.toLong, 36L), s"pid $pid's output") }
     }
 
     test("c-library-fatal-error-becomes-LpfException") {
-      needTcp()
       val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
       val e = failure(LpfHook.runStage(rdd, LpfProgram.library(clib, "spmd_bad_put"), Some((_: Long) => 8L), settings))
       contains(e, "org.lpf.spark.LpfException", "failed in phase hook", "spmd_bad_put")
@@ -202,13 +192,11 @@ object BridgeTests {
     test("missing-symbol-fails-in-load-phase") {
       val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
       val e = failure(LpfHook.runStage(rdd, LpfProgram.library(clib, "no_such_spmd"), Some((_: Long) => 8L),
-        settings.copy(engine = if (cluster && hasTcp) "auto" else if (cluster) "tcp" else "shm")))
-      if (cluster && !hasTcp) contains(e, "LpfException", "failed in phase bootstrap", "TCP")
-      else contains(e, "LpfException", "failed in phase load", "no_such_spmd")
+        settings.copy(engine = if (cluster) "auto" else "shm")))
+      contains(e, "LpfException", "failed in phase load", "no_such_spmd")
     }
 
     test("unequal-inputs-fail-on-every-process") {
-      needTcp()
       val rdd = sc.parallelize(Seq(longs(1, 2), longs(1)), 2)
       val e = failure(LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings))
       contains(e, "LpfException", "failed in phase hook", "same length")
@@ -237,7 +225,6 @@ object BridgeTests {
     }
 
     test("paper-way-without-barrier-mode") {
-      needTcp()
       val port = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
       val out = LpfHook.runWithoutBarrier(sc, LpfProgram.bundled("allreduce-sum-i64"), pid => longs(7, pid.toLong),
         settings = settings.copy(port = port))
@@ -247,7 +234,6 @@ object BridgeTests {
     }
 
     test("bootstrap-that-cannot-complete-times-out") {
-      if (!hasTcp) throw new Skip("the native library was built without the TCP engine")
       // A peer whose master accepts TCP connections but never answers, and a master
       // whose peer never comes: both must fail within the timeout, naming host and phase.
       val timeoutMs = 3000L
@@ -276,7 +262,6 @@ object BridgeTests {
     }
 
     test("a-task-that-dies-fails-the-stage-without-hang") {
-      needTcp()
       val job = LpfHook.prepare(sc, 2, settings.copy(bootstrapTimeoutMs = 8000L))
       val t0 = System.nanoTime
       val e = failure(sc.parallelize(0 until 2, 2).barrier().mapPartitions { it =>
@@ -287,12 +272,6 @@ object BridgeTests {
       val secs = (System.nanoTime - t0) / 1e9
       contains(e, "task 1 dies before joining")
       expect(secs < 60, f"the job took $secs%.0f s to fail")
-    }
-
-    if (cluster && !hasTcp) test("without-tcp-cross-executor-groups-fail-cleanly") {
-      val rdd = sc.parallelize(Seq(longs(1), longs(2)), 2)
-      val e = failure(LpfHook.runStage(rdd, LpfProgram.bundled("allreduce-sum-i64"), settings = settings))
-      contains(e, "LpfException", "failed in phase bootstrap", "no TCP engine")
     }
 
     println("RESULT done")

@@ -16,6 +16,7 @@ import org.apache.logging.log4j.core.appender.AbstractAppender
 import org.apache.logging.log4j.core.config.Property
 import org.apache.spark.{BarrierTaskContext, SparkConf, SparkContext, SparkEnv, Success => TaskSuccess}
 import org.apache.spark.lpf.LpfSparkAccess
+import org.apache.spark.lpftests.SchedulerAccess
 import org.apache.spark.scheduler._
 import org.apache.spark.storage.StorageLevel
 import org.lpf.spark._
@@ -25,14 +26,18 @@ import org.lpf.spark.examples.Graphs
  * LPF PageRank through the Spark bridge, as a real Spark application (tests/spark/run.sh):
  *
  *   spark-submit --master M --class org.lpf.spark.tests.PageRankTests \
- *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar <pagerank CLI> <work dir>
+ *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar <pagerank CLI> <work dir> <group>
  *
- * Run with spark.task.maxFailures > 1 (the executor-kill case needs Spark to retry).
- * Prints `RESULT ok|FAIL|skip NAME` lines and `RESULT done`, as BridgeTests.
+ * The cases come in two groups, one per submission, because Spark's retries are fixed per
+ * application: `no-retries` (spark.task.maxFailures = 1: a flaky hook fails its case
+ * instead of passing on a retry) and `retries` (spark.task.maxFailures > 1, executor JVMs:
+ * the cases that kill executors or lose a host, and the one that checks a permanent error
+ * is not retried). A scheduler whose retries do not match the group is one failure
+ * (`scheduler-retries-match-the-group`), and then no case runs.
+ * Prints `RESULT ok|FAIL NAME` lines and `RESULT done`, as BridgeTests.
  */
 object PageRankTests {
   private class Failed(msg: String) extends Exception(msg)
-  private class Skip(msg: String) extends Exception(msg)
   private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
 
   private def messages(t: Throwable): String =
@@ -41,15 +46,24 @@ object PageRankTests {
   /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
   private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
 
-  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
-    val t0 = System.nanoTime
-    val line =
-      try { body; s"RESULT ok $name" } catch {
-        case s: Skip => s"RESULT skip $name: ${s.getMessage}"
-        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
-      }
-    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
-  }
+  /** The group of this submission: `retries` or `no-retries` (set in main). */
+  private var retrying = false
+  /** The scheduler's retries do not match the group: no case runs. */
+  private var misconfigured = false
+
+  /**
+   * A case of group `retries` (or not), run when it belongs to this submission's group,
+   * `applies` (e.g. it needs executor JVMs) and LPF_SPARK_TESTS selects it.
+   */
+  private def test(name: String, retries: Boolean = false, applies: Boolean = true)(body: => Unit): Unit =
+    if (!misconfigured && retries == retrying && applies && (only.isEmpty || only.exists(name.contains))) {
+      val t0 = System.nanoTime
+      val line =
+        try { body; s"RESULT ok $name" } catch {
+          case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
+        }
+      println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
+    }
 
   /** A graph with ids 0..n-1, every one named by some edge (so a file and an RDD of it have the same n). */
   private def denseGraph(sc: SparkContext, scale: Int, seed: Long): Array[(Long, Long)] = {
@@ -80,14 +94,47 @@ object PageRankTests {
     }.toMap
   }
 
-  private def compare(got: Map[Long, Double], want: Map[Long, Double], what: String, within: Double): Double = {
-    expect(got.size == want.size, s"$what: ${got.size} vertices, the CLI has ${want.size}")
+  /** The largest difference of `got` from `want` (the ranks of `source`), at most `within`. */
+  private def compare(got: Map[Long, Double], want: Map[Long, Double], what: String, source: String, within: Double): Double = {
+    expect(got.size == want.size, s"$what: ${got.size} vertices, $source has ${want.size}")
     val worst = want.map { case (v, r) =>
       val g = got.getOrElse(v, throw new Failed(s"$what: vertex $v is missing"))
       math.abs(g - r)
     }.max
-    expect(worst <= within, f"$what: largest difference from the CLI's ranks $worst%.3e > $within%.0e")
+    expect(worst <= within, f"$what: largest difference from $source's ranks $worst%.3e > $within%.0e")
     worst
+  }
+
+  /**
+   * PageRank by plain power iteration over `edges`, written here apart from the native
+   * code (a bug in graphblas-pagerank's `dist` module would be in the CLI's ranks too):
+   * the vertices are the ids named by some edge, an edge counts once whatever its
+   * multiplicity, start 1/n, rank(v) = (1 - alpha)/n + alpha (dangling mass / n + sum over
+   * distinct in-edges u -> v of rank(u) / outdegree(u)); stop when the L1 change of an
+   * iteration is below `tol` or after `maxIter` iterations. Returns the ranks and the
+   * iterations run.
+   */
+  private def referenceRanks(edges: Array[(Long, Long)], alpha: Double, tol: Double, maxIter: Int): (Map[Long, Double], Int) = {
+    val distinct = edges.distinct
+    val ids = distinct.flatMap { case (u, v) => Array(u, v) }.distinct.sorted
+    val index = ids.zipWithIndex.toMap
+    val n = ids.length
+    val src = distinct.map(e => index(e._1))
+    val dst = distinct.map(e => index(e._2))
+    val outdeg = new Array[Int](n)
+    src.foreach(u => outdeg(u) += 1)
+    var rank = Array.fill(n)(1.0 / n)
+    var iterations = 0
+    var change = Double.PositiveInfinity
+    while (change >= tol && iterations < maxIter) {
+      val dangling = (0 until n).iterator.filter(outdeg(_) == 0).map(rank(_)).sum
+      val next = Array.fill(n)((1 - alpha) / n + alpha * dangling / n)
+      for (e <- src.indices) next(dst(e)) += alpha * rank(src(e)) / outdeg(src(e))
+      change = (0 until n).iterator.map(v => math.abs(next(v) - rank(v))).sum
+      rank = next
+      iterations += 1
+    }
+    (ids.indices.map(i => ids(i) -> rank(i)).toMap, iterations)
   }
 
   /** The OS threads of this process by name (/proc/self/task/N/comm). */
@@ -238,20 +285,27 @@ object PageRankTests {
   }
 
   def main(args: Array[String]): Unit = {
-    val (cli, work) = (args(0), new File(args(1)))
+    val (cli, work, group) = (args(0), new File(args(1)), args(2))
+    require(group == "retries" || group == "no-retries", s"group must be retries or no-retries, not $group")
     work.mkdirs()
-    val sc = new SparkContext(new SparkConf().setAppName("lpf-pagerank-tests"))
+    val sc = new SparkContext(new SparkConf().setAppName(s"lpf-pagerank-tests ($group)"))
     sc.setLogLevel("ERROR")
     val cluster = !sc.master.startsWith("local[")
     val p = 2
     val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 60000L)
-    println(s"RESULT info master=${sc.master} native=${LpfNative.version()}")
+    retrying = group == "retries"
+    val taskAttempts = SchedulerAccess.maxTaskFailures(sc)
+    println(s"RESULT info master=${sc.master} native=${LpfNative.version()} group=$group task attempts=$taskAttempts")
+    misconfigured = retrying != taskAttempts > 1
+    if (misconfigured)
+      println(s"RESULT FAIL scheduler-retries-match-the-group: group $group on a scheduler that allows $taskAttempts " +
+        s"attempts per task (master ${sc.master}; spark.task.maxFailures must be ${if (retrying) "> 1, with executor JVMs" else "1"})")
 
     val edges12 = denseGraph(sc, 12, 7L)
     val file12 = new File(work, "kron12-dense.edges")
     writeEdges(file12, edges12)
 
-    test("ranks-equal-the-native-cli") {
+    test("ranks-equal-a-power-iteration-and-the-native-cli") {
       val tol = 1e-10
       val want = cliRanks(cli, file12, new File(work, "cli-ranks.txt"), tol, 1000)
       val rdd = sc.parallelize(edges12.toSeq, p)
@@ -260,15 +314,19 @@ object PageRankTests {
       expect(got.map(_._1).distinct.length == got.length, "a vertex appears twice in the ranks RDD")
       expect(r.converged && r.residual < tol, s"not converged: residual ${r.residual}")
       expect(math.abs(got.map(_._2).sum - 1.0) < 1e-12, s"ranks sum to ${got.map(_._2).sum}")
-      val d1 = compare(got.toMap, want, "LpfPageRank.run", 1e-12)
+      val d1 = compare(got.toMap, want, "LpfPageRank.run", "the CLI", 1e-12)
+      val (reference, referenceIterations) = referenceRanks(edges12, 0.85, tol, 1000)
+      val d0 = compare(got.toMap, reference, "LpfPageRank.run", "the test's power iteration", 1e-10)
+      expect(math.abs(r.iterations - referenceIterations) <= 1,
+        s"LpfPageRank.run took ${r.iterations} iterations, the test's power iteration $referenceIterations")
       r.unpersist()
       // The same file read natively and in parallel by the executors.
       val f = LpfPageRank.fromFile(sc, file12.getAbsolutePath, tol = tol, nprocs = p, settings = settings)
-      val d2 = compare(f.ranks.collect().toMap, want, "LpfPageRank.fromFile", 1e-12)
+      val d2 = compare(f.ranks.collect().toMap, want, "LpfPageRank.fromFile", "the CLI", 1e-12)
       expect(f.iterations == r.iterations, s"fromFile ran ${f.iterations} iterations, run ${r.iterations}")
       f.unpersist()
       println(f"RESULT info ${want.size} vertices, ${edges12.length} edges, ${r.iterations} iterations; " +
-        f"largest difference from the CLI: run $d1%.2e, fromFile $d2%.2e; ${r.secondsPerIteration * 1e3}%.3f ms/iteration (${r.exchange})")
+        f"largest difference from the test's power iteration $d0%.2e ($referenceIterations iterations); from the CLI: run $d1%.2e, fromFile $d2%.2e; ${r.secondsPerIteration * 1e3}%.3f ms/iteration (${r.exchange})")
     }
 
     test("twenty-hooks-leak-no-threads-fds-or-memory") {
@@ -303,7 +361,9 @@ object PageRankTests {
       expect(lines.nonEmpty, "no executor measured")
     }
 
-    test("bad-input-file-fails-at-once-with-a-typed-LpfException") {
+    // In the retries group (executor JVMs): that Spark does not run the stage again shows
+    // only where it could (local[N] never retries a task).
+    test("bad-input-file-fails-at-once-with-a-typed-LpfException", retries = true, applies = cluster) {
       // spark.task.maxFailures = 4 here: Spark would run the stage 4 times.
       val bad = new File(work, "malformed.edges")
       Files.write(bad.toPath, "0 1\n1 2\n2 x\n".getBytes(StandardCharsets.UTF_8))
@@ -346,8 +406,7 @@ object PageRankTests {
         s"\\b$slots (free )?task slots".r.findFirstIn(l.detail()).isDefined, s"explicit nprocs: ${l.getMessage}")
     }
 
-    test("user-barrier-stage-through-LpfHook-collect-survives-an-executor-kill") {
-      if (!cluster) throw new Skip("needs executor JVMs (local-cluster or a standalone cluster)")
+    test("user-barrier-stage-through-LpfHook-collect-survives-an-executor-kill", retries = true, applies = cluster) {
       // docs/spark.md's first pattern: the user's own barrier stage, collected with
       // LpfHook.collect (a shuffle after it), so Spark reruns it when an executor dies.
       // The kill lands while attempt 0's tasks are in the stage. (`run(direct = true)`,
@@ -396,8 +455,7 @@ object PageRankTests {
       expect(sums == Seq.fill(p)(Seq((1L to p).sum, p.toLong)), s"sums $sums")
     }
 
-    test("executor-killed-during-hook-reruns-the-stage") {
-      if (!cluster) throw new Skip("needs executor JVMs (local-cluster or a standalone cluster)")
+    test("executor-killed-during-hook-reruns-the-stage", retries = true, applies = cluster) {
       // Long enough that the kill lands in the iterations: about 7 s of them at the rate
       // of a 3000-iteration run.
       val rate = LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = 3000, settings = settings)
@@ -444,15 +502,19 @@ object PageRankTests {
         s"the killed executor's task finished before the kill (make the hook longer): $killed")
       expect(killed.containsKey("rerun"), s"Spark did not rerun the hook's stage: $killed")
       expect(r.iterations == iters, s"${r.iterations} iterations, want $iters")
-      val d = compare(r.ranks.collect().toMap, want, "after the rerun", 1e-12)
-      println(f"RESULT info after the rerun: largest difference from the CLI $d%.2e")
+      val d = compare(r.ranks.collect().toMap, want, "after the rerun", "the CLI", 1e-12)
+      // After thousands of iterations the ranks are the fixed point: the test's own power
+      // iteration, run until its L1 change is below 1e-15, has it too.
+      val (reference, _) = referenceRanks(edges12, 0.85, 1e-15, 10000)
+      val d0 = compare(r.ranks.collect().toMap, reference, "after the rerun", "the test's power iteration", 1e-10)
+      println(f"RESULT info after the rerun: largest difference from the CLI $d%.2e, from the test's power iteration $d0%.2e")
       r.unpersist()
     }
 
     // Last: it takes a worker away for good.
-    test("a-host-lost-for-good-cancels-the-rerun-after-slotWaitMs") {
-      if (!sc.master.startsWith("spark://")) throw new Skip("needs a standalone cluster (a worker to kill)")
-      if (sys.env.contains("LPF_SPARK_NETNS_CUT")) throw new Skip("the netns run cuts the link instead (host-lost-for-good)")
+    // A standalone cluster (a worker to kill); the netns run cuts the link instead (host-lost-for-good).
+    test("a-host-lost-for-good-cancels-the-rerun-after-slotWaitMs", retries = true,
+      applies = sc.master.startsWith("spark://") && !sys.env.contains("LPF_SPARK_NETNS_CUT")) {
       hostLostForGood(sc, p, settings, cut = { (exec, pids) =>
         // The worker first (so it cannot start a new executor), then its executor.
         val (pid, worker) = pids(exec)
@@ -464,8 +526,8 @@ object PageRankTests {
 
     // The netns run (tests/spark/run.sh, standalone-netns): worker 2 sits in a network
     // namespace; the script cuts its link for good when the file LPF_SPARK_NETNS_CUT names appears.
-    test("host-lost-for-good") {
-      val cutFile = sys.env.getOrElse("LPF_SPARK_NETNS_CUT", throw new Skip("only in the netns run"))
+    test("host-lost-for-good", retries = true, applies = sys.env.contains("LPF_SPARK_NETNS_CUT")) {
+      val cutFile = sys.env("LPF_SPARK_NETNS_CUT")
       hostLostForGood(sc, p, settings, cut = { (exec, _) =>
         Files.write(new File(cutFile).toPath, exec.getBytes(StandardCharsets.UTF_8))
         val t0 = System.nanoTime
