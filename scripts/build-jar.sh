@@ -32,7 +32,7 @@ scalac_cp=$(ls "$jars"/scala-compiler-2.13*.jar "$jars"/scala-library-2.13*.jar 
 
 target=${LPF_JNI_TARGET_DIR:-${CARGO_TARGET_DIR:-$root/target}/jni}
 if [ -z "${LPF_JNI_FEATURES+x}" ]; then
-    if grep -qs 'pub fn prepare(cfg: TcpConfig)' native/lpf/src/tcp/mod.rs; then
+    if grep -Eqs 'pub fn prepare\((mut )?cfg: TcpConfig\)' native/lpf/src/tcp/mod.rs; then
         LPF_JNI_FEATURES=tcp
     else
         LPF_JNI_FEATURES=
