@@ -242,6 +242,20 @@ if [[ " $masters " == *" local[4] "* ]]; then
         -- "$clib"
 fi
 
+# --- the DataFrame API (LpfGraph, DataFrameTests) and the PySpark package (python/,
+# tests/pyspark under pytest), on local-cluster[2,1,1024]
+if [[ " $masters " == *" local-cluster[2,1,1024] "* ]]; then
+    echo "--- spark-submit --master local-cluster[2,1,1024] (DataFrame API tests)"
+    submit dataframe "local-cluster[2,1,1024]" org.lpf.spark.tests.DataFrameTests "$build/dataframe.log" \
+        --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 --
+    if [ -z "${LPF_SPARK_TESTS:-}" ] || [[ ",$LPF_SPARK_TESTS," == *,pyspark,* ]]; then
+        echo "--- pytest tests/pyspark (pip install ./python; local-cluster[2,1,1024])"
+        source "$root/tests/pyspark/suite.sh"
+        pyspark_suite "$jar" "$build/pyspark"
+    fi
+fi
+
 # --- a host lost for good (item 17): standalone master + 2 workers, worker 2 in a network
 # namespace whose link is cut for good while an LPF PageRank runs. LPF fails the stage,
 # Spark resubmits it, the rerun can never get its 2 slots: the bridge must cancel it after
