@@ -1,5 +1,6 @@
 """The PySpark package against a plain-Python power iteration, and its errors."""
 import random
+from pathlib import Path
 from typing import Dict, Hashable, List, Sequence, Tuple
 
 import pytest
@@ -104,3 +105,20 @@ def test_malformed_graph_raises_lpf_error(spark: SparkSession) -> None:
     with pytest.raises(LpfError) as e:
         LpfGraph(empty).pageRankRun(nprocs=2)
     assert "no vertices" in e.value.message and e.value.pid >= 0 and e.value.host, str(e.value)
+
+
+def test_docs_python_snippet_runs(spark: SparkSession, capsys: pytest.CaptureFixture) -> None:
+    """docs/spark.md's PySpark example, taken from the doc and run as it is."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "spark.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## DataFrames and PySpark"):]
+    start = section.index("```python\n") + len("```python\n")
+    snippet = section[start:section.index("```", start)]
+    namespace: Dict[str, object] = {}
+    exec(compile(snippet, "docs/spark.md (PySpark example)", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert "-1 driver argument the edge DataFrame has no column 'from'" in printed, printed
+    ranks = namespace["ranks"]
+    rows = ranks.collect()  # type: ignore[attr-defined]
+    assert sorted(r["id"] for r in rows) == ["a", "b", "c", "d", "e"]
+    assert abs(sum(r["pagerank"] for r in rows) - 1.0) < 1e-12
+    ranks.unpersist()  # type: ignore[attr-defined]

@@ -14,6 +14,8 @@
 # then (with local[4]) the concurrent-jobs case under local[6] (jobs of sizes 1+2+3 at
 # once), and (with standalone, as root) standalone-netns: worker 2 in a network
 # namespace whose link is cut for good mid-run (the bridge must cancel the rerun).
+# With local-cluster[2,1,1024]: DataFrameTests (the DataFrame API, LpfGraph) and the
+# PySpark package's pytest suite (tests/pyspark/suite.sh: pip install ./python, pytest).
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; the last line is
 # "N passed, M failed" (skips count in neither). Exit status non-zero on any failure.
 #

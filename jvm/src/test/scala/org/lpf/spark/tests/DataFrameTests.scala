@@ -85,6 +85,30 @@ object DataFrameTests {
     case other => throw new Failed(s"got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
   }
 
+  /** docs/spark.md's Scala example of LpfGraph, verbatim between the markers (checked by the test). */
+  private def docsExample(spark: SparkSession): Long = {
+    // docs/spark.md LpfGraph example: begin
+    import org.lpf.spark.LpfGraph
+    val edges = spark.createDataFrame(Seq(("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"))).toDF("src", "dst")
+    val vertices = spark.createDataFrame(Seq(Tuple1("e"))).toDF("id") // a vertex without edges
+    val ranks = LpfGraph(edges, vertices).pageRank(alpha = 0.85, tol = 1e-9, maxIter = 100)
+    ranks.show() // id: string, pagerank: double; every vertex once, the ranks sum to 1
+    // docs/spark.md LpfGraph example: end
+    val rows = ranks.collect()
+    expect(rows.map(_.getString(0)).sorted.toSeq == Seq("a", "b", "c", "d", "e"), s"ids ${rows.map(_.get(0)).mkString(", ")}")
+    expect(math.abs(rows.map(_.getDouble(1)).sum - 1.0) < 1e-12, "ranks do not sum to 1")
+    ranks.unpersist()
+    rows.length
+  }
+
+  /** The first ```scala block after `heading` in `doc`. */
+  private def docsBlock(doc: String, heading: String): String = {
+    val after = doc.indexOf(heading)
+    expect(after >= 0, s"docs/spark.md has no heading '$heading'")
+    val start = doc.indexOf("```scala\n", after) + "```scala\n".length
+    doc.substring(start, doc.indexOf("```", start)).trim
+  }
+
   def main(args: Array[String]): Unit = {
     val spark = SparkSession.builder().appName("lpf-dataframe-tests").getOrCreate()
     val sc = spark.sparkContext
@@ -189,6 +213,19 @@ object DataFrameTests {
       val empty = spark.createDataFrame(sc.emptyRDD[Row], StructType(Seq(StructField("src", LongType), StructField("dst", LongType))))
       val l5 = lpfException(thrown(LpfGraph(empty).pageRankRun(nprocs = p, settings = settings)))
       expect(l5.detail().contains("no vertices"), s"empty graph: ${l5.getMessage}")
+    }
+
+    test("dataframe-docs-snippet-runs-and-is-the-documented-one") {
+      // Run from the repository root (tests/spark/run.sh does): the doc and this source.
+      val doc = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get("docs/spark.md")), "UTF-8")
+      val source = new String(java.nio.file.Files.readAllBytes(
+        java.nio.file.Paths.get("jvm/src/test/scala/org/lpf/spark/tests/DataFrameTests.scala")), "UTF-8")
+      val marked = source.split("\n").dropWhile(!_.contains("LpfGraph example: begin")).drop(1)
+        .takeWhile(!_.contains("LpfGraph example: end")).map(_.trim).mkString("\n")
+      val documented = docsBlock(doc, "## DataFrames and PySpark").split("\n").map(_.trim).mkString("\n")
+      expect(marked.nonEmpty && marked == documented, s"docs/spark.md's LpfGraph example differs from the tested code:\n" +
+        s"$documented\n---\n$marked")
+      expect(docsExample(spark) == 5, "the example's graph has 5 vertices")
     }
 
     println("RESULT done")
