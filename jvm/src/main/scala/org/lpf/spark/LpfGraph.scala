@@ -106,7 +106,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   /** Integral ids as they are (the null check only if the schema allows nulls). */
   private def longEdges(): RDD[(Long, Long)] = {
     val pairs = edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
-    if (srcField.nullable || dstField.nullable) noNulls(pairs, Seq(src, dst), "edge")
+    if (srcField.nullable || dstField.nullable) noNulls(edges, Seq(src, dst), "edge")
     pairs.rdd.map(r => (r.getLong(0), r.getLong(1)))
   }
 
@@ -127,6 +127,8 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       if (counts.getLong(0) != counts.getLong(1)) {
         noNulls(edges, Seq(src, dst), "edge")
         vertices.foreach(v => noNulls(v, Seq(id), "vertex"))
+        throw argument(s"a null id among the ids of the edge columns '$src', '$dst'" +
+          vertices.fold("")(_ => s" and the vertex column '$id'"))
       }
       val s = index.select(col(IdColumn).as("s_id"), col(NumberColumn).as("s"))
       val d = index.select(col(IdColumn).as("d_id"), col(NumberColumn).as("d"))

@@ -202,6 +202,9 @@ object DataFrameTests {
       val longNulls = nulls.selectExpr("cast(length(src) as bigint) as src", "cast(length(dst) as bigint) as dst")
       val l2 = lpfException(thrown(LpfGraph(longNulls).pageRank()))
       expect(l2.detail().contains("'dst' has 2 null ids"), s"null long ids: ${l2.getMessage}")
+      val intNulls = nulls.selectExpr("cast(length(src) as int) as src", "cast(length(dst) as int) as dst")
+      val l2i = lpfException(thrown(LpfGraph(intNulls).pageRank()))
+      expect(l2i.detail().contains("'dst' has 2 null ids"), s"null int ids: ${l2i.getMessage}")
       val doubles = spark.createDataFrame(sc.parallelize(Seq(Row(1.0, 2.0))),
         StructType(Seq(StructField("src", DoubleType), StructField("dst", DoubleType))))
       val l3 = lpfException(thrown(LpfGraph(doubles).pageRank()))
