@@ -144,7 +144,11 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   }
 }
 
-/** PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (persisted) and the native run's figures. */
+/**
+ * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (persisted) and the native run's
+ * figures. `run.ranks` is released when this is returned (and, for string ids or a vertex
+ * DataFrame, holds vertex numbers, not ids): use `ranks`.
+ */
 case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult) {
   def iterations: Int = run.iterations
   def residual: Double = run.residual
