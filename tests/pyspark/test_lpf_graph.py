@@ -1,5 +1,7 @@
 """The PySpark package against a plain-Python power iteration, and its errors."""
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Dict, Hashable, List, Sequence, Tuple
 
@@ -122,3 +124,22 @@ def test_docs_python_snippet_runs(spark: SparkSession, capsys: pytest.CaptureFix
     assert sorted(r["id"] for r in rows) == ["a", "b", "c", "d", "e"]
     assert abs(sum(r["pagerank"] for r in rows) - 1.0) < 1e-12
     ranks.unpersist()  # type: ignore[attr-defined]
+
+
+def test_session_without_the_jar_raises_lpf_error_saying_how_to_add_it(tmp_path: Path) -> None:
+    """A session started without configure() (another Python process: one JVM per process)."""
+    script = tmp_path / "nojar.py"
+    script.write_text(
+        "from pyspark.sql import SparkSession\n"
+        "from lpf_spark import LpfError, LpfGraph\n"
+        "spark = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+        "edges = spark.createDataFrame([(1, 2)], ['src', 'dst'])\n"
+        "try:\n"
+        "    LpfGraph(edges)\n"
+        "except LpfError as e:\n"
+        "    print('LPFERROR', e.phase, '|', e.message)\n"
+        "spark.stop()\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=150)
+    line = next((x for x in out.stdout.splitlines() if x.startswith("LPFERROR")), None)
+    assert line is not None, f"no LpfError (exit {out.returncode}): {out.stdout[-500:]} {out.stderr[-1500:]}"
+    assert "check | the lpf-spark jar is not on the driver's classpath" in line and "configure" in line, line
