@@ -198,6 +198,40 @@ fn in_memory_edges_with_sparse_u64_ids() {
 }
 
 #[test]
+fn numbered_edges_keep_every_numbered_vertex() {
+    // "mixed" has vertex 5 in no edge: as a numbered vertex it is one, as in its .mtx.
+    let cfg = PageRankConfig::default();
+    for g in [special_graphs().remove(0), random_graph(9, 80, 150)] {
+        let edges: Vec<(u64, u64)> = g.edges.iter().map(|&(u, v)| (u as u64, v as u64)).collect();
+        let n = g.n as u64;
+        // Every process passes all edges: duplicates across processes count once.
+        check_all(&format!("numbered {}", g.name), &g.declared(), &g.reference_declared(&cfg), move || {
+            Input::NumberedEdges { n, edges: edges.clone() }
+        });
+    }
+}
+
+#[test]
+fn numbered_edges_out_of_range_or_unequal_counts_fail_on_every_process() {
+    let res = run_all(shm, 2, LIMIT, |ctx| {
+        let edges = if ctx.pid() == 1 { vec![(0, 3)] } else { vec![(0, 1)] };
+        pagerank_spmd(ctx, Input::NumberedEdges { n: 3, edges }, &PageRankConfig::default())
+    });
+    for r in &res {
+        let e = r.as_ref().expect_err("an id >= n is an error").to_string();
+        assert!(e.contains("edge 0 of process 1 is (0, 3), but the vertices are numbered 0..3"), "{e}");
+    }
+    let res = run_all(shm, 2, LIMIT, |ctx| {
+        let n = 3 + ctx.pid() as u64;
+        pagerank_spmd(ctx, Input::NumberedEdges { n, edges: vec![(0, 1)] }, &PageRankConfig::default())
+    });
+    for r in &res {
+        let e = r.as_ref().expect_err("unequal vertex counts are an error").to_string();
+        assert!(e.contains("every process must pass the same count"), "{e}");
+    }
+}
+
+#[test]
 fn p_and_threads_agree_exactly_on_kron() {
     // Per-row sums are the local kernel's, so results differ across p at most by the
     // rounding of the two global sums; iteration counts are identical.

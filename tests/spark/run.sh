@@ -19,7 +19,9 @@
 # pass by being retried) and, on masters with executor JVMs, "retries" with 4 (the cases
 # that need Spark to rerun a stage: executors killed, a host lost, a permanent error
 # that must not be rerun); the application checks that the scheduler has the setting
-# its group needs. BridgeTests always runs with 1.
+# its group needs. BridgeTests always runs with 1. With local-cluster[2,1,1024]:
+# DataFrameTests (the DataFrame API, LpfGraph) and the PySpark package's pytest suite
+# (tests/pyspark/suite.sh: pip install ./python into a fresh venv, pytest).
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; build steps print
 # "built NAME" and count only when they fail. The last line is "N passed, M failed",
 # or "N passed, M failed, K skipped (NAME, ...)" when something was skipped. Nothing
@@ -276,6 +278,20 @@ if [[ " $masters " == *" local[4] "* ]]; then
     LPF_SPARK_TESTS=concurrent-jobs submit local6 "local[6]" org.lpf.spark.tests.BridgeTests "$build/local6.log" \
         --driver-java-options "$log4j" --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 \
         -- "$clib"
+fi
+
+# --- the DataFrame API (LpfGraph, DataFrameTests) and the PySpark package (python/,
+# tests/pyspark under pytest), on local-cluster[2,1,1024]
+if [[ " $masters " == *" local-cluster[2,1,1024] "* ]]; then
+    echo "--- spark-submit --master local-cluster[2,1,1024] (DataFrame API tests)"
+    submit dataframe "local-cluster[2,1,1024]" org.lpf.spark.tests.DataFrameTests "$build/dataframe.log" \
+        --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 --
+    if [ -z "${LPF_SPARK_TESTS:-}" ] || [[ ",$LPF_SPARK_TESTS," == *,pyspark,* ]]; then
+        echo "--- pytest tests/pyspark (pip install ./python; local-cluster[2,1,1024])"
+        source "$root/tests/pyspark/suite.sh"
+        pyspark_suite "$jar" "$build/pyspark"
+    fi
 fi
 
 # --- a host lost for good (item 17): standalone master + 2 workers, worker 2 in a network

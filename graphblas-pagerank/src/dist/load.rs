@@ -73,6 +73,7 @@ pub(crate) fn load(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistRes
         }
         Input::Rmat(params) => load_rmat(comm, &params, threads),
         Input::Edges(edges) => load_u64_edges(comm, edges),
+        Input::NumberedEdges { n, edges } => load_numbered_edges(comm, n, edges),
     }
 }
 
@@ -179,4 +180,37 @@ fn load_u64_edges(comm: &mut Comm<'_>, edges: Vec<(u64, u64)>) -> DistResult<Raw
     let (src, dst): (Vec<u64>, Vec<u64>) = edges.into_iter().unzip();
     let r = relabel(comm, &src, &dst)?;
     Ok(RawEdges::relabelled(r, |x| x))
+}
+
+/// Ids the caller numbered `0..n` (the same `n` on every process, checked): kept as
+/// numbered, so vertices without edges are vertices too.
+fn load_numbered_edges(comm: &mut Comm<'_>, n: u64, edges: Vec<(u64, u64)>) -> DistResult<RawEdges> {
+    let ns = comm.allgather_u64(n)?;
+    if let Some(q) = ns.iter().position(|&x| x != n) {
+        return Err(DistError::Invalid(format!(
+            "process {q} declares {} vertices, process {} declares {n}: every process must pass the same count",
+            ns[q], comm.me
+        )));
+    }
+    let split = (|| {
+        if n > MAX_N {
+            return Err(too_many(n));
+        }
+        if let Some((i, &(s, t))) = edges.iter().enumerate().find(|(_, &(s, t))| s >= n || t >= n) {
+            return Err(DistError::Invalid(format!(
+                "edge {i} of process {} is ({s}, {t}), but the vertices are numbered 0..{n}",
+                comm.me
+            )));
+        }
+        let mut src = try_zeroed::<u32>(edges.len(), comm.me, "the edges' sources")?;
+        let mut dst = try_zeroed::<u32>(edges.len(), comm.me, "the edges' targets")?;
+        for (k, &(s, t)) in edges.iter().enumerate() {
+            src[k] = s as u32;
+            dst[k] = t as u32;
+        }
+        Ok((src, dst))
+    })();
+    drop(edges);
+    let (src, dst) = comm.agree(split)?;
+    RawEdges::declared(comm, n, src, dst, |x| x)
 }

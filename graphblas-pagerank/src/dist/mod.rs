@@ -110,6 +110,11 @@ pub enum Input {
     /// vertex ids (a vertex exists if it occurs in some edge). Self-loops are edges;
     /// duplicates count once.
     Edges(Vec<(u64, u64)>),
+    /// This process's part of the edge list of a graph whose vertices the caller numbered
+    /// `0..n` itself (every process passes the same `n`): every number is a vertex, with or
+    /// without edges (an isolated vertex still holds rank), and results carry the numbers.
+    /// An id `>= n` is an error. Self-loops are edges; duplicates count once.
+    NumberedEdges { n: u64, edges: Vec<(u64, u64)> },
 }
 
 impl Input {
@@ -360,7 +365,7 @@ fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptio
     let what = match &input {
         Input::File { path, .. } => path.display().to_string(),
         Input::Rmat(_) => "the R-MAT graph".into(),
-        Input::Edges(_) => "the given edges".into(),
+        Input::Edges(_) | Input::NumberedEdges { .. } => "the given edges".into(),
     };
     let mut raw = load::load(comm, input, cfg.threads.max(1))?;
     if raw.n == 0 {

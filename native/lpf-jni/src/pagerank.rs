@@ -13,12 +13,13 @@
 //! | 16 | f64 | tol (stop when the L1 change of an iteration is below it) |
 //! | 24 | u64 | max_iters |
 //! | 32 | u32 | threads per process for the iteration (0 = 1) |
-//! | 36 | u32 | source: 0 = edges, 1 = file, 2 = R-MAT |
+//! | 36 | u32 | source: 0 = edges, 1 = file, 2 = R-MAT, 3 = numbered edges |
 //! | 40 | u32 | flags: bit 0 progress lines on process 0's stderr; bits 1-2 exchange (0 auto, 1 allgather, 2 plan) |
 //! | 44 | u32 | reserved, 0 |
 //! | 48 | | source 0: u64 m, then m pairs (u64 source, u64 target): this process's edges, any u64 ids |
 //! | 48 | | source 1: u32 format (0 by extension, 1 MatrixMarket, 2 edge list, 3 binary), u32 length L, L bytes of UTF-8 path (every process reads its byte range of the same file) |
 //! | 48 | | source 2: u32 scale, u32 edge factor, f64 a, f64 b, f64 c, u64 seed (Graph500 R-MAT, generated in parallel) |
+//! | 48 | | source 3: u64 n (the same on every process), then as source 0 with ids in `0..n`: the caller numbered the vertices, and every number is a vertex, with or without edges |
 //!
 //! Everything but the edges must be the same on every process; the first superstep
 //! checks that (and that every request parses), so a bad request fails on every
@@ -38,7 +39,7 @@
 //! | 56 | u32 | converged (1 if residual < tol) |
 //! | 60 | u32 | exchange that ran: 1 allgather, 2 plan |
 //! | 64 | u64 | k, vertices this process owns |
-//! | 72 | | k pairs (u64 id, f64 rank): ids as in the input (MatrixMarket 1-based, edge lists / binary / R-MAT 0-based, edges as given) |
+//! | 72 | | k pairs (u64 id, f64 rank): ids as in the input (MatrixMarket 1-based, edge lists / binary / R-MAT 0-based, edges as given, numbered edges their numbers) |
 //!
 //! Over all processes every vertex appears once and the ranks sum to 1.
 
@@ -96,6 +97,21 @@ fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
+/// u64 m, then m pairs (u64 source, u64 target).
+fn edge_pairs(r: &mut Reader<'_>) -> Result<Vec<(u64, u64)>, String> {
+    let m = r.u64("the edge count")?;
+    let left = (r.b.len() - r.at) as u64;
+    let bytes = m
+        .checked_mul(16)
+        .filter(|&x| x <= left)
+        .ok_or_else(|| format!("the request declares {m} edges but has {left} bytes of edges"))?;
+    let raw = r.take(bytes as usize, "the edges")?;
+    Ok(raw
+        .chunks_exact(16)
+        .map(|e| (u64::from_le_bytes(e[..8].try_into().unwrap()), u64::from_le_bytes(e[8..].try_into().unwrap())))
+        .collect())
+}
+
 pub fn parse(b: &[u8]) -> Result<Request, String> {
     let mut r = Reader { b, at: 0 };
     if r.take(8, "the magic")? != REQUEST_MAGIC {
@@ -128,17 +144,10 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     };
     let opts = DistOptions { exchange, progress: flags & 1 != 0, ..DistOptions::default() };
     let (input, agreed_end) = match source {
-        0 => {
-            let m = r.u64("the edge count")?;
-            let bytes = m.checked_mul(16).filter(|&x| x <= (b.len() - r.at) as u64).ok_or_else(|| {
-                format!("the request declares {m} edges but has {} bytes of edges", b.len() - r.at)
-            })?;
-            let raw = r.take(bytes as usize, "the edges")?;
-            let edges: Vec<(u64, u64)> = raw
-                .chunks_exact(16)
-                .map(|e| (u64::from_le_bytes(e[..8].try_into().unwrap()), u64::from_le_bytes(e[8..].try_into().unwrap())))
-                .collect();
-            (Input::Edges(edges), REQUEST_HEADER)
+        0 => (Input::Edges(edge_pairs(&mut r)?), REQUEST_HEADER),
+        3 => {
+            let n = r.u64("the vertex count")?;
+            (Input::NumberedEdges { n, edges: edge_pairs(&mut r)? }, REQUEST_HEADER + 8)
         }
         1 => {
             let format = match r.u32("the file format")? {
@@ -162,7 +171,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
             let seed = r.u64("the seed")?;
             (Input::Rmat(KronParams { scale, edge_factor, a, b: bq, c, seed }), r.at)
         }
-        x => return Err(format!("source code {x} is not 0 (edges), 1 (file) or 2 (R-MAT)")),
+        x => return Err(format!("source code {x} is not 0 (edges), 1 (file), 2 (R-MAT) or 3 (numbered edges)")),
     };
     if r.at != b.len() {
         return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at, r.at));
@@ -330,6 +339,46 @@ mod tests {
         for r in on_threads(vec![b.clone(), b]) {
             let e = r.unwrap_err();
             assert!(e.contains("/nonexistent/graph.mtx"), "{e}");
+        }
+    }
+    /// `request_edges` turned into a source-3 request: the vertices numbered `0..n`.
+    fn request_numbered(n: u64, edges: &[(u64, u64)], tol: f64) -> Vec<u8> {
+        let mut b = request_edges(edges, tol, 0.85);
+        b[36..40].copy_from_slice(&3u32.to_le_bytes());
+        b.splice(REQUEST_HEADER..REQUEST_HEADER, n.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn numbered_edges_keep_vertices_without_edges() {
+        // A 3-cycle plus vertex 3 with no edge at all, over 2 processes.
+        let all = [(0u64, 1u64), (1, 2), (2, 0)];
+        let out = on_threads(vec![request_numbered(4, &all[..1], 1e-14), request_numbered(4, &all[1..], 1e-14)]);
+        let mut ranks: Vec<(u64, f64)> = out.iter().flat_map(|r| pairs(r.as_ref().unwrap())).collect();
+        ranks.sort_by_key(|x| x.0);
+        assert_eq!(ranks.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+        // Power iteration written out: the cycle's vertices share 1 - x, the isolated
+        // vertex (dangling, no in-edges) holds x = (1 - a)/4 + a x/4 at the fixed point.
+        let a = 0.85;
+        let x = (1.0 - a) / 4.0 / (1.0 - a / 4.0);
+        for (v, r) in &ranks {
+            let want = if *v == 3 { x } else { (1.0 - x) / 3.0 };
+            assert!((r - want).abs() < 1e-12, "vertex {v}: {r} vs {want}");
+        }
+        assert_eq!(u64::from_le_bytes(out[0].as_ref().unwrap()[8..16].try_into().unwrap()), 4);
+    }
+
+    #[test]
+    fn numbered_edges_out_of_range_or_unequal_counts_fail_everywhere() {
+        let out = on_threads(vec![request_numbered(3, &[(0, 1)], 1e-9), request_numbered(3, &[(1, 3)], 1e-9)]);
+        for r in out {
+            let e = r.unwrap_err();
+            assert!(e.contains("edge 0 of process 1 is (1, 3), but the vertices are numbered 0..3"), "{e}");
+        }
+        let out = on_threads(vec![request_numbered(3, &[(0, 1)], 1e-9), request_numbered(4, &[(1, 2)], 1e-9)]);
+        for r in out {
+            let e = r.unwrap_err();
+            assert!(e.contains("differ from process 0"), "{e}");
         }
     }
 }

@@ -74,6 +74,7 @@ object LpfPageRank {
   private val SourceEdges = 0
   private val SourceFile = 1
   private val SourceRmat = 2
+  private val SourceNumberedEdges = 3
 
   private def formatCode(format: String): Int = format match {
     case "auto" => 0
@@ -110,16 +111,21 @@ object LpfPageRank {
     ByteBuffer.allocateDirect(bytes.toInt).order(ByteOrder.LITTLE_ENDIAN)
   }
 
-  /** The request for this partition's edges (a direct buffer; native code reads it in place). */
-  private[spark] def edgesRequest(p: Params, it: Iterator[(Long, Long)]): ByteBuffer = {
+  /**
+   * The request for this partition's edges (a direct buffer; native code reads it in
+   * place). `vertices`: `Some(n)` when the caller numbered the vertices `0..n-1` (every
+   * number is a vertex, with or without edges), `None` for any Long ids.
+   */
+  private[spark] def edgesRequest(p: Params, it: Iterator[(Long, Long)], vertices: Option[Long]): ByteBuffer = {
     var a = new Array[Long](1 << 12)
     var k = 0
     it.foreach { case (s, t) =>
       if (k + 2 > a.length) a = java.util.Arrays.copyOf(a, a.length * 2)
       a(k) = s; a(k + 1) = t; k += 2
     }
-    val b = direct(RequestHeader + 8 + 8L * k)
-    header(b, p, SourceEdges)
+    val b = direct(RequestHeader + 8L * vertices.size + 8 + 8L * k)
+    header(b, p, if (vertices.isDefined) SourceNumberedEdges else SourceEdges)
+    vertices.foreach(n => b.putLong(n))
     b.putLong(k / 2)
     b.asLongBuffer().put(a, 0, k)
     b.clear()
@@ -173,7 +179,7 @@ object LpfPageRank {
    * configuration promises (local modes, executors x cores, cores.max) or `want`, then
    * takes what registered; warns when that is fewer than wanted. At least 1.
    */
-  private def availableProcesses(sc: SparkContext, want: Option[Int], settings: LpfSettings, what: String): Int = {
+  private[spark] def availableProcesses(sc: SparkContext, want: Option[Int], settings: LpfSettings, what: String): Int = {
     val expected = want.orElse(LpfHook.configuredSlots(sc)) match {
       case Some(n) => n.max(1)
       case None => return LpfSparkAccess.maxConcurrentTasks(sc).max(1) // nothing promised: what is there
@@ -230,7 +236,17 @@ object LpfPageRank {
    */
   def run(edges: RDD[(Long, Long)], alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
           nprocs: Int = 0, threads: Int = 0, exchange: String = "auto", progress: Boolean = false,
-          settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
+          settings: LpfSettings = LpfSettings()): LpfPageRankResult =
+    runEdges(edges, None, alpha, tol, maxIter, nprocs, threads, exchange, progress, settings)
+
+  /**
+   * As [[run]]; with `vertices = Some(n)` the ids of `edges` are numbers in `0..n-1` that
+   * the caller gave the vertices (LpfGraph does), and all n are vertices, with or without
+   * edges; the ranks carry the numbers.
+   */
+  private[spark] def runEdges(edges: RDD[(Long, Long)], vertices: Option[Long], alpha: Double, tol: Double,
+                              maxIter: Int, nprocs: Int, threads: Int, exchange: String, progress: Boolean,
+                              settings: LpfSettings): LpfPageRankResult = {
     val sc = edges.sparkContext
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
     val parts = edges.getNumPartitions
@@ -241,7 +257,7 @@ object LpfPageRank {
       else availableProcesses(sc, if (parts > 0) Some(parts) else None, settings, s"an edges RDD of $parts partitions")
     // A barrier stage must not narrow its parent's partitions (coalesce): shuffle instead.
     val input = if (parts == p) edges else edges.repartition(p)
-    runRequests(input, p, settings)(it => edgesRequest(params, it))
+    runRequests(input, p, settings)(it => edgesRequest(params, it, vertices))
   }
 
   /**

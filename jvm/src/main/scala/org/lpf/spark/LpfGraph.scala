@@ -1,0 +1,197 @@
+package org.lpf.spark
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.types._
+import org.apache.spark.storage.StorageLevel
+
+/**
+ * A graph made from DataFrames, for LPF's algorithms (GraphFrames-like naming): an edge
+ * DataFrame with a source and a target column (`src`, `dst` by default) and optionally a
+ * vertex DataFrame with an `id` column, whose vertices are part of the graph even when
+ * no edge names them. Ids are of an integral type (byte, short, int, long) or strings;
+ * results carry the original ids in their original type. Other columns are ignored; an
+ * edge is an edge whatever its multiplicity, self-loops count.
+ *
+ * {{{
+ *   val ranks = LpfGraph(edges).pageRank(alpha = 0.85, tol = 1e-9, maxIter = 100) // DataFrame (id, pagerank)
+ *   val g = LpfGraph(edges, vertices, src = "from", dst = "to", id = "name")       // configurable columns
+ * }}}
+ *
+ * How the ids reach native code: integral ids without a vertex DataFrame go as they are
+ * (as Long; the native side numbers them itself), the path of [[LpfPageRank.run]]. String
+ * ids, or a vertex DataFrame, are numbered densely first (distinct ids, `zipWithIndex`),
+ * and the native side is told the vertex count, so that vertices without edges are
+ * vertices; the ranks are joined back to the ids. Numbering, not hashing: exact (no
+ * collision to detect and resolve), and the count of vertices is needed anyway.
+ *
+ * Errors found on the driver (a missing column, a column of another type, a null id) are
+ * an [[LpfException]] with pid -1, host `driver`, phase `argument`, naming the column.
+ */
+final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFrame],
+                              val src: String, val dst: String, val id: String) {
+  import LpfGraph._
+
+  private val spark: SparkSession = edges.sparkSession
+  private val srcField = field(edges, src, "edge", "src")
+  private val dstField = field(edges, dst, "edge", "dst")
+  private val idField = vertices.map(v => field(v, id, "vertex", "id"))
+
+  /** The type of the ids in the results: the edges' (and vertices') id type, widened. */
+  val idType: DataType = {
+    val all = Seq(s"edge column '$src'" -> srcField.dataType, s"edge column '$dst'" -> dstField.dataType) ++
+      idField.map(f => s"vertex column '$id'" -> f.dataType)
+    all.foreach { case (what, t) =>
+      if (!Integral.contains(t) && t != StringType)
+        throw argument(s"the $what has type ${t.simpleString}; ids must be of an integral type " +
+          "(tinyint, smallint, int, bigint) or strings")
+    }
+    if (all.map(_._2 == StringType).distinct.length > 1)
+      throw argument(s"the id columns mix strings and numbers (${all.map { case (w, t) => s"$w: ${t.simpleString}" }
+        .mkString(", ")}); cast them to one kind")
+    if (all.head._2 == StringType) StringType else all.map(_._2).maxBy(t => Integral.indexOf(t))
+  }
+
+  /**
+   * PageRank of the graph (damping `alpha`, start 1/n, dangling mass spread uniformly,
+   * stop when the L1 change of an iteration is below `tol` or after `maxIter`
+   * iterations), as a DataFrame `(id, pagerank)`: every vertex once, ids as in the input
+   * (type [[idType]]), ranks summing to 1. The DataFrame is computed and persisted before
+   * it is returned (call `unpersist()` on it when done).
+   */
+  def pageRank(alpha: Double, tol: Double, maxIter: Int): DataFrame =
+    pageRankRun(alpha, tol, maxIter).ranks
+
+  /** [[pageRank]] with alpha 0.85, tol 1e-7, at most 1000 iterations. */
+  def pageRank(): DataFrame = pageRank(0.85, 1e-7, 1000)
+
+  /**
+   * [[pageRank]] with the run's figures (iterations, residual, timings: see
+   * [[LpfPageRankResult]]) and the options of [[LpfPageRank.run]].
+   */
+  def pageRankRun(alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0,
+                  threads: Int = 0, settings: LpfSettings = LpfSettings()): LpfGraphPageRank = {
+    val numbered = idType == StringType || vertices.isDefined
+    // A DataFrame's partition count says little about the processes wanted (200 after a
+    // join): by default as many processes as the cluster has task slots, as fromFile.
+    val p = if (nprocs > 0) nprocs
+      else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, "LpfGraph.pageRank")
+    val (edgeRdd, vertexCount, numbers) = if (numbered) numberedEdges() else (longEdges(), None, None)
+    val run = try LpfPageRank.runEdges(edgeRdd, vertexCount, alpha, tol, maxIter, p, threads, "auto",
+      progress = false, settings)
+    catch { case e: Throwable => numbers.foreach(_.unpersist(blocking = false)); throw e }
+    try {
+      // An RDD join into p partitions: a cached DataFrame join would keep all of
+      // spark.sql.shuffle.partitions (adaptive execution leaves cached plans alone).
+      val rows = numbers match {
+        case Some(ns) => ns.map(r => (r.getLong(1), r.get(0))).join(run.ranks, p).values.map { case (v, r) => Row(v, r) }
+        case None => run.ranks.map { case (v, r) => Row(v, r) }
+      }
+      val ranks = spark.createDataFrame(rows, StructType(Seq(StructField(IdColumn, if (numbered) idType else LongType,
+        nullable = false), StructField(RankColumn, DoubleType, nullable = false))))
+        .select(col(IdColumn).cast(idType).as(IdColumn), col(RankColumn))
+      ranks.persist(StorageLevel.MEMORY_AND_DISK).count()
+      LpfGraphPageRank(ranks, run)
+    } finally {
+      run.unpersist()
+      numbers.foreach(_.unpersist(blocking = false))
+    }
+  }
+
+  /** [[pageRankRun]] with the default settings (for Java and Python). */
+  def pageRankRun(alpha: Double, tol: Double, maxIter: Int, nprocs: Int, threads: Int): LpfGraphPageRank =
+    pageRankRun(alpha, tol, maxIter, nprocs, threads, LpfSettings())
+
+  /** Integral ids as they are (the null check only if the schema allows nulls). */
+  private def longEdges(): RDD[(Long, Long)] = {
+    val pairs = edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
+    if (srcField.nullable || dstField.nullable) noNulls(edges, Seq(src, dst), "edge")
+    pairs.rdd.map(r => (r.getLong(0), r.getLong(1)))
+  }
+
+  /** Vertices numbered 0..n-1: the edges in those numbers, n, and the rows (id, number), persisted. */
+  private def numberedEdges(): (RDD[(Long, Long)], Option[Long], Option[RDD[Row]]) = {
+    val named = Seq(edges.select(column(srcField).cast(idType).as(IdColumn)),
+      edges.select(column(dstField).cast(idType).as(IdColumn))) ++
+      vertices.map(v => v.select(column(idField.get).cast(idType).as(IdColumn)))
+    val ids = named.reduce(_ union _).distinct()
+    // Persisted as an RDD, not a cached DataFrame: releasing a cached DataFrame would drop
+    // (and later recompute) the cached ranks derived from it.
+    val numbers = ids.rdd.zipWithIndex().map { case (r, k) => Row(r.get(0), k) }
+      .setName("LpfGraph vertex numbers").persist(StorageLevel.MEMORY_AND_DISK)
+    val index = spark.createDataFrame(numbers,
+      StructType(Seq(StructField(IdColumn, idType, nullable = true), StructField(NumberColumn, LongType, nullable = false))))
+    try {
+      val counts = index.selectExpr("count(*)", s"count($IdColumn)").head()
+      if (counts.getLong(0) != counts.getLong(1)) {
+        noNulls(edges, Seq(src, dst), "edge")
+        vertices.foreach(v => noNulls(v, Seq(id), "vertex"))
+        throw argument(s"a null id among the ids of the edge columns '$src', '$dst'" +
+          vertices.fold("")(_ => s" and the vertex column '$id'"))
+      }
+      val s = index.select(col(IdColumn).as("s_id"), col(NumberColumn).as("s"))
+      val d = index.select(col(IdColumn).as("d_id"), col(NumberColumn).as("d"))
+      val pairs = edges.select(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id"))
+        .join(s, "s_id").join(d, "d_id").select("s", "d")
+      (pairs.rdd.map(r => (r.getLong(0), r.getLong(1))), Some(counts.getLong(0)), Some(numbers))
+    } catch { case e: Throwable => numbers.unpersist(blocking = false); throw e }
+  }
+
+  private def noNulls(df: DataFrame, columns: Seq[String], what: String): Unit = columns.foreach { c =>
+    val k = df.where(column(field(df, c, what, c)).isNull).count()
+    if (k > 0) throw argument(s"the $what column '$c' has $k null ids; every $what needs an id")
+  }
+}
+
+/**
+ * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (persisted) and the native run's
+ * figures. `run.ranks` is released when this is returned (and, for string ids or a vertex
+ * DataFrame, holds vertex numbers, not ids): use `ranks`.
+ */
+case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult) {
+  def iterations: Int = run.iterations
+  def residual: Double = run.residual
+  def converged: Boolean = run.converged
+  def vertices: Long = run.vertices
+  def edges: Long = run.edges
+}
+
+object LpfGraph {
+  val IdColumn = "id"
+  val RankColumn = "pagerank"
+  private val NumberColumn = "lpf_number"
+  /** The integral id types, narrowest first. */
+  private val Integral: Seq[DataType] = Seq(ByteType, ShortType, IntegerType, LongType)
+
+  /**
+   * The graph of `edges` (columns `src`, `dst` name source and target) and, if not null,
+   * `vertices` (column `id`; its vertices are vertices of the graph with or without edges).
+   */
+  def apply(edges: DataFrame, vertices: DataFrame = null, src: String = "src", dst: String = "dst",
+            id: String = "id"): LpfGraph =
+    new LpfGraph(edges, Option(vertices), src, dst, id)
+
+  /** For Java: the edges alone, columns `src` and `dst`. */
+  def create(edges: DataFrame): LpfGraph = apply(edges)
+
+  /** For Java: edges and vertices (null for none), columns named as given. */
+  def create(edges: DataFrame, vertices: DataFrame, src: String, dst: String, id: String): LpfGraph =
+    apply(edges, vertices, src, dst, id)
+
+  /** A top-level column by its exact name (dots and back-ticks in it are not paths). */
+  private def column(f: StructField) = col("`" + f.name.replace("`", "``") + "`")
+
+  private def argument(message: String): LpfException =
+    new LpfException(-1, "driver", "argument", message, true)
+
+  /** The top-level column `name` of `df` (as Spark resolves names: case-insensitive unless configured). */
+  private def field(df: DataFrame, name: String, what: String, role: String): StructField = {
+    if (name == null) throw argument(s"the $what DataFrame's $role column name is null")
+    val fields = df.schema.fields
+    val caseSensitive = df.sparkSession.conf.get("spark.sql.caseSensitive", "false").toBoolean
+    fields.find(_.name == name).orElse(if (caseSensitive) None else fields.find(_.name.equalsIgnoreCase(name)))
+      .getOrElse(throw argument(s"the $what DataFrame has no column '$name' for the $role ids (its columns: " +
+        s"${fields.map(_.name).mkString(", ")}); name the columns with LpfGraph(edges, vertices, src = ..., dst = ..., id = ...)"))
+  }
+}

@@ -1,0 +1,17 @@
+"""LPF on Spark from PySpark: native SPMD algorithms run inside the executors' JVMs.
+
+>>> from pyspark.sql import SparkSession
+>>> from lpf_spark import LpfGraph, configure
+>>> spark = configure(SparkSession.builder.master("local[2]")).getOrCreate()
+>>> edges = spark.createDataFrame([("a", "b"), ("b", "c"), ("c", "a")], ["src", "dst"])
+>>> ranks = LpfGraph(edges).pageRank(alpha=0.85, tol=1e-9, maxIter=100)   # DataFrame (id, pagerank)
+
+The work runs in the JVM and native code: executors need no Python beyond what
+PySpark itself needs. Failures raise :class:`LpfError` (pid, host, phase, message).
+"""
+from .errors import LpfError
+from .graph import LpfGraph, PageRankRun
+from .session import configure, jar_path
+
+__all__ = ["LpfGraph", "PageRankRun", "LpfError", "configure", "jar_path"]
+__version__ = "0.1.0"
