@@ -614,5 +614,41 @@ EOP
     fi
 fi
 
+# --- lpfrun with the reference's options, output line by line (#17 item 9) ----------
+# `lpfrun -np P -engine E` as the reference's launcher takes it (pthread: one process
+# of P threads, shm); every process of long_lines writes 200 lines of 300 characters
+# in 7-byte pieces, and every line of the job's output must be whole (lpfrun passes
+# each process's output on line by line), 200 from each of the P processes.
+lpfrun_lines() { # lpfrun_lines P ENGINE: runs long_lines under lpfrun -np P -engine ENGINE
+    local p=$1 engine=$2 out rc s cut
+    out=$(timeout -k 5 60 "$libdir/lpfrun" -np "$p" -engine "$engine" "$build/shared/long_lines")
+    rc=$?
+    echo "(exit status $rc)"
+    [ "$rc" = 0 ] || return 1
+    cut=$(grep -vE '^(nprocs [0-9]+|pid [0-9]+: ([a-z])\2{299})$' <<<"$out")
+    if [ -n "$cut" ]; then
+        head -n 5 <<<"$cut" | sed 's/^/cut line: /'
+        return 1
+    fi
+    [ "$(grep -cx "nprocs $p" <<<"$out")" = 1 ] || { echo "no single line 'nprocs $p'"; return 1; }
+    for ((s = 0; s < p; s++)); do
+        [ "$(grep -c "^pid $s: " <<<"$out")" = 200 ] || { echo "pid $s did not print 200 lines"; return 1; }
+    done
+}
+if [ "$lib_ok" = 1 ] && step link.long_lines.shared link_shared long_lines; then
+    if [ -x "$libdir/lpfrun" ]; then
+        check run.long_lines.lpfrun-np4-engine-tcp lpfrun_lines 4 tcp
+        # Threads of one process share the pipe: only the count is checked there.
+        pthread_count() {
+            local out
+            out=$(timeout -k 5 60 "$libdir/lpfrun" -np 3 -engine pthread "$build/shared/long_lines") || return 1
+            [ "$(grep -cx 'nprocs 3' <<<"$out")" = 1 ]
+        }
+        check run.long_lines.lpfrun-np3-engine-pthread pthread_count
+    else
+        fail "run.long_lines (lpfrun was not built)"
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,9 +1,21 @@
 //! `lpfrun`: starts an LPF program as P processes that meet over TCP.
 //!
 //! ```text
-//! lpfrun -n P [--engine tcp|hybrid] [--threads K] [--hosts FILE] [--port N]
+//! lpfrun -n P [--engine tcp|hybrid|shm] [--threads K] [--hosts FILE] [--port N]
 //!        [--timeout-ms T] [--] prog args...
 //! ```
+//!
+//! The reference LPF launcher's spellings are accepted too: `-np P` (and `-npes P`) for
+//! `-n P`, `-engine E` for `--engine E`, and its engine name `pthread` for `shm`. With
+//! `shm` (threads of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
+//!
+//! The processes' standard output and error go through lpfrun line by line: each
+//! complete line is written with one write under a lock, so lines of different
+//! processes never mix, however the processes write them (a line longer than 64 KiB is
+//! passed on in 64 KiB pieces; a last line without a newline is passed on at the end).
+//! On shm the LPF processes are threads of one OS process writing to the same pipe:
+//! lpfrun cannot tell their writes apart, so their lines are whole only if each thread
+//! writes a line at once.
 //!
 //! Every process gets `LPF_ENGINE`, `LPF_TCP_MASTER`, `LPF_TCP_PORT`, `LPF_PID`,
 //! `LPF_NPROCS`, `LPF_THREADS`, `LPF_TCP_SECRET` (128 random bits per run), `LPF_TCP_JOB`
@@ -51,7 +63,7 @@ macro_rules! say {
 fn usage(msg: &str) -> ! {
     eprintln!("lpfrun: {msg}");
     eprintln!(
-        "usage: lpfrun -n P [--engine tcp|hybrid] [--threads K] [--hosts FILE] [--port N] [--timeout-ms T] [--] prog args..."
+        "usage: lpfrun -n|-np P [--engine|-engine tcp|hybrid|shm|pthread] [--threads K] [--hosts FILE] [--port N] [--timeout-ms T] [--] prog args..."
     );
     std::process::exit(2)
 }
@@ -74,8 +86,8 @@ fn parse() -> Opts {
     };
     while let Some(arg) = a.next() {
         match arg.as_str() {
-            "-n" | "--np" => o.n = num(a.next(), "-n") as u32,
-            "--engine" => o.engine = a.next().unwrap_or_else(|| usage("--engine needs a value")),
+            "-n" | "--np" | "-np" | "-npes" => o.n = num(a.next(), &arg) as u32,
+            "--engine" | "-engine" => o.engine = a.next().unwrap_or_else(|| usage(&format!("{arg} needs a value"))),
             "--threads" => o.threads = num(a.next(), "--threads") as u32,
             "--hosts" => o.hosts = Some(a.next().unwrap_or_else(|| usage("--hosts needs a file"))),
             "--port" => o.port = Some(num(a.next(), "--port") as u16),
@@ -97,8 +109,21 @@ fn parse() -> Opts {
     if o.prog.is_empty() {
         usage("no program given");
     }
-    if !matches!(o.engine.as_str(), "tcp" | "hybrid") {
-        usage("--engine is tcp or hybrid");
+    if o.engine == "pthread" {
+        // The reference's name of its shared-memory engine.
+        o.engine = "shm".into();
+    }
+    match o.engine.as_str() {
+        "tcp" | "hybrid" | "shm" => {}
+        "mpimsg" | "mpirma" | "ibverbs" => usage(&format!(
+            "engine {} runs under mpirun (LPF_ENGINE={} mpirun -np P prog, with the library built with the \
+             cargo feature mpi; docs/mpi.md), not under lpfrun",
+            o.engine, o.engine
+        )),
+        e => usage(&format!("unknown engine {e}: lpfrun runs tcp, hybrid and shm (pthread)")),
+    }
+    if o.engine == "shm" && (o.threads > 1 || o.hosts.is_some()) {
+        usage("engine shm runs P threads in one process: --threads and --hosts do not apply");
     }
     if o.threads == 0 {
         usage("--threads must be at least 1");
@@ -270,6 +295,97 @@ fn check_limits(n: u32, local: u64, threads: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The OS processes of the job: on shm one process of P threads, else P.
+fn processes_of(o: &Opts) -> u32 {
+    if o.engine == "shm" {
+        1
+    } else {
+        o.n
+    }
+}
+
+/// Where a forwarded stream goes.
+#[derive(Clone, Copy)]
+enum Sink {
+    Stdout,
+    Stderr,
+}
+
+/// A line longer than this is passed on in pieces of this size (so that a process
+/// writing without newlines cannot make lpfrun hold unbounded memory).
+const MAX_LINE: usize = 64 * 1024;
+
+/// How long lpfrun waits, after its processes ended, for output still in the pipes
+/// (held open by something they started).
+const FORWARD_GRACE: Duration = Duration::from_secs(2);
+
+/// Writes `bytes` (whole lines) to `sink` in one locked write, so that lines of
+/// different processes, and lpfrun's own messages, never mix.
+fn emit(sink: Sink, bytes: &[u8]) {
+    use std::io::Write;
+    let _ = match sink {
+        Sink::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes).and_then(|_| out.flush())
+        }
+        Sink::Stderr => std::io::stderr().lock().write_all(bytes),
+    };
+}
+
+/// Threads that pass the processes' output on line by line (module docs).
+#[derive(Default)]
+struct Forwarders {
+    started: usize,
+    done: Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>,
+}
+
+impl Forwarders {
+    fn start(&mut self, pipe: Option<impl std::io::Read + Send + 'static>, sink: Sink) {
+        let Some(mut pipe) = pipe else { return };
+        let (tx, _) = self.done.get_or_insert_with(std::sync::mpsc::channel);
+        let tx = tx.clone();
+        self.started += 1;
+        // Threads start with lpfrun's signal mask (the handled signals blocked), so
+        // every signal still goes to the sigtimedwait of the main thread.
+        std::thread::spawn(move || {
+            let mut pending: Vec<u8> = Vec::new();
+            let mut chunk = [0u8; 16 * 1024];
+            loop {
+                let n = match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                pending.extend_from_slice(&chunk[..n]);
+                let whole = match pending.iter().rposition(|&b| b == b'\n') {
+                    Some(i) => i + 1,
+                    None if pending.len() >= MAX_LINE => pending.len(),
+                    None => continue,
+                };
+                emit(sink, &pending[..whole]);
+                pending.drain(..whole);
+            }
+            if !pending.is_empty() {
+                emit(sink, &pending);
+            }
+            let _ = tx.send(());
+        });
+    }
+
+    /// Waits until every stream has ended, at most `grace`.
+    fn finish(self, grace: Duration) {
+        let Some((_, rx)) = self.done else { return };
+        let until = Instant::now() + grace;
+        for _ in 0..self.started {
+            if rx.recv_timeout(until.saturating_duration_since(Instant::now())).is_err() {
+                say!("lpfrun: output of the processes still open {grace:?} after they ended (a process they started holds it); not waiting for it");
+                return;
+            }
+        }
+    }
+}
+
 /// One local process of the job.
 struct Proc {
     pid: u32,
@@ -302,8 +418,9 @@ fn main() {
     let job = format!("lpfrun-{}-{}", std::process::id(), random_hex(4));
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| ".".into());
     let is_remote = |pid: u32| o.hosts.is_some() && !is_local(&hosts[pid as usize % hosts.len()]);
-    let local = (0..o.n).filter(|&pid| !is_remote(pid)).count() as u64;
-    if let Err(why) = check_limits(o.n, local, o.threads) {
+    let local = (0..processes_of(&o)).filter(|&pid| !is_remote(pid)).count() as u64;
+    let threads_per_process = if o.engine == "shm" { o.n } else { o.threads };
+    if let Err(why) = check_limits(o.n, local, threads_per_process) {
         say!("lpfrun: cannot run {} processes: {why}", o.n);
         std::process::exit(1);
     }
@@ -328,19 +445,25 @@ fn main() {
     let me = std::process::id() as libc::pid_t;
 
     let mut running: Vec<Proc> = Vec::new();
+    let mut forwarders = Forwarders::default();
     let mut remote = 0;
-    for pid in 0..o.n {
+    let processes = processes_of(&o);
+    for pid in 0..processes {
         let host = &hosts[pid as usize % hosts.len()];
-        let env: Vec<(&str, String)> = vec![
-            ("LPF_ENGINE", o.engine.clone()),
-            ("LPF_TCP_MASTER", master.clone()),
-            ("LPF_TCP_PORT", port.to_string()),
-            ("LPF_PID", pid.to_string()),
-            ("LPF_NPROCS", o.n.to_string()),
-            ("LPF_THREADS", o.threads.to_string()),
-            ("LPF_TCP_JOB", job.clone()),
-            ("LPF_TCP_TIMEOUT_MS", o.timeout_ms.to_string()),
-        ];
+        let env: Vec<(&str, String)> = if o.engine == "shm" {
+            vec![("LPF_ENGINE", o.engine.clone()), ("LPF_MAX_PROCS", o.n.to_string())]
+        } else {
+            vec![
+                ("LPF_ENGINE", o.engine.clone()),
+                ("LPF_TCP_MASTER", master.clone()),
+                ("LPF_TCP_PORT", port.to_string()),
+                ("LPF_PID", pid.to_string()),
+                ("LPF_NPROCS", o.n.to_string()),
+                ("LPF_THREADS", o.threads.to_string()),
+                ("LPF_TCP_JOB", job.clone()),
+                ("LPF_TCP_TIMEOUT_MS", o.timeout_ms.to_string()),
+            ]
+        };
         if is_remote(pid) {
             let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={}", shell_quote(v))).collect();
             let prog: Vec<String> = o.prog.iter().map(|s| shell_quote(s)).collect();
@@ -377,9 +500,14 @@ fn main() {
                 Ok(())
             });
         }
+        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
         match c.spawn() {
             // The child is reaped below with waitpid, not through `Child`.
-            Ok(ch) => running.push(Proc { pid, os_pid: ch.id() as libc::pid_t }),
+            Ok(mut ch) => {
+                forwarders.start(ch.stdout.take(), Sink::Stdout);
+                forwarders.start(ch.stderr.take(), Sink::Stderr);
+                running.push(Proc { pid, os_pid: ch.id() as libc::pid_t });
+            }
             Err(e) => {
                 say!("lpfrun: cannot start `{}` as pid {pid}: {e}", o.prog[0]);
                 stop_all(&running, libc::SIGKILL);
@@ -403,6 +531,7 @@ fn main() {
 
     let had_local = !running.is_empty();
     let code = supervise(&mut running, &set);
+    forwarders.finish(FORWARD_GRACE);
     if let (Some(f), true) = (&secret_file, had_local) {
         remove_secret_file(f);
     }
