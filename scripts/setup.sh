@@ -52,6 +52,8 @@ apt_install() { # apt_install PKG...: installs those of PKG that are missing
 apt_install build-essential
 # valgrind: memcheck runs over the C programs (tests/c/run.sh).
 apt_install valgrind
+# cmake: the CMake project built against the installed package (tests/c/run.sh).
+apt_install cmake
 # iproute2 and bc: the multi-host tests in network namespaces (tests/netns).
 apt_install iproute2 bc
 

@@ -650,5 +650,57 @@ if [ "$lib_ok" = 1 ] && step link.long_lines.shared link_shared long_lines; then
     fi
 fi
 
+# --- install, lpfcc / lpfcxx, CMake package (#17 item 9) ---------------------------
+# scripts/install.sh --prefix makes the reference's layout; a program built with the
+# installed `lpfcc -engine tcp` runs under `lpfrun -engine tcp -np 3`, one built with
+# `lpfcc -engine pthread` (and with lpfcxx, as C++) runs directly; the CMake project
+# tests/c/cmake_project (find_package(LPF CONFIG), target_link_lpf, the imported
+# targets) is configured against the prefix, built, and its four programs run at
+# P = 1..4.
+prefix=$build/install
+if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" bash "$root/scripts/install.sh" --prefix "$prefix"; then
+    layout() {
+        local f
+        for f in bin/lpfrun bin/lpfprobe bin/lpfcc bin/lpfcxx include/lpf/core.h include/lpf/bsplib.h \
+            include/lpf/collectives.h include/bsp/bsp.h lib/liblpf_core.so lib/liblpf_core.a \
+            lib/cmake/lpf/lpf-config.cmake lib/cmake/lpf/lpf-config-version.cmake; do
+            [ -e "$prefix/$f" ] || { echo "missing $prefix/$f"; return 1; }
+        done
+    }
+    check install.layout layout
+    mkdir -p "$build/lpfcc"
+    if step lpfcc.engine-tcp "$prefix/bin/lpfcc" -engine tcp -std=c99 -Wall -I"$here" "$here/zero_bytes.c" \
+        -o "$build/lpfcc/zero_bytes_tcp"; then
+        run_one run.lpfcc.engine-tcp.lpfrun-np3 3 env LPF_LOG=quiet \
+            "$prefix/bin/lpfrun" -engine tcp -np 3 "$build/lpfcc/zero_bytes_tcp"
+    fi
+    if step lpfcc.engine-pthread "$prefix/bin/lpfcc" -engine pthread -std=c99 -Wall -I"$here" \
+        "$here/zero_bytes.c" -o "$build/lpfcc/zero_bytes_pthread"; then
+        run_one run.lpfcc.engine-pthread.p3 3 env LPF_LOG=quiet "$build/lpfcc/zero_bytes_pthread"
+    fi
+    if step lpfcxx.engine-pthread "$prefix/bin/lpfcxx" -engine pthread -x c++ -Wall \
+        "$here/cmake_project/ring.c" -o "$build/lpfcc/ring_cxx"; then
+        run_one run.lpfcxx.engine-pthread.p4 4 "$build/lpfcc/ring_cxx"
+    fi
+    unknown_engine() {
+        local out
+        out=$("$prefix/bin/lpfcc" -engine nosuch "$here/zero_bytes.c" -o "$build/lpfcc/never" 2>&1) && return 1
+        echo "$out"
+        grep -q "unknown engine 'nosuch'" <<<"$out"
+    }
+    check lpfcc.unknown-engine unknown_engine
+    if ! command -v cmake >/dev/null 2>&1; then
+        fail "cmake_project (cmake is not installed: scripts/setup.sh installs it)"
+    elif step cmake_project.configure cmake -S "$here/cmake_project" -B "$build/cmake_project" \
+        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC" &&
+        step cmake_project.build cmake --build "$build/cmake_project"; then
+        for exe in ring_pthread ring_univ ring_shared ring_static; do
+            for p in $procs; do
+                run_one "run.cmake_project.$exe.p$p" "$p" "$build/cmake_project/$exe"
+            done
+        done
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
