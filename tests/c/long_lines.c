@@ -4,9 +4,10 @@
  * write), between syncs so that the processes write at the same time.
  *
  * A line is "pid <s>: " followed by WIDTH copies of the letter 'a' + s; before them,
- * pid 0 prints "nprocs <p>" in one write. The test harness checks that every line of
- * the job's output is one whole such line (#17 item 9: lpfrun passes each process's
- * output on line by line) and that the job has the P processes it asked for.
+ * pid 0 prints "nprocs <p>" in one write, in a superstep of its own. The test harness
+ * checks that every line of the job's output is one whole such line (#17 item 9:
+ * lpfrun passes each process's output on line by line) and that the job has the P
+ * processes it asked for.
  */
 #include <lpf/core.h>
 
@@ -39,6 +40,10 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         int n = snprintf(first, sizeof first, "nprocs %u\n", (unsigned)p);
         write_all(first, (size_t)n);
     }
+    /* Nobody writes a long line before that one is out (threads of one process, on
+     * pthread/shm, share the output and could cut it). */
+    if (lpf_sync(ctx, LPF_SYNC_DEFAULT) != LPF_SUCCESS)
+        return;
     memset(line + head, 'a' + (int)(s % 26), WIDTH);
     line[head + WIDTH] = '\n';
     for (int i = 0; i < LINES; i++) {
