@@ -29,6 +29,7 @@
 pub mod algebra;
 pub mod algorithms;
 pub mod bandwidth;
+pub mod cli;
 pub mod dist;
 pub mod error;
 pub mod io;

@@ -11,53 +11,9 @@ use graphblas_pagerank::algorithms;
 use graphblas_pagerank::dist::{bfs_spmd_with, wcc_spmd, DistError, Input, VertexValues};
 use graphblas_pagerank::kron::KronParams;
 use graphblas_pagerank::{Direction, Matrix};
-use std::collections::VecDeque;
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
-const UNREACHABLE: i64 = 9223372036854775807;
-
-/// Depths from `source` over vertices `0..n` by a FIFO queue, edges followed forward.
-fn reference_bfs(n: usize, edges: &[(usize, usize)], source: usize) -> Vec<i64> {
-    let mut adj = vec![Vec::new(); n];
-    for &(u, v) in edges {
-        adj[u].push(v);
-    }
-    let mut depth = vec![UNREACHABLE; n];
-    depth[source] = 0;
-    let mut queue = VecDeque::from([source]);
-    while let Some(u) = queue.pop_front() {
-        for &v in &adj[u] {
-            if depth[v] == UNREACHABLE {
-                depth[v] = depth[u] + 1;
-                queue.push_back(v);
-            }
-        }
-    }
-    depth
-}
-
-/// The smallest vertex of each vertex's weakly connected component, by union-find.
-fn reference_wcc(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
-    fn root(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
-        }
-        x
-    }
-    let mut parent: Vec<usize> = (0..n).collect();
-    for &(u, v) in edges {
-        let (a, b) = (root(&mut parent, u), root(&mut parent, v));
-        // The smaller root stays root, so a root is its component's smallest vertex.
-        if a < b {
-            parent[b] = a;
-        } else {
-            parent[a] = b;
-        }
-    }
-    (0..n).map(|x| root(&mut parent, x)).collect()
-}
 
 /// One process's results put together in id order, checking that each id of `ids`
 /// comes exactly once, blocks in pid order, and every process agrees on n and rounds.
