@@ -3,12 +3,16 @@
 LAGraph writes them, on a file in the crate's binary format, for kernels.sh.
 
 BFS: LAGraph's level-only BFS (LAGr_BreadthFirstSearch, SuiteSparse variant):
-v<q> = level; q<!v, replace> = q any.pair A (push, vxm) or AT any.pair q (pull, mxv with
-the transpose built at load, as LAGraph caches G->AT), switched by the same Beamer rule
-(alpha 14, beta 24) as the Rust code. WCC: LAGraph's FastSV loop (LG_CC_FastSV6 without
-its sampling step): mngf = S min.second gf; f(f) min= mngf (GrB_assign with the parents
-as index list and min accumulator); f min= mngf; f min= gf; gf = f(f); stop when gf is
-unchanged; S = A + A' (the undirected view LAGraph requires) is built at load.
+v<q> = level; q<!v, replace> = q any.pair A (push, vxm, q kept sparse) or AT any.pair q
+(pull, mxv with the transpose built at load, as LAGraph caches G->AT, q made bitmap as
+LAGraph does before a pull: a sparse q made kron18's pulls 10-30x slower), switched by
+the same Beamer rule (alpha 14, beta 24) as the Rust code. WCC: LAGraph's FastSV loop
+(LG_CC_FastSV6 without its sampling step): mngf = min.second product of S and gf;
+stochastic hooking f min= C min.second mngf with C(f(j), j) packed in O(1) from the
+parents (LAGraph's Reduce_assign; GrB_assign with duplicate indices measured slower);
+f min= mngf; f min= gf; gf = f(f); stop when gf is unchanged. S = A + A' (the
+undirected view LAGraph requires) is built at load; since S is symmetric the product is
+taken as gf min.first S (vxm), which measured 3x faster than S min.second gf here.
 
 usage: gb_kernels.py GRAPH.bin bfs|wcc [--source S] [--threads T] [--check OURS.txt]
 Prints "graphblas kernel=.. n=.. nnz=.. threads=.. rounds=.. load_s=.. compute_s=.. total_s=..",
@@ -37,9 +41,12 @@ def load(path):
     return A, n
 
 
-def bfs(A, AT, n, src):
-    outdeg = A.reduce_rowwise(monoid.plus[gb.dtypes.INT64]).new()
-    indeg = AT.reduce_rowwise(monoid.plus[gb.dtypes.INT64]).new()
+def degrees(A, AT):
+    """Out- and in-degrees: LAGraph's cached properties, computed at load."""
+    return A.reduce_rowwise(monoid.plus[gb.dtypes.INT64]).new(), AT.reduce_rowwise(monoid.plus[gb.dtypes.INT64]).new()
+
+
+def bfs(A, AT, outdeg, indeg, n, src):
     v = gb.Vector(gb.dtypes.INT64, n)
     q = gb.Vector(bool, n)
     q[src] = True
@@ -59,8 +66,10 @@ def bfs(A, AT, n, src):
         else:
             push = nq * BETA < n
         if push:
+            q.ss.config["sparsity_control"] = ["sparse"]
             q(~v.S, replace=True) << semiring.any_pair(q @ A)
         else:
+            q.ss.config["sparsity_control"] = ["bitmap"]
             q(~v.S, replace=True) << semiring.any_pair(AT @ q)
         level += 1
     return v.to_dense(fill_value=UNREACHABLE), level
@@ -70,12 +79,15 @@ def fastsv(S, n):
     f = gb.Vector.from_dense(np.arange(n, dtype=np.uint32))
     gf = f.dup()
     mngf = gf.dup()
+    indptr = np.arange(n + 1, dtype=np.uint64)
+    one = np.ones(1, dtype=bool)
     rounds = 0
     while True:
         rounds += 1
-        mngf << semiring.min_second(S @ gf)
-        parents = f.to_dense()
-        f(binary.min)[parents] << mngf
+        mngf << semiring.min_first(gf @ S)
+        parents = f.to_dense().astype(np.uint64)
+        C = gb.Matrix.ss.import_csc(nrows=n, ncols=n, indptr=indptr, row_indices=parents, values=one, is_iso=True, sorted_rows=True)
+        f(binary.min) << semiring.min_second(C @ mngf)
         f(binary.min) << mngf
         f(binary.min) << gf
         gf_new = f[f.to_dense()].new()
@@ -98,12 +110,13 @@ def main():
     A, n = load(a.graph)
     if a.kernel == "bfs":
         AT = A.T.new()
+        outdeg, indeg = degrees(A, AT)
     else:
         S = A.ewise_add(A.T, binary.any).new()
     load_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     if a.kernel == "bfs":
-        values, rounds = bfs(A, AT, n, a.source)
+        values, rounds = bfs(A, AT, outdeg, indeg, n, a.source)
     else:
         values, rounds = fastsv(S, n)
     compute_s = time.perf_counter() - t1
