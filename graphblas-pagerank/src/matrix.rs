@@ -327,6 +327,12 @@ impl<T: Scalar> Matrix<T> {
         &self.csr
     }
 
+    /// Whether the CSC exists yet (built at construction, or on the first
+    /// [`Matrix::csc`] of a [`Matrix::from_csr_parts`] matrix).
+    pub fn csc_is_built(&self) -> bool {
+        self.csc.get().is_some()
+    }
+
     /// Column-major storage (equivalently, the CSR of the transpose).
     pub fn csc(&self) -> &Compressed<T> {
         self.csc.get_or_init(|| self.csr.transpose(self.ncols))

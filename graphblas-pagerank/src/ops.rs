@@ -251,17 +251,36 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     t
 }
 
-/// Whether a product pushes: `Push`, `Pull`, or (`Auto`) push when `u` is sparse and
-/// the lines of its entries in `c_push` hold fewer than 1/[`PUSH_RATIO`] of a pull's
-/// reads (`c_pull`'s entries plus one per output).
-fn pushes<T: Scalar, A: Scalar>(d: Direction, u: &Vector<T>, c_push: &Compressed<A>, c_pull: &Compressed<A>) -> bool {
-    match (d, u) {
+/// The product `t = A ⊕.⊗ u` in the direction `desc` asks for: pull gathers over
+/// `pull()`'s lines (one per output), push scatters `push()`'s lines of the input's
+/// entries. `Auto` pushes when `u` is sparse and the lines of its entries hold fewer
+/// than 1/[`PUSH_RATIO`] of a pull's reads (`pull()`'s entries plus one per output).
+/// Only the orientation a product walks is asked for: the other may not be built
+/// (a row block's CSC is made on first use, O(nnz + n)).
+#[allow(clippy::too_many_arguments)] // the GraphBLAS operation's own operands
+fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
+    pull: impl Fn() -> &'m Compressed<A>,
+    push: impl Fn() -> &'m Compressed<A>,
+    nout: usize,
+    u: &Vector<T>,
+    s: S,
+    mask: Option<&Mask>,
+    desc: &Descriptor,
+) -> Bitmap<T> {
+    let pushes = match (desc.direction, u) {
         (Direction::Push, _) => true,
         (Direction::Pull, _) | (Direction::Auto, Vector::Dense(_)) => false,
         (Direction::Auto, Vector::Sparse { idx, .. }) => {
+            let (c_push, c_pull) = (push(), pull());
             let work: usize = idx.iter().map(|&k| c_push.ptr[k as usize + 1] - c_push.ptr[k as usize]).sum();
             PUSH_RATIO * (work + idx.len()) < c_pull.idx.len() + c_pull.nmajor()
         }
+    };
+    let threads = desc.threads.max(1);
+    if pushes {
+        scatter::<T, A, S, VEC_LEFT>(push(), nout, u, s, mask, threads)
+    } else {
+        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads)
     }
 }
 
@@ -285,16 +304,10 @@ pub fn mxv<T: Scalar, A: Cast<T>, S: Semiring<T>>(
     if let Some(m) = mask {
         dims("mxv", "mask length", nout, m.len())?;
     }
-    let t = if desc.direction == Direction::Pull || (desc.direction == Direction::Auto && matches!(u, Vector::Dense(_))) {
-        let c = if desc.transpose_a { a.csc() } else { a.csr() };
-        gather::<T, A, S, false>(c, u, semiring, mask, desc.threads.max(1))
+    let t = if desc.transpose_a {
+        product::<T, A, S, false>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)
     } else {
-        let (c_pull, c_push) = if desc.transpose_a { (a.csc(), a.csr()) } else { (a.csr(), a.csc()) };
-        if pushes(desc.direction, u, c_push, c_pull) {
-            scatter::<T, A, S, false>(c_push, nout, u, semiring, mask, desc.threads.max(1))
-        } else {
-            gather::<T, A, S, false>(c_pull, u, semiring, mask, desc.threads.max(1))
-        }
+        product::<T, A, S, false>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)
     };
     write_back("mxv", w, t, mask, accum, desc.replace)
 }
@@ -318,16 +331,10 @@ pub fn vxm<T: Scalar, A: Cast<T>, S: Semiring<T>>(
     if let Some(m) = mask {
         dims("vxm", "mask length", nout, m.len())?;
     }
-    let t = if desc.direction == Direction::Pull || (desc.direction == Direction::Auto && matches!(u, Vector::Dense(_))) {
-        let c = if desc.transpose_a { a.csr() } else { a.csc() };
-        gather::<T, A, S, true>(c, u, semiring, mask, desc.threads.max(1))
+    let t = if desc.transpose_a {
+        product::<T, A, S, true>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)
     } else {
-        let (c_pull, c_push) = if desc.transpose_a { (a.csr(), a.csc()) } else { (a.csc(), a.csr()) };
-        if pushes(desc.direction, u, c_push, c_pull) {
-            scatter::<T, A, S, true>(c_push, nout, u, semiring, mask, desc.threads.max(1))
-        } else {
-            gather::<T, A, S, true>(c_pull, u, semiring, mask, desc.threads.max(1))
-        }
+        product::<T, A, S, true>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)
     };
     write_back("vxm", w, t, mask, accum, desc.replace)
 }
@@ -812,6 +819,27 @@ mod tests {
         assign_indices(&mut h, Min, &Vector::sparse(2, &[(1, 6u32)]).unwrap(), &[0, 2]).unwrap();
         assert_eq!(h.entries(), vec![(0, 8), (2, 6)]);
         assert!(assign_indices(&mut h, Min, &Vector::dense(vec![1u32]), &[3]).is_err());
+    }
+
+    /// A product walks only the orientation it needs: a forced push by rows (`vxm`)
+    /// or a pull by rows (`mxv`) of a row block must not build its CSC (before, every
+    /// push built both: 40 ms at kron18's first BFS level, a copy of the edges and an
+    /// O(n) pointer array per process).
+    #[test]
+    fn products_build_only_the_orientation_they_walk() {
+        let a = Matrix::from_csr_parts(2, 6, vec![0, 2, 3], vec![1, 4, 0], vec![true; 3]).unwrap();
+        let f = Vector::sparse(2, &[(0, true)]).unwrap();
+        let mut w = Vector::empty(6);
+        vxm(&mut w, None, None, ANY_PAIR, &f, &a, &Descriptor::default().direction(Direction::Push)).unwrap();
+        assert_eq!(w.entries(), vec![(1, true), (4, true)]);
+        let whole = Vector::sparse(6, &[(4, true)]).unwrap();
+        let mut r = Vector::empty(2);
+        mxv(&mut r, None, None, ANY_PAIR, &a, &whole, &Descriptor::default().direction(Direction::Pull)).unwrap();
+        assert_eq!(r.entries(), vec![(0, true)]);
+        assert!(!a.csc_is_built(), "a push by rows or a pull by rows built the CSC");
+        // Auto weighs both orientations, so it may build it.
+        vxm(&mut w, None, None, ANY_PAIR, &f, &a, &Descriptor::default()).unwrap();
+        assert_eq!(w.entries(), vec![(1, true), (4, true)]);
     }
 
     #[test]

@@ -70,7 +70,9 @@ fn levels(comm: &mut Comm<'_>, adj: &Adjacency, source: usize, threads: usize, f
         if (lo..lo + rows).contains(&source) { Vector::sparse(rows, &[(source - lo, true)])? } else { Vector::empty(rows) };
     let mut unexplored = adj.nnz;
     let mut direction = Direction::Push;
+    let debug = std::env::var_os("GBPR_DEBUG").is_some();
     for level in 0.. {
+        let t = Instant::now();
         assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, level, &desc)?;
         let mut stats = [frontier.nvals() as u64, 0, 0];
         for (v, _) in frontier.entries() {
@@ -111,6 +113,13 @@ fn levels(comm: &mut Comm<'_>, adj: &Adjacency, source: usize, threads: usize, f
             got.dedup();
             let candidates = Vector::Sparse { n: rows, val: vec![true; got.len()], idx: got };
             apply(&mut next, Some(&unvisited), None, |x| x, &candidates, &desc.replace())?;
+        }
+        if debug {
+            eprintln!(
+                "bfs process {}: level {level} {direction:?}: frontier {frontier_vertices} vertices, {frontier_edges} edges; {:.6} s",
+                comm.me,
+                t.elapsed().as_secs_f64()
+            );
         }
         frontier = next;
     }
