@@ -24,7 +24,8 @@
 //! [`parallel`] (thread-count-explicit helpers, no global pool), [`prng`]
 //! (counter-based hash, xoshiro), [`reference`](mod@reference) (slow, obviously correct
 //! PageRank used as a test oracle), [`bandwidth`] (streaming bandwidth probe
-//! for the benchmark's floor model).
+//! for the benchmark's floor model), [`cli`] (what the `pagerank` and `graph`
+//! programs share).
 
 pub mod algebra;
 pub mod algorithms;
