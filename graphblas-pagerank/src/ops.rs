@@ -103,6 +103,18 @@ fn write_back<T: Scalar>(
         *w = t.into_vector();
         return Ok(());
     }
+    if let (Some(m), None) = (mask, accum) {
+        if replace || w.nvals() == 0 {
+            // Nothing of the old `w` survives: `t` where the mask allows, nothing
+            // elsewhere (a BFS level's `next⟨¬visited, replace⟩`).
+            let mut t = t;
+            for (i, p) in t.present.iter_mut().enumerate() {
+                *p &= m.allows(i);
+            }
+            *w = t.into_vector();
+            return Ok(());
+        }
+    }
     let old = w.to_bitmap();
     let n = old.val.len();
     let mut out = Bitmap { val: vec![T::zero(); n], present: vec![false; n] };

@@ -180,11 +180,16 @@ impl Mask {
 
     /// Structural mask: allows `i` iff `m(i)` is present.
     pub fn structure<M: Scalar>(m: &Vector<M>) -> Mask {
-        let mut allow = vec![false; m.len()];
-        for (i, _) in m.entries() {
-            allow[i] = true;
+        match m {
+            Vector::Dense(v) => Mask { allow: vec![true; v.len()] },
+            Vector::Sparse { n, idx, .. } => {
+                let mut allow = vec![false; *n];
+                for &i in idx {
+                    allow[i as usize] = true;
+                }
+                Mask { allow }
+            }
         }
-        Mask { allow }
     }
 
     /// The complemented mask.
