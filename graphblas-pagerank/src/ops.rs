@@ -459,6 +459,20 @@ pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, thread
 /// depth d".
 pub fn assign_scalar<T: Scalar>(w: &mut Vector<T>, mask: Option<&Mask>, accum: Option<Accum<T>>, x: T, desc: &Descriptor) -> GrbResult<()> {
     let n = w.len();
+    if let (Some(m), None, false) = (mask, accum, desc.replace) {
+        // The old entries stay outside the mask and `x` lands inside it: one pass over
+        // `w`'s own bitmap instead of a full-length `t` and a merge.
+        dims("assign_scalar", "mask length", n, m.len())?;
+        let mut b = w.to_bitmap();
+        for i in 0..n {
+            if m.allows(i) {
+                b.val[i] = x;
+                b.present[i] = true;
+            }
+        }
+        *w = b.into_vector();
+        return Ok(());
+    }
     let t = Bitmap { val: vec![x; n], present: vec![true; n] };
     write_back("assign_scalar", w, t, mask, accum, desc.replace)
 }

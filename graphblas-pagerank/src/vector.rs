@@ -147,8 +147,9 @@ impl<T: Scalar> Bitmap<T> {
             return Vector::Dense(self.val);
         }
         let n = self.val.len();
-        let mut idx = Vec::new();
-        let mut val = Vec::new();
+        let count = self.present.iter().filter(|&&p| p).count();
+        let mut idx = Vec::with_capacity(count);
+        let mut val = Vec::with_capacity(count);
         for i in 0..n {
             if self.present[i] {
                 idx.push(i as u32);
