@@ -10,6 +10,17 @@ use std::sync::Mutex;
 /// The usage error of a program: prints the message and the usage, exits 2.
 pub type Usage = fn(&str) -> !;
 
+/// Writes `text` and a newline to stderr in one `write` call. Under a launcher every
+/// OS process of the job reports the same error at the same moment into the shared
+/// stderr: `eprintln!` writes a line in pieces (one per formatted argument), and the
+/// pieces of two processes interleaved into garbage; a single write of less than
+/// PIPE_BUF bytes to a pipe is atomic.
+pub fn print_stderr_line(text: &str) {
+    use std::io::Write;
+    let line = format!("{text}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 /// `--input FILE [--format F] [--one-based] | --rmat SCALE [--seed S]`.
 pub struct InputArgs {
     pub input: Option<PathBuf>,
@@ -119,17 +130,17 @@ pub fn run_job(prog: &str, p: Option<u32>, spmd: &(dyn Fn(&mut Context) -> Resul
     // pid 0 reports only an error and otherwise stays quiet.
     match (ran, report) {
         (_, Some((_, Err(msg)))) => {
-            eprintln!("{prog}: error: {msg}");
+            print_stderr_line(&format!("{prog}: error: {msg}"));
             std::process::exit(1)
         }
         (Err(e), _) => {
-            eprintln!("{prog}: error: {e}");
+            print_stderr_line(&format!("{prog}: error: {e}"));
             std::process::exit(1)
         }
         (Ok(()), Some((0, Ok(summary)))) => println!("{summary}"),
         (Ok(()), Some((_, Ok(_)))) => {}
         (Ok(()), None) => {
-            eprintln!("{prog}: error: LPF ran no process in this OS process");
+            print_stderr_line(&format!("{prog}: error: LPF ran no process in this OS process"));
             std::process::exit(1)
         }
     }

@@ -15,7 +15,7 @@
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
 //! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
 
-use graphblas_pagerank::cli::{run_job, set_engine, value, InputArgs};
+use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
 use graphblas_pagerank::dist::{bfs_spmd_with, wcc_spmd, write_values_spmd, DistError, VertexValues};
 use graphblas_pagerank::Direction;
 use lpf::Context;
@@ -28,7 +28,7 @@ const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|
   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]";
 
 fn usage(msg: &str) -> ! {
-    eprintln!("graph: {msg}\n{USAGE}");
+    print_stderr_line(&format!("graph: {msg}\n{USAGE}"));
     std::process::exit(2)
 }
 

@@ -17,7 +17,7 @@
 //! the summary. Exit code 1 with the message on bad input, 2 on bad usage.
 
 use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
-use graphblas_pagerank::cli::{run_job, set_engine, value, InputArgs};
+use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
 use graphblas_pagerank::dist::{convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistError, DistOptions, Exchange};
 use graphblas_pagerank::PageRankConfig;
 use lpf::Context;
@@ -42,7 +42,7 @@ struct Opts {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("pagerank: {msg}\n{USAGE}");
+    print_stderr_line(&format!("pagerank: {msg}\n{USAGE}"));
     std::process::exit(2)
 }
 
