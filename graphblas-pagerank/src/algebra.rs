@@ -93,6 +93,13 @@ pub trait BinaryOp<T>: Copy + Send + Sync {
 pub trait Monoid<T>: BinaryOp<T> {
     /// The identity element: `op(identity, x) == x`.
     fn identity(&self) -> T;
+    /// Whether `x` is a terminal (annihilating) value: `op(x, y) == x` for every `y`
+    /// (`true` for ∨, the smallest value for min, every value for `Any`). A reduction
+    /// that reaches it may stop: this is what ends a pull BFS row at its first parent.
+    #[inline]
+    fn is_terminal(&self, _x: T) -> bool {
+        false
+    }
 }
 
 /// A semiring (GrB_Semiring): an additive monoid plus a multiplicative
@@ -106,6 +113,11 @@ pub trait Semiring<T>: Copy + Send + Sync {
     /// Multiplicative operator; `a` is the left operand (matrix entry in
     /// `mxv`, vector entry in `vxm`).
     fn mul(&self, a: T, b: T) -> T;
+    /// Whether the additive monoid cannot move away from `x` ([`Monoid::is_terminal`]).
+    #[inline]
+    fn is_terminal(&self, _x: T) -> bool {
+        false
+    }
 }
 
 /// `a + b`.
@@ -129,6 +141,14 @@ pub struct Second;
 /// Logical or (`bool` only).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LOr;
+/// `any(a, b)`: either operand (GxB_ANY; here the first). As a monoid every value is
+/// terminal, so a reduction stops at its first entry: for when any witness will do
+/// (BFS reachability).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Any;
+/// `pair(a, b) = 1` (GxB_PAIR / GrB_ONEB): only the presence of both operands matters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pair;
 /// Logical and (`bool` only).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LAnd;
@@ -172,6 +192,10 @@ impl<T: Number> Monoid<T> for Min {
     fn identity(&self) -> T {
         T::max_value()
     }
+    #[inline]
+    fn is_terminal(&self, x: T) -> bool {
+        x == T::min_value()
+    }
 }
 impl<T: Number> BinaryOp<T> for Max {
     #[inline]
@@ -187,6 +211,10 @@ impl<T: Number> Monoid<T> for Max {
     #[inline]
     fn identity(&self) -> T {
         T::min_value()
+    }
+    #[inline]
+    fn is_terminal(&self, x: T) -> bool {
+        x == T::max_value()
     }
 }
 impl<T: Scalar> BinaryOp<T> for First {
@@ -212,6 +240,10 @@ impl Monoid<bool> for LOr {
     fn identity(&self) -> bool {
         false
     }
+    #[inline]
+    fn is_terminal(&self, x: bool) -> bool {
+        x
+    }
 }
 impl BinaryOp<bool> for LAnd {
     #[inline]
@@ -223,6 +255,34 @@ impl Monoid<bool> for LAnd {
     #[inline]
     fn identity(&self) -> bool {
         true
+    }
+    #[inline]
+    fn is_terminal(&self, x: bool) -> bool {
+        !x
+    }
+}
+impl<T: Scalar> BinaryOp<T> for Any {
+    #[inline]
+    fn apply(&self, a: T, _b: T) -> T {
+        a
+    }
+}
+impl<T: Scalar> Monoid<T> for Any {
+    /// `Any` has no true identity; reductions never return it for a non-empty input
+    /// (every value is terminal).
+    #[inline]
+    fn identity(&self) -> T {
+        T::zero()
+    }
+    #[inline]
+    fn is_terminal(&self, _x: T) -> bool {
+        true
+    }
+}
+impl<T: Scalar> BinaryOp<T> for Pair {
+    #[inline]
+    fn apply(&self, _a: T, _b: T) -> T {
+        T::one()
     }
 }
 
@@ -249,6 +309,10 @@ impl<T, A: Monoid<T>, M: BinaryOp<T>> Semiring<T> for SemiringOf<A, M> {
     fn mul(&self, a: T, b: T) -> T {
         self.mul.apply(a, b)
     }
+    #[inline]
+    fn is_terminal(&self, x: T) -> bool {
+        self.add.is_terminal(x)
+    }
 }
 
 /// Conventional arithmetic (+, ×).
@@ -266,6 +330,9 @@ pub type MaxTimes = SemiringOf<Max, Times>;
 pub type MinSecond = SemiringOf<Min, Second>;
 /// Boolean (∨, ∧): one BFS/reachability step.
 pub type LorLand = SemiringOf<LOr, LAnd>;
+/// (any, pair): structural reachability, GxB_ANY_PAIR: an output entry exists iff some
+/// product exists, its value is one, and a pull row stops at its first hit.
+pub type AnyPair = SemiringOf<Any, Pair>;
 
 /// The (+, ×) semiring value.
 pub const PLUS_TIMES: PlusTimes = SemiringOf { add: Plus, mul: Times };
@@ -281,6 +348,41 @@ pub const MAX_TIMES: MaxTimes = SemiringOf { add: Max, mul: Times };
 pub const MIN_SECOND: MinSecond = SemiringOf { add: Min, mul: Second };
 /// The (∨, ∧) semiring value.
 pub const LOR_LAND: LorLand = SemiringOf { add: LOr, mul: LAnd };
+/// The (any, pair) semiring value.
+pub const ANY_PAIR: AnyPair = SemiringOf { add: Any, mul: Pair };
+
+/// Typecast of a stored value into an operation's domain (GraphBLAS casts a matrix's
+/// values to the semiring's type): numbers as by `as`, `bool` to 0/1 and back by
+/// `!= 0`. Lets a pattern matrix of `bool` (one byte per edge) drive a `u32`
+/// min-label propagation or an `i64` traversal without a copy in that type.
+pub trait Cast<T>: Scalar {
+    /// The value in domain `T`.
+    fn cast(self) -> T;
+}
+
+macro_rules! cast_numbers {
+    ($($from:ty),*) => {$(
+        cast_numbers!(@to $from; i32, i64, u32, u64, usize, f32, f64);
+        impl Cast<bool> for $from {
+            #[inline] fn cast(self) -> bool { self != (0 as $from) }
+        }
+        impl Cast<$from> for bool {
+            #[inline] fn cast(self) -> $from { self as u8 as $from }
+        }
+    )*};
+    (@to $from:ty; $($to:ty),*) => {$(
+        impl Cast<$to> for $from {
+            #[inline] fn cast(self) -> $to { self as $to }
+        }
+    )*};
+}
+cast_numbers!(i32, i64, u32, u64, usize, f32, f64);
+impl Cast<bool> for bool {
+    #[inline]
+    fn cast(self) -> bool {
+        self
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -319,6 +421,22 @@ mod tests {
         assert!(LOR_LAND.add(false, true));
         assert!(!LOR_LAND.mul(false, true));
         assert!(!LOR_LAND.zero());
+    }
+
+    #[test]
+    fn terminal_values_and_casts() {
+        assert!(Monoid::<u32>::is_terminal(&Min, 0));
+        assert!(!Monoid::<u32>::is_terminal(&Min, 1));
+        assert!(Monoid::<i64>::is_terminal(&Max, i64::MAX));
+        assert!(LOr.is_terminal(true) && !LOr.is_terminal(false));
+        assert!(Monoid::<f64>::is_terminal(&Any, 2.5));
+        assert!(!Monoid::<f64>::is_terminal(&Plus, 0.0));
+        assert!(ANY_PAIR.is_terminal(true) && MIN_SECOND.is_terminal(0u32) && !MIN_SECOND.is_terminal(3u32));
+        assert_eq!(ANY_PAIR.mul(7i64, 9), 1);
+        assert_eq!(Cast::<u32>::cast(true), 1);
+        assert_eq!(Cast::<f64>::cast(false), 0.0);
+        assert!(Cast::<bool>::cast(-2i64));
+        assert_eq!(Cast::<i32>::cast(3.9f64), 3);
     }
 
     #[test]

@@ -17,16 +17,20 @@
 //! distribution, parallel input and the SPMD entry point
 //! [`dist::pagerank_spmd`] (see `docs/pagerank.md`).
 //!
-//! Module map: [`algebra`] (scalars, monoids, semirings), [`matrix`]
+//! Module map: [`algebra`] (scalars, monoids, semirings), [`algorithms`] (BFS and WCC
+//! over the algebra; their distributed versions are in [`dist`]), [`matrix`]
 //! (`Matrix`, `Coo`, duplicate policies), [`vector`] (`Vector`, `Mask`),
 //! [`ops`] (`mxv`, `vxm`, `ewise_add`, `ewise_mult`, `apply`, reductions),
 //! [`parallel`] (thread-count-explicit helpers, no global pool), [`prng`]
 //! (counter-based hash, xoshiro), [`reference`](mod@reference) (slow, obviously correct
 //! PageRank used as a test oracle), [`bandwidth`] (streaming bandwidth probe
-//! for the benchmark's floor model).
+//! for the benchmark's floor model), [`cli`] (what the `pagerank` and `graph`
+//! programs share).
 
 pub mod algebra;
+pub mod algorithms;
 pub mod bandwidth;
+pub mod cli;
 pub mod dist;
 pub mod error;
 pub mod io;
@@ -40,14 +44,14 @@ pub mod reference;
 pub mod vector;
 
 pub use algebra::{
-    BinaryOp, First, LAnd, LOr, Max, Min, Monoid, Number, Plus, Scalar, Second, Semiring, SemiringOf, Times, LOR_LAND,
-    MAX_TIMES, MIN_PLUS, MIN_SECOND, PLUS_FIRST, PLUS_SECOND, PLUS_TIMES,
+    Any, BinaryOp, Cast, First, LAnd, LOr, Max, Min, Monoid, Number, Pair, Plus, Scalar, Second, Semiring, SemiringOf, Times,
+    ANY_PAIR, LOR_LAND, MAX_TIMES, MIN_PLUS, MIN_SECOND, PLUS_FIRST, PLUS_SECOND, PLUS_TIMES,
 };
 pub use error::{GrbError, GrbResult};
 pub use matrix::{Compressed, Coo, DupPolicy, Matrix};
 pub use ops::{
-    apply, apply_matrix, ewise_add, ewise_mult, mxv, reduce_matrix, reduce_to_vector, reduce_vector, vxm, Accum,
-    Descriptor,
+    apply, apply_matrix, assign_indices, assign_scalar, ewise_add, ewise_mult, extract, mxv, reduce_matrix, reduce_to_vector,
+    reduce_vector, vxm, Accum, Descriptor, Direction,
 };
 pub use pagerank::{pagerank, pagerank_graphblas, pagerank_pull, PageRankConfig, PageRankResult, PullGraph, VertexOrder};
 pub use vector::{Mask, Vector};

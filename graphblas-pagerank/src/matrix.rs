@@ -157,13 +157,23 @@ impl<T: Scalar> Compressed<T> {
     }
 }
 
-/// A sparse `nrows × ncols` matrix stored as CSR and CSC.
-#[derive(Clone, Debug, PartialEq)]
+/// A sparse `nrows × ncols` matrix stored as CSR and CSC. The CSC is built from
+/// the CSR on first use when the matrix was made by [`Matrix::from_csr_parts`]: a
+/// distributed block of rows (local rows × all n columns) that is only ever walked by
+/// rows must not pay an O(n) column pointer array and a second copy of its edges.
+#[derive(Clone, Debug)]
 pub struct Matrix<T> {
     nrows: usize,
     ncols: usize,
     csr: Compressed<T>,
-    csc: Compressed<T>,
+    csc: std::sync::OnceLock<Compressed<T>>,
+}
+
+/// Equality of the stored entries (the CSC follows from the CSR, built or not).
+impl<T: Scalar> PartialEq for Matrix<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.nrows == other.nrows && self.ncols == other.ncols && self.csr == other.csr
+    }
 }
 
 fn check_dim(d: usize) -> GrbResult<()> {
@@ -247,8 +257,33 @@ impl<T: Scalar> Matrix<T> {
         idx.shrink_to_fit();
         val.shrink_to_fit();
         let csr = Compressed { ptr, idx, val };
-        let csc = csr.transpose(ncols);
+        let csc = csr.transpose(ncols).into();
         Ok(Matrix { nrows, ncols, csr, csc })
+    }
+
+    /// A matrix from its CSR arrays (`ptr` of `nrows + 1` offsets, column indices
+    /// strictly increasing within each row and below `ncols`, values parallel to
+    /// them), checked; the CSC is built on first use. O(nnz) to check.
+    pub fn from_csr_parts(nrows: usize, ncols: usize, ptr: Vec<usize>, idx: Vec<u32>, val: Vec<T>) -> GrbResult<Self> {
+        check_dim(nrows)?;
+        check_dim(ncols)?;
+        let bad = |what: String| Err(GrbError::InvalidValue(format!("CSR arrays of a {nrows} x {ncols} matrix: {what}")));
+        if ptr.len() != nrows + 1 || ptr[0] != 0 || ptr[nrows] != idx.len() || val.len() != idx.len() {
+            return bad(format!("{} row offsets ending at {:?} for {} indices and {} values", ptr.len(), ptr.last(), idx.len(), val.len()));
+        }
+        for i in 0..nrows {
+            if ptr[i] > ptr[i + 1] {
+                return bad(format!("row {i} ends before it starts"));
+            }
+            let line = &idx[ptr[i]..ptr[i + 1]];
+            if line.windows(2).any(|w| w[0] >= w[1]) {
+                return bad(format!("the columns of row {i} are not strictly increasing"));
+            }
+            if line.last().is_some_and(|&j| j as usize >= ncols) {
+                return bad(format!("row {i} has column {} >= {ncols}", line.last().unwrap()));
+            }
+        }
+        Ok(Matrix { nrows, ncols, csr: Compressed { ptr, idx, val }, csc: std::sync::OnceLock::new() })
     }
 
     /// Convenience constructor from `(row, col, value)` triples.
@@ -292,9 +327,15 @@ impl<T: Scalar> Matrix<T> {
         &self.csr
     }
 
+    /// Whether the CSC exists yet (built at construction, or on the first
+    /// [`Matrix::csc`] of a [`Matrix::from_csr_parts`] matrix).
+    pub fn csc_is_built(&self) -> bool {
+        self.csc.get().is_some()
+    }
+
     /// Column-major storage (equivalently, the CSR of the transpose).
     pub fn csc(&self) -> &Compressed<T> {
-        &self.csc
+        self.csc.get_or_init(|| self.csr.transpose(self.ncols))
     }
 
     /// The stored value at `(i, j)`, if any (binary search in row `i`).
@@ -309,7 +350,7 @@ impl<T: Scalar> Matrix<T> {
     /// The transpose; O(1) work beyond the clone, since both orientations
     /// are stored.
     pub fn transpose(&self) -> Matrix<T> {
-        Matrix { nrows: self.ncols, ncols: self.nrows, csr: self.csc.clone(), csc: self.csr.clone() }
+        Matrix { nrows: self.ncols, ncols: self.nrows, csr: self.csc().clone(), csc: self.csr.clone().into() }
     }
 
     /// Number of entries in each row (the out-degree for an adjacency
@@ -320,7 +361,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// Number of entries in each column (in-degree).
     pub fn col_counts(&self) -> Vec<usize> {
-        self.csc.ptr.windows(2).map(|w| w[1] - w[0]).collect()
+        self.csc().ptr.windows(2).map(|w| w[1] - w[0]).collect()
     }
 
     /// Dense row-major copy with `None` for absent entries (tests, debugging).
@@ -337,7 +378,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// Internal constructor used by operations that produce a CSR directly.
     pub(crate) fn from_csr(nrows: usize, ncols: usize, csr: Compressed<T>) -> Self {
-        let csc = csr.transpose(ncols);
+        let csc = csr.transpose(ncols).into();
         Matrix { nrows, ncols, csr, csc }
     }
 }

@@ -8,7 +8,7 @@
 //! out rows are not computed at all, which is what makes masks pay (e.g. BFS
 //! with the complemented visited set).
 
-use crate::algebra::{BinaryOp, Monoid, Scalar, Semiring};
+use crate::algebra::{BinaryOp, Cast, Monoid, Scalar, Semiring};
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::{Compressed, Matrix};
 use crate::parallel::{balanced_row_blocks, even_blocks, run_blocks, split_by_bounds};
@@ -16,6 +16,27 @@ use crate::vector::{Bitmap, Mask, Vector};
 
 /// Accumulator: combines the old output value (left) with the new result.
 pub type Accum<'a, T> = &'a (dyn Fn(T, T) -> T + Sync);
+
+/// How `mxv`/`vxm` traverse the matrix (SuiteSparse's `GxB_AxB_METHOD` for vectors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Push when the input vector is sparse and the lines its entries select hold
+    /// fewer than 1/[`PUSH_RATIO`] of the entries a pull would read; pull otherwise.
+    #[default]
+    Auto,
+    /// Scatter: walk the matrix lines of the input's entries (the orientation that
+    /// holds them: CSR for `vxm`, CSC for `mxv`) and combine products into the output.
+    /// Work follows the input's entries; the mask only filters.
+    Push,
+    /// Gather: every output entry the mask allows reduces its own line against the
+    /// input (stopping at a terminal value, e.g. the first hit of `any`). Work follows
+    /// the unmasked outputs.
+    Pull,
+}
+
+/// `Direction::Auto` pushes when a push reads fewer than 1/`PUSH_RATIO` of the entries
+/// a full pull would (a push writes scattered outputs, a pull streams its lines).
+pub const PUSH_RATIO: usize = 4;
 
 /// Per-call options (GrB_Descriptor plus the thread budget).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,11 +47,13 @@ pub struct Descriptor {
     pub transpose_a: bool,
     /// Threads this call may use (>= 1).
     pub threads: usize,
+    /// Push or pull in `mxv`/`vxm`.
+    pub direction: Direction,
 }
 
 impl Default for Descriptor {
     fn default() -> Self {
-        Descriptor { replace: false, transpose_a: false, threads: 1 }
+        Descriptor { replace: false, transpose_a: false, threads: 1, direction: Direction::Auto }
     }
 }
 
@@ -47,6 +70,11 @@ impl Descriptor {
     /// Sets `transpose_a`.
     pub fn transpose(mut self) -> Self {
         self.transpose_a = true;
+        self
+    }
+    /// Sets the direction of `mxv`/`vxm`.
+    pub fn direction(mut self, d: Direction) -> Self {
+        self.direction = d;
         self
     }
 }
@@ -74,6 +102,18 @@ fn write_back<T: Scalar>(
     if mask.is_none() && accum.is_none() {
         *w = t.into_vector();
         return Ok(());
+    }
+    if let (Some(m), None) = (mask, accum) {
+        if replace || w.nvals() == 0 {
+            // Nothing of the old `w` survives: `t` where the mask allows, nothing
+            // elsewhere (a BFS level's `next⟨¬visited, replace⟩`).
+            let mut t = t;
+            for (i, p) in t.present.iter_mut().enumerate() {
+                *p &= m.allows(i);
+            }
+            *w = t.into_vector();
+            return Ok(());
+        }
     }
     let old = w.to_bitmap();
     let n = old.val.len();
@@ -113,8 +153,8 @@ enum Input<'a, T> {
 /// Row-wise gather `t(i) = ⊕_k mul(A(i,k), x(k))` (or `mul(x(k), A(i,k))`
 /// when `VEC_LEFT`) over the major lines of `c`, in parallel over row blocks
 /// balanced by nonzeros.
-fn gather<T: Scalar, S: Semiring<T>, const VEC_LEFT: bool>(
-    c: &Compressed<T>,
+fn gather<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
+    c: &Compressed<A>,
     x: &Vector<T>,
     s: S,
     mask: Option<&Mask>,
@@ -150,19 +190,27 @@ fn gather<T: Scalar, S: Semiring<T>, const VEC_LEFT: bool>(
             match input {
                 Input::Dense(xv) => {
                     for (&j, &aij) in idx.iter().zip(a) {
-                        let xj = xv[j as usize];
+                        let (xj, aij) = (xv[j as usize], aij.cast());
                         let prod = if VEC_LEFT { s.mul(xj, aij) } else { s.mul(aij, xj) };
-                        acc = s.add(acc, prod);
+                        // The first product starts the sum: `any` has no identity.
+                        acc = if any { s.add(acc, prod) } else { prod };
+                        any = true;
+                        if s.is_terminal(acc) {
+                            break;
+                        }
                     }
-                    any = !idx.is_empty();
                 }
                 Input::Bitmap(b) => {
                     for (&j, &aij) in idx.iter().zip(a) {
                         let j = j as usize;
                         if b.present[j] {
+                            let aij = aij.cast();
                             let prod = if VEC_LEFT { s.mul(b.val[j], aij) } else { s.mul(aij, b.val[j]) };
-                            acc = s.add(acc, prod);
+                            acc = if any { s.add(acc, prod) } else { prod };
                             any = true;
+                            if s.is_terminal(acc) {
+                                break;
+                            }
                         }
                     }
                 }
@@ -176,40 +224,130 @@ fn gather<T: Scalar, S: Semiring<T>, const VEC_LEFT: bool>(
     Bitmap { val, present }
 }
 
+/// Scatter `t(j) = ⊕ mul(x(k), A(k,j))` (or `mul(A(k,j), x(k))` unless `VEC_LEFT`)
+/// over the lines `k` of `c` that the input's entries select: the push form of a
+/// product. Threads take even blocks of the input's entries and collect their products;
+/// the products are combined in block order, so a result depends only on the thread
+/// count (and not at all for idempotent monoids such as min, any, or).
+fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
+    c: &Compressed<A>,
+    nout: usize,
+    x: &Vector<T>,
+    s: S,
+    mask: Option<&Mask>,
+    threads: usize,
+) -> Bitmap<T> {
+    let entries: Vec<(usize, T)> = x.entries();
+    let bounds = even_blocks(entries.len(), threads);
+    let work: Vec<&[(usize, T)]> = bounds.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
+    let parts = run_blocks(work, |_, part| {
+        let mut out: Vec<(u32, T)> = Vec::new();
+        for &(k, xk) in part {
+            let (idx, a) = c.line(k);
+            for (&j, &akj) in idx.iter().zip(a) {
+                if mask.is_some_and(|m| !m.allows(j as usize)) {
+                    continue;
+                }
+                let akj = akj.cast();
+                out.push((j, if VEC_LEFT { s.mul(xk, akj) } else { s.mul(akj, xk) }));
+            }
+        }
+        out
+    });
+    let mut t = Bitmap { val: vec![s.zero(); nout], present: vec![false; nout] };
+    for (j, prod) in parts.into_iter().flatten() {
+        let j = j as usize;
+        t.val[j] = if t.present[j] { s.add(t.val[j], prod) } else { prod };
+        t.present[j] = true;
+    }
+    t
+}
+
+/// The product `t = A ⊕.⊗ u` in the direction `desc` asks for: pull gathers over
+/// `pull()`'s lines (one per output), push scatters `push()`'s lines of the input's
+/// entries. `Auto` pushes when `u` is sparse and the lines of its entries hold fewer
+/// than 1/[`PUSH_RATIO`] of a pull's reads (`pull()`'s entries plus one per output).
+/// Only the orientation a product walks is asked for: the other may not be built
+/// (a row block's CSC is made on first use, O(nnz + n)).
+#[allow(clippy::too_many_arguments)] // the GraphBLAS operation's own operands
+fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
+    pull: impl Fn() -> &'m Compressed<A>,
+    push: impl Fn() -> &'m Compressed<A>,
+    nout: usize,
+    u: &Vector<T>,
+    s: S,
+    mask: Option<&Mask>,
+    desc: &Descriptor,
+) -> Bitmap<T> {
+    let pushes = match (desc.direction, u) {
+        (Direction::Push, _) => true,
+        (Direction::Pull, _) | (Direction::Auto, Vector::Dense(_)) => false,
+        (Direction::Auto, Vector::Sparse { idx, .. }) => {
+            let (c_push, c_pull) = (push(), pull());
+            let work: usize = idx.iter().map(|&k| c_push.ptr[k as usize + 1] - c_push.ptr[k as usize]).sum();
+            PUSH_RATIO * (work + idx.len()) < c_pull.idx.len() + c_pull.nmajor()
+        }
+    };
+    let threads = desc.threads.max(1);
+    if pushes {
+        scatter::<T, A, S, VEC_LEFT>(push(), nout, u, s, mask, threads)
+    } else {
+        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads)
+    }
+}
+
 /// `w<mask> = accum(w, A ⊕.⊗ u)` (GrB_mxv). With `desc.transpose_a`,
-/// computes `Aᵀ u`. The matrix entry is the *left* multiplicand.
-pub fn mxv<T: Scalar, S: Semiring<T>>(
+/// computes `Aᵀ u`. The matrix entry is the *left* multiplicand, cast to the
+/// semiring's domain `T` ([`Cast`]: a `bool` pattern matrix serves any domain).
+/// `desc.direction` chooses pull (gather over the rows of the CSR) or push (scatter
+/// over the columns of the input's entries, the CSC); the result is the same.
+pub fn mxv<T: Scalar, A: Cast<T>, S: Semiring<T>>(
     w: &mut Vector<T>,
     mask: Option<&Mask>,
     accum: Option<Accum<T>>,
     semiring: S,
-    a: &Matrix<T>,
+    a: &Matrix<A>,
     u: &Vector<T>,
     desc: &Descriptor,
 ) -> GrbResult<()> {
-    let (c, inner) = if desc.transpose_a { (a.csc(), a.nrows()) } else { (a.csr(), a.ncols()) };
+    let (nout, inner) = if desc.transpose_a { (a.ncols(), a.nrows()) } else { (a.nrows(), a.ncols()) };
     dims("mxv", "input vector length", inner, u.len())?;
-    dims("mxv", "output length", c.nmajor(), w.len())?;
-    let t = gather::<T, S, false>(c, u, semiring, mask, desc.threads.max(1));
+    dims("mxv", "output length", nout, w.len())?;
+    if let Some(m) = mask {
+        dims("mxv", "mask length", nout, m.len())?;
+    }
+    let t = if desc.transpose_a {
+        product::<T, A, S, false>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)
+    } else {
+        product::<T, A, S, false>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)
+    };
     write_back("mxv", w, t, mask, accum, desc.replace)
 }
 
-/// `w<mask> = accum(w, u ⊕.⊗ A)` (GrB_vxm), i.e. `w(j) = ⊕_i u(i) ⊗ A(i,j)`,
-/// computed as a gather over the CSC. The vector entry is the *left*
-/// multiplicand. With `desc.transpose_a`, uses `Aᵀ`.
-pub fn vxm<T: Scalar, S: Semiring<T>>(
+/// `w<mask> = accum(w, u ⊕.⊗ A)` (GrB_vxm), i.e. `w(j) = ⊕_i u(i) ⊗ A(i,j)`. The
+/// vector entry is the *left* multiplicand; the matrix entry is cast as in [`mxv`].
+/// With `desc.transpose_a`, uses `Aᵀ`. Pull gathers over the CSC; push scatters the
+/// rows of the input's entries (CSR): a BFS step from a small frontier.
+pub fn vxm<T: Scalar, A: Cast<T>, S: Semiring<T>>(
     w: &mut Vector<T>,
     mask: Option<&Mask>,
     accum: Option<Accum<T>>,
     semiring: S,
     u: &Vector<T>,
-    a: &Matrix<T>,
+    a: &Matrix<A>,
     desc: &Descriptor,
 ) -> GrbResult<()> {
-    let (c, inner) = if desc.transpose_a { (a.csr(), a.ncols()) } else { (a.csc(), a.nrows()) };
+    let (nout, inner) = if desc.transpose_a { (a.nrows(), a.ncols()) } else { (a.ncols(), a.nrows()) };
     dims("vxm", "input vector length", inner, u.len())?;
-    dims("vxm", "output length", c.nmajor(), w.len())?;
-    let t = gather::<T, S, true>(c, u, semiring, mask, desc.threads.max(1));
+    dims("vxm", "output length", nout, w.len())?;
+    if let Some(m) = mask {
+        dims("vxm", "mask length", nout, m.len())?;
+    }
+    let t = if desc.transpose_a {
+        product::<T, A, S, true>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)
+    } else {
+        product::<T, A, S, true>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)
+    };
     write_back("vxm", w, t, mask, accum, desc.replace)
 }
 
@@ -314,6 +452,102 @@ pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, thread
         }
     });
     Matrix::from_csr(a.nrows(), a.ncols(), Compressed { ptr: c.ptr.clone(), idx: c.idx.clone(), val })
+}
+
+/// `w<mask> = accum(w, x)` at every position (GrB_Vector_assign_Scalar with
+/// GrB_ALL): with a structural mask of a frontier, "the vertices of this level get
+/// depth d".
+pub fn assign_scalar<T: Scalar>(w: &mut Vector<T>, mask: Option<&Mask>, accum: Option<Accum<T>>, x: T, desc: &Descriptor) -> GrbResult<()> {
+    let n = w.len();
+    if let (Some(m), None, false) = (mask, accum, desc.replace) {
+        // The old entries stay outside the mask and `x` lands inside it: one pass over
+        // `w`'s own bitmap instead of a full-length `t` and a merge.
+        dims("assign_scalar", "mask length", n, m.len())?;
+        let mut b = w.to_bitmap();
+        for i in 0..n {
+            if m.allows(i) {
+                b.val[i] = x;
+                b.present[i] = true;
+            }
+        }
+        *w = b.into_vector();
+        return Ok(());
+    }
+    let t = Bitmap { val: vec![x; n], present: vec![true; n] };
+    write_back("assign_scalar", w, t, mask, accum, desc.replace)
+}
+
+/// `w<mask> = accum(w, u(indices))` (GrB_Vector_extract): `t(k) = u(indices[k])`
+/// where present. With `indices` = the values of a parent vector `f`, `extract(f, f)`
+/// is the grandparent vector of FastSV and of pointer jumping.
+pub fn extract<T: Scalar>(
+    w: &mut Vector<T>,
+    mask: Option<&Mask>,
+    accum: Option<Accum<T>>,
+    u: &Vector<T>,
+    indices: &[u32],
+    desc: &Descriptor,
+) -> GrbResult<()> {
+    dims("extract", "output length (the number of indices)", indices.len(), w.len())?;
+    if let Some(&i) = indices.iter().find(|&&i| i as usize >= u.len()) {
+        return Err(GrbError::IndexOutOfBounds { row: i as u64, col: 0, nrows: u.len() as u64, ncols: 1 });
+    }
+    let n = indices.len();
+    let mut t = Bitmap { val: vec![T::zero(); n], present: vec![false; n] };
+    let bm;
+    let (vals, present): (&[T], Option<&[bool]>) = match u {
+        Vector::Dense(v) => (v, None),
+        Vector::Sparse { .. } => {
+            bm = u.to_bitmap();
+            (&bm.val, Some(&bm.present))
+        }
+    };
+    let bounds = even_blocks(n, desc.threads.max(1));
+    let work: Vec<_> = split_by_bounds(&mut t.val, &bounds)
+        .into_iter()
+        .zip(split_by_bounds(&mut t.present, &bounds))
+        .zip(bounds.iter().copied())
+        .collect();
+    run_blocks(work, |_, ((val, pres), lo)| {
+        for (r, (o, p)) in val.iter_mut().zip(pres.iter_mut()).enumerate() {
+            let i = indices[lo + r] as usize;
+            if present.is_none_or(|pr| pr[i]) {
+                *o = vals[i];
+                *p = true;
+            }
+        }
+    });
+    write_back("extract", w, t, mask, accum, desc.replace)
+}
+
+/// `w(indices[k]) ⊕= u(k)` for every present `u(k)` (GrB_Vector_assign with an index
+/// list and the monoid as accumulator; an absent `w(i)` takes the value): indices named
+/// several times accumulate every value, as SuiteSparse's `GxB_subassign` with an
+/// accumulator does. With `indices` = the parent of each vertex this is FastSV's
+/// stochastic hooking, `f(f(i)) = min(f(f(i)), m(i))`.
+pub fn assign_indices<T: Scalar, M: Monoid<T>>(w: &mut Vector<T>, accum: M, u: &Vector<T>, indices: &[u32]) -> GrbResult<()> {
+    dims("assign_indices", "number of indices (the input length)", u.len(), indices.len())?;
+    if let Some(&i) = indices.iter().find(|&&i| i as usize >= w.len()) {
+        return Err(GrbError::IndexOutOfBounds { row: i as u64, col: 0, nrows: w.len() as u64, ncols: 1 });
+    }
+    match w {
+        Vector::Dense(wv) => {
+            for (k, x) in u.entries() {
+                let i = indices[k] as usize;
+                wv[i] = accum.apply(wv[i], x);
+            }
+        }
+        Vector::Sparse { .. } => {
+            let mut b = w.to_bitmap();
+            for (k, x) in u.entries() {
+                let i = indices[k] as usize;
+                b.val[i] = if b.present[i] { accum.apply(b.val[i], x) } else { x };
+                b.present[i] = true;
+            }
+            *w = b.into_vector();
+        }
+    }
+    Ok(())
 }
 
 /// Monoid reduction of all present entries of `u` to a scalar
@@ -474,6 +708,7 @@ mod tests {
             let mut desc = Descriptor::with_threads(threads);
             desc.transpose_a = transpose;
             desc.replace = rng.below(2) == 1;
+            desc.direction = [Direction::Auto, Direction::Push, Direction::Pull][rng.below(3) as usize];
 
             for which in 0..2 {
                 // which 0: plus-times, 1: min-plus.
@@ -530,6 +765,118 @@ mod tests {
             mxv(&mut w, None, None, PLUS_TIMES, &a, &bad, &Descriptor::default()),
             Err(GrbError::DimensionMismatch { .. })
         ));
+    }
+
+    /// Structural semirings over a `bool` pattern matrix cast to the vector's domain,
+    /// both directions, against dense arithmetic: any-pair (reachability) and
+    /// min-second (the smallest neighbouring label), masked and not.
+    #[test]
+    fn any_pair_and_min_second_over_a_bool_pattern_push_and_pull() {
+        let mut rng = Xoshiro256::new(31);
+        for trial in 0..150 {
+            let (nr, nc) = (1 + rng.below(25) as usize, 1 + rng.below(25) as usize);
+            let mut edges = Vec::new();
+            for i in 0..nr {
+                for j in 0..nc {
+                    if rng.next_f64() < 0.15 {
+                        edges.push((i, j));
+                    }
+                }
+            }
+            let a = Matrix::<bool>::from_edges(nr, nc, &edges).unwrap();
+            let mut x: Vec<(usize, u32)> = Vec::new();
+            for i in 0..nr {
+                if rng.below(3) == 0 {
+                    x.push((i, rng.below(100) as u32));
+                }
+            }
+            let xv = Vector::sparse(nr, &x).unwrap();
+            let mask_src = random_vector(&mut rng, nc, 0.5);
+            let mask = (rng.below(2) == 0).then(|| Mask::structure(&mask_src).complement());
+            let threads = 1 + rng.below(3) as usize;
+            // w(j) = min over edges (i, j) with x(i) present of x(i); reach(j) = any such edge.
+            let want_min: Vec<Option<u32>> = (0..nc)
+                .map(|j| {
+                    if mask.as_ref().is_some_and(|m| !m.allows(j)) {
+                        return None;
+                    }
+                    x.iter().filter(|&&(i, _)| edges.contains(&(i, j))).map(|&(_, v)| v).min()
+                })
+                .collect();
+            for d in [Direction::Auto, Direction::Push, Direction::Pull] {
+                let desc = Descriptor::with_threads(threads).direction(d).replace();
+                // vxm with min-first takes the vector value (left operand).
+                let mut w = Vector::empty(nc);
+                vxm(&mut w, mask.as_ref(), None, SemiringOf { add: Min, mul: First }, &xv, &a, &desc).unwrap();
+                assert_eq!((0..nc).map(|j| w.get(j)).collect::<Vec<_>>(), want_min, "trial {trial} {d:?} vxm min-first");
+                // The same through the transpose with mxv and min-second.
+                let mut w = Vector::empty(nc);
+                mxv(&mut w, mask.as_ref(), None, MIN_SECOND, &a, &xv, &desc.transpose()).unwrap();
+                assert_eq!((0..nc).map(|j| w.get(j)).collect::<Vec<_>>(), want_min, "trial {trial} {d:?} mxv min-second");
+                let reach: Vector<bool> = Vector::sparse(nr, &x.iter().map(|&(i, _)| (i, true)).collect::<Vec<_>>()).unwrap();
+                let mut r = Vector::empty(nc);
+                vxm(&mut r, mask.as_ref(), None, ANY_PAIR, &reach, &a, &desc).unwrap();
+                let want: Vec<Option<bool>> = want_min.iter().map(|m| m.map(|_| true)).collect();
+                assert_eq!((0..nc).map(|j| r.get(j)).collect::<Vec<_>>(), want, "trial {trial} {d:?} any-pair");
+            }
+        }
+    }
+
+    #[test]
+    fn assign_scalar_extract_and_assign_indices() {
+        let mut w = Vector::sparse(5, &[(1, 7i64)]).unwrap();
+        let frontier = Vector::sparse(5, &[(0, true), (3, true)]).unwrap();
+        assign_scalar(&mut w, Some(&Mask::structure(&frontier)), None, 2, &Descriptor::default()).unwrap();
+        assert_eq!(w.entries(), vec![(0, 2), (1, 7), (3, 2)]);
+        // Grandparents: f = [1, 2, 2, 0], f(f) = [2, 2, 2, 1].
+        let f = Vector::dense(vec![1u32, 2, 2, 0]);
+        let mut gf = Vector::empty(4);
+        extract(&mut gf, None, None, &f, &[1, 2, 2, 0], &Descriptor::with_threads(2)).unwrap();
+        assert_eq!(gf, Vector::dense(vec![2, 2, 2, 1]));
+        let sparse_u = Vector::sparse(4, &[(2, 9u32)]).unwrap();
+        extract(&mut gf, None, None, &sparse_u, &[2, 0, 2, 3], &Descriptor::default()).unwrap();
+        assert_eq!(gf.entries(), vec![(0, 9), (2, 9)]);
+        assert!(extract(&mut gf, None, None, &f, &[0, 1, 2, 4], &Descriptor::default()).is_err());
+        // Hooking: w(idx[k]) min= u(k), duplicates all count; absent entries take the value.
+        let mut h = Vector::dense(vec![5u32, 5, 5, 5]);
+        assign_indices(&mut h, Min, &Vector::dense(vec![3u32, 1, 4]), &[2, 2, 0]).unwrap();
+        assert_eq!(h, Vector::dense(vec![4, 5, 1, 5]));
+        let mut h = Vector::sparse(3, &[(0, 8u32)]).unwrap();
+        assign_indices(&mut h, Min, &Vector::sparse(2, &[(1, 6u32)]).unwrap(), &[0, 2]).unwrap();
+        assert_eq!(h.entries(), vec![(0, 8), (2, 6)]);
+        assert!(assign_indices(&mut h, Min, &Vector::dense(vec![1u32]), &[3]).is_err());
+    }
+
+    /// A product walks only the orientation it needs: a forced push by rows (`vxm`)
+    /// or a pull by rows (`mxv`) of a row block must not build its CSC (before, every
+    /// push built both: 40 ms at kron18's first BFS level, a copy of the edges and an
+    /// O(n) pointer array per process).
+    #[test]
+    fn products_build_only_the_orientation_they_walk() {
+        let a = Matrix::from_csr_parts(2, 6, vec![0, 2, 3], vec![1, 4, 0], vec![true; 3]).unwrap();
+        let f = Vector::sparse(2, &[(0, true)]).unwrap();
+        let mut w = Vector::empty(6);
+        vxm(&mut w, None, None, ANY_PAIR, &f, &a, &Descriptor::default().direction(Direction::Push)).unwrap();
+        assert_eq!(w.entries(), vec![(1, true), (4, true)]);
+        let whole = Vector::sparse(6, &[(4, true)]).unwrap();
+        let mut r = Vector::empty(2);
+        mxv(&mut r, None, None, ANY_PAIR, &a, &whole, &Descriptor::default().direction(Direction::Pull)).unwrap();
+        assert_eq!(r.entries(), vec![(0, true)]);
+        assert!(!a.csc_is_built(), "a push by rows or a pull by rows built the CSC");
+        // Auto weighs both orientations, so it may build it.
+        vxm(&mut w, None, None, ANY_PAIR, &f, &a, &Descriptor::default()).unwrap();
+        assert_eq!(w.entries(), vec![(1, true), (4, true)]);
+    }
+
+    #[test]
+    fn lazy_csc_of_a_row_block() {
+        // Two local rows of a 5-column block, as the distributed kernels build them.
+        let a = Matrix::from_csr_parts(2, 5, vec![0, 2, 3], vec![1, 4, 0], vec![true; 3]).unwrap();
+        assert_eq!(a, Matrix::<bool>::from_edges(2, 5, &[(0, 1), (0, 4), (1, 0)]).unwrap());
+        assert_eq!(a.col_counts(), vec![1, 1, 0, 0, 1]);
+        assert!(Matrix::from_csr_parts(2, 5, vec![0, 2, 3], vec![4, 1, 0], vec![true; 3]).is_err());
+        assert!(Matrix::from_csr_parts(2, 5, vec![0, 2, 3], vec![1, 5, 0], vec![true; 3]).is_err());
+        assert!(Matrix::from_csr_parts(2, 5, vec![0, 2], vec![1, 4], vec![true; 2]).is_err());
     }
 
     #[test]

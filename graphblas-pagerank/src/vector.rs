@@ -147,8 +147,9 @@ impl<T: Scalar> Bitmap<T> {
             return Vector::Dense(self.val);
         }
         let n = self.val.len();
-        let mut idx = Vec::new();
-        let mut val = Vec::new();
+        let count = self.present.iter().filter(|&&p| p).count();
+        let mut idx = Vec::with_capacity(count);
+        let mut val = Vec::with_capacity(count);
         for i in 0..n {
             if self.present[i] {
                 idx.push(i as u32);
@@ -180,11 +181,16 @@ impl Mask {
 
     /// Structural mask: allows `i` iff `m(i)` is present.
     pub fn structure<M: Scalar>(m: &Vector<M>) -> Mask {
-        let mut allow = vec![false; m.len()];
-        for (i, _) in m.entries() {
-            allow[i] = true;
+        match m {
+            Vector::Dense(v) => Mask { allow: vec![true; v.len()] },
+            Vector::Sparse { n, idx, .. } => {
+                let mut allow = vec![false; *n];
+                for &i in idx {
+                    allow[i as usize] = true;
+                }
+                Mask { allow }
+            }
         }
-        Mask { allow }
     }
 
     /// The complemented mask.

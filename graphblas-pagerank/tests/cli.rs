@@ -101,24 +101,6 @@ fn bad_input_fails_with_file_and_line_and_no_output() {
     assert!(stderr(&o).contains("nosuch"), "{}", stderr(&o));
 }
 
-/// Runs `cmd` with a wall-clock limit: a hang is a failure.
-fn run_limited(cmd: &mut Command, limit: std::time::Duration) -> Output {
-    use std::process::Stdio;
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    let t0 = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("{cmd:?} hung (> {limit:?}); stderr: {}", String::from_utf8_lossy(&o.stderr));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 #[repr(C)]
 struct Rusage {
     ru_utime: [i64; 2],
@@ -279,22 +261,6 @@ fn one_based_and_weighted_edge_lists_and_usage_errors() {
     // --tol 0 is allowed: exactly --max-iters iterations.
     let o = pagerank_bin(&["--input", elp, "--tol", "0", "--max-iters", "3", "-q"]);
     assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("iterations=3"), "{}", stderr(&o));
-}
-
-/// `lpfrun` next to this test's target directory, built if missing.
-fn lpfrun() -> std::path::PathBuf {
-    // lpfrun of the profile this test was built with (target/debug or target/release).
-    let dir = std::path::Path::new(env!("CARGO_BIN_EXE_pagerank")).parent().unwrap().to_path_buf();
-    let bin = dir.join("lpfrun");
-    if !bin.exists() {
-        let profile = match dir.file_name().and_then(|d| d.to_str()) {
-            Some("debug") | None => "dev",
-            Some(other) => other,
-        };
-        let o = Command::new(env!("CARGO")).args(["build", "--profile", profile, "-p", "lpf", "--bin", "lpfrun"]).output().unwrap();
-        assert!(o.status.success(), "building lpfrun: {}", String::from_utf8_lossy(&o.stderr));
-    }
-    bin
 }
 
 #[test]

@@ -17,14 +17,11 @@
 //! the summary. Exit code 1 with the message on bad input, 2 on bad usage.
 
 use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
-use graphblas_pagerank::dist::{
-    convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistError, DistOptions, Exchange, Format, Input,
-};
-use graphblas_pagerank::kron::KronParams;
+use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
+use graphblas_pagerank::dist::{convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistError, DistOptions, Exchange};
 use graphblas_pagerank::PageRankConfig;
-use lpf::{Args, Context, Root};
+use lpf::Context;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
 
 const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]) \
@@ -32,14 +29,10 @@ const USAGE: &str = "usage: pagerank (--input FILE [--format mtx|edges|bin] [--o
 [--exchange auto|allgather|plan] [--output FILE] [--convert-to FILE.bin] [--bandwidth] [--quiet]";
 
 struct Opts {
-    input: Option<PathBuf>,
-    format: Format,
-    rmat: Option<u32>,
-    seed: u64,
+    input: InputArgs,
     engine: Option<String>,
     /// `-p`; default 1 on shm, all processes of the job on the network engines.
     p: Option<u32>,
-    one_based: bool,
     cfg: PageRankConfig,
     exchange: Exchange,
     output: Option<PathBuf>,
@@ -49,19 +42,15 @@ struct Opts {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("pagerank: {msg}\n{USAGE}");
+    print_stderr_line(&format!("pagerank: {msg}\n{USAGE}"));
     std::process::exit(2)
 }
 
 fn parse() -> Opts {
     let mut o = Opts {
-        input: None,
-        format: Format::Auto,
-        rmat: None,
-        seed: 1,
+        input: InputArgs::default(),
         engine: None,
         p: None,
-        one_based: false,
         cfg: PageRankConfig::default(),
         exchange: Exchange::Auto,
         output: None,
@@ -72,21 +61,17 @@ fn parse() -> Opts {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     fn num<T: std::str::FromStr>(name: &str, v: Option<&String>) -> T {
-        let v = v.unwrap_or_else(|| usage(&format!("{name} needs a value")));
-        v.parse().unwrap_or_else(|_| usage(&format!("bad value {v:?} for {name}")))
+        value(usage, name, v)
     }
     while i < args.len() {
         let a = args[i].as_str();
         let v = args.get(i + 1);
+        if let Some(used) = o.input.take(usage, a, v) {
+            i += used;
+            continue;
+        }
         let mut take = true;
         match a {
-            "--input" | "-i" => o.input = Some(PathBuf::from(v.unwrap_or_else(|| usage("--input needs a file")))),
-            "--format" => {
-                let s: String = num(a, v);
-                o.format = Format::parse(&s).unwrap_or_else(|| usage(&format!("unknown format {s:?}")));
-            }
-            "--rmat" => o.rmat = Some(num(a, v)),
-            "--seed" => o.seed = num(a, v),
             "--engine" => o.engine = Some(num(a, v)),
             "-p" | "--procs" => o.p = Some(num(a, v)),
             "--threads" | "-t" => o.cfg.threads = num(a, v),
@@ -103,10 +88,6 @@ fn parse() -> Opts {
                 o.bandwidth = true;
                 take = false;
             }
-            "--one-based" => {
-                o.one_based = true;
-                take = false;
-            }
             "--quiet" | "-q" => {
                 o.quiet = true;
                 take = false;
@@ -118,9 +99,6 @@ fn parse() -> Opts {
             _ => usage(&format!("unknown argument {a:?}")),
         }
         i += if take { 2 } else { 1 };
-    }
-    if o.input.is_some() == o.rmat.is_some() {
-        usage("give exactly one of --input FILE and --rmat SCALE");
     }
     if o.p == Some(0) || o.cfg.threads == 0 {
         usage("-p and --threads must be at least 1");
@@ -134,45 +112,16 @@ fn parse() -> Opts {
     if o.cfg.max_iters == 0 {
         usage("--max-iters must be at least 1");
     }
-    if o.one_based && (o.rmat.is_some() || matches!(o.format, Format::Mtx | Format::Bin)) {
-        usage("--one-based applies to edge lists only (MatrixMarket is 1-based by definition, binary files and R-MAT 0-based)");
-    }
     o
 }
 
 fn main() {
     let o = parse();
-    if let Some(e) = &o.engine {
-        if !matches!(e.as_str(), "shm" | "tcp" | "hybrid") {
-            usage(&format!("unknown engine {e:?} (shm, tcp, hybrid)"));
-        }
-        std::env::set_var("LPF_ENGINE", e);
-    }
-    let input = match (&o.input, o.rmat) {
-        (Some(path), _) if o.one_based => {
-            let fmt = match o.format {
-                Format::Auto => Format::from_extension(path),
-                f => Some(f),
-            };
-            if !matches!(fmt, Some(Format::Edges | Format::EdgesOneBased)) {
-                usage(&format!("--one-based applies to edge lists only ({} is not one; give --format edges)", path.display()));
-            }
-            Input::File { path: path.clone(), format: Format::EdgesOneBased }
-        }
-        (Some(path), _) => Input::File { path: path.clone(), format: o.format },
-        (None, Some(scale)) => Input::Rmat(KronParams::graph500(scale, o.seed)),
-        _ => unreachable!(),
-    };
+    set_engine(usage, o.engine.as_deref());
+    let input = o.input.input(usage);
     let t0 = Instant::now();
-    // The outcome of the lowest LPF pid this OS process hosts. With the shm engine all
-    // processes are threads of this one; under lpfrun (tcp, hybrid) or mpirun every OS
-    // process hosts some of them and only the one hosting pid 0 prints the summary.
-    // An error of a process that failed by itself (bad input, out of memory) wins over
-    // the communication errors its peers then see.
-    let report: Mutex<Option<(u32, Result<String, DistError>)>> = Mutex::new(None);
-    let spmd = |ctx: &mut Context, _args: Args| {
-        let me = ctx.pid();
-        let out: Result<String, DistError> = if let Some(target) = &o.convert_to {
+    let spmd = |ctx: &mut Context| -> Result<String, DistError> {
+        if let Some(target) = &o.convert_to {
             convert_to_binary_spmd(ctx, input.clone(), target, o.cfg.threads)
                 .map(|(n, m)| format!("wrote {}: {n} vertices, {m} edges, {:.3} s", target.display(), t0.elapsed().as_secs_f64()))
 
@@ -243,37 +192,7 @@ fn main() {
                     })
                 }
             }
-        };
-        let mut rep = report.lock().unwrap();
-        let rank = |(pid, r): &(u32, Result<String, DistError>)| (!matches!(r, Err(e) if !matches!(e, DistError::Lpf(_))), *pid);
-        let new = (me, out);
-        if rep.as_ref().is_none_or(|old| rank(&new) < rank(old)) {
-            *rep = Some(new);
         }
     };
-    // On shm, -p threads (default 1). On a network engine the job's size is fixed by its
-    // launcher (lpfrun -n, mpirun -np): by default run on all of its processes.
-    let network = !matches!(std::env::var("LPF_ENGINE").unwrap_or_default().as_str(), "" | "shm" | "pthread" | "threads");
-    let p = o.p.unwrap_or(if network { lpf::MAX_P } else { 1 });
-    let ran = Root::with_max_procs(p).exec(p, &spmd, Args::none());
-    let report = report.into_inner().unwrap();
-    // Every process returns the same result or error (the dist functions agree), so a
-    // process that does not host pid 0 reports only an error and otherwise stays quiet.
-    match (ran, report) {
-        (_, Some((_, Err(msg)))) => {
-            let msg = msg.to_string();
-            eprintln!("pagerank: error: {msg}");
-            std::process::exit(1)
-        }
-        (Err(e), _) => {
-            eprintln!("pagerank: error: {e}");
-            std::process::exit(1)
-        }
-        (Ok(()), Some((0, Ok(summary)))) => println!("{summary}"),
-        (Ok(()), Some((_, Ok(_)))) => {}
-        (Ok(()), None) => {
-            eprintln!("pagerank: error: LPF ran no process in this OS process");
-            std::process::exit(1)
-        }
-    }
+    run_job("pagerank", o.p, &spmd);
 }

@@ -80,7 +80,7 @@ fn bounds_owner(bounds: &[usize], v: usize) -> usize {
 /// Orders `(src, dst)` pairs by destination process: `each` calls its argument on
 /// every pair (the same sequence both times it is called). Returns the send buffer and
 /// counts.
-fn bucket(
+pub(super) fn bucket(
     me: usize,
     p: usize,
     len: usize,
@@ -107,7 +107,7 @@ fn bucket(
 
 /// In-CSR of rows `lo..lo + rows` from `[src, dst]` pairs (every dst in range):
 /// counting sort by row, then each row's sources sorted (and deduplicated if asked).
-fn csr_by_target(me: usize, lo: usize, rows: usize, pairs: &[[u32; 2]], dedup: bool) -> DistResult<(Vec<usize>, Vec<u32>)> {
+pub(super) fn csr_by_target(me: usize, lo: usize, rows: usize, pairs: &[[u32; 2]], dedup: bool) -> DistResult<(Vec<usize>, Vec<u32>)> {
     let mut ptr = try_zeroed::<usize>(rows + 1, me, "the row pointers of the local rows")?;
     for e in pairs {
         ptr[e[1] as usize - lo + 1] += 1;

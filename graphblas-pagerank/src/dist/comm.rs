@@ -248,6 +248,12 @@ impl<'c> Comm<'c> {
 
     /// As [`Comm::allreduce_sum_u64_long`] with any associative, commutative `op`.
     pub fn allreduce_u64_long(&mut self, v: &mut [u64], op: fn(u64, u64) -> u64) -> DistResult<()> {
+        self.allreduce_long(v, op)
+    }
+
+    /// As [`Comm::allreduce_u64_long`] for any element type (e.g. the u32 parents of
+    /// WCC, combined by min).
+    pub fn allreduce_long<T: Pod>(&mut self, v: &mut [T], op: fn(T, T) -> T) -> DistResult<()> {
         let (p, n) = (self.p, v.len());
         if p == 1 {
             return Ok(());

@@ -33,15 +33,21 @@
 //! 6. **Results** map back to the input ids; [`write_ranks_spmd`] writes them to one file
 //!    in parallel (temp file in the same directory, renamed at the end).
 
+mod adjacency;
+mod bfs;
 mod build;
 mod comm;
 mod iterate;
 mod load;
 mod output;
 mod relabel;
+mod wcc;
 
+pub use adjacency::VertexValues;
+pub use bfs::{bfs_spmd, bfs_spmd_with};
 pub use iterate::ExchangeStats;
-pub use output::{convert_to_binary_spmd, write_ranks_spmd};
+pub use output::{convert_to_binary_spmd, write_ranks_spmd, write_values_spmd};
+pub use wcc::wcc_spmd;
 
 use crate::io::{InputError, InputErrorKind};
 use crate::kron::KronParams;
@@ -122,6 +128,25 @@ impl Input {
     pub fn file(path: impl Into<PathBuf>) -> Input {
         Input::File { path: path.into(), format: Format::Auto }
     }
+
+    /// What errors call the input: the file's path, "the R-MAT graph", "the given edges".
+    pub fn describe(&self) -> String {
+        match self {
+            Input::File { path, .. } => path.display().to_string(),
+            Input::Rmat(_) => "the R-MAT graph".into(),
+            Input::Edges(_) | Input::NumberedEdges { .. } => "the given edges".into(),
+        }
+    }
+}
+
+/// The error for a graph without vertices, which no kernel runs on.
+pub(crate) fn require_vertices(n: usize, what: &str, kernel: &str) -> DistResult<()> {
+    if n == 0 {
+        return Err(DistError::Invalid(format!(
+            "{what}: the graph has no vertices (an edge list without edges, or a declared size of 0); {kernel} needs at least one vertex"
+        )));
+    }
+    Ok(())
 }
 
 /// How the contribution vector is exchanged each iteration.
@@ -362,15 +387,9 @@ fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptio
         return Err(DistError::Invalid(format!("alpha must be in [0, 1] (got {}) and tol a number", cfg.alpha)));
     }
     let t0 = Instant::now();
-    let what = match &input {
-        Input::File { path, .. } => path.display().to_string(),
-        Input::Rmat(_) => "the R-MAT graph".into(),
-        Input::Edges(_) | Input::NumberedEdges { .. } => "the given edges".into(),
-    };
+    let what = input.describe();
     let mut raw = load::load(comm, input, cfg.threads.max(1))?;
-    if raw.n == 0 {
-        return Err(DistError::Invalid(format!("{what}: the graph has no vertices (an edge list without edges, or a declared size of 0); PageRank needs at least one vertex")));
-    }
+    require_vertices(raw.n, &what, "PageRank")?;
     let user_ids = raw.labels.take();
     let routed = build::route_and_dedup(comm, raw)?;
     let mut g = build::renumber_and_distribute(comm, routed)?;

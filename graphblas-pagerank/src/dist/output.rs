@@ -58,6 +58,19 @@ fn write_ranks(comm: &mut Comm<'_>, res: &DistributedResult, path: &Path) -> Dis
     write_parts(comm, path, &text)
 }
 
+/// Writes a kernel's result to `path`: one `id value` line per vertex in ascending id
+/// order (the processes' blocks are already in that order). Collective; the file
+/// appears complete or not at all.
+pub fn write_values_spmd<T: std::fmt::Display>(ctx: &mut Context, res: &super::VertexValues<T>, path: &Path) -> DistResult<()> {
+    let mut comm = Comm::new(ctx)?;
+    let mut text = Vec::with_capacity(res.ids.len() * 16);
+    for (id, v) in res.ids.iter().zip(&res.values) {
+        writeln!(text, "{id} {v}").expect("writing to memory");
+    }
+    let r = write_parts(&mut comm, path, &text);
+    finish(comm, r)
+}
+
 /// Reads `input` in parallel, removes duplicate edges (and R-MAT's self-loops), and
 /// writes the edge set to `path` in the binary format (pattern; records hold the
 /// vertex numbers `0..n` in ascending id order, followed by the table of the ids when

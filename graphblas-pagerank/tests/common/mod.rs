@@ -10,7 +10,9 @@ use graphblas_pagerank::dist::{DistError, DistributedResult};
 use graphblas_pagerank::io::write_binary;
 use graphblas_pagerank::{pagerank, Coo, DupPolicy, Matrix, PageRankConfig};
 use lpf::{Args, Context, Root};
+use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -251,3 +253,84 @@ pub fn kron_graph(params: &graphblas_pagerank::kron::KronParams) -> Graph {
     let edges = coo.rows.iter().zip(&coo.cols).filter(|(u, v)| u != v).map(|(&u, &v)| (u as usize, v as usize)).collect();
     Graph { name: format!("kron{}", params.scale), n: params.num_vertices() as usize, edges }
 }
+
+/// Runs `cmd` with a wall-clock limit: a hang is a failure.
+pub fn run_limited(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let t0 = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("{cmd:?} hung (> {limit:?}); stderr: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `lpfrun` next to this test's target directory, built if missing.
+pub fn lpfrun() -> std::path::PathBuf {
+    // lpfrun of the profile this test was built with (target/debug or target/release).
+    let dir = std::path::Path::new(env!("CARGO_BIN_EXE_pagerank")).parent().unwrap().to_path_buf();
+    let bin = dir.join("lpfrun");
+    if !bin.exists() {
+        let profile = match dir.file_name().and_then(|d| d.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let o = Command::new(env!("CARGO")).args(["build", "--profile", profile, "-p", "lpf", "--bin", "lpfrun"]).output().unwrap();
+        assert!(o.status.success(), "building lpfrun: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    bin
+}
+
+
+/// Graphalytics' depth of a vertex the BFS source does not reach.
+pub const UNREACHABLE: i64 = 9223372036854775807;
+
+/// Depths from `source` over vertices `0..n` by a FIFO queue, edges followed forward.
+pub fn reference_bfs(n: usize, edges: &[(usize, usize)], source: usize) -> Vec<i64> {
+    let mut adj = vec![Vec::new(); n];
+    for &(u, v) in edges {
+        adj[u].push(v);
+    }
+    let mut depth = vec![UNREACHABLE; n];
+    depth[source] = 0;
+    let mut queue = VecDeque::from([source]);
+    while let Some(u) = queue.pop_front() {
+        for &v in &adj[u] {
+            if depth[v] == UNREACHABLE {
+                depth[v] = depth[u] + 1;
+                queue.push_back(v);
+            }
+        }
+    }
+    depth
+}
+
+/// The smallest vertex of each vertex's weakly connected component, by union-find.
+pub fn reference_wcc(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut parent: Vec<usize> = (0..n).collect();
+    for &(u, v) in edges {
+        let (a, b) = (root(&mut parent, u), root(&mut parent, v));
+        // The smaller root stays root, so a root is its component's smallest vertex.
+        if a < b {
+            parent[b] = a;
+        } else {
+            parent[a] = b;
+        }
+    }
+    (0..n).map(|x| root(&mut parent, x)).collect()
+}
+

@@ -1,0 +1,11 @@
+//! Graph kernels written against the algebra ([`crate::ops`] over
+//! [`crate::algebra`] semirings), with the LDBC Graphalytics semantics
+//! (`docs/graph-kernels.md`). Each module holds the process-local kernel; the
+//! distributed versions (in [`crate::dist`]) run the same algebra on each process's
+//! block of rows and add only the communication.
+
+pub mod bfs;
+pub mod wcc;
+
+pub use bfs::{bfs, UNREACHABLE};
+pub use wcc::wcc;

@@ -1,0 +1,161 @@
+//! `graph`: the graph kernels over LPF from the command line.
+//!
+//! ```text
+//! graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
+//! graph wcc INPUT [RUN] [--output FILE]
+//!   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
+//!   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]
+//! ```
+//!
+//! Inputs as for `pagerank` (MatrixMarket, binary and R-MAT inputs declare their
+//! vertices, isolated ones included; an edge list's vertices are the ids some edge
+//! names). `--output` writes one `id value` line per vertex in ascending id order, ids
+//! as in the input: BFS the depth from the source (9223372036854775807 where it does
+//! not lead), WCC the smallest id of the vertex's weakly connected component. The
+//! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
+//! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
+
+use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
+use graphblas_pagerank::dist::{bfs_spmd_with, wcc_spmd, write_values_spmd, DistError, VertexValues};
+use graphblas_pagerank::Direction;
+use lpf::Context;
+use std::path::PathBuf;
+use std::time::Instant;
+
+const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
+       graph wcc INPUT [RUN] [--output FILE]
+  INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
+  RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]";
+
+fn usage(msg: &str) -> ! {
+    print_stderr_line(&format!("graph: {msg}\n{USAGE}"));
+    std::process::exit(2)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kernel {
+    Bfs,
+    Wcc,
+}
+
+struct Opts {
+    kernel: Kernel,
+    input: InputArgs,
+    engine: Option<String>,
+    p: Option<u32>,
+    threads: usize,
+    source: Option<u64>,
+    direction: Direction,
+    output: Option<PathBuf>,
+}
+
+fn parse() -> Opts {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let kernel = match args.first().map(String::as_str) {
+        Some("bfs") => Kernel::Bfs,
+        Some("wcc") => Kernel::Wcc,
+        Some("--help" | "-h") => {
+            println!("{USAGE}");
+            std::process::exit(0)
+        }
+        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc)")),
+        None => usage("name a kernel"),
+    };
+    let mut o = Opts {
+        kernel,
+        input: InputArgs::default(),
+        engine: None,
+        p: None,
+        threads: 1,
+        source: None,
+        direction: Direction::Auto,
+        output: None,
+    };
+    let mut i = 1;
+    while i < args.len() {
+        let (a, v) = (args[i].as_str(), args.get(i + 1));
+        if let Some(used) = o.input.take(usage, a, v) {
+            i += used;
+            continue;
+        }
+        match a {
+            "--engine" => o.engine = Some(value(usage, a, v)),
+            "-p" | "--procs" => o.p = Some(value(usage, a, v)),
+            "--threads" | "-t" => o.threads = value(usage, a, v),
+            "--source" | "-s" if kernel == Kernel::Bfs => o.source = Some(value(usage, a, v)),
+            "--direction" if kernel == Kernel::Bfs => {
+                o.direction = match value::<String>(usage, a, v).as_str() {
+                    "auto" => Direction::Auto,
+                    "push" => Direction::Push,
+                    "pull" => Direction::Pull,
+                    d => usage(&format!("unknown direction {d:?} (auto, push, pull)")),
+                }
+            }
+            "--output" | "-o" => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
+            _ => usage(&format!("unknown argument {a:?} for graph {}", args[0])),
+        }
+        i += 2;
+    }
+    if o.p == Some(0) || o.threads == 0 {
+        usage("-p and --threads must be at least 1");
+    }
+    if kernel == Kernel::Bfs && o.source.is_none() {
+        usage("bfs needs --source ID (an id of the input)");
+    }
+    o
+}
+
+/// The summary of a run: what ran on what, the times, and a `summary key=value` line.
+fn summary<T>(o: &Opts, ctx: &Context, name: &str, r: &VertexValues<T>, total: f64) -> String {
+    let what = match o.kernel {
+        Kernel::Bfs => format!("levels {}", r.rounds),
+        Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
+    };
+    format!(
+        "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\
+         summary kernel={name} n={} nnz={} p={} threads={} rounds={} load_s={:.4} compute_s={:.4} total_s={:.4}",
+        r.n,
+        r.nnz,
+        ctx.nprocs(),
+        o.threads,
+        ctx.engine_name(),
+        r.load_seconds,
+        r.compute_seconds,
+        total,
+        r.n,
+        r.nnz,
+        ctx.nprocs(),
+        o.threads,
+        r.rounds,
+        r.load_seconds,
+        r.compute_seconds,
+        total
+    )
+}
+
+fn finish<T: std::fmt::Display>(o: &Opts, ctx: &mut Context, name: &str, r: VertexValues<T>, t0: Instant) -> Result<String, DistError> {
+    if let Some(path) = &o.output {
+        write_values_spmd(ctx, &r, path)?;
+    }
+    Ok(summary(o, ctx, name, &r, t0.elapsed().as_secs_f64()))
+}
+
+fn main() {
+    let o = parse();
+    set_engine(usage, o.engine.as_deref());
+    let input = o.input.input(usage);
+    let t0 = Instant::now();
+    let spmd = |ctx: &mut Context| -> Result<String, DistError> {
+        match o.kernel {
+            Kernel::Bfs => {
+                let r = bfs_spmd_with(ctx, input.clone(), o.source.expect("checked"), o.threads, o.direction)?;
+                finish(&o, ctx, "bfs", r, t0)
+            }
+            Kernel::Wcc => {
+                let r = wcc_spmd(ctx, input.clone(), o.threads)?;
+                finish(&o, ctx, "wcc", r, t0)
+            }
+        }
+    };
+    run_job("graph", o.p, &spmd);
+}

@@ -1,0 +1,101 @@
+//! The graph as the traversal kernels (BFS, WCC) see it: the input loaded and
+//! relabelled by [`super::load`], its edges routed to the owners of their targets and
+//! deduplicated by [`super::build::route_and_dedup`] — the steps PageRank takes — and
+//! then each in-edge also sent to the owner of its source, so that every process holds
+//! both the in- and the out-neighbours of its block of vertices, as two `bool`
+//! pattern matrices of its rows × all n columns (CSR only: the kernels walk rows).
+//!
+//! Vertices keep the dense input numbering `0..n` (ascending input id) in even blocks:
+//! process q owns `even_start(q)..even_start(q + 1)`, so a result is already in
+//! ascending id order per process and processes follow each other in pid order.
+//! PageRank's renumbering by out-degree (for its summation order and cost model) is
+//! not applied: these kernels' results do not depend on the order of the sums, and
+//! WCC's label — the smallest id of a component — is the smallest input number.
+
+use super::build::{bucket, csr_by_target, even_owner, even_start, route_and_dedup};
+use super::comm::{try_filled, Comm};
+use super::load::RawEdges;
+use super::DistResult;
+use crate::matrix::Matrix;
+
+/// One process's share of a kernel's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VertexValues<T> {
+    /// Vertices in the whole graph.
+    pub n: u64,
+    /// Edges in the whole graph (duplicates counted once; R-MAT: without self-loops).
+    pub nnz: u64,
+    /// The ids of this process's vertices as in the input, ascending; the blocks of the
+    /// processes follow each other in pid order.
+    pub ids: Vec<u64>,
+    /// The value of `ids[k]` (BFS: depth; WCC: the smallest id of its component).
+    pub values: Vec<T>,
+    /// Position of `ids[0]` in the ascending order of all ids.
+    pub first_index: u64,
+    /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds.
+    pub rounds: usize,
+    /// Read/generate, route and build, seconds (this process).
+    pub load_seconds: f64,
+    /// The kernel itself, seconds (this process).
+    pub compute_seconds: f64,
+}
+
+/// This process's block of the graph.
+pub(crate) struct Adjacency {
+    pub n: usize,
+    pub nnz: u64,
+    /// First vertex number of this block.
+    pub lo: usize,
+    /// `inn(k, u)`: an edge u → lo + k.
+    pub inn: Matrix<bool>,
+    /// `out(k, v)`: an edge lo + k → v.
+    pub out: Matrix<bool>,
+}
+
+impl Adjacency {
+    pub fn rows(&self) -> usize {
+        self.inn.nrows()
+    }
+
+    /// The result of this block: the ids of its vertices and their values.
+    pub fn values<T>(&self, labels: &[u64], values: Vec<T>, rounds: usize, load_seconds: f64, compute_seconds: f64) -> VertexValues<T> {
+        VertexValues {
+            n: self.n as u64,
+            nnz: self.nnz,
+            ids: labels[self.lo..self.lo + self.rows()].to_vec(),
+            values,
+            first_index: self.lo as u64,
+            rounds,
+            load_seconds,
+            compute_seconds,
+        }
+    }
+}
+
+/// Routes and deduplicates the loaded edges and builds this process's in- and
+/// out-adjacency. Collective.
+pub(crate) fn build(comm: &mut Comm<'_>, raw: RawEdges) -> DistResult<Adjacency> {
+    let (p, me, n) = (comm.p, comm.me, raw.n);
+    let routed = route_and_dedup(comm, raw)?;
+    let nnz = comm.sum_u64(routed.src.len() as u64)?;
+    let (lo, rows) = (routed.lo, routed.rows());
+    debug_assert_eq!((lo, lo + rows), (even_start(me, n, p), even_start(me + 1, n, p)));
+    // Every in-edge u → t of this block, as (t, u), to the owner of u.
+    let each = |f: &mut dyn FnMut(u32, u32)| {
+        for i in 0..rows {
+            for &u in &routed.src[routed.ptr[i]..routed.ptr[i + 1]] {
+                f((lo + i) as u32, u)
+            }
+        }
+    };
+    let (send, counts) = bucket(me, p, routed.src.len(), each, |u| even_owner(u as usize, n, p))?;
+    let (recv, _) = comm.alltoallv(&send, &counts)?;
+    drop(send);
+    let (out_ptr, out_idx) = csr_by_target(me, lo, rows, &recv, false)?;
+    drop(recv);
+    let in_vals = try_filled(routed.src.len(), true, me, "the in-edge pattern")?;
+    let out_vals = try_filled(out_idx.len(), true, me, "the out-edge pattern")?;
+    let inn = Matrix::from_csr_parts(rows, n, routed.ptr, routed.src, in_vals)?;
+    let out = Matrix::from_csr_parts(rows, n, out_ptr, out_idx, out_vals)?;
+    Ok(Adjacency { n, nnz, lo, inn, out })
+}

@@ -1,0 +1,135 @@
+//! Distributed direction-optimising BFS. Each level, on every process's block:
+//!
+//! * **push** (small frontier): `reach = frontier any.pair A_out` over the block's
+//!   out-edges ([`vxm`], push), the reached ids go to their owners (alltoallv), and
+//!   each owner keeps the ones not yet visited;
+//! * **pull** (large frontier): the frontier is gathered on every process
+//!   (allgatherv of its ids, in pid order hence sorted), and every unvisited vertex of
+//!   the block looks for one in-neighbour in it (`next⟨¬visited⟩ = A_in any.pair
+//!   frontier`, [`mxv`], pull: a row stops at its first hit).
+//!
+//! One allreduce per level sums the frontier's size, its out-edges and the in-edges of
+//! the newly visited vertices, so every process takes the same direction
+//! ([`next_direction`]) and stops at the same level.
+
+use super::adjacency::{build, Adjacency, VertexValues};
+use super::build::even_owner;
+use super::comm::Comm;
+use super::{finish, load, require_vertices, DistError, DistResult, Input};
+use crate::algebra::ANY_PAIR;
+use crate::algorithms::bfs::{next_direction, UNREACHABLE};
+use crate::ops::{apply, assign_scalar, mxv, vxm, Descriptor, Direction};
+use crate::vector::{Mask, Vector};
+use lpf::Context;
+use std::time::Instant;
+
+/// Depth of every vertex of this process from the vertex with id `source` (as the
+/// input writes it), following edges forward; [`UNREACHABLE`] (i64::MAX) where the
+/// source does not lead. A `source` that is no vertex of the graph is an error.
+/// Collective; the same result or error on every process.
+pub fn bfs_spmd(ctx: &mut Context, input: Input, source: u64, threads: usize) -> DistResult<VertexValues<i64>> {
+    bfs_spmd_with(ctx, input, source, threads, Direction::Auto)
+}
+
+/// As [`bfs_spmd`]; `direction` `Push` or `Pull` forces every level that way (tests,
+/// measurements), `Auto` chooses per level.
+pub fn bfs_spmd_with(ctx: &mut Context, input: Input, source: u64, threads: usize, direction: Direction) -> DistResult<VertexValues<i64>> {
+    let mut comm = Comm::new(ctx)?;
+    let r = run(&mut comm, input, source, threads.max(1), direction);
+    finish(comm, r)
+}
+
+fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, forced: Direction) -> DistResult<VertexValues<i64>> {
+    let t0 = Instant::now();
+    let what = input.describe();
+    let mut raw = load::load(comm, input, threads)?;
+    require_vertices(raw.n, &what, "BFS")?;
+    let labels = raw.labels.take().expect("the loader names every vertex");
+    // Every process holds all ids: they agree without a word.
+    let s = labels.binary_search(&source).map_err(|_| {
+        DistError::Invalid(format!(
+            "{what}: the BFS source {source} is not a vertex of the graph ({} vertices, ids {}..={})",
+            labels.len(),
+            labels[0],
+            labels[labels.len() - 1]
+        ))
+    })?;
+    let adj = build(comm, raw)?;
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let (depth, levels) = levels(comm, &adj, s, threads, forced)?;
+    Ok(adj.values(&labels, depth, levels, load_seconds, t1.elapsed().as_secs_f64()))
+}
+
+fn levels(comm: &mut Comm<'_>, adj: &Adjacency, source: usize, threads: usize, forced: Direction) -> DistResult<(Vec<i64>, usize)> {
+    let (p, n, lo, rows) = (comm.p, adj.n, adj.lo, adj.rows());
+    let (outdeg, indeg) = (adj.out.row_counts(), adj.inn.row_counts());
+    let desc = Descriptor::with_threads(threads);
+    let mut depth: Vector<i64> = Vector::empty(rows);
+    let mut frontier: Vector<bool> =
+        if (lo..lo + rows).contains(&source) { Vector::sparse(rows, &[(source - lo, true)])? } else { Vector::empty(rows) };
+    let mut unexplored = adj.nnz;
+    let mut direction = Direction::Push;
+    let debug = std::env::var_os("GBPR_DEBUG").is_some();
+    for level in 0.. {
+        let t = Instant::now();
+        assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, level, &desc)?;
+        let mut stats = [frontier.nvals() as u64, 0, 0];
+        for (v, _) in frontier.entries() {
+            stats[1] += outdeg[v] as u64;
+            stats[2] += indeg[v] as u64;
+        }
+        comm.allreduce_u64(&mut stats, |a, b| *a += *b)?;
+        let [frontier_vertices, frontier_edges, explored] = stats;
+        if frontier_vertices == 0 {
+            return Ok((depth.to_dense_with(UNREACHABLE), level as usize));
+        }
+        unexplored = unexplored.saturating_sub(explored);
+        direction = match forced {
+            Direction::Auto => next_direction(direction, n as u64, frontier_vertices, frontier_edges, unexplored),
+            d => d,
+        };
+        let unvisited = Mask::structure(&depth).complement();
+        let mut next = Vector::empty(rows);
+        if direction == Direction::Pull {
+            let mine: Vec<u32> = sparse_indices(&frontier).iter().map(|&k| (lo + k as usize) as u32).collect();
+            let (all, _) = comm.allgatherv(&mine)?;
+            let whole = Vector::Sparse { n, val: vec![true; all.len()], idx: all };
+            mxv(&mut next, Some(&unvisited), None, ANY_PAIR, &adj.inn, &whole, &desc.replace().direction(Direction::Pull))?;
+        } else {
+            let mut reach = Vector::empty(n);
+            vxm(&mut reach, None, None, ANY_PAIR, &frontier, &adj.out, &desc.direction(Direction::Push))?;
+            let reached = sparse_indices(&reach);
+            let mut counts = vec![0usize; p];
+            for &v in &reached {
+                counts[even_owner(v as usize, n, p)] += 1;
+            }
+            // `reached` is ascending, so it is already grouped by owner.
+            let (mut got, _) = comm.alltoallv(&reached, &counts)?;
+            for v in got.iter_mut() {
+                *v -= lo as u32;
+            }
+            got.sort_unstable();
+            got.dedup();
+            let candidates = Vector::Sparse { n: rows, val: vec![true; got.len()], idx: got };
+            apply(&mut next, Some(&unvisited), None, |x| x, &candidates, &desc.replace())?;
+        }
+        if debug {
+            eprintln!(
+                "bfs process {}: level {level} {direction:?}: frontier {frontier_vertices} vertices, {frontier_edges} edges; {:.6} s",
+                comm.me,
+                t.elapsed().as_secs_f64()
+            );
+        }
+        frontier = next;
+    }
+    unreachable!("the levels are unbounded")
+}
+
+/// The indices of the present entries.
+fn sparse_indices(v: &Vector<bool>) -> Vec<u32> {
+    match v {
+        Vector::Sparse { idx, .. } => idx.clone(),
+        Vector::Dense(d) => (0..d.len() as u32).collect(),
+    }
+}

@@ -1,0 +1,159 @@
+//! The `graph` binary: `graph bfs` and `graph wcc` end to end on every engine the
+//! tests launch (shm in-process, tcp and hybrid under `lpfrun`), outputs against the
+//! references of `common` (a queue BFS, a union-find), errors and usage. Every run is
+//! bounded (`run_limited`).
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn graph(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_graph"));
+    c.args(args);
+    c
+}
+
+fn under_lpfrun(engine: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(lpfrun());
+    c.args(["-n", "2", "--engine", engine]);
+    if engine == "hybrid" {
+        c.args(["--threads", "2"]);
+    }
+    c.arg("--").arg(env!("CARGO_BIN_EXE_graph")).args(args);
+    c
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `id value` lines.
+fn read_values(path: &Path) -> (Vec<u64>, Vec<i64>) {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (a, b) = l.split_once(' ').unwrap();
+            (a.parse::<u64>().unwrap(), b.parse::<i64>().unwrap())
+        })
+        .unzip()
+}
+
+/// A graph with isolated declared vertices, a self-loop, duplicates and 4+ components.
+fn test_graph() -> Graph {
+    let mut g = random_graph(5, 40, 30);
+    g.edges.extend([(2, 2), (7, 8), (7, 8)]);
+    g
+}
+
+#[test]
+fn bfs_and_wcc_outputs_match_the_references_on_every_engine() {
+    let dir = TempDir::new("gcli");
+    let g = test_graph();
+    let mtx = dir.file("g.mtx", g.mtx_pattern().as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let source = g.edges[0].0;
+    let named = g.named();
+    let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
+    let named_edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
+    // (input, ids, BFS reference, WCC reference in ids, source id)
+    let mtx_ids: Vec<u64> = (1..=g.n as u64).collect();
+    let cases = [
+        (&mtx, mtx_ids.clone(), reference_bfs(g.n, &g.edges, source), reference_wcc(g.n, &g.edges).iter().map(|&r| mtx_ids[r] as i64).collect::<Vec<_>>(), source as u64 + 1),
+        (&el, named.clone(), reference_bfs(named.len(), &named_edges, k(source)), reference_wcc(named.len(), &named_edges).iter().map(|&r| named[r] as i64).collect(), source as u64),
+    ];
+    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    for (input, ids, bfs_want, wcc_want, src) in &cases {
+        for (engine, extra) in &runs {
+            for kernel in ["bfs", "wcc"] {
+                let out = dir.path(&format!("{kernel}-{engine}.txt"));
+                let src = src.to_string();
+                let mut args = vec![kernel, "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap()];
+                if kernel == "bfs" {
+                    args.extend(["--source", &src]);
+                }
+                args.extend(extra.iter().copied());
+                let mut cmd = if *engine == "shm" { graph(&args) } else { under_lpfrun(engine, &args) };
+                let o = run_limited(&mut cmd, LIMIT);
+                let tag = format!("{kernel} {} [{engine} {extra:?}]", input.display());
+                assert!(o.status.success(), "{tag}: {}", stderr(&o));
+                let so = String::from_utf8_lossy(&o.stdout);
+                assert_eq!(so.matches("summary ").count(), 1, "{tag}: one summary: {so}");
+                assert!(so.contains(&format!("summary kernel={kernel} n={} ", ids.len())), "{tag}: {so}");
+                let (got_ids, values) = read_values(&out);
+                assert_eq!(&got_ids, ids, "{tag}");
+                assert_eq!(&values, if kernel == "bfs" { bfs_want } else { wcc_want }, "{tag}");
+                std::fs::remove_file(&out).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_fails_everywhere_with_no_output() {
+    let dir = TempDir::new("gclibad");
+    let el = dir.file("g.el", b"1 2\n2 3\n");
+    let bad = dir.file("bad.el", b"1 2\n2 x\n");
+    let out = dir.path("out.txt");
+    let o_ = out.to_str().unwrap();
+    for engine in ["shm", "tcp"] {
+        let cmd = |args: &[&str]| if engine == "shm" { graph(&[args, &["-p", "2"]].concat()) } else { under_lpfrun(engine, args) };
+        // A source that is no vertex: exit 1, the message naming it, no output file.
+        let o = run_limited(&mut cmd(&["bfs", "--source", "7", "--input", el.to_str().unwrap(), "-o", o_]), LIMIT);
+        assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
+        assert!(stderr(&o).contains("the BFS source 7 is not a vertex of the graph"), "{engine}: {}", stderr(&o));
+        // A malformed line: file:line, for both kernels.
+        for kernel in [&["wcc"][..], &["bfs", "--source", "1"]] {
+            let o = run_limited(&mut cmd(&[kernel, &["--input", bad.to_str().unwrap(), "-o", o_]].concat()), LIMIT);
+            assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
+            assert!(stderr(&o).contains(&format!("{}:2:", bad.display())), "{engine}: {}", stderr(&o));
+        }
+        assert_eq!(dir.listing(), vec!["bad.el", "g.el"], "{engine}: no output, no partial file");
+    }
+    // Usage errors: exit 2 naming the problem.
+    for (args, says) in [
+        (vec!["bfs", "--input", "x.el"], "bfs needs --source"),
+        (vec!["pagerank"], "unknown kernel"),
+        (vec!["wcc", "--source", "1", "--input", "x.el"], "unknown argument \"--source\""),
+        (vec!["bfs", "--source", "1", "--input", "x.el", "--direction", "up"], "unknown direction"),
+        (vec!["wcc", "--input", "x.el", "--rmat", "4"], "exactly one of"),
+        (vec!["wcc", "--rmat", "4", "--threads", "0"], "at least 1"),
+    ] {
+        let o = run_limited(&mut graph(&args), LIMIT);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn rmat_runs_and_reports() {
+    let o = run_limited(&mut graph(&["wcc", "--rmat", "10", "-p", "2", "--threads", "2"]), LIMIT);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("summary kernel=wcc n=1024 "));
+    let o = run_limited(&mut graph(&["bfs", "--rmat", "10", "--source", "0", "--direction", "push"]), LIMIT);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Under `lpfrun` every OS process prints the agreed error at the same moment into the
+/// shared stderr; each message must arrive as one intact line. Before, `eprintln!`
+/// wrote a line in several pieces and two processes' pieces interleaved
+/// ("graphgraph: error: : error: ..."): about 1 run in 10 on tcp, so 20 runs caught it
+/// nearly always.
+#[test]
+fn errors_of_several_processes_arrive_as_whole_lines() {
+    let dir = TempDir::new("gcliline");
+    let bad = dir.file("bad.el", b"1 2\n2 x\n");
+    let want = format!("graph: error: {}:2: target id is not a valid non-negative integer", bad.display());
+    for run in 0..20 {
+        let o = run_limited(&mut under_lpfrun("tcp", &["wcc", "--input", bad.to_str().unwrap()]), LIMIT);
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+        assert!(!lines.is_empty() && lines.iter().all(|l| *l == want), "run {run}: garbled error lines:\n{err}");
+    }
+}

@@ -1,0 +1,228 @@
+//! Distributed BFS and WCC against references written here (a plain queue BFS and a
+//! union-find over the edge list, not the crate's code): every input path, p = 1..4,
+//! 1 and 2 threads, both BFS directions forced and chosen; exact equality. Bad input
+//! (absent source, missing or malformed file, empty graph) is the same clear error on
+//! every process. Every run is bounded by the launcher's watchdog (`run_all`).
+
+mod common;
+
+use common::*;
+use graphblas_pagerank::algorithms;
+use graphblas_pagerank::dist::{bfs_spmd_with, wcc_spmd, DistError, Input, VertexValues};
+use graphblas_pagerank::kron::KronParams;
+use graphblas_pagerank::{Direction, Matrix};
+
+const PS: [u32; 4] = [1, 2, 3, 4];
+const THREADS: [usize; 2] = [1, 2];
+
+/// One process's results put together in id order, checking that each id of `ids`
+/// comes exactly once, blocks in pid order, and every process agrees on n and rounds.
+fn gather<T: Copy + std::fmt::Debug>(results: &[Result<VertexValues<T>, DistError>], ids: &[u64]) -> Vec<T> {
+    let mut all_ids = Vec::new();
+    let mut all = Vec::new();
+    let first = results[0].as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
+    for r in results {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
+        assert_eq!((r.n, r.rounds), (ids.len() as u64, first.rounds), "processes disagree");
+        assert_eq!(r.first_index as usize, all_ids.len(), "blocks out of pid order");
+        all_ids.extend_from_slice(&r.ids);
+        all.extend_from_slice(&r.values);
+    }
+    assert_eq!(all_ids, ids, "the vertices are the input's");
+    all
+}
+
+/// A graph on the vertices `ids` (ascending; `ids[k]` the id of vertex k) with every
+/// input that keeps these ids, each as a fresh `Input`.
+struct Case {
+    name: String,
+    n: usize,
+    edges: Vec<(usize, usize)>,
+    ids: Vec<u64>,
+    input: Box<dyn Fn() -> Input + Sync + Send>,
+}
+
+/// The input paths of `g`: MatrixMarket (declares 1..=n), binary (declares 0..n), an
+/// edge list and in-memory edges with sparse u64 ids (both: only the ids some edge
+/// names, relabelled densely).
+fn cases(dir: &TempDir, tag: &str, g: &Graph) -> Vec<Case> {
+    let mut out = Vec::new();
+    let declared = |ids: Vec<u64>, name: &str, input: Box<dyn Fn() -> Input + Sync + Send>| Case {
+        name: format!("{} ({name})", g.name),
+        n: g.n,
+        edges: g.edges.clone(),
+        ids,
+        input,
+    };
+    let mtx = dir.file(&format!("{tag}.mtx"), g.mtx_pattern().as_bytes());
+    out.push(declared((1..=g.n as u64).collect(), "mtx", Box::new(move || Input::file(mtx.clone()))));
+    let bin = dir.path(&format!("{tag}.bin"));
+    g.binary(&bin);
+    out.push(declared((0..g.n as u64).collect(), "bin", Box::new(move || Input::file(bin.clone()))));
+    if !g.edges.is_empty() {
+        // Only named vertices exist: renumber the edges onto them.
+        let named = g.named();
+        let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
+        let edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
+        let el = dir.file(&format!("{tag}.el"), g.edge_list().as_bytes());
+        out.push(Case { name: format!("{} (edges)", g.name), n: named.len(), edges: edges.clone(), ids: named.clone(), input: Box::new(move || Input::file(el.clone())) });
+        let sparse = |v: u64| (1u64 << 40) + v * 1_000_003;
+        let given: Vec<(u64, u64)> = g.edges.iter().map(|&(u, v)| (sparse(u as u64), sparse(v as u64))).collect();
+        out.push(Case {
+            name: format!("{} (in-memory, sparse ids)", g.name),
+            n: named.len(),
+            edges,
+            ids: named.iter().map(|&v| sparse(v)).collect(),
+            input: Box::new(move || Input::Edges(given.clone())),
+        });
+    }
+    out
+}
+
+/// Several components, isolated vertices, self-loops and duplicate edges.
+fn graphs() -> Vec<Graph> {
+    let mut gs = special_graphs();
+    let mut multi = random_graph(7, 60, 45);
+    multi.edges.extend([(3, 3), (3, 3), (10, 11), (10, 11), (59, 0)]);
+    multi.name = "random, many components".into();
+    gs.push(multi);
+    // Sparse enough that the first levels push, dense enough that later ones pull.
+    gs.push(random_graph(11, 1500, 2600));
+    gs
+}
+
+/// A few sources per graph: the first vertex of an edge, the largest vertex, an isolated one.
+fn sources(c: &Case) -> Vec<usize> {
+    let mut s = vec![c.edges.first().map_or(0, |e| e.0), c.n - 1];
+    let mut touched = vec![false; c.n];
+    for &(u, v) in &c.edges {
+        touched[u] = true;
+        touched[v] = true;
+    }
+    s.extend(touched.iter().position(|&t| !t));
+    s.sort_unstable();
+    s.dedup();
+    s
+}
+
+fn check_bfs(c: &Case) {
+    for s in sources(c) {
+        let want = reference_bfs(c.n, &c.edges, s);
+        for (engine, launch) in launchers() {
+            for p in PS {
+                for threads in THREADS {
+                    // The choice everywhere; each direction forced once per p and graph
+                    // (on the MatrixMarket input: the directions do not see the format).
+                    let forced: &[Direction] = if threads == 1 && c.name.ends_with("(mtx)") {
+                        &[Direction::Auto, Direction::Push, Direction::Pull]
+                    } else {
+                        &[Direction::Auto]
+                    };
+                    for &direction in forced {
+                        let (input, source) = ((c.input)(), c.ids[s]);
+                        let res = run_all(launch, p, LIMIT, move |ctx| bfs_spmd_with(ctx, input.clone(), source, threads, direction));
+                        let got = gather(&res, &c.ids);
+                        assert_eq!(got, want, "BFS of {} from {source} [{engine} p={p} threads={threads} {direction:?}]", c.name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn check_wcc(c: &Case) {
+    let want: Vec<u64> = reference_wcc(c.n, &c.edges).into_iter().map(|r| c.ids[r]).collect();
+    for (engine, launch) in launchers() {
+        for p in PS {
+            for threads in THREADS {
+                let input = (c.input)();
+                let res = run_all(launch, p, LIMIT, move |ctx| wcc_spmd(ctx, input.clone(), threads));
+                assert_eq!(gather(&res, &c.ids), want, "WCC of {} [{engine} p={p} threads={threads}]", c.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn bfs_every_input_path_against_a_queue() {
+    let dir = TempDir::new("kbfs");
+    for (k, g) in graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_bfs(&c);
+        }
+    }
+}
+
+#[test]
+fn wcc_every_input_path_against_union_find() {
+    let dir = TempDir::new("kwcc");
+    for (k, g) in graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_wcc(&c);
+        }
+    }
+}
+
+#[test]
+fn rmat_bfs_and_wcc() {
+    let params = KronParams::graph500(9, 3);
+    let g = kron_graph(&params);
+    let c = Case { name: g.name.clone(), n: g.n, edges: g.edges.clone(), ids: g.declared(), input: Box::new(move || Input::Rmat(params)) };
+    check_wcc(&c);
+    check_bfs(&c);
+}
+
+#[test]
+fn local_kernels_match_the_references() {
+    for g in graphs() {
+        let a = Matrix::<bool>::from_edges(g.n, g.n, &g.edges).unwrap();
+        let labels: Vec<usize> = algorithms::wcc(&a, 2).unwrap().into_iter().map(|x| x as usize).collect();
+        assert_eq!(labels, reference_wcc(g.n, &g.edges), "{}", g.name);
+        for s in 0..g.n.min(5) {
+            assert_eq!(algorithms::bfs(&a, s, 2).unwrap(), reference_bfs(g.n, &g.edges, s), "{} from {s}", g.name);
+        }
+    }
+}
+
+/// Every process returns an error, all the same; returns it.
+fn same_error<T: std::fmt::Debug>(res: &[Result<T, DistError>]) -> String {
+    let first = res[0].as_ref().expect_err("an error").to_string();
+    for r in res {
+        assert_eq!(r.as_ref().expect_err("an error on every process").to_string(), first);
+    }
+    first
+}
+
+#[test]
+fn bad_input_is_the_same_clear_error_everywhere() {
+    let dir = TempDir::new("kbad");
+    let g = Graph::new("small", 5, &[(0, 1), (1, 2), (3, 4)]);
+    let mtx = dir.file("g.mtx", g.mtx_pattern().as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let bad = dir.file("bad.mtx", b"%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 x\n");
+    let missing = dir.path("missing.el");
+    for p in PS {
+        // MatrixMarket ids are 1-based: 0 and 6 are no vertices; 5 is (isolated ones count).
+        for (input, source) in [(&mtx, 0u64), (&mtx, 6), (&el, 5), (&el, 9)] {
+            let f = input.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), source, 1, Direction::Auto));
+            let e = same_error(&res);
+            assert!(e.contains(&format!("the BFS source {source} is not a vertex")) && e.contains(&input.display().to_string()), "{e}");
+        }
+        let f = mtx.clone();
+        let ok = run_all(shm, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), 5, 1, Direction::Auto));
+        assert_eq!(gather(&ok, &[1, 2, 3, 4, 5]), vec![UNREACHABLE, UNREACHABLE, UNREACHABLE, UNREACHABLE, 0]);
+        for (file, what) in [(&bad, format!("{}:4:", bad.display())), (&missing, missing.display().to_string())] {
+            let f = file.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(f.clone()), 1));
+            let e = same_error(&res);
+            assert!(e.starts_with(&what), "{e}");
+            let f = file.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), 1, 2, Direction::Auto));
+            assert!(same_error(&res).starts_with(&what));
+        }
+        let empty = dir.file("empty.el", b"# no edges\n");
+        let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(empty.clone()), 1));
+        assert!(same_error(&res).contains("the graph has no vertices"));
+    }
+}
