@@ -223,9 +223,12 @@ impl Context {
             return self.skip_empty("put");
         }
         let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size);
-        let r = r.and_then(|src| {
-            self.queue.push(Request::Put { src, dst_pid, dst_slot: dst, dst_offset, size })
+        let r = r.and_then(|src_ptr| {
+            self.queue.push(Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size })
         });
+        if r.is_ok() {
+            self.register.borrow_mut().note_queued(src);
+        }
         r.map_err(|e| self.fail(e))
     }
 
@@ -256,9 +259,12 @@ impl Context {
             return self.skip_empty("get");
         }
         let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size);
-        let r = r.and_then(|dst| {
-            self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst, size })
+        let r = r.and_then(|dst_ptr| {
+            self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size })
         });
+        if r.is_ok() {
+            self.register.borrow_mut().note_queued(dst);
+        }
         r.map_err(|e| self.fail(e))
     }
 
@@ -301,6 +307,11 @@ impl Context {
         let nprocs = self.nprocs();
         self.queue.group_by_peer(nprocs);
         let result = (|| {
+            if let Some(slot) = self.register.borrow().released_while_queued() {
+                return Err(Error::fatal(format!(
+                    "sync: the memory of {slot} was released (its Registered dropped) while a put or get queued in this superstep names it"
+                )));
+            }
             // Global slots registered in this superstep: learn every process's sizes.
             let mut all_sizes = Vec::new();
             let mine = self.register.borrow().pending_sizes();
