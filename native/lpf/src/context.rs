@@ -1,6 +1,7 @@
 //! The context: the twelve primitives, with every argument checked in O(1) before
 //! anything is queued, over whichever [`Engine`] runs the section.
 
+use crate::checks::Checks;
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::machine::Machine;
@@ -27,6 +28,8 @@ pub struct Context {
     /// Set once the process failed: the error that did it.
     failure: Option<Error>,
     left: bool,
+    /// The debug layer's state, when it is on ([`crate::checks`]).
+    checks: Option<Checks>,
 }
 
 /// A slice lent to LPF for communication. Its memory is reachable by puts and gets
@@ -79,6 +82,7 @@ impl Context {
             runtime_p: runtime_p.unwrap_or(nprocs).max(nprocs),
             failure: None,
             left: false,
+            checks: crate::checks::enabled().then(Checks::default),
         }
     }
 
@@ -201,6 +205,9 @@ impl Context {
     /// `lpf_deregister`: immediate; collective and in the same order for global slots.
     pub fn deregister(&mut self, slot: Memslot) -> Result<()> {
         let r = self.register.borrow_mut().remove(slot);
+        if let (Ok(()), Some(c)) = (&r, &mut self.checks) {
+            c.deregistered(slot);
+        }
         r.map_err(|e| self.fail(e))
     }
 
@@ -217,12 +224,12 @@ impl Context {
         dst: Memslot,
         dst_offset: usize,
         size: usize,
-        _attr: MsgAttr,
+        attr: MsgAttr,
     ) -> Result<()> {
         if size == 0 {
             return self.skip_empty("put");
         }
-        let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size);
+        let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size, attr);
         let r = r.and_then(|src_ptr| {
             self.queue.push(Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size })
         });
@@ -232,8 +239,9 @@ impl Context {
         r.map_err(|e| self.fail(e))
     }
 
-    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, dst_offset: usize, size: usize) -> Result<*const u8> {
+    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, dst_offset: usize, size: usize, attr: MsgAttr) -> Result<*const u8> {
         self.check_alive("put")?;
+        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr("put", attr))?;
         self.check_pid(dst_pid, "put")?;
         let reg = self.register.borrow();
         let src_ptr = reg.area(src).and_then(|a| a.range(src, src_offset, size, "put source"))?;
@@ -253,12 +261,12 @@ impl Context {
         dst: Memslot,
         dst_offset: usize,
         size: usize,
-        _attr: MsgAttr,
+        attr: MsgAttr,
     ) -> Result<()> {
         if size == 0 {
             return self.skip_empty("get");
         }
-        let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size);
+        let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size, attr);
         let r = r.and_then(|dst_ptr| {
             self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size })
         });
@@ -268,8 +276,9 @@ impl Context {
         r.map_err(|e| self.fail(e))
     }
 
-    fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {
+    fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize, attr: MsgAttr) -> Result<*mut u8> {
         self.check_alive("get")?;
+        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr("get", attr))?;
         self.check_pid(src_pid, "get")?;
         let reg = self.register.borrow();
         self.check_remote(&reg, src, src_pid, src_offset, size, "get source")?;
@@ -307,6 +316,10 @@ impl Context {
         let nprocs = self.nprocs();
         self.queue.group_by_peer(nprocs);
         let result = (|| {
+            if let Some(c) = &mut self.checks {
+                c.sync_attr(attr)?;
+                c.at_sync(&mut *self.engine, &self.register.borrow(), &self.queue)?;
+            }
             if let Some(slot) = self.register.borrow().released_while_queued() {
                 return Err(Error::fatal(format!(
                     "sync: the memory of {slot} was released (its Registered dropped) while a put or get queued in this superstep names it"
