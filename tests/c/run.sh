@@ -658,6 +658,14 @@ if [ "$lib_ok" = 1 ]; then
                 "$build/shared/debug_misuse_hdr"
         fi
     done
+    # The sync checks over TCP (separate OS processes under lpfrun; it exits with the
+    # status of the aborted process).
+    if [ -x "$build/shared/debug_misuse" ] && [ -x "$libdir/lpfrun" ]; then
+        for mode in conflict dereg-order; do
+            check "run.debug_misuse.LPF_DEBUG.$mode.lpfrun-tcp" debug_aborts "$mode" "" \
+                env LPF_DEBUG=1 "$libdir/lpfrun" -n 2 --engine tcp "$build/shared/debug_misuse"
+        done
+    fi
     if ! command -v valgrind >/dev/null 2>&1; then
         fail "memcheck.debug_misuse (valgrind is not installed)"
     elif [ -x "$build/shared/debug_misuse" ]; then
