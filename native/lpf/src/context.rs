@@ -229,7 +229,8 @@ impl Context {
         if size == 0 {
             return self.skip_empty("put");
         }
-        let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size, attr);
+        let r = self.check_msg_attr("put", attr);
+        let r = r.and_then(|()| self.check_put(src, src_offset, dst_pid, dst, dst_offset, size));
         let r = r.and_then(|src_ptr| {
             self.queue.push(Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size })
         });
@@ -239,9 +240,8 @@ impl Context {
         r.map_err(|e| self.fail(e))
     }
 
-    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, dst_offset: usize, size: usize, attr: MsgAttr) -> Result<*const u8> {
+    fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, dst_offset: usize, size: usize) -> Result<*const u8> {
         self.check_alive("put")?;
-        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr("put", attr))?;
         self.check_pid(dst_pid, "put")?;
         let reg = self.register.borrow();
         let src_ptr = reg.area(src).and_then(|a| a.range(src, src_offset, size, "put source"))?;
@@ -266,7 +266,8 @@ impl Context {
         if size == 0 {
             return self.skip_empty("get");
         }
-        let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size, attr);
+        let r = self.check_msg_attr("get", attr);
+        let r = r.and_then(|()| self.check_get(src_pid, src, src_offset, dst, dst_offset, size));
         let r = r.and_then(|dst_ptr| {
             self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size })
         });
@@ -276,9 +277,8 @@ impl Context {
         r.map_err(|e| self.fail(e))
     }
 
-    fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize, attr: MsgAttr) -> Result<*mut u8> {
+    fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {
         self.check_alive("get")?;
-        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr("get", attr))?;
         self.check_pid(src_pid, "get")?;
         let reg = self.register.borrow();
         self.check_remote(&reg, src, src_pid, src_offset, size, "get source")?;
@@ -291,6 +291,11 @@ impl Context {
     /// implementation skips them too. Only a process that already failed still says so.
     fn skip_empty(&self, what: &str) -> Result<()> {
         self.check_alive(what)
+    }
+
+    /// In debug mode, only the default message attribute is accepted.
+    fn check_msg_attr(&self, what: &str, attr: MsgAttr) -> Result<()> {
+        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr(what, attr))
     }
 
     fn check_pid(&self, pid: Pid, what: &str) -> Result<()> {
