@@ -702,5 +702,68 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" b
     fi
 fi
 
+# --- debug layer (#17 item 5): debug_misuse MODE commits one misuse per mode. In the
+# default mode the program checks the defined result (exit 0); dereg-queued and
+# put-after-dereg also under memcheck (no read of freed memory through a deregistered
+# slot). In debug mode (LPF_DEBUG=1; and the program built with debug/lpf/core.h, which
+# adds the call site) the process must abort with "lpf debug: ..." naming the call.
+if [ "$lib_ok" = 1 ]; then
+    link_debug_header() {
+        "$CC" "${cflags[@]}" -DTEST_DEBUG_HEADER "$here/debug_misuse.c" -o "$build/shared/debug_misuse_hdr" \
+            -L"$libdir" -llpf_core -Wl,-rpath,"$libdir" -lpthread
+    }
+    step link.debug_misuse.shared link_shared debug_misuse
+    step link.debug_misuse_hdr.shared link_debug_header
+    declare -A debug_expect=(
+        [dereg-queued]='lpf_deregister: deregister: local slot #0 (generation 0) is the local side of a put or get queued in this superstep'
+        [put-after-dereg]='lpf_put: local slot #0 (generation 0) is not registered'
+        [unregistered]='lpf_put: local slot #2121 (generation 0) is not registered'
+        [dereg-count]='lpf_sync: sync: process 1 deregistered 2 global slots in this superstep, process 0 deregistered 1'
+        [dereg-order]='lpf_sync: sync: processes 0 and 1 deregistered their 2 global slots of this superstep in different orders'
+        [conflict]='lpf_sync: sync: read-write conflict in the memory of process'
+        [null-input]='lpf_exec: args.input is NULL but its size is 8'
+        [sync-attr]='lpf_sync: sync: unknown sync attribute 42'
+        [msg-attr]='lpf_put: put: unknown message attribute 7'
+    )
+    # debug_aborts MODE SITE_RE CMD...: CMD MODE (2 processes) dies of SIGABRT after
+    # "lpf debug: <SITE_RE>LPF_ERR_FATAL: <the mode's expected message>".
+    debug_aborts() {
+        local mode=$1 site=$2 out rc
+        shift 2
+        out=$(LPF_MAX_PROCS=2 timeout -k 5 60 "$@" "$mode" 2>&1)
+        rc=$?
+        echo "$out"
+        echo "(exit status $rc)"
+        [ "$rc" = 134 ] && grep -E "^lpf debug: ${site}LPF_ERR_FATAL: " <<<"$out" | grep -qF "${debug_expect[$mode]}"
+    }
+    for mode in "${!debug_expect[@]}"; do
+        if [ -x "$build/shared/debug_misuse" ]; then
+            run_one "run.debug_misuse.default.$mode.p2" 2 env LPF_LOG=quiet "$build/shared/debug_misuse" "$mode"
+            check "run.debug_misuse.LPF_DEBUG.$mode" debug_aborts "$mode" "" env LPF_DEBUG=1 "$build/shared/debug_misuse"
+        fi
+        if [ -x "$build/shared/debug_misuse_hdr" ]; then
+            check "run.debug_misuse.header.$mode" debug_aborts "$mode" '[^ ]*debug_misuse\.c:[0-9]+: ' \
+                "$build/shared/debug_misuse_hdr"
+        fi
+    done
+    # The sync checks over TCP (separate OS processes under lpfrun; it exits with the
+    # status of the aborted process).
+    if [ -x "$build/shared/debug_misuse" ] && [ -x "$libdir/lpfrun" ]; then
+        for mode in conflict dereg-order; do
+            check "run.debug_misuse.LPF_DEBUG.$mode.lpfrun-tcp" debug_aborts "$mode" "" \
+                env LPF_DEBUG=1 "$libdir/lpfrun" -n 2 --engine tcp "$build/shared/debug_misuse"
+        done
+    fi
+    if ! command -v valgrind >/dev/null 2>&1; then
+        fail "memcheck.debug_misuse (valgrind is not installed)"
+    elif [ -x "$build/shared/debug_misuse" ]; then
+        for mode in dereg-queued put-after-dereg; do
+            check "memcheck.debug_misuse.$mode.p2" env LPF_MAX_PROCS=2 LPF_LOG=quiet \
+                timeout "$run_timeout" valgrind -q --error-exitcode=9 \
+                --leak-check=no "$build/shared/debug_misuse" "$mode"
+        done
+    fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -18,6 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[cfg(feature = "mpi")]
 mod mpi;
+mod debug;
 // lpf/bsplib.h + bsp/bsp.h, lpf/collectives.h, lpf/hybrid.h (docs/compatibility.md)
 pub mod bsplib;
 pub mod collectives;
@@ -126,13 +127,20 @@ fn record(e: &Error) -> lpf_err_t {
     e.kind().code()
 }
 
+/// The end of a failed call: in debug mode a fatal error aborts the process
+/// ([`debug::abort_on_misuse`]); otherwise it is recorded and its code returned.
+fn fail_call(e: Error) -> lpf_err_t {
+    debug::abort_on_misuse(&e);
+    record(&e)
+}
+
 /// Runs the body of an exported function: panics become `LPF_ERR_FATAL`, errors are
 /// recorded, success clears nothing (the message is that of the last *failed* call).
 fn guarded(what: &str, body: impl FnOnce() -> lpf::Result<()>) -> lpf_err_t {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SUCCESS,
-        Ok(Err(e)) => record(&e.context(what)),
-        Err(p) => record(&Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
+        Ok(Err(e)) => fail_call(e.context(what)),
+        Err(p) => fail_call(Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
     }
 }
 
@@ -315,6 +323,7 @@ pub unsafe fn call_c_spmd(spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t
 #[no_mangle]
 pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
     guarded("lpf_exec", || {
+        debug::check_args(&args)?;
         let f = CSpmd::new(spmd, &args, "lpf_exec")?;
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         if is_root(ctx) {
@@ -331,6 +340,7 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
 #[no_mangle]
 pub unsafe extern "C" fn lpf_rehook(ctx: lpf_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
     guarded("lpf_rehook", || {
+        debug::check_args(&args)?;
         let f = CSpmd::new(spmd, &args, "lpf_rehook")?;
         context(ctx, "lpf_rehook")?.rehook(&|c: &mut Context, a: Args<'_>| f.call(c, a), rust_args(&args))
     })
@@ -353,6 +363,7 @@ impl Init {
 #[no_mangle]
 pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
     guarded("lpf_hook", || {
+        debug::check_args(&args)?;
         if init.is_null() {
             return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
         }

@@ -1,6 +1,7 @@
 //! The context: the twelve primitives, with every argument checked in O(1) before
 //! anything is queued, over whichever [`Engine`] runs the section.
 
+use crate::checks::Checks;
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::machine::Machine;
@@ -27,6 +28,8 @@ pub struct Context {
     /// Set once the process failed: the error that did it.
     failure: Option<Error>,
     left: bool,
+    /// The debug layer's state, when it is on ([`crate::checks`]).
+    checks: Option<Checks>,
 }
 
 /// A slice lent to LPF for communication. Its memory is reachable by puts and gets
@@ -79,6 +82,7 @@ impl Context {
             runtime_p: runtime_p.unwrap_or(nprocs).max(nprocs),
             failure: None,
             left: false,
+            checks: crate::checks::enabled().then(Checks::default),
         }
     }
 
@@ -201,6 +205,9 @@ impl Context {
     /// `lpf_deregister`: immediate; collective and in the same order for global slots.
     pub fn deregister(&mut self, slot: Memslot) -> Result<()> {
         let r = self.register.borrow_mut().remove(slot);
+        if let (Ok(()), Some(c)) = (&r, &mut self.checks) {
+            c.deregistered(slot);
+        }
         r.map_err(|e| self.fail(e))
     }
 
@@ -217,15 +224,19 @@ impl Context {
         dst: Memslot,
         dst_offset: usize,
         size: usize,
-        _attr: MsgAttr,
+        attr: MsgAttr,
     ) -> Result<()> {
         if size == 0 {
             return self.skip_empty("put");
         }
-        let r = self.check_put(src, src_offset, dst_pid, dst, dst_offset, size);
-        let r = r.and_then(|src| {
-            self.queue.push(Request::Put { src, dst_pid, dst_slot: dst, dst_offset, size })
+        let r = self.check_msg_attr("put", attr);
+        let r = r.and_then(|()| self.check_put(src, src_offset, dst_pid, dst, dst_offset, size));
+        let r = r.and_then(|src_ptr| {
+            self.queue.push(Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size })
         });
+        if r.is_ok() {
+            self.register.borrow_mut().note_queued(src);
+        }
         r.map_err(|e| self.fail(e))
     }
 
@@ -250,15 +261,19 @@ impl Context {
         dst: Memslot,
         dst_offset: usize,
         size: usize,
-        _attr: MsgAttr,
+        attr: MsgAttr,
     ) -> Result<()> {
         if size == 0 {
             return self.skip_empty("get");
         }
-        let r = self.check_get(src_pid, src, src_offset, dst, dst_offset, size);
-        let r = r.and_then(|dst| {
-            self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst, size })
+        let r = self.check_msg_attr("get", attr);
+        let r = r.and_then(|()| self.check_get(src_pid, src, src_offset, dst, dst_offset, size));
+        let r = r.and_then(|dst_ptr| {
+            self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size })
         });
+        if r.is_ok() {
+            self.register.borrow_mut().note_queued(dst);
+        }
         r.map_err(|e| self.fail(e))
     }
 
@@ -276,6 +291,11 @@ impl Context {
     /// implementation skips them too. Only a process that already failed still says so.
     fn skip_empty(&self, what: &str) -> Result<()> {
         self.check_alive(what)
+    }
+
+    /// In debug mode, only the default message attribute is accepted.
+    fn check_msg_attr(&self, what: &str, attr: MsgAttr) -> Result<()> {
+        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr(what, attr))
     }
 
     fn check_pid(&self, pid: Pid, what: &str) -> Result<()> {
@@ -301,6 +321,15 @@ impl Context {
         let nprocs = self.nprocs();
         self.queue.group_by_peer(nprocs);
         let result = (|| {
+            if let Some(c) = &mut self.checks {
+                c.sync_attr(attr)?;
+                c.at_sync(&mut *self.engine, &self.register.borrow(), &self.queue)?;
+            }
+            if let Some(slot) = self.register.borrow().released_while_queued() {
+                return Err(Error::fatal(format!(
+                    "sync: the memory of {slot} was released (its Registered dropped) while a put or get queued in this superstep names it"
+                )));
+            }
             // Global slots registered in this superstep: learn every process's sizes.
             let mut all_sizes = Vec::new();
             let mine = self.register.borrow().pending_sizes();

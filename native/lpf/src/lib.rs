@@ -27,6 +27,7 @@
 //! }, Args::none()).unwrap();
 //! ```
 
+pub mod checks;
 pub mod collectives;
 pub mod context;
 pub mod engine;

@@ -25,6 +25,9 @@ struct Entry {
     size: usize,
     generation: u32,
     state: State,
+    /// `Register::superstep + 1` when a queued put or get has this slot as its local
+    /// side in the current superstep (its pointer is read or written at the sync).
+    queued_in: u64,
 }
 
 /// A registered area as communication sees it.
@@ -64,11 +67,11 @@ impl SlotTable {
     fn insert(&mut self, ptr: *mut u8, size: usize, state: State) -> (u32, u32) {
         if let Some(index) = self.free.pop() {
             let e = &mut self.entries[index as usize];
-            *e = Entry { ptr, size, generation: e.generation, state };
+            *e = Entry { ptr, size, generation: e.generation, state, queued_in: 0 };
             (index, e.generation)
         } else {
             let index = self.entries.len() as u32;
-            self.entries.push(Entry { ptr, size, generation: 0, state });
+            self.entries.push(Entry { ptr, size, generation: 0, state, queued_in: 0 });
             (index, 0)
         }
     }
@@ -103,6 +106,11 @@ pub struct Register {
     requested: Option<usize>,
     /// Global slots registered this superstep, activated by the next sync.
     pending: Vec<Memslot>,
+    /// Number of syncs so far (stamps `Entry::queued_in`).
+    superstep: u64,
+    /// A slot whose memory was released (its `Registered` dropped) while a queued
+    /// request has it as its local side: the next sync must fail rather than touch it.
+    released_while_queued: Option<Memslot>,
 }
 
 // SAFETY: the raw pointers are handles to user memory whose validity the registering
@@ -150,6 +158,7 @@ impl Register {
     /// is the size process q registered for the k-th pending global slot (the layout
     /// `Engine::allgather` produces from each process's `pending_sizes`).
     pub fn on_sync(&mut self, all_sizes: &[u64]) {
+        self.superstep += 1;
         if let Some(c) = self.requested.take() {
             self.capacity = c;
         }
@@ -225,10 +234,18 @@ impl Register {
     }
 
     pub fn remove(&mut self, slot: Memslot) -> Result<()> {
+        let superstep = self.superstep;
         let table = self.table_mut(slot);
         let Some(e) = table.entry_mut(slot) else {
             return Err(Error::fatal(format!("deregister: {slot} is not registered")));
         };
+        if e.queued_in == superstep + 1 {
+            // Its pointer sits in the queue; the caller may free the memory once this
+            // returns, so refuse rather than let the sync touch freed memory.
+            return Err(Error::fatal(format!(
+                "deregister: {slot} is the local side of a put or get queued in this superstep; deregister it after the next sync"
+            )));
+        }
         e.state = State::Free;
         // Skip u32::MAX so that no valid id ever equals LPF_INVALID_MEMSLOT.
         e.generation = e.generation.wrapping_add(1) % u32::MAX;
@@ -240,11 +257,29 @@ impl Register {
     /// Marks a slot whose memory is no longer lent to LPF: communication touching it
     /// fails from now on; its id stays taken until `deregister`.
     pub fn kill(&mut self, slot: Memslot) {
-        if let Some(e) = self.table_mut(slot).entry_mut(slot) {
-            e.state = State::Dead;
-            e.ptr = std::ptr::null_mut();
-            e.size = 0;
+        let superstep = self.superstep;
+        let Some(e) = self.table_mut(slot).entry_mut(slot) else { return };
+        let queued = e.queued_in == superstep + 1;
+        e.state = State::Dead;
+        e.ptr = std::ptr::null_mut();
+        e.size = 0;
+        if queued {
+            self.released_while_queued.get_or_insert(slot);
         }
+    }
+
+    /// Records that a request queued in this superstep has `slot` as its local side.
+    pub fn note_queued(&mut self, slot: Memslot) {
+        let superstep = self.superstep;
+        if let Some(e) = self.table_mut(slot).entry_mut(slot) {
+            e.queued_in = superstep + 1;
+        }
+    }
+
+    /// The slot released while a queued request had it as its local side, if any (the
+    /// sync must then fail before any data moves).
+    pub fn released_while_queued(&self) -> Option<Memslot> {
+        self.released_while_queued
     }
 
     /// The area under `slot` if it may take part in communication now.
