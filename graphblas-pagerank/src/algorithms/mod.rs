@@ -5,7 +5,9 @@
 //! block of rows and add only the communication.
 
 pub mod bfs;
+pub mod sssp;
 pub mod wcc;
 
 pub use bfs::{bfs, UNREACHABLE};
+pub use sssp::sssp;
 pub use wcc::wcc;

@@ -81,14 +81,14 @@ pub(crate) fn build(comm: &mut Comm<'_>, raw: RawEdges) -> DistResult<Adjacency>
     let (lo, rows) = (routed.lo, routed.rows());
     debug_assert_eq!((lo, lo + rows), (even_start(me, n, p), even_start(me + 1, n, p)));
     // Every in-edge u → t of this block, as (t, u), to the owner of u.
-    let each = |f: &mut dyn FnMut(u32, u32)| {
+    let each = |f: &mut dyn FnMut([u32; 2])| {
         for i in 0..rows {
             for &u in &routed.src[routed.ptr[i]..routed.ptr[i + 1]] {
-                f((lo + i) as u32, u)
+                f([(lo + i) as u32, u])
             }
         }
     };
-    let (send, counts) = bucket(me, p, routed.src.len(), each, |u| even_owner(u as usize, n, p))?;
+    let (send, counts) = bucket(me, p, routed.src.len(), each, |e| even_owner(e[1] as usize, n, p))?;
     let (recv, _) = comm.alltoallv(&send, &counts)?;
     drop(send);
     let (out_ptr, out_idx) = csr_by_target(me, lo, rows, &recv, false)?;
