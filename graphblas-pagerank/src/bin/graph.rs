@@ -4,6 +4,7 @@
 //! graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
 //! graph wcc INPUT [RUN] [--output FILE]
 //! graph sssp --source ID INPUT [RUN] [--output FILE]
+//! graph cdlp INPUT [RUN] [--iterations N] [--output FILE]
 //!   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
 //!   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]
 //! ```
@@ -15,12 +16,14 @@
 //! not lead), WCC the smallest id of the vertex's weakly connected component, SSSP the
 //! weighted distance from the source (`infinity` where it does not lead; the input
 //! must carry non-negative weights: a MatrixMarket real or integer file or an edge
-//! list with a weight column). The
+//! list with a weight column), CDLP the vertex's label (an id) after N iterations of
+//! label propagation (default 10, Graphalytics'). The
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
 //! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
 
 use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
-use graphblas_pagerank::dist::{bfs_spmd_with, sssp_spmd, wcc_spmd, write_values_spmd, DistError, VertexValues};
+use graphblas_pagerank::algorithms::cdlp::DEFAULT_ITERATIONS;
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, write_values_spmd, DistError, VertexValues};
 use graphblas_pagerank::Direction;
 use lpf::Context;
 use std::path::PathBuf;
@@ -29,6 +32,7 @@ use std::time::Instant;
 const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
        graph wcc INPUT [RUN] [--output FILE]
        graph sssp --source ID INPUT [RUN] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights)
+       graph cdlp INPUT [RUN] [--iterations N] [--output FILE]   (N default 10)
   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]";
 
@@ -42,6 +46,7 @@ enum Kernel {
     Bfs,
     Wcc,
     Sssp,
+    Cdlp,
 }
 
 struct Opts {
@@ -52,6 +57,7 @@ struct Opts {
     threads: usize,
     source: Option<u64>,
     direction: Direction,
+    iterations: usize,
     output: Option<PathBuf>,
 }
 
@@ -61,11 +67,12 @@ fn parse() -> Opts {
         Some("bfs") => Kernel::Bfs,
         Some("wcc") => Kernel::Wcc,
         Some("sssp") => Kernel::Sssp,
+        Some("cdlp") => Kernel::Cdlp,
         Some("--help" | "-h") => {
             println!("{USAGE}");
             std::process::exit(0)
         }
-        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp)")),
+        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp)")),
         None => usage("name a kernel"),
     };
     let mut o = Opts {
@@ -76,6 +83,7 @@ fn parse() -> Opts {
         threads: 1,
         source: None,
         direction: Direction::Auto,
+        iterations: DEFAULT_ITERATIONS,
         output: None,
     };
     let mut i = 1;
@@ -98,6 +106,7 @@ fn parse() -> Opts {
                     d => usage(&format!("unknown direction {d:?} (auto, push, pull)")),
                 }
             }
+            "--iterations" | "-i" if kernel == Kernel::Cdlp => o.iterations = value(usage, a, v),
             "--output" | "-o" => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
             _ => usage(&format!("unknown argument {a:?} for graph {}", args[0])),
         }
@@ -118,6 +127,7 @@ fn summary<T>(o: &Opts, ctx: &Context, name: &str, r: &VertexValues<T>, total: f
         Kernel::Bfs => format!("levels {}", r.rounds),
         Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
         Kernel::Sssp => format!("Bellman-Ford rounds {}", r.rounds),
+        Kernel::Cdlp => format!("iterations {}", r.rounds),
     };
     format!(
         "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\
@@ -181,6 +191,10 @@ fn main() {
                 let values = r.values.iter().map(|&d| Distance(d)).collect();
                 let r = VertexValues { n: r.n, nnz: r.nnz, ids: r.ids, values, first_index: r.first_index, rounds: r.rounds, load_seconds: r.load_seconds, compute_seconds: r.compute_seconds };
                 finish(&o, ctx, "sssp", r, t0)
+            }
+            Kernel::Cdlp => {
+                let r = cdlp_spmd(ctx, input.clone(), o.iterations, o.threads)?;
+                finish(&o, ctx, "cdlp", r, t0)
             }
         }
     };

@@ -1,4 +1,4 @@
-//! The graph as the traversal kernels (BFS, WCC) see it: the input loaded and
+//! The graph as the traversal kernels (BFS, WCC, CDLP) see it: the input loaded and
 //! relabelled by [`super::load`], its edges routed to the owners of their targets and
 //! deduplicated by [`super::build::route_and_dedup`] — the steps PageRank takes — and
 //! then each in-edge also sent to the owner of its source, so that every process holds
@@ -28,11 +28,13 @@ pub struct VertexValues<T> {
     /// The ids of this process's vertices as in the input, ascending; the blocks of the
     /// processes follow each other in pid order.
     pub ids: Vec<u64>,
-    /// The value of `ids[k]` (BFS: depth; WCC: the smallest id of its component).
+    /// The value of `ids[k]` (BFS: depth; WCC: the smallest id of its component; SSSP:
+    /// distance; CDLP: label).
     pub values: Vec<T>,
     /// Position of `ids[0]` in the ascending order of all ids.
     pub first_index: u64,
-    /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds.
+    /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds; SSSP:
+    /// Bellman-Ford rounds (the last one found no improvement); CDLP: iterations.
     pub rounds: usize,
     /// Read/generate, route and build, seconds (this process).
     pub load_seconds: f64,

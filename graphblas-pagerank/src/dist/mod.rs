@@ -36,6 +36,7 @@
 mod adjacency;
 mod bfs;
 mod build;
+mod cdlp;
 mod comm;
 mod iterate;
 mod load;
@@ -47,6 +48,7 @@ mod wcc;
 pub use adjacency::VertexValues;
 pub use bfs::{bfs_spmd, bfs_spmd_with};
 pub use iterate::ExchangeStats;
+pub use cdlp::cdlp_spmd;
 pub use sssp::sssp_spmd;
 pub use output::{convert_to_binary_spmd, write_ranks_spmd, write_values_spmd};
 pub use wcc::wcc_spmd;
