@@ -1,6 +1,6 @@
-//! The `graph` binary: `graph bfs`, `graph wcc` and `graph sssp` end to end on every engine the
+//! The `graph` binary: `graph bfs`, `wcc`, `sssp` and `cdlp` end to end on every engine the
 //! tests launch (shm in-process, tcp and hybrid under `lpfrun`), outputs against the
-//! references of `common` (a queue BFS, a union-find, Dijkstra), errors and usage. Every run is
+//! references of `common` (a queue BFS, a union-find, Dijkstra, a label-propagation loop), errors and usage. Every run is
 //! bounded (`run_limited`).
 
 mod common;
@@ -121,6 +121,8 @@ fn bad_input_fails_everywhere_with_no_output() {
         (vec!["pagerank"], "unknown kernel"),
         (vec!["wcc", "--source", "1", "--input", "x.el"], "unknown argument \"--source\""),
         (vec!["bfs", "--source", "1", "--input", "x.el", "--direction", "up"], "unknown direction"),
+        (vec!["wcc", "--iterations", "3", "--input", "x.el"], "unknown argument \"--iterations\""),
+        (vec!["cdlp", "--iterations", "x", "--input", "x.el"], "--iterations"),
         (vec!["wcc", "--input", "x.el", "--rmat", "4"], "exactly one of"),
         (vec!["wcc", "--rmat", "4", "--threads", "0"], "at least 1"),
     ] {
@@ -231,4 +233,42 @@ fn sssp_bad_input_fails_everywhere_with_no_output() {
     let o = run_limited(&mut graph(&["sssp", "--input", "x.el"]), LIMIT);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("sssp needs --source"), "{}", stderr(&o));
+}
+
+#[test]
+fn cdlp_outputs_match_the_plain_loop_on_every_engine() {
+    let dir = TempDir::new("gclicdlp");
+    let g = test_graph();
+    let mtx = dir.file("g.mtx", g.mtx_pattern().as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let named = g.named();
+    let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
+    let named_edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
+    let mtx_ids: Vec<u64> = (1..=g.n as u64).collect();
+    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    // (input, ids, edges on 0..ids.len(), --iterations or the default 10)
+    for (input, ids, edges) in [(&mtx, &mtx_ids, &g.edges), (&el, &named, &named_edges)] {
+        for iterations in [None, Some(3)] {
+            let want: Vec<i64> = reference_cdlp(ids.len(), edges, iterations.unwrap_or(10)).iter().map(|&r| ids[r] as i64).collect();
+            for (engine, extra) in &runs {
+                let out = dir.path(&format!("cdlp-{engine}.txt"));
+                let mut args = vec!["cdlp", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap()];
+                let it = iterations.map(|i: usize| i.to_string());
+                if let Some(i) = &it {
+                    args.extend(["--iterations", i]);
+                }
+                args.extend(extra.iter().copied());
+                let mut cmd = if *engine == "shm" { graph(&args) } else { under_lpfrun(engine, &args) };
+                let o = run_limited(&mut cmd, LIMIT);
+                let tag = format!("cdlp {} {iterations:?} [{engine} {extra:?}]", input.display());
+                assert!(o.status.success(), "{tag}: {}", stderr(&o));
+                let so = String::from_utf8_lossy(&o.stdout);
+                assert_eq!(so.matches("summary ").count(), 1, "{tag}: one summary: {so}");
+                assert!(so.contains(&format!("summary kernel=cdlp n={} ", ids.len())), "{tag}: {so}");
+                assert!(so.contains(&format!(" rounds={} ", iterations.unwrap_or(10))), "{tag}: {so}");
+                assert_eq!(read_values(&out), (ids.clone(), want.clone()), "{tag}");
+                std::fs::remove_file(&out).unwrap();
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! Distributed BFS, WCC and SSSP against references written here (a plain queue BFS,
-//! a union-find and a binary-heap Dijkstra over the edge list, not the crate's code):
+//! Distributed BFS, WCC, SSSP and CDLP against references written here (a plain queue
+//! BFS, a union-find, a binary-heap Dijkstra and a label-propagation loop over the edge
+//! list, not the crate's code):
 //! every input path, p = 1..4, 1 and 2 threads, both BFS directions forced and chosen;
 //! exact equality (SSSP weights are integer-valued, so every sum is exact). Bad input
 //! (absent source, missing or malformed file, empty graph; for SSSP negative or NaN
@@ -9,7 +10,7 @@ mod common;
 
 use common::*;
 use graphblas_pagerank::algorithms;
-use graphblas_pagerank::dist::{bfs_spmd_with, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
 use graphblas_pagerank::kron::KronParams;
 use graphblas_pagerank::{Direction, DupPolicy, Matrix};
 
@@ -144,6 +145,31 @@ fn check_wcc(c: &Case) {
     }
 }
 
+fn check_cdlp(c: &Case) {
+    for iterations in [1, 10] {
+        let want: Vec<u64> = reference_cdlp(c.n, &c.edges, iterations).into_iter().map(|r| c.ids[r]).collect();
+        for (engine, launch) in launchers() {
+            for p in PS {
+                for threads in THREADS {
+                    let input = (c.input)();
+                    let res = run_all(launch, p, LIMIT, move |ctx| cdlp_spmd(ctx, input.clone(), iterations, threads));
+                    assert_eq!(gather(&res, &c.ids), want, "CDLP of {} ({iterations} iterations) [{engine} p={p} threads={threads}]", c.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cdlp_every_input_path_against_a_plain_loop() {
+    let dir = TempDir::new("kcdlp");
+    for (k, g) in graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_cdlp(&c);
+        }
+    }
+}
+
 #[test]
 fn bfs_every_input_path_against_a_queue() {
     let dir = TempDir::new("kbfs");
@@ -171,6 +197,7 @@ fn rmat_bfs_and_wcc() {
     let c = Case { name: g.name.clone(), n: g.n, edges: g.edges.clone(), ids: g.declared(), input: Box::new(move || Input::Rmat(params)) };
     check_wcc(&c);
     check_bfs(&c);
+    check_cdlp(&c);
 }
 
 #[test]
@@ -179,6 +206,10 @@ fn local_kernels_match_the_references() {
         let a = Matrix::<bool>::from_edges(g.n, g.n, &g.edges).unwrap();
         let labels: Vec<usize> = algorithms::wcc(&a, 2).unwrap().into_iter().map(|x| x as usize).collect();
         assert_eq!(labels, reference_wcc(g.n, &g.edges), "{}", g.name);
+        for iterations in [0, 1, 2, 10] {
+            let labels: Vec<usize> = algorithms::cdlp(&a, iterations, 2).unwrap().into_iter().map(|x| x as usize).collect();
+            assert_eq!(labels, reference_cdlp(g.n, &g.edges, iterations), "CDLP of {} ({iterations} iterations)", g.name);
+        }
         for s in 0..g.n.min(5) {
             assert_eq!(algorithms::bfs(&a, s, 2).unwrap(), reference_bfs(g.n, &g.edges, s), "{} from {s}", g.name);
         }
@@ -222,6 +253,9 @@ fn bad_input_is_the_same_clear_error_everywhere() {
             let res = run_all(shm, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), 1, 2, Direction::Auto));
             assert!(same_error(&res).starts_with(&what));
         }
+        let f = bad.clone();
+        let res = run_all(shm, p, LIMIT, move |ctx| cdlp_spmd(ctx, Input::file(f.clone()), 10, 1));
+        assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
         let empty = dir.file("empty.el", b"# no edges\n");
         let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(empty.clone()), 1));
         assert!(same_error(&res).contains("the graph has no vertices"));

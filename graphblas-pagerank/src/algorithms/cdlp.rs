@@ -73,4 +73,12 @@ mod tests {
         assert_eq!(cdlp(&a, 2, 2).unwrap(), vec![0, 1, 0, 3]);
         assert_eq!(cdlp(&a, 0, 1).unwrap(), vec![0, 1, 2, 3]);
     }
+
+    #[test]
+    fn a_self_loop_counts_its_own_label_twice() {
+        // 0 -> 0, 0 -> 1, 2 -> 0: 0 sees {0, 0, 1, 2} and keeps 0 (without the
+        // self-loop it would take 1).
+        let a = Matrix::<bool>::from_edges(3, 3, &[(0, 0), (0, 1), (2, 0)]).unwrap();
+        assert_eq!(cdlp(&a, 1, 1).unwrap(), vec![0, 0, 0]);
+    }
 }

@@ -412,3 +412,25 @@ pub fn reference_sssp(n: usize, edges: &[(usize, usize, f64)], source: usize) ->
     }
     dist
 }
+
+/// Labels (vertex numbers) after `iterations` rounds of synchronous label propagation
+/// over vertices `0..n`, a plain loop over the edge set (duplicates once): for every
+/// edge u → v, v counts u's label and u counts v's (a self-loop counts its vertex's
+/// label twice); each vertex takes its most frequent count, ties to the smallest
+/// label, and keeps its label without neighbours.
+pub fn reference_cdlp(n: usize, edges: &[(usize, usize)], iterations: usize) -> Vec<usize> {
+    use std::collections::{BTreeSet, HashMap};
+    let set: BTreeSet<(usize, usize)> = edges.iter().copied().collect();
+    let mut label: Vec<usize> = (0..n).collect();
+    for _ in 0..iterations {
+        let mut counts: Vec<HashMap<usize, usize>> = vec![HashMap::new(); n];
+        for &(u, v) in &set {
+            *counts[v].entry(label[u]).or_default() += 1;
+            *counts[u].entry(label[v]).or_default() += 1;
+        }
+        label = (0..n)
+            .map(|x| counts[x].iter().map(|(&l, &c)| (c, std::cmp::Reverse(l))).max().map_or(label[x], |(_, std::cmp::Reverse(l))| l))
+            .collect();
+    }
+    label
+}
