@@ -20,6 +20,8 @@ pub trait Scalar: Copy + Send + Sync + PartialEq + Debug + 'static {
     fn one() -> Self;
     /// Natural addition, used by the `Sum` duplicate policy (`or` for `bool`).
     fn plus(a: Self, b: Self) -> Self;
+    /// The smaller of two values, used by the `Min` duplicate policy (`and` for `bool`).
+    fn smaller(a: Self, b: Self) -> Self;
     /// Whether a stored value counts as "true" in a value mask.
     fn is_truthy(self) -> bool {
         self != Self::zero()
@@ -42,6 +44,7 @@ macro_rules! impl_int {
             #[inline] fn zero() -> Self { 0 }
             #[inline] fn one() -> Self { 1 }
             #[inline] fn plus(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline] fn smaller(a: Self, b: Self) -> Self { a.min(b) }
         }
         impl Number for $t {
             #[inline] fn times(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
@@ -58,6 +61,7 @@ macro_rules! impl_float {
             #[inline] fn zero() -> Self { 0.0 }
             #[inline] fn one() -> Self { 1.0 }
             #[inline] fn plus(a: Self, b: Self) -> Self { a + b }
+            #[inline] fn smaller(a: Self, b: Self) -> Self { a.min(b) }
         }
         impl Number for $t {
             #[inline] fn times(a: Self, b: Self) -> Self { a * b }
@@ -76,6 +80,10 @@ impl Scalar for bool {
     #[inline]
     fn one() -> Self {
         true
+    }
+    #[inline]
+    fn smaller(a: Self, b: Self) -> Self {
+        a & b
     }
     #[inline]
     fn plus(a: Self, b: Self) -> Self {

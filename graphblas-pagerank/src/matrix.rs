@@ -17,6 +17,9 @@ pub enum DupPolicy {
     Sum,
     /// Keep the value of the first occurrence (in input order).
     KeepFirst,
+    /// Keep the smallest value (shortest-path weights: of parallel edges the
+    /// lightest counts).
+    Min,
     /// Reject the input with [`GrbError::DuplicateEntry`].
     Error,
     /// Only the structure matters: duplicates collapse to one entry and every
@@ -241,6 +244,10 @@ impl<T: Scalar> Matrix<T> {
                         DupPolicy::Sum => {
                             let last = val.last_mut().unwrap();
                             *last = T::plus(*last, value(k));
+                        }
+                        DupPolicy::Min => {
+                            let last = val.last_mut().unwrap();
+                            *last = T::smaller(*last, value(k));
                         }
                         DupPolicy::KeepFirst | DupPolicy::PatternDedup => {}
                         DupPolicy::Error => {

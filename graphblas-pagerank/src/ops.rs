@@ -426,6 +426,78 @@ pub fn ewise_mult<T: Scalar, B: BinaryOp<T>>(
     write_back("ewise_mult", w, t, mask, accum, desc.replace)
 }
 
+/// `w<mask> = accum(w, u⟨keep(u(i), v(i))⟩)`: the entries of `u` that `keep` accepts
+/// given the entry of `v` at the same position (`None` where `v` has none) — GrB_select
+/// with a predicate comparing against a second vector. Frontier Bellman-Ford keeps the
+/// tentative distances that improve on the known ones.
+pub fn select_by<T: Scalar, F: Fn(T, Option<T>) -> bool + Sync>(
+    w: &mut Vector<T>,
+    mask: Option<&Mask>,
+    accum: Option<Accum<T>>,
+    keep: F,
+    u: &Vector<T>,
+    v: &Vector<T>,
+    desc: &Descriptor,
+) -> GrbResult<()> {
+    dims("select_by", "second operand length", u.len(), v.len())?;
+    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)));
+    write_back("select_by", w, t, mask, accum, desc.replace)
+}
+
+/// `w(i) = mode { u(j) : (i, j) an entry of any of `lines` }`: the most frequent value
+/// among the entries' columns, counted with multiplicity across the operands (an entry
+/// in two of them counts twice), ties to the smallest value; `w(i)` absent where row `i`
+/// has no entry with `u(j)` present. The "mode.second" product LAGraph's CDLP computes
+/// as `A · diag(u)` followed by a per-row sort and count; mode is not a monoid, so it
+/// is not a semiring's addition. Every operand holds the output's rows as its major
+/// lines (a CSR, or a CSC for the transpose).
+pub fn mode_mxv<T: Scalar + Ord, A: Scalar>(lines: &[&Compressed<A>], u: &Vector<T>, threads: usize) -> GrbResult<Vector<T>> {
+    let nout = lines.first().map_or(0, |c| c.nmajor());
+    for c in lines {
+        dims("mode_mxv", "rows of every operand", nout, c.nmajor())?;
+        if let Some(&j) = c.idx.iter().max() {
+            if j as usize >= u.len() {
+                return Err(GrbError::InvalidValue(format!("mode_mxv: column {j} outside the input vector (length {})", u.len())));
+            }
+        }
+    }
+    let ub = u.to_bitmap();
+    let mut out = Bitmap { val: vec![T::zero(); nout], present: vec![false; nout] };
+    let bounds = even_blocks(nout, threads.max(1));
+    let work: Vec<_> = split_by_bounds(&mut out.val, &bounds)
+        .into_iter()
+        .zip(split_by_bounds(&mut out.present, &bounds))
+        .zip(bounds.iter().copied())
+        .collect();
+    let ub = &ub;
+    run_blocks(work, |_, ((vals, pres), lo)| {
+        let mut seen: Vec<T> = Vec::new();
+        for (r, (o, p)) in vals.iter_mut().zip(pres.iter_mut()).enumerate() {
+            seen.clear();
+            for c in lines {
+                let (idx, _) = c.line(lo + r);
+                seen.extend(idx.iter().filter(|&&j| ub.present[j as usize]).map(|&j| ub.val[j as usize]));
+            }
+            seen.sort_unstable();
+            // Runs of equal values in ascending order: a strictly longer run wins, so
+            // among the most frequent the smallest stays.
+            let (mut best, mut best_len, mut k) = (None, 0, 0);
+            while k < seen.len() {
+                let run = seen[k..].iter().take_while(|&&x| x == seen[k]).count();
+                if run > best_len {
+                    (best, best_len) = (Some(seen[k]), run);
+                }
+                k += run;
+            }
+            if let Some(b) = best {
+                *o = b;
+                *p = true;
+            }
+        }
+    });
+    Ok(out.into_vector())
+}
+
 /// `w<mask> = accum(w, f(u))` on the pattern of `u` (GrB_apply with a unary
 /// operator; bind a binary operator with a closure).
 pub fn apply<T: Scalar, F: Fn(T) -> T + Sync>(

@@ -1,6 +1,6 @@
-//! The `graph` binary: `graph bfs` and `graph wcc` end to end on every engine the
+//! The `graph` binary: `graph bfs`, `wcc`, `sssp` and `cdlp` end to end on every engine the
 //! tests launch (shm in-process, tcp and hybrid under `lpfrun`), outputs against the
-//! references of `common` (a queue BFS, a union-find), errors and usage. Every run is
+//! references of `common` (a queue BFS, a union-find, Dijkstra, a label-propagation loop), errors and usage. Every run is
 //! bounded (`run_limited`).
 
 mod common;
@@ -121,6 +121,8 @@ fn bad_input_fails_everywhere_with_no_output() {
         (vec!["pagerank"], "unknown kernel"),
         (vec!["wcc", "--source", "1", "--input", "x.el"], "unknown argument \"--source\""),
         (vec!["bfs", "--source", "1", "--input", "x.el", "--direction", "up"], "unknown direction"),
+        (vec!["wcc", "--iterations", "3", "--input", "x.el"], "unknown argument \"--iterations\""),
+        (vec!["cdlp", "--iterations", "x", "--input", "x.el"], "--iterations"),
         (vec!["wcc", "--input", "x.el", "--rmat", "4"], "exactly one of"),
         (vec!["wcc", "--rmat", "4", "--threads", "0"], "at least 1"),
     ] {
@@ -155,5 +157,118 @@ fn errors_of_several_processes_arrive_as_whole_lines() {
         let err = stderr(&o);
         let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
         assert!(!lines.is_empty() && lines.iter().all(|l| *l == want), "run {run}: garbled error lines:\n{err}");
+    }
+}
+
+/// `id distance` lines (`infinity` where the source does not lead).
+fn read_distances(path: &Path) -> (Vec<u64>, Vec<f64>) {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (a, b) = l.split_once(' ').unwrap();
+            (a.parse::<u64>().unwrap(), if b == "infinity" { f64::INFINITY } else { b.parse::<f64>().unwrap() })
+        })
+        .unzip()
+}
+
+#[test]
+fn sssp_outputs_match_dijkstra_on_every_engine() {
+    let dir = TempDir::new("gclisssp");
+    // Integer-valued weights 0..5 (zeros included; sums exact), a self-loop, a duplicate
+    // pair of different weights, isolated declared vertices, several components.
+    let mut g = WeightedGraph::weigh(&test_graph(), 3, 5);
+    g.edges.extend([(2, 2, 1.0), (7, 8, 4.0), (7, 8, 2.0)]);
+    let mtx = dir.file("g.mtx", g.mtx("integer").as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let source = g.edges[0].0;
+    let (named, named_edges) = g.named();
+    let k = named.binary_search(&(source as u64)).unwrap();
+    let cases = [
+        (&mtx, (1..=g.n as u64).collect::<Vec<_>>(), reference_sssp(g.n, &g.edges, source), source as u64 + 1),
+        (&el, named.clone(), reference_sssp(named.len(), &named_edges, k), source as u64),
+    ];
+    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    for (input, ids, want, src) in &cases {
+        assert!(want.iter().any(|d| d.is_infinite()) && want.iter().filter(|d| d.is_finite()).count() > 2, "a useful test graph");
+        for (engine, extra) in &runs {
+            let out = dir.path(&format!("sssp-{engine}.txt"));
+            let src = src.to_string();
+            let mut args = vec!["sssp", "--source", &src, "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap()];
+            args.extend(extra.iter().copied());
+            let mut cmd = if *engine == "shm" { graph(&args) } else { under_lpfrun(engine, &args) };
+            let o = run_limited(&mut cmd, LIMIT);
+            let tag = format!("sssp {} [{engine} {extra:?}]", input.display());
+            assert!(o.status.success(), "{tag}: {}", stderr(&o));
+            let so = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(so.matches("summary ").count(), 1, "{tag}: one summary: {so}");
+            assert!(so.contains(&format!("summary kernel=sssp n={} ", ids.len())), "{tag}: {so}");
+            assert_eq!(&read_distances(&out), &(ids.clone(), want.clone()), "{tag}");
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+}
+
+#[test]
+fn sssp_bad_input_fails_everywhere_with_no_output() {
+    let dir = TempDir::new("gclisssbad");
+    let el = dir.file("g.el", b"1 2 1\n2 3 0\n");
+    let neg = dir.file("neg.el", b"1 2 1\n2 3 -0.5\n");
+    let pattern = dir.file("p.mtx", b"%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n");
+    let out = dir.path("out.txt");
+    let o_ = out.to_str().unwrap();
+    for engine in ["shm", "tcp"] {
+        let cmd = |args: &[&str]| if engine == "shm" { graph(&[args, &["-p", "2"]].concat()) } else { under_lpfrun(engine, args) };
+        for (file, source, says) in [
+            (&el, "7", format!("{}: the SSSP source 7 is not a vertex of the graph", el.display())),
+            (&neg, "1", format!("{}:2: weight -0.5 is negative", neg.display())),
+            (&pattern, "1", format!("{}:1: SSSP needs edge weights", pattern.display())),
+        ] {
+            let o = run_limited(&mut cmd(&["sssp", "--source", source, "--input", file.to_str().unwrap(), "-o", o_]), LIMIT);
+            assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
+            assert!(stderr(&o).contains(&says), "{engine}: {} should say {says}", stderr(&o));
+        }
+        assert_eq!(dir.listing(), vec!["g.el", "neg.el", "p.mtx"], "{engine}: no output, no partial file");
+    }
+    let o = run_limited(&mut graph(&["sssp", "--input", "x.el"]), LIMIT);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("sssp needs --source"), "{}", stderr(&o));
+}
+
+#[test]
+fn cdlp_outputs_match_the_plain_loop_on_every_engine() {
+    let dir = TempDir::new("gclicdlp");
+    let g = test_graph();
+    let mtx = dir.file("g.mtx", g.mtx_pattern().as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let named = g.named();
+    let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
+    let named_edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
+    let mtx_ids: Vec<u64> = (1..=g.n as u64).collect();
+    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    // (input, ids, edges on 0..ids.len(), --iterations or the default 10)
+    for (input, ids, edges) in [(&mtx, &mtx_ids, &g.edges), (&el, &named, &named_edges)] {
+        for iterations in [None, Some(3)] {
+            let want: Vec<i64> = reference_cdlp(ids.len(), edges, iterations.unwrap_or(10)).iter().map(|&r| ids[r] as i64).collect();
+            for (engine, extra) in &runs {
+                let out = dir.path(&format!("cdlp-{engine}.txt"));
+                let mut args = vec!["cdlp", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap()];
+                let it = iterations.map(|i: usize| i.to_string());
+                if let Some(i) = &it {
+                    args.extend(["--iterations", i]);
+                }
+                args.extend(extra.iter().copied());
+                let mut cmd = if *engine == "shm" { graph(&args) } else { under_lpfrun(engine, &args) };
+                let o = run_limited(&mut cmd, LIMIT);
+                let tag = format!("cdlp {} {iterations:?} [{engine} {extra:?}]", input.display());
+                assert!(o.status.success(), "{tag}: {}", stderr(&o));
+                let so = String::from_utf8_lossy(&o.stdout);
+                assert_eq!(so.matches("summary ").count(), 1, "{tag}: one summary: {so}");
+                assert!(so.contains(&format!("summary kernel=cdlp n={} ", ids.len())), "{tag}: {so}");
+                assert!(so.contains(&format!(" rounds={} ", iterations.unwrap_or(10))), "{tag}: {so}");
+                assert_eq!(read_values(&out), (ids.clone(), want.clone()), "{tag}");
+                std::fs::remove_file(&out).unwrap();
+            }
+        }
     }
 }

@@ -1,16 +1,18 @@
-//! Distributed BFS and WCC against references written here (a plain queue BFS and a
-//! union-find over the edge list, not the crate's code): every input path, p = 1..4,
-//! 1 and 2 threads, both BFS directions forced and chosen; exact equality. Bad input
-//! (absent source, missing or malformed file, empty graph) is the same clear error on
-//! every process. Every run is bounded by the launcher's watchdog (`run_all`).
+//! Distributed BFS, WCC, SSSP and CDLP against references written here (a plain queue
+//! BFS, a union-find, a binary-heap Dijkstra and a label-propagation loop over the edge
+//! list, not the crate's code):
+//! every input path, p = 1..4, 1 and 2 threads, both BFS directions forced and chosen;
+//! exact equality (SSSP weights are integer-valued, so every sum is exact). Bad input
+//! (absent source, missing or malformed file, empty graph; for SSSP negative or NaN
+//! weights and inputs without weights) is the same clear error on every process. Every run is bounded by the launcher's watchdog (`run_all`).
 
 mod common;
 
 use common::*;
 use graphblas_pagerank::algorithms;
-use graphblas_pagerank::dist::{bfs_spmd_with, wcc_spmd, DistError, Input, VertexValues};
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
 use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::{Direction, Matrix};
+use graphblas_pagerank::{Direction, DupPolicy, Matrix};
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
@@ -92,10 +94,10 @@ fn graphs() -> Vec<Graph> {
 }
 
 /// A few sources per graph: the first vertex of an edge, the largest vertex, an isolated one.
-fn sources(c: &Case) -> Vec<usize> {
-    let mut s = vec![c.edges.first().map_or(0, |e| e.0), c.n - 1];
-    let mut touched = vec![false; c.n];
-    for &(u, v) in &c.edges {
+fn sources(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    let mut s = vec![edges.first().map_or(0, |e| e.0), n - 1];
+    let mut touched = vec![false; n];
+    for &(u, v) in edges {
         touched[u] = true;
         touched[v] = true;
     }
@@ -106,7 +108,7 @@ fn sources(c: &Case) -> Vec<usize> {
 }
 
 fn check_bfs(c: &Case) {
-    for s in sources(c) {
+    for s in sources(c.n, &c.edges) {
         let want = reference_bfs(c.n, &c.edges, s);
         for (engine, launch) in launchers() {
             for p in PS {
@@ -143,6 +145,31 @@ fn check_wcc(c: &Case) {
     }
 }
 
+fn check_cdlp(c: &Case) {
+    for iterations in [1, 10] {
+        let want: Vec<u64> = reference_cdlp(c.n, &c.edges, iterations).into_iter().map(|r| c.ids[r]).collect();
+        for (engine, launch) in launchers() {
+            for p in PS {
+                for threads in THREADS {
+                    let input = (c.input)();
+                    let res = run_all(launch, p, LIMIT, move |ctx| cdlp_spmd(ctx, input.clone(), iterations, threads));
+                    assert_eq!(gather(&res, &c.ids), want, "CDLP of {} ({iterations} iterations) [{engine} p={p} threads={threads}]", c.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cdlp_every_input_path_against_a_plain_loop() {
+    let dir = TempDir::new("kcdlp");
+    for (k, g) in graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_cdlp(&c);
+        }
+    }
+}
+
 #[test]
 fn bfs_every_input_path_against_a_queue() {
     let dir = TempDir::new("kbfs");
@@ -170,6 +197,7 @@ fn rmat_bfs_and_wcc() {
     let c = Case { name: g.name.clone(), n: g.n, edges: g.edges.clone(), ids: g.declared(), input: Box::new(move || Input::Rmat(params)) };
     check_wcc(&c);
     check_bfs(&c);
+    check_cdlp(&c);
 }
 
 #[test]
@@ -178,6 +206,10 @@ fn local_kernels_match_the_references() {
         let a = Matrix::<bool>::from_edges(g.n, g.n, &g.edges).unwrap();
         let labels: Vec<usize> = algorithms::wcc(&a, 2).unwrap().into_iter().map(|x| x as usize).collect();
         assert_eq!(labels, reference_wcc(g.n, &g.edges), "{}", g.name);
+        for iterations in [0, 1, 2, 10] {
+            let labels: Vec<usize> = algorithms::cdlp(&a, iterations, 2).unwrap().into_iter().map(|x| x as usize).collect();
+            assert_eq!(labels, reference_cdlp(g.n, &g.edges, iterations), "CDLP of {} ({iterations} iterations)", g.name);
+        }
         for s in 0..g.n.min(5) {
             assert_eq!(algorithms::bfs(&a, s, 2).unwrap(), reference_bfs(g.n, &g.edges, s), "{} from {s}", g.name);
         }
@@ -221,8 +253,115 @@ fn bad_input_is_the_same_clear_error_everywhere() {
             let res = run_all(shm, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), 1, 2, Direction::Auto));
             assert!(same_error(&res).starts_with(&what));
         }
+        let f = bad.clone();
+        let res = run_all(shm, p, LIMIT, move |ctx| cdlp_spmd(ctx, Input::file(f.clone()), 10, 1));
+        assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
         let empty = dir.file("empty.el", b"# no edges\n");
         let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(empty.clone()), 1));
         assert!(same_error(&res).contains("the graph has no vertices"));
+    }
+}
+
+/// Graphs for SSSP: integer-valued weights (sums exact in any order, so distances
+/// compare exactly), zero weights, duplicates of different weights (the lightest
+/// counts), self-loops, isolated declared vertices, several components.
+fn weighted_graphs() -> Vec<WeightedGraph> {
+    let mixed = WeightedGraph {
+        name: "mixed weighted".into(),
+        n: 7,
+        edges: vec![(0, 1, 3.0), (0, 1, 1.0), (0, 1, 2.0), (1, 1, 0.0), (1, 2, 0.0), (2, 0, 4.0), (2, 3, 2.0), (0, 4, 7.0), (6, 2, 1.0), (3, 4, 0.0), (4, 3, 0.0)],
+    };
+    let mut multi = random_graph(7, 60, 45);
+    multi.edges.extend([(3, 3), (3, 3), (10, 11), (10, 11), (59, 0)]);
+    let mut gs = vec![mixed, WeightedGraph::weigh(&multi, 1, 4), WeightedGraph::weigh(&random_graph(11, 1500, 2600), 2, 10)];
+    gs.push(WeightedGraph { name: "five declared vertices, no edges".into(), n: 5, edges: vec![] });
+    gs
+}
+
+/// The weighted inputs of `g`: MatrixMarket integer and real (ids `1..=n` declared),
+/// an edge list with a weight column (the ids its edges name), with their ids, edges
+/// and input.
+fn weighted_cases(dir: &TempDir, tag: &str, g: &WeightedGraph) -> Vec<(String, Vec<u64>, Vec<(usize, usize, f64)>, std::path::PathBuf)> {
+    let mut out = Vec::new();
+    for field in ["integer", "real"] {
+        let f = dir.file(&format!("{tag}-{field}.mtx"), g.mtx(field).as_bytes());
+        out.push((format!("{} ({field} mtx)", g.name), (1..=g.n as u64).collect(), g.edges.clone(), f));
+    }
+    if !g.edges.is_empty() {
+        let (ids, edges) = g.named();
+        out.push((format!("{} (edges)", g.name), ids, edges, dir.file(&format!("{tag}.el"), g.edge_list().as_bytes())));
+    }
+    out
+}
+
+#[test]
+fn sssp_every_weighted_input_against_dijkstra() {
+    let dir = TempDir::new("ksssp");
+    for (k, g) in weighted_graphs().iter().enumerate() {
+        for (name, ids, edges, file) in weighted_cases(&dir, &format!("g{k}"), g) {
+            let n = ids.len();
+            let plain: Vec<(usize, usize)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
+            for s in sources(n, &plain) {
+                let want = reference_sssp(n, &edges, s);
+                for (engine, launch) in launchers() {
+                    for p in PS {
+                        for threads in THREADS {
+                            let (f, source) = (file.clone(), ids[s]);
+                            let res = run_all(launch, p, LIMIT, move |ctx| sssp_spmd(ctx, Input::file(f.clone()), source, threads));
+                            assert_eq!(gather(&res, &ids), want, "SSSP of {name} from {source} [{engine} p={p} threads={threads}]");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn local_sssp_matches_dijkstra() {
+    for g in weighted_graphs() {
+        let t: Vec<(usize, usize, f64)> = g.edges.clone();
+        let a = Matrix::from_triples(g.n, g.n, &t, DupPolicy::Min).unwrap();
+        for s in 0..g.n.min(5) {
+            for threads in THREADS {
+                assert_eq!(algorithms::sssp(&a, s, threads).unwrap(), reference_sssp(g.n, &g.edges, s), "{} from {s}", g.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn sssp_bad_input_is_the_same_clear_error_everywhere() {
+    let dir = TempDir::new("ksssp-bad");
+    let g = WeightedGraph { name: "small".into(), n: 5, edges: vec![(0, 1, 1.0), (1, 2, 2.0), (3, 4, 0.0)] };
+    let mtx = dir.file("g.mtx", g.mtx("integer").as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let negative = dir.file("neg.el", b"0 1 1\n# a comment\n1 2 -2\n");
+    let nan = dir.file("nan.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.5\n2 3 nan\n");
+    let pattern = dir.file("p.mtx", Graph::new("p", 3, &[(0, 1)]).mtx_pattern().as_bytes());
+    let unweighted = dir.file("u.el", b"0 1\n1 2\n");
+    let cases: Vec<(Input, u64, String)> = vec![
+        (Input::file(mtx.clone()), 0, format!("{}: the SSSP source 0 is not a vertex", mtx.display())),
+        (Input::file(mtx.clone()), 6, "the SSSP source 6 is not a vertex".into()),
+        (Input::file(el.clone()), 5, format!("{}: the SSSP source 5 is not a vertex", el.display())),
+        (Input::file(negative.clone()), 0, format!("{}:3: weight -2 is negative", negative.display())),
+        (Input::file(nan.clone()), 1, format!("{}:4: weight NaN is negative or not a number", nan.display())),
+        (Input::file(pattern.clone()), 1, format!("{}:1: SSSP needs edge weights", pattern.display())),
+        (Input::file(unweighted.clone()), 0, format!("{}:1: missing weight", unweighted.display())),
+        (Input::Rmat(KronParams::graph500(4, 1)), 0, "SSSP needs edge weights".into()),
+        (Input::Edges(vec![(0, 1)]), 0, "SSSP needs edge weights".into()),
+    ];
+    for p in PS {
+        for (input, source, says) in &cases {
+            let (input, source) = (input.clone(), *source);
+            let res = run_all(shm, p, LIMIT, move |ctx| sssp_spmd(ctx, input.clone(), source, 2));
+            let e = same_error(&res);
+            assert!(e.contains(says.as_str()), "p={p}: {e:?} should say {says:?}");
+        }
+        // The isolated declared vertex 5 is a vertex: a source reaching nothing.
+        let f = mtx.clone();
+        let ok = run_all(shm, p, LIMIT, move |ctx| sssp_spmd(ctx, Input::file(f.clone()), 5, 1));
+        let inf = f64::INFINITY;
+        assert_eq!(gather(&ok, &[1, 2, 3, 4, 5]), vec![inf, inf, inf, inf, 0.0]);
     }
 }

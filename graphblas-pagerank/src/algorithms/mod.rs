@@ -5,7 +5,11 @@
 //! block of rows and add only the communication.
 
 pub mod bfs;
+pub mod cdlp;
+pub mod sssp;
 pub mod wcc;
 
 pub use bfs::{bfs, UNREACHABLE};
+pub use cdlp::cdlp;
+pub use sssp::sssp;
 pub use wcc::wcc;

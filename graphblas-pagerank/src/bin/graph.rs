@@ -3,6 +3,8 @@
 //! ```text
 //! graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
 //! graph wcc INPUT [RUN] [--output FILE]
+//! graph sssp --source ID INPUT [RUN] [--output FILE]
+//! graph cdlp INPUT [RUN] [--iterations N] [--output FILE]
 //!   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
 //!   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]
 //! ```
@@ -11,12 +13,17 @@
 //! vertices, isolated ones included; an edge list's vertices are the ids some edge
 //! names). `--output` writes one `id value` line per vertex in ascending id order, ids
 //! as in the input: BFS the depth from the source (9223372036854775807 where it does
-//! not lead), WCC the smallest id of the vertex's weakly connected component. The
+//! not lead), WCC the smallest id of the vertex's weakly connected component, SSSP the
+//! weighted distance from the source (`infinity` where it does not lead; the input
+//! must carry non-negative weights: a MatrixMarket real or integer file or an edge
+//! list with a weight column), CDLP the vertex's label (an id) after N iterations of
+//! label propagation (default 10, Graphalytics'). The
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
 //! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
 
 use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
-use graphblas_pagerank::dist::{bfs_spmd_with, wcc_spmd, write_values_spmd, DistError, VertexValues};
+use graphblas_pagerank::algorithms::cdlp::DEFAULT_ITERATIONS;
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, write_values_spmd, DistError, VertexValues};
 use graphblas_pagerank::Direction;
 use lpf::Context;
 use std::path::PathBuf;
@@ -24,6 +31,8 @@ use std::time::Instant;
 
 const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
        graph wcc INPUT [RUN] [--output FILE]
+       graph sssp --source ID INPUT [RUN] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights)
+       graph cdlp INPUT [RUN] [--iterations N] [--output FILE]   (N default 10)
   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]";
 
@@ -36,6 +45,8 @@ fn usage(msg: &str) -> ! {
 enum Kernel {
     Bfs,
     Wcc,
+    Sssp,
+    Cdlp,
 }
 
 struct Opts {
@@ -46,6 +57,7 @@ struct Opts {
     threads: usize,
     source: Option<u64>,
     direction: Direction,
+    iterations: usize,
     output: Option<PathBuf>,
 }
 
@@ -54,11 +66,13 @@ fn parse() -> Opts {
     let kernel = match args.first().map(String::as_str) {
         Some("bfs") => Kernel::Bfs,
         Some("wcc") => Kernel::Wcc,
+        Some("sssp") => Kernel::Sssp,
+        Some("cdlp") => Kernel::Cdlp,
         Some("--help" | "-h") => {
             println!("{USAGE}");
             std::process::exit(0)
         }
-        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc)")),
+        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp)")),
         None => usage("name a kernel"),
     };
     let mut o = Opts {
@@ -69,6 +83,7 @@ fn parse() -> Opts {
         threads: 1,
         source: None,
         direction: Direction::Auto,
+        iterations: DEFAULT_ITERATIONS,
         output: None,
     };
     let mut i = 1;
@@ -82,7 +97,7 @@ fn parse() -> Opts {
             "--engine" => o.engine = Some(value(usage, a, v)),
             "-p" | "--procs" => o.p = Some(value(usage, a, v)),
             "--threads" | "-t" => o.threads = value(usage, a, v),
-            "--source" | "-s" if kernel == Kernel::Bfs => o.source = Some(value(usage, a, v)),
+            "--source" | "-s" if matches!(kernel, Kernel::Bfs | Kernel::Sssp) => o.source = Some(value(usage, a, v)),
             "--direction" if kernel == Kernel::Bfs => {
                 o.direction = match value::<String>(usage, a, v).as_str() {
                     "auto" => Direction::Auto,
@@ -91,6 +106,7 @@ fn parse() -> Opts {
                     d => usage(&format!("unknown direction {d:?} (auto, push, pull)")),
                 }
             }
+            "--iterations" | "-i" if kernel == Kernel::Cdlp => o.iterations = value(usage, a, v),
             "--output" | "-o" => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
             _ => usage(&format!("unknown argument {a:?} for graph {}", args[0])),
         }
@@ -99,8 +115,8 @@ fn parse() -> Opts {
     if o.p == Some(0) || o.threads == 0 {
         usage("-p and --threads must be at least 1");
     }
-    if kernel == Kernel::Bfs && o.source.is_none() {
-        usage("bfs needs --source ID (an id of the input)");
+    if matches!(kernel, Kernel::Bfs | Kernel::Sssp) && o.source.is_none() {
+        usage(&format!("{} needs --source ID (an id of the input)", args[0]));
     }
     o
 }
@@ -110,6 +126,8 @@ fn summary<T>(o: &Opts, ctx: &Context, name: &str, r: &VertexValues<T>, total: f
     let what = match o.kernel {
         Kernel::Bfs => format!("levels {}", r.rounds),
         Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
+        Kernel::Sssp => format!("Bellman-Ford rounds {}", r.rounds),
+        Kernel::Cdlp => format!("iterations {}", r.rounds),
     };
     format!(
         "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\
@@ -140,6 +158,19 @@ fn finish<T: std::fmt::Display>(o: &Opts, ctx: &mut Context, name: &str, r: Vert
     Ok(summary(o, ctx, name, &r, t0.elapsed().as_secs_f64()))
 }
 
+/// A distance as Graphalytics writes it: `infinity` where the source does not lead,
+/// else the shortest decimal that reads back as the same f64.
+struct Distance(f64);
+
+impl std::fmt::Display for Distance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 == f64::INFINITY {
+            return f.write_str("infinity");
+        }
+        write!(f, "{}", self.0)
+    }
+}
+
 fn main() {
     let o = parse();
     set_engine(usage, o.engine.as_deref());
@@ -154,6 +185,16 @@ fn main() {
             Kernel::Wcc => {
                 let r = wcc_spmd(ctx, input.clone(), o.threads)?;
                 finish(&o, ctx, "wcc", r, t0)
+            }
+            Kernel::Sssp => {
+                let r = sssp_spmd(ctx, input.clone(), o.source.expect("checked"), o.threads)?;
+                let values = r.values.iter().map(|&d| Distance(d)).collect();
+                let r = VertexValues { n: r.n, nnz: r.nnz, ids: r.ids, values, first_index: r.first_index, rounds: r.rounds, load_seconds: r.load_seconds, compute_seconds: r.compute_seconds };
+                finish(&o, ctx, "sssp", r, t0)
+            }
+            Kernel::Cdlp => {
+                let r = cdlp_spmd(ctx, input.clone(), o.iterations, o.threads)?;
+                finish(&o, ctx, "cdlp", r, t0)
             }
         }
     };

@@ -1,4 +1,4 @@
-//! The graph as the traversal kernels (BFS, WCC) see it: the input loaded and
+//! The graph as the traversal kernels (BFS, WCC, CDLP) see it: the input loaded and
 //! relabelled by [`super::load`], its edges routed to the owners of their targets and
 //! deduplicated by [`super::build::route_and_dedup`] — the steps PageRank takes — and
 //! then each in-edge also sent to the owner of its source, so that every process holds
@@ -28,11 +28,13 @@ pub struct VertexValues<T> {
     /// The ids of this process's vertices as in the input, ascending; the blocks of the
     /// processes follow each other in pid order.
     pub ids: Vec<u64>,
-    /// The value of `ids[k]` (BFS: depth; WCC: the smallest id of its component).
+    /// The value of `ids[k]` (BFS: depth; WCC: the smallest id of its component; SSSP:
+    /// distance; CDLP: label).
     pub values: Vec<T>,
     /// Position of `ids[0]` in the ascending order of all ids.
     pub first_index: u64,
-    /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds.
+    /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds; SSSP:
+    /// Bellman-Ford rounds (the last one found no improvement); CDLP: iterations.
     pub rounds: usize,
     /// Read/generate, route and build, seconds (this process).
     pub load_seconds: f64,
@@ -81,14 +83,14 @@ pub(crate) fn build(comm: &mut Comm<'_>, raw: RawEdges) -> DistResult<Adjacency>
     let (lo, rows) = (routed.lo, routed.rows());
     debug_assert_eq!((lo, lo + rows), (even_start(me, n, p), even_start(me + 1, n, p)));
     // Every in-edge u → t of this block, as (t, u), to the owner of u.
-    let each = |f: &mut dyn FnMut(u32, u32)| {
+    let each = |f: &mut dyn FnMut([u32; 2])| {
         for i in 0..rows {
             for &u in &routed.src[routed.ptr[i]..routed.ptr[i + 1]] {
-                f((lo + i) as u32, u)
+                f([(lo + i) as u32, u])
             }
         }
     };
-    let (send, counts) = bucket(me, p, routed.src.len(), each, |u| even_owner(u as usize, n, p))?;
+    let (send, counts) = bucket(me, p, routed.src.len(), each, |e| even_owner(e[1] as usize, n, p))?;
     let (recv, _) = comm.alltoallv(&send, &counts)?;
     drop(send);
     let (out_ptr, out_idx) = csr_by_target(me, lo, rows, &recv, false)?;

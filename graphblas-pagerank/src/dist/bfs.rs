@@ -15,7 +15,7 @@
 use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::even_owner;
 use super::comm::Comm;
-use super::{finish, load, require_vertices, DistError, DistResult, Input};
+use super::{finish, load, require_vertices, vertex_of, DistResult, Input};
 use crate::algebra::ANY_PAIR;
 use crate::algorithms::bfs::{next_direction, UNREACHABLE};
 use crate::ops::{apply, assign_scalar, mxv, vxm, Descriptor, Direction};
@@ -45,15 +45,7 @@ fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, forced: D
     let mut raw = load::load(comm, input, threads)?;
     require_vertices(raw.n, &what, "BFS")?;
     let labels = raw.labels.take().expect("the loader names every vertex");
-    // Every process holds all ids: they agree without a word.
-    let s = labels.binary_search(&source).map_err(|_| {
-        DistError::Invalid(format!(
-            "{what}: the BFS source {source} is not a vertex of the graph ({} vertices, ids {}..={})",
-            labels.len(),
-            labels[0],
-            labels[labels.len() - 1]
-        ))
-    })?;
+    let s = vertex_of(&labels, source, &what, "BFS source")?;
     let adj = build(comm, raw)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();

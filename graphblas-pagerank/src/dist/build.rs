@@ -4,6 +4,7 @@
 use super::comm::{oom, try_zeroed, Comm};
 use super::load::RawEdges;
 use super::DistResult;
+use lpf::Pod;
 use crate::pagerank::PullGraph;
 use crate::parallel::balanced_row_blocks_weighted;
 
@@ -77,18 +78,18 @@ fn bounds_owner(bounds: &[usize], v: usize) -> usize {
     bounds.partition_point(|&b| b <= v) - 1
 }
 
-/// Orders `(src, dst)` pairs by destination process: `each` calls its argument on
-/// every pair (the same sequence both times it is called). Returns the send buffer and
-/// counts.
-pub(super) fn bucket(
+/// Orders items (edges, `[src, dst]` pairs or weighted edges) by destination
+/// process: `each` calls its argument on every item (the same sequence both times it
+/// is called). Returns the send buffer and counts.
+pub(super) fn bucket<E: Pod>(
     me: usize,
     p: usize,
     len: usize,
-    each: impl Fn(&mut dyn FnMut(u32, u32)),
-    owner: impl Fn(u32) -> usize,
-) -> DistResult<(Vec<[u32; 2]>, Vec<usize>)> {
+    each: impl Fn(&mut dyn FnMut(E)),
+    owner: impl Fn(&E) -> usize,
+) -> DistResult<(Vec<E>, Vec<usize>)> {
     let mut counts = vec![0usize; p];
-    each(&mut |_, v| counts[owner(v)] += 1);
+    each(&mut |e| counts[owner(&e)] += 1);
     let mut at: Vec<usize> = Vec::with_capacity(p);
     let mut s = 0;
     for &c in &counts {
@@ -96,10 +97,10 @@ pub(super) fn bucket(
         s += c;
     }
     debug_assert_eq!(s, len);
-    let mut send = try_zeroed::<[u32; 2]>(len, me, "the edges to send to their owners")?;
-    each(&mut |u, v| {
-        let q = owner(v);
-        send[at[q]] = [u, v];
+    let mut send = try_zeroed::<E>(len, me, "the edges to send to their owners")?;
+    each(&mut |e| {
+        let q = owner(&e);
+        send[at[q]] = e;
         at[q] += 1;
     });
     Ok((send, counts))
@@ -156,12 +157,12 @@ pub(super) fn csr_by_target(me: usize, lo: usize, rows: usize, pairs: &[[u32; 2]
 pub(crate) fn route_and_dedup(comm: &mut Comm<'_>, raw: RawEdges) -> DistResult<Routed> {
     let (p, me, n) = (comm.p, comm.me, raw.n);
     let RawEdges { src, dst, .. } = raw;
-    let each = |f: &mut dyn FnMut(u32, u32)| {
+    let each = |f: &mut dyn FnMut([u32; 2])| {
         for (&u, &v) in src.iter().zip(&dst) {
-            f(u, v)
+            f([u, v])
         }
     };
-    let (send, counts) = bucket(me, p, src.len(), each, |v| even_owner(v as usize, n, p))?;
+    let (send, counts) = bucket(me, p, src.len(), each, |e| even_owner(e[1] as usize, n, p))?;
     drop(src);
     drop(dst);
     let (recv, _) = comm.alltoallv(&send, &counts)?;
@@ -227,15 +228,15 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
 
     // Step 4: re-route every edge, in new ids, to the owner of its new target row.
     let local_edges = routed.src.len();
-    let each = |f: &mut dyn FnMut(u32, u32)| {
+    let each = |f: &mut dyn FnMut([u32; 2])| {
         for i in 0..routed.rows() {
             let t = new_id[routed.lo + i];
             for &s in &routed.src[routed.ptr[i]..routed.ptr[i + 1]] {
-                f(new_id[s as usize], t)
+                f([new_id[s as usize], t])
             }
         }
     };
-    let (send, counts) = bucket(me, p, local_edges, each, |v| bounds_owner(&bounds, v as usize))?;
+    let (send, counts) = bucket(me, p, local_edges, each, |e| bounds_owner(&bounds, e[1] as usize))?;
     drop(routed);
     drop(new_id);
     let (recv, _) = comm.alltoallv(&send, &counts)?;

@@ -10,7 +10,7 @@ use super::relabel::{relabel, relabel_with_max, too_many, Relabelled, MAX_N};
 use super::{DistError, DistResult, Format, Input};
 use crate::io::{
     alloc_binary_range, check_mtx_entry_count, file_len, read_binary_header, read_binary_labels, read_binary_range_into,
-    read_edge_list_ids_range, read_mtx_header, read_mtx_range, split_byte_ranges, EdgeIds, EdgeListOptions, InputError,
+    read_edge_list_ids_range, read_mtx_header, read_mtx_range_checked, split_byte_ranges, EdgeIds, EdgeListOptions, InputError, MtxField,
     InputErrorKind,
 };
 use crate::kron::KronParams;
@@ -23,12 +23,26 @@ pub(crate) struct RawEdges {
     pub dst: Vec<u32>,
     /// The user-visible id of every vertex number (ascending); `None` once taken.
     pub labels: Option<Vec<u64>>,
+    /// The weight of every edge, parallel to `src`/`dst`: only when loaded with
+    /// [`Weights::Required`].
+    pub weights: Option<Vec<f64>>,
+}
+
+/// Whether the kernel reads edge weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Weights {
+    /// Values are ignored (an edge is an edge).
+    Ignored,
+    /// Every edge must carry a non-negative weight (SSSP): a MatrixMarket real or
+    /// integer value, an edge list's third column. A negative or NaN weight is an
+    /// error naming file:line; an input without weights is an error naming `kernel`.
+    Required { kernel: &'static str },
 }
 
 impl RawEdges {
     fn relabelled(r: Relabelled, to_user: impl Fn(u64) -> u64) -> RawEdges {
         let labels = r.labels.into_iter().map(to_user).collect();
-        RawEdges { n: r.n, src: r.src, dst: r.dst, labels: Some(labels) }
+        RawEdges { n: r.n, src: r.src, dst: r.dst, labels: Some(labels), weights: None }
     }
 
     /// Edges of an input that declares its vertices `0..n` (a MatrixMarket size line, a
@@ -43,11 +57,31 @@ impl RawEdges {
         for (k, l) in labels.iter_mut().enumerate() {
             *l = to_user(k as u64);
         }
-        Ok(RawEdges { n: n as usize, src, dst, labels: Some(labels) })
+        Ok(RawEdges { n: n as usize, src, dst, labels: Some(labels), weights: None })
     }
 }
 
 pub(crate) fn load(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<RawEdges> {
+    load_with(comm, input, threads, Weights::Ignored)
+}
+
+pub(crate) fn load_with(comm: &mut Comm<'_>, input: Input, threads: usize, weights: Weights) -> DistResult<RawEdges> {
+    if let Weights::Required { kernel } = weights {
+        let weighted = match &input {
+            Input::File { path, format } => matches!(
+                (format, Format::from_extension(path)),
+                (Format::Mtx | Format::Edges | Format::EdgesOneBased, _) | (Format::Auto, Some(Format::Mtx | Format::Edges))
+            ),
+            _ => false,
+        };
+        if !weighted {
+            return Err(DistError::Invalid(format!(
+                "{}: {kernel} needs edge weights: a MatrixMarket real or integer file or an edge list with a weight column",
+                input.describe()
+            )));
+        }
+    }
+    let need = weights != Weights::Ignored;
     match input {
         Input::File { path, format } => {
             let format = match format {
@@ -65,9 +99,16 @@ pub(crate) fn load(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistRes
                 f => f,
             };
             match format {
-                Format::Mtx => load_mtx(comm, &path),
-                Format::Edges => load_edges(comm, &path, &EdgeListOptions::default()),
-                Format::EdgesOneBased => load_edges(comm, &path, &EdgeListOptions { one_based: true, ..Default::default() }),
+                Format::Mtx => load_mtx(comm, &path, weights),
+                Format::Edges | Format::EdgesOneBased => {
+                    let opts = EdgeListOptions {
+                        one_based: format == Format::EdgesOneBased,
+                        weighted: need,
+                        nonnegative_weights: need,
+                        ..Default::default()
+                    };
+                    load_edges(comm, &path, &opts)
+                }
                 Format::Bin | Format::Auto => load_bin(comm, &path),
             }
         }
@@ -82,9 +123,13 @@ fn my_range(comm: &Comm<'_>, path: &Path) -> Result<(u64, u64), InputError> {
     Ok(split_byte_ranges(len, comm.p)[comm.me])
 }
 
-fn load_mtx(comm: &mut Comm<'_>, path: &Path) -> DistResult<RawEdges> {
+fn load_mtx(comm: &mut Comm<'_>, path: &Path, weights: Weights) -> DistResult<RawEdges> {
     let read = (|| {
         let h = read_mtx_header(path)?;
+        if let (Weights::Required { kernel }, MtxField::Pattern) = (weights, h.field) {
+            let message = format!("{kernel} needs edge weights, but the header declares a pattern matrix (no values)");
+            return Err(InputError { path: path.to_path_buf(), line: Some(1), kind: InputErrorKind::Header, message });
+        }
         if h.nrows != h.ncols {
             return Err(InputError {
                 path: path.to_path_buf(),
@@ -94,7 +139,7 @@ fn load_mtx(comm: &mut Comm<'_>, path: &Path) -> DistResult<RawEdges> {
             });
         }
         let (s, e) = my_range(comm, path)?;
-        let chunk = read_mtx_range(path, &h, s, e)?;
+        let chunk = read_mtx_range_checked(path, &h, s, e, weights != Weights::Ignored)?;
         Ok((h, chunk))
     })();
     let (h, chunk) = comm.agree(read.map_err(DistError::from))?;
@@ -103,7 +148,11 @@ fn load_mtx(comm: &mut Comm<'_>, path: &Path) -> DistResult<RawEdges> {
     let last_line = comm.max_u64(chunk.end_line)?;
     check_mtx_entry_count(path, &h, total, last_line)?;
     // The reader's indices are 0-based; MatrixMarket's ids are 1-based.
-    RawEdges::declared(comm, h.nrows, chunk.coo.rows, chunk.coo.cols, |x| x + 1)
+    let mut raw = RawEdges::declared(comm, h.nrows, chunk.coo.rows, chunk.coo.cols, |x| x + 1)?;
+    if weights != Weights::Ignored {
+        raw.weights = chunk.coo.vals;
+    }
+    Ok(raw)
 }
 
 fn load_edges(comm: &mut Comm<'_>, path: &Path, opts: &EdgeListOptions) -> DistResult<RawEdges> {
@@ -111,13 +160,15 @@ fn load_edges(comm: &mut Comm<'_>, path: &Path, opts: &EdgeListOptions) -> DistR
         let (s, e) = my_range(comm, path)?;
         read_edge_list_ids_range(path, opts, s, e)
     })();
-    let chunk = comm.agree(read.map_err(DistError::from))?;
+    let mut chunk = comm.agree(read.map_err(DistError::from))?;
     let r = match &chunk.ids {
         EdgeIds::Narrow { src, dst } => relabel_with_max(comm, src, dst, chunk.max_id)?,
         EdgeIds::Wide { src, dst } => relabel_with_max(comm, src, dst, chunk.max_id)?,
     };
+    // The relabelling keeps the edges in order, so the weights stay parallel.
+    let weights = chunk.weights.take();
     drop(chunk);
-    Ok(RawEdges::relabelled(r, |x| x))
+    Ok(RawEdges { weights, ..RawEdges::relabelled(r, |x| x) })
 }
 
 fn load_bin(comm: &mut Comm<'_>, path: &Path) -> DistResult<RawEdges> {

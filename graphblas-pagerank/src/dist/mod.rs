@@ -36,16 +36,20 @@
 mod adjacency;
 mod bfs;
 mod build;
+mod cdlp;
 mod comm;
 mod iterate;
 mod load;
 mod output;
 mod relabel;
+mod sssp;
 mod wcc;
 
 pub use adjacency::VertexValues;
 pub use bfs::{bfs_spmd, bfs_spmd_with};
 pub use iterate::ExchangeStats;
+pub use cdlp::cdlp_spmd;
+pub use sssp::sssp_spmd;
 pub use output::{convert_to_binary_spmd, write_ranks_spmd, write_values_spmd};
 pub use wcc::wcc_spmd;
 
@@ -140,6 +144,20 @@ impl Input {
 }
 
 /// The error for a graph without vertices, which no kernel runs on.
+/// The number of the vertex with id `id` in the ascending `labels` (every process holds
+/// all of them, so all agree without a word); `role` names it in the error ("the BFS
+/// source").
+pub(crate) fn vertex_of(labels: &[u64], id: u64, what: &str, role: &str) -> DistResult<usize> {
+    labels.binary_search(&id).map_err(|_| {
+        DistError::Invalid(format!(
+            "{what}: the {role} {id} is not a vertex of the graph ({} vertices, ids {}..={})",
+            labels.len(),
+            labels[0],
+            labels[labels.len() - 1]
+        ))
+    })
+}
+
 pub(crate) fn require_vertices(n: usize, what: &str, kernel: &str) -> DistResult<()> {
     if n == 0 {
         return Err(DistError::Invalid(format!(

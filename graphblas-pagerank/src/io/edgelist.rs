@@ -28,6 +28,9 @@ pub struct EdgeListOptions {
     /// The ids are 1-based: an id 0 is an error naming its line. (Ids are kept as
     /// they are; this only checks the convention the caller declared.)
     pub one_based: bool,
+    /// With `weighted`: a negative or NaN weight is an error naming its line
+    /// (shortest-path distances need non-negative weights).
+    pub nonnegative_weights: bool,
 }
 
 /// Edges parsed from one byte range.
@@ -43,11 +46,13 @@ pub struct EdgeListChunk {
 }
 
 /// Edges parsed from one byte range with their ids as written (any `u64`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EdgeIdsChunk {
     pub ids: EdgeIds,
     /// The largest id of the range, if it has an edge.
     pub max_id: Option<u64>,
+    /// With [`EdgeListOptions::weighted`]: the weight of every edge, parallel to `ids`.
+    pub weights: Option<Vec<f64>>,
 }
 
 /// Sources and targets: 32-bit while every id of the range fits (half the memory and
@@ -135,7 +140,11 @@ fn parse_edge_lines(
             e => field_err(path, line, "weight", e),
         };
         let w = if opts.weighted {
-            Some(s.float().map_err(weight_err)?)
+            let w = s.float().map_err(weight_err)?;
+            if opts.nonnegative_weights {
+                super::check_nonnegative_weight(path, line, w)?;
+            }
+            Some(w)
         } else {
             s.skip_blanks();
             match s.peek() {
@@ -196,7 +205,8 @@ pub fn read_edge_list_range(path: &Path, opts: &EdgeListOptions, start: u64, end
 }
 
 /// Parses the edge lines that start in `[start, end)`, keeping the ids as written:
-/// any `u64` (the distributed loader relabels them densely). Weights are ignored.
+/// any `u64` (the distributed loader relabels them densely). Weights are kept only
+/// with [`EdgeListOptions::weighted`].
 /// Memory is claimed fallibly: a range too large for memory is an error naming the
 /// bytes it needed, not an abort.
 pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64, end: u64) -> InputResult<EdgeIdsChunk> {
@@ -218,6 +228,10 @@ pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64,
                 EdgeIds::Narrow { src, dst } => src.try_reserve(more).and_then(|_| dst.try_reserve(more)).map_err(|_| 8),
                 EdgeIds::Wide { src, dst } => src.try_reserve(more).and_then(|_| dst.try_reserve(more)).map_err(|_| 16),
             };
+            let ok = ok.and_then(|_| match &mut self.c.weights {
+                Some(w) => w.try_reserve(more).map_err(|_| 8),
+                None => Ok(()),
+            });
             ok.map_err(|per| self.oom((len + more).saturating_mul(per)))
         }
         /// From 32-bit to 64-bit storage (the first id >= 2^32).
@@ -241,7 +255,7 @@ pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64,
             self.grow(n)
         }
         #[inline]
-        fn edge(&mut self, line: u64, u: u64, v: u64, _: Option<f64>) -> InputResult<()> {
+        fn edge(&mut self, line: u64, u: u64, v: u64, w: Option<f64>) -> InputResult<()> {
             if let Some(limit) = self.limit {
                 for (id, what) in [(u, "source"), (v, "target")] {
                     if id >= limit {
@@ -272,11 +286,15 @@ pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64,
                     dst.push(v);
                 }
             }
+            if let (Some(ws), Some(w)) = (self.c.weights.as_mut(), w) {
+                ws.push(w);
+            }
             self.max = self.max.max(m);
             Ok(())
         }
     }
-    let mut ids = Ids { path, range: (start, end), limit: opts.num_vertices, c: EdgeIdsChunk::default(), max: 0 };
+    let c = EdgeIdsChunk { weights: opts.weighted.then(Vec::new), ..Default::default() };
+    let mut ids = Ids { path, range: (start, end), limit: opts.num_vertices, c, max: 0 };
     parse_edge_lines(path, opts, start, end, &mut ids)?;
     ids.c.max_id = (!ids.c.ids.is_empty()).then_some(ids.max);
     Ok(ids.c)
@@ -347,7 +365,7 @@ mod tests {
     #[test]
     fn weighted_and_errors() {
         let t = TempFile::with_bytes("w.txt", b"0 1 0.5\n1 0 2\n");
-        let o = EdgeListOptions { weighted: true, num_vertices: None, one_based: false };
+        let o = EdgeListOptions { weighted: true, ..Default::default() };
         assert_eq!(read_edge_list(&t.0, &o).unwrap().vals, Some(vec![0.5, 2.0]));
 
         let cases: [(&[u8], EdgeListOptions, InputErrorKind, u64); 8] = [

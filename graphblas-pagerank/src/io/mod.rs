@@ -19,7 +19,7 @@ pub use binary::{
     alloc_binary_range, binary_records_in, read_binary, read_binary_header, read_binary_labels, read_binary_range, read_binary_range_into,
     write_binary, BinaryHeader, BINARY_MAGIC, BINARY_VERSION};
 pub use edgelist::{read_edge_list, read_edge_list_ids_range, read_edge_list_range, EdgeIds, EdgeIdsChunk, EdgeListChunk, EdgeListOptions};
-pub use mtx::{check_mtx_entry_count, read_mtx, read_mtx_header, read_mtx_range, MtxChunk, MtxField, MtxHeader, MtxSymmetry};
+pub use mtx::{check_mtx_entry_count, read_mtx, read_mtx_header, read_mtx_range, read_mtx_range_checked, MtxChunk, MtxField, MtxHeader, MtxSymmetry};
 pub use scan::count_newlines;
 
 use std::fmt;
@@ -83,6 +83,14 @@ impl std::error::Error for InputError {}
 
 /// Result type of the readers.
 pub type InputResult<T> = Result<T, InputError>;
+
+/// A shortest-path weight must be a non-negative number (NaN is not one).
+pub(crate) fn check_nonnegative_weight(path: &Path, line: u64, w: f64) -> InputResult<()> {
+    if w >= 0.0 {
+        return Ok(());
+    }
+    Err(InputError::new(path, Some(line), InputErrorKind::NotNumeric, format!("weight {w} is negative or not a number (shortest paths need weights >= 0)")))
+}
 
 /// Splits `0..file_len` into `parts` contiguous byte ranges of equal size.
 /// Feed range `p` to process `p`'s reader; the readers move the boundaries

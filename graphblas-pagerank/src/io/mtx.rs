@@ -189,6 +189,12 @@ fn parse_header(path: &Path, buf: &[u8], at_eof: bool) -> InputResult<Option<Mtx
 /// Parses the entry lines that start in `[start, end)`. Comment and blank
 /// lines inside the data are skipped (and not counted).
 pub fn read_mtx_range(path: &Path, header: &MtxHeader, start: u64, end: u64) -> InputResult<MtxChunk> {
+    read_mtx_range_checked(path, header, start, end, false)
+}
+
+/// As [`read_mtx_range`]; with `nonnegative_values`, a negative or NaN value is an
+/// error naming its line (shortest-path weights).
+pub fn read_mtx_range_checked(path: &Path, header: &MtxHeader, start: u64, end: u64, nonnegative_values: bool) -> InputResult<MtxChunk> {
     let file = open(path)?;
     let chunk = read_line_chunk(path, &file, header.data_start, header.data_line, start, end)?;
     let (nr, nc) = (header.nrows as usize, header.ncols as usize);
@@ -230,6 +236,9 @@ pub fn read_mtx_range(path: &Path, header: &MtxHeader, start: u64, end: u64) -> 
             MtxField::Real => Some(s.float().map_err(|e| field_err(path, line, "value", e))?),
             MtxField::Integer => Some(s.int_as_f64().map_err(|e| field_err(path, line, "integer value", e))?),
         };
+        if let (true, Some(w)) = (nonnegative_values, v) {
+            super::check_nonnegative_weight(path, line, w)?;
+        }
         if !s.finish_line() {
             return Err(InputError::new(path, Some(line), K::Malformed, "too many fields on entry line"));
         }

@@ -334,3 +334,103 @@ pub fn reference_wcc(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     (0..n).map(|x| root(&mut parent, x)).collect()
 }
 
+
+/// A small graph with edge weights (integer-valued, so that sums along a path are
+/// exact whatever their order): n vertices, directed edges `(u, v, w)`, duplicates
+/// and self-loops allowed.
+#[derive(Clone, Debug)]
+pub struct WeightedGraph {
+    pub name: String,
+    pub n: usize,
+    pub edges: Vec<(usize, usize, f64)>,
+}
+
+impl WeightedGraph {
+    /// `g`'s edges with weights 0..`max_weight` drawn from `seed` (zeros included).
+    pub fn weigh(g: &Graph, seed: u64, max_weight: u64) -> WeightedGraph {
+        let mut rng = graphblas_pagerank::prng::Xoshiro256::new(seed);
+        let edges = g.edges.iter().map(|&(u, v)| (u, v, rng.below(max_weight) as f64)).collect();
+        WeightedGraph { name: format!("{} weighted", g.name), n: g.n, edges }
+    }
+
+    /// MatrixMarket, 1-based ids `1..=n` declared; `field` "integer" or "real" (the
+    /// real file writes every weight with a fraction point).
+    pub fn mtx(&self, field: &str) -> String {
+        let mut s = format!("%%MatrixMarket matrix coordinate {field} general\n{} {} {}\n", self.n, self.n, self.edges.len());
+        for &(u, v, w) in &self.edges {
+            s += &if field == "real" { format!("{} {} {w:.1}\n", u + 1, v + 1) } else { format!("{} {} {w}\n", u + 1, v + 1) };
+        }
+        s
+    }
+
+    /// An edge list `u v w`: the vertices are the ids some edge names.
+    pub fn edge_list(&self) -> String {
+        let mut s = String::from("# weighted test graph\n");
+        for &(u, v, w) in &self.edges {
+            s += &format!("{u} {v} {w}\n");
+        }
+        s
+    }
+
+    /// The ids some edge names, ascending, and the edges renumbered onto them.
+    pub fn named(&self) -> (Vec<u64>, Vec<(usize, usize, f64)>) {
+        let mut ids: Vec<u64> = self.edges.iter().flat_map(|&(u, v, _)| [u as u64, v as u64]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let k = |v: usize| ids.binary_search(&(v as u64)).unwrap();
+        let edges = self.edges.iter().map(|&(u, v, w)| (k(u), k(v), w)).collect();
+        (ids, edges)
+    }
+}
+
+/// Shortest distances from `source` over vertices `0..n` by Dijkstra with a binary
+/// heap, edges followed forward; `f64::INFINITY` where the source does not lead.
+/// Weights must be ≥ 0 (their bit patterns then order as the numbers do).
+pub fn reference_sssp(n: usize, edges: &[(usize, usize, f64)], source: usize) -> Vec<f64> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut adj = vec![Vec::new(); n];
+    for &(u, v, w) in edges {
+        adj[u].push((v, w));
+    }
+    let mut dist = vec![f64::INFINITY; n];
+    let mut done = vec![false; n];
+    dist[source] = 0.0;
+    let mut heap = BinaryHeap::from([Reverse((0f64.to_bits(), source))]);
+    while let Some(Reverse((d, u))) = heap.pop() {
+        if done[u] {
+            continue;
+        }
+        done[u] = true;
+        let d = f64::from_bits(d);
+        for &(v, w) in &adj[u] {
+            if d + w < dist[v] {
+                dist[v] = d + w;
+                heap.push(Reverse((dist[v].to_bits(), v)));
+            }
+        }
+    }
+    dist
+}
+
+/// Labels (vertex numbers) after `iterations` rounds of synchronous label propagation
+/// over vertices `0..n`, a plain loop over the edge set (duplicates once): for every
+/// edge u → v, v counts u's label and u counts v's (a self-loop counts its vertex's
+/// label twice); each vertex takes its most frequent count, ties to the smallest
+/// label, and keeps its label without neighbours.
+pub fn reference_cdlp(n: usize, edges: &[(usize, usize)], iterations: usize) -> Vec<usize> {
+    use std::collections::{BTreeSet, HashMap};
+    let set: BTreeSet<(usize, usize)> = edges.iter().copied().collect();
+    let mut label: Vec<usize> = (0..n).collect();
+    for _ in 0..iterations {
+        let mut counts: Vec<HashMap<usize, usize>> = vec![HashMap::new(); n];
+        for &(u, v) in &set {
+            *counts[v].entry(label[u]).or_default() += 1;
+            *counts[u].entry(label[v]).or_default() += 1;
+        }
+        label = (0..n)
+            .map(|x| counts[x].iter().map(|(&l, &c)| (c, std::cmp::Reverse(l))).max().map_or(label[x], |(_, std::cmp::Reverse(l))| l))
+            .collect();
+    }
+    label
+}

@@ -1,0 +1,120 @@
+//! Single-source shortest paths over non-negative `f64` edge weights, following
+//! directed edges forward; a vertex the source cannot reach has distance
+//! [`f64::INFINITY`] (Graphalytics). Of parallel edges the lightest counts (the
+//! matrix is built with [`crate::matrix::DupPolicy::Min`]).
+//!
+//! Frontier Bellman-Ford: the frontier holds the vertices whose distance changed in
+//! the last round, with that distance. Each round
+//!
+//! 1. `reach = frontier min.plus A` ([`vxm`] with [`MIN_PLUS`]; the direction is
+//!    chosen by cost: push the frontier's out-edges while it is small, pull over the
+//!    columns when it is large);
+//! 2. `next = reach⟨reach(i) < dist(i)⟩` ([`select_by`]): only improvements go on;
+//! 3. `dist min= next`; stop when `next` is empty.
+//!
+//! With weights ≥ 0 every round either improves some distance or ends the loop, and
+//! after round k every vertex whose shortest path has k edges is final, so at most
+//! n rounds run; a zero-weight cycle stops because improvements are strict.
+
+use crate::algebra::MIN_PLUS;
+use crate::error::{GrbError, GrbResult};
+use crate::matrix::Matrix;
+use crate::ops::{apply, select_by, vxm, Descriptor};
+use crate::vector::Vector;
+
+/// Distances from `source` in the graph with weighted adjacency matrix `a` (`a(i, j)`:
+/// an edge i → j of that weight, ≥ 0). `threads` threads per operation.
+pub fn sssp(a: &Matrix<f64>, source: usize, threads: usize) -> GrbResult<Vec<f64>> {
+    let n = a.nrows();
+    if a.ncols() != n {
+        return Err(GrbError::InvalidValue(format!("SSSP needs a square adjacency matrix, got {} x {}", n, a.ncols())));
+    }
+    if source >= n {
+        return Err(GrbError::InvalidValue(format!("SSSP source {source} is not a vertex (the graph has {n})")));
+    }
+    if let Some(w) = a.csr().val.iter().find(|w| !(**w >= 0.0)) {
+        return Err(GrbError::InvalidValue(format!("SSSP needs edge weights >= 0, the matrix holds {w}")));
+    }
+    let (dist, _) = frontier_bellman_ford(a, 0, source, threads, &mut OneBlock)?;
+    Ok(dist)
+}
+
+/// What a round of [`frontier_bellman_ford`] needs from the other blocks.
+pub(crate) trait Blocks {
+    type Error: From<GrbError>;
+    /// The round's tentative distances over all n vertices → those of this block's
+    /// vertices (the smallest per vertex).
+    fn to_block(&mut self, reach: Vector<f64>) -> Result<Vector<f64>, Self::Error>;
+    /// `k` summed over all blocks.
+    fn total(&mut self, k: u64) -> Result<u64, Self::Error>;
+}
+
+/// The whole graph as one block.
+struct OneBlock;
+
+impl Blocks for OneBlock {
+    type Error = GrbError;
+    fn to_block(&mut self, reach: Vector<f64>) -> GrbResult<Vector<f64>> {
+        Ok(reach)
+    }
+    fn total(&mut self, k: u64) -> GrbResult<u64> {
+        Ok(k)
+    }
+}
+
+/// The rounds of frontier Bellman-Ford over the rows `lo..lo + out.nrows()` of a graph
+/// whose out-edges from these rows are `out` (all n columns). `blocks` turns the
+/// round's tentative distances over all n vertices into those of this block's vertices
+/// (identity for one block; min-combined at the owners for the distributed kernel) and
+/// sums the counts of improved vertices over all blocks, so every block stops at the
+/// same round. Returns this block's distances and the rounds run.
+pub(crate) fn frontier_bellman_ford<B: Blocks>(
+    out: &Matrix<f64>,
+    lo: usize,
+    source: usize,
+    threads: usize,
+    blocks: &mut B,
+) -> Result<(Vec<f64>, usize), B::Error> {
+    let (rows, n) = (out.nrows(), out.ncols());
+    let desc = Descriptor::with_threads(threads);
+    let min: &(dyn Fn(f64, f64) -> f64 + Sync) = &|x, y| x.min(y);
+    let mine = (lo..lo + rows).contains(&source);
+    let start = if mine { vec![(source - lo, 0.0)] } else { vec![] };
+    let mut dist = Vector::sparse(rows, &start)?;
+    let mut frontier = dist.clone();
+    for round in 1.. {
+        let mut reach = Vector::empty(n);
+        vxm(&mut reach, None, None, MIN_PLUS, &frontier, out, &desc)?;
+        let reach = blocks.to_block(reach)?;
+        let mut next = Vector::empty(rows);
+        select_by(&mut next, None, None, |x, d: Option<f64>| d.map_or(true, |d| x < d), &reach, &dist, &desc)?;
+        if blocks.total(next.nvals() as u64)? == 0 {
+            return Ok((dist.to_dense_with(f64::INFINITY), round));
+        }
+        apply(&mut dist, None, Some(min), |x| x, &next, &desc)?;
+        frontier = next;
+    }
+    unreachable!("the rounds are unbounded")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::DupPolicy;
+
+    #[test]
+    fn shortest_paths_zero_weights_duplicates_and_unreachable() {
+        // 0 -> 1 (5), 0 -> 2 (1), 2 -> 1 (1), 1 -> 3 (0), 3 -> 1 (0): a zero cycle,
+        // 0 -> 3 twice (9 and 7: the lighter counts), 4 isolated, 5 -> 0 unreachable from 0.
+        let t = [(0, 1, 5.0), (0, 2, 1.0), (2, 1, 1.0), (1, 3, 0.0), (3, 1, 0.0), (0, 3, 9.0), (0, 3, 7.0), (5, 0, 2.0), (2, 2, 0.0)];
+        let a = Matrix::from_triples(6, 6, &t, DupPolicy::Min).unwrap();
+        let inf = f64::INFINITY;
+        for threads in [1, 2] {
+            assert_eq!(sssp(&a, 0, threads).unwrap(), vec![0.0, 2.0, 1.0, 2.0, inf, inf]);
+            assert_eq!(sssp(&a, 5, threads).unwrap(), vec![2.0, 4.0, 3.0, 4.0, inf, 0.0]);
+        }
+        assert!(sssp(&a, 6, 1).is_err());
+        let neg = Matrix::from_triples(2, 2, &[(0, 1, -1.0)], DupPolicy::Min).unwrap();
+        assert!(sssp(&neg, 0, 1).is_err());
+    }
+}

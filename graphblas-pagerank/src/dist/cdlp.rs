@@ -1,0 +1,37 @@
+//! Distributed community detection by label propagation: the iterations of
+//! [`crate::algorithms::cdlp`] on each process's block (its vertices' out- and
+//! in-neighbours, from the kernels' adjacency, duplicates removed), the labels
+//! replicated; after each iteration the blocks' new labels are gathered everywhere
+//! (allgatherv, blocks in pid order: 4n bytes per process per iteration).
+
+use super::adjacency::{build, VertexValues};
+use super::comm::Comm;
+use super::{finish, load, require_vertices, DistError, DistResult, Input};
+use crate::algorithms::cdlp::propagate;
+use lpf::Context;
+use std::time::Instant;
+
+/// The label of every vertex of this process after `iterations` synchronous
+/// iterations (Graphalytics CDLP), as an id of the input: every vertex starts with its
+/// own id and takes the most frequent label of its in- and out-neighbours, ties to the
+/// smallest. Collective; the same error on every process.
+pub fn cdlp_spmd(ctx: &mut Context, input: Input, iterations: usize, threads: usize) -> DistResult<VertexValues<u64>> {
+    let mut comm = Comm::new(ctx)?;
+    let r = run(&mut comm, input, iterations, threads.max(1));
+    finish(comm, r)
+}
+
+fn run(comm: &mut Comm<'_>, input: Input, iterations: usize, threads: usize) -> DistResult<VertexValues<u64>> {
+    let t0 = Instant::now();
+    let what = input.describe();
+    let mut raw = load::load(comm, input, threads)?;
+    require_vertices(raw.n, &what, "CDLP")?;
+    let labels = raw.labels.take().expect("the loader names every vertex");
+    let adj = build(comm, raw)?;
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let lines = [adj.out.csr(), adj.inn.csr()];
+    let mine = propagate::<bool, DistError>(adj.n, adj.lo, &lines, iterations, threads, |block| Ok(comm.allgatherv(&block)?.0))?;
+    let values = mine.iter().map(|&l| labels[l as usize]).collect();
+    Ok(adj.values(&labels, values, iterations, load_seconds, t1.elapsed().as_secs_f64()))
+}
