@@ -278,10 +278,14 @@ fn weighted_graphs() -> Vec<WeightedGraph> {
     gs
 }
 
+/// One weighted input: its name, the expected vertex ids, the edges (as numbered in the
+/// reference) and the file.
+type WeightedCase = (String, Vec<u64>, Vec<(usize, usize, f64)>, std::path::PathBuf);
+
 /// The weighted inputs of `g`: MatrixMarket integer and real (ids `1..=n` declared),
 /// an edge list with a weight column (the ids its edges name), with their ids, edges
 /// and input.
-fn weighted_cases(dir: &TempDir, tag: &str, g: &WeightedGraph) -> Vec<(String, Vec<u64>, Vec<(usize, usize, f64)>, std::path::PathBuf)> {
+fn weighted_cases(dir: &TempDir, tag: &str, g: &WeightedGraph) -> Vec<WeightedCase> {
     let mut out = Vec::new();
     for field in ["integer", "real"] {
         let f = dir.file(&format!("{tag}-{field}.mtx"), g.mtx(field).as_bytes());

@@ -32,7 +32,7 @@ pub fn sssp(a: &Matrix<f64>, source: usize, threads: usize) -> GrbResult<Vec<f64
     if source >= n {
         return Err(GrbError::InvalidValue(format!("SSSP source {source} is not a vertex (the graph has {n})")));
     }
-    if let Some(w) = a.csr().val.iter().find(|w| !(**w >= 0.0)) {
+    if let Some(w) = a.csr().val.iter().find(|w| w.is_nan() || **w < 0.0) {
         return Err(GrbError::InvalidValue(format!("SSSP needs edge weights >= 0, the matrix holds {w}")));
     }
     let (dist, _) = frontier_bellman_ford(a, 0, source, threads, &mut OneBlock)?;
@@ -87,7 +87,7 @@ pub(crate) fn frontier_bellman_ford<B: Blocks>(
         vxm(&mut reach, None, None, MIN_PLUS, &frontier, out, &desc)?;
         let reach = blocks.to_block(reach)?;
         let mut next = Vector::empty(rows);
-        select_by(&mut next, None, None, |x, d: Option<f64>| d.map_or(true, |d| x < d), &reach, &dist, &desc)?;
+        select_by(&mut next, None, None, |x, d: Option<f64>| d.is_none_or(|d| x < d), &reach, &dist, &desc)?;
         if blocks.total(next.nvals() as u64)? == 0 {
             return Ok((dist.to_dense_with(f64::INFINITY), round));
         }

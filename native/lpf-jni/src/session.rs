@@ -293,7 +293,7 @@ mod tests {
             vec![a.join().unwrap(), b.join().unwrap()]
         });
         for x in r {
-            let f = x.err().expect("unequal inputs must fail");
+            let f = x.expect_err("unequal inputs must fail");
             assert_eq!(f.phase, Phase::Hook);
             assert!(f.permanent, "not permanent: {}", f.message);
         }

@@ -255,7 +255,7 @@ fn check_limits(n: u32, local: u64, threads: u32) -> Result<(), String> {
     };
     let fds = u64::from(n) + 32;
     if let Some(l) = limit(libc::RLIMIT_NOFILE) {
-        if l.rlim_max != libc::RLIM_INFINITY && fds > l.rlim_max as u64 {
+        if l.rlim_max != libc::RLIM_INFINITY && fds > l.rlim_max {
             return Err(format!(
                 "each process keeps a connection to every other, so it needs about {fds} file descriptors, but the \
                  hard limit on them (ulimit -Hn) is {}",
@@ -283,7 +283,7 @@ fn check_limits(n: u32, local: u64, threads: u32) -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         if let Some(l) = limit(libc::RLIMIT_NPROC) {
-            if l.rlim_cur != libc::RLIM_INFINITY && tasks > l.rlim_cur as u64 {
+            if l.rlim_cur != libc::RLIM_INFINITY && tasks > l.rlim_cur {
                 return Err(format!(
                     "the {local} processes to start here need at least {tasks} tasks ({threads} thread(s) each and 2 \
                      of LPF), but the limit on this user's processes and threads (ulimit -u) is {}",

@@ -374,7 +374,7 @@ fn accept_peers(
                     Err(e) if e.kind() == IoKind::WouldBlock => break,
                     Err(e) if e.kind() == IoKind::Interrupted => {}
                     Err(e) => {
-                        failures.note(&listener, &e, pending.len());
+                        failures.note(listener, &e, pending.len());
                         paused_until = Some(Instant::now() + backoff);
                         backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
                         break;
