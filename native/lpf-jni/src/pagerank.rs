@@ -44,7 +44,8 @@
 //! Over all processes every vertex appears once and the ranks sum to 1.
 
 use crate::algorithms::exchange_words;
-use graphblas_pagerank::dist::{pagerank_spmd_with, DistOptions, Exchange, Format, Input};
+use crate::progress::ProgressSink;
+use graphblas_pagerank::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
 use graphblas_pagerank::kron::KronParams;
 use graphblas_pagerank::PageRankConfig;
 use lpf::Context;
@@ -182,8 +183,10 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
 /// Marks a process whose request did not parse (digests have the top bit clear).
 const BAD: u64 = u64::MAX;
 
-/// The SPMD body: check the requests collectively, run, encode the reply.
-pub fn run(ctx: &mut Context, input: &[u8]) -> Result<Vec<u8>, String> {
+/// The SPMD body: check the requests collectively, run, encode the reply. Progress goes
+/// to `progress` (the JVM gives one to process 0 when the driver listens) and, with flag
+/// bit 0, to process 0's stderr.
+pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     let parsed = parse(input);
     let word = match &parsed {
         Ok(r) => r.digest,
@@ -203,7 +206,16 @@ pub fn run(ctx: &mut Context, input: &[u8]) -> Result<Vec<u8>, String> {
         ));
     }
     let req = parsed.expect("checked above");
-    let res = pagerank_spmd_with(ctx, req.input, &req.cfg, &req.opts).map_err(|e| e.to_string())?;
+    let on_stderr = req.opts.progress && ctx.pid() == 0;
+    let mut observe = |p: &IterationProgress| {
+        if let Some(sink) = progress {
+            sink.report(p);
+        }
+        if on_stderr {
+            eprintln!("{p}");
+        }
+    };
+    let res = pagerank_spmd_observed(ctx, req.input, &req.cfg, &req.opts, &mut observe).map_err(|e| e.to_string())?;
     let k = res.ids.len();
     let mut out = Vec::with_capacity(REPLY_HEADER + 16 * k);
     out.extend_from_slice(REPLY_MAGIC);
@@ -263,7 +275,7 @@ mod tests {
                         let init = lpf::ShmInit::new(pid as u32, p).unwrap();
                         let got = Mutex::new(None);
                         let spmd = |c: &mut Context, _a: lpf::Args<'_>| {
-                            *got.lock().unwrap() = Some(run(c, &input));
+                            *got.lock().unwrap() = Some(run(c, &input, None));
                         };
                         let r = init.hook(&spmd, lpf::Args::none());
                         match (got.into_inner().unwrap(), r) {
