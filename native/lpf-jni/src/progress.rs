@@ -1,10 +1,14 @@
 //! Per-iteration progress from process 0 to the Spark driver, over a TCP connection the
 //! driver listens for (`org.lpf.spark.LpfProgress` logs what arrives).
 //!
-//! The native loop writes the lines itself: no call into the JVM per iteration, one
-//! `write` of a short line (a few microseconds) per iteration; none at all without a
-//! sink. Progress never fails the job: a sink that cannot connect or write says so once
-//! on stderr and reports nothing more.
+//! The native loop writes the lines itself: no call into the JVM per iteration. Lines
+//! are gathered and written at most every [`FLUSH_EVERY`] (the first at once, the rest
+//! when the sink is dropped at the hook's end), so that fast iterations do not wake the
+//! driver's reader and logger once each, taking a core from the LPF processes on small
+//! machines (docs/spark.md, "Progress", has the measurements); nothing at all without a
+//! sink.
+//! Progress never fails the job: a sink that cannot connect or write says so once on
+//! stderr and reports nothing more.
 //!
 //! Lines (UTF-8, `\n`-terminated): first the `hello` line the driver gave (its token and
 //! what the connection is), then one per iteration:
@@ -12,17 +16,41 @@
 //! shortest round-trip form, so the driver reads the exact residual).
 
 use graphblas_pagerank::dist::IterationProgress;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest a connect or a write may take before progress is given up.
 const TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Lines wait at most this long before they are written.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
 pub struct ProgressSink {
     to: String,
-    stream: Mutex<Option<TcpStream>>,
+    out: Mutex<Out>,
+}
+
+struct Out {
+    stream: Option<TcpStream>,
+    pending: String,
+    /// When lines were last written (`None`: never, so the first goes at once).
+    flushed: Option<Instant>,
+}
+
+impl Out {
+    fn flush(&mut self, to: &str) {
+        if let Some(s) = self.stream.as_mut() {
+            if let Err(e) = s.write_all(self.pending.as_bytes()) {
+                eprintln!("lpf: progress to the driver ({to}) stopped: {e}");
+                self.stream = None;
+            }
+        }
+        self.pending.clear();
+        self.flushed = Some(Instant::now());
+    }
 }
 
 impl ProgressSink {
@@ -41,7 +69,7 @@ impl ProgressSink {
                 Ok(s)
             });
         match connected {
-            Ok(s) => Some(ProgressSink { to, stream: Mutex::new(Some(s)) }),
+            Ok(s) => Some(ProgressSink { to, out: Mutex::new(Out { stream: Some(s), pending: String::new(), flushed: None }) }),
             Err(e) => {
                 eprintln!("lpf: progress is not reported to the driver ({to}): {e}");
                 None
@@ -50,13 +78,23 @@ impl ProgressSink {
     }
 
     pub fn report(&self, p: &IterationProgress) {
-        let mut guard = self.stream.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = guard.as_mut() {
-            let line = format!("{} {:e} {:e} {:e}\n", p.iteration, p.residual, p.seconds, p.elapsed);
-            if let Err(e) = s.write_all(line.as_bytes()) {
-                eprintln!("lpf: progress to the driver ({}) stopped: {e}", self.to);
-                *guard = None;
-            }
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if out.stream.is_none() {
+            return;
+        }
+        let _ = writeln!(out.pending, "{} {:e} {:e} {:e}", p.iteration, p.residual, p.seconds, p.elapsed);
+        if out.flushed.is_none_or(|t| t.elapsed() >= FLUSH_EVERY) {
+            out.flush(&self.to);
+        }
+    }
+}
+
+impl Drop for ProgressSink {
+    /// The lines still waiting go out when the hook ends.
+    fn drop(&mut self) {
+        let out = self.out.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !out.pending.is_empty() {
+            out.flush(&self.to);
         }
     }
 }
