@@ -5,7 +5,7 @@
 //! process takes the same stopping decision.
 
 use super::comm::{bytes, try_zeroed, Comm};
-use super::{build::LocalGraph, DistOptions, DistResult, Exchange};
+use super::{build::LocalGraph, DistOptions, DistResult, Exchange, IterationProgress};
 use crate::pagerank::{step_block, PageRankConfig, StepPartials, CHUNKS};
 use crate::parallel::{run_blocks, run_dynamic, split_by_bounds};
 use lpf::{Memslot, Pid, MSG_DEFAULT};
@@ -257,7 +257,13 @@ impl Iteration {
         Ok(())
     }
 
-    pub fn run(&mut self, comm: &mut Comm<'_>, g: &LocalGraph, cfg: &PageRankConfig, opts: &DistOptions) -> DistResult<IterOut> {
+    pub fn run(
+        &mut self,
+        comm: &mut Comm<'_>,
+        g: &LocalGraph,
+        cfg: &PageRankConfig,
+        observe: &mut dyn FnMut(&IterationProgress),
+    ) -> DistResult<IterOut> {
         let (p, me, n) = (comm.p, comm.me, g.n);
         let nloc = g.graph.n();
         if n == 0 {
@@ -315,9 +321,12 @@ impl Iteration {
             }
             cur = next;
             iterations += 1;
-            if opts.progress && me == 0 {
-                eprintln!("iteration {iterations}: residual {residual:.6e}, {:.4} s", t.elapsed().as_secs_f64());
-            }
+            observe(&IterationProgress {
+                iteration: iterations,
+                residual,
+                seconds: t.elapsed().as_secs_f64(),
+                elapsed: start.elapsed().as_secs_f64(),
+            });
             if residual < cfg.tol {
                 break;
             }

@@ -196,7 +196,8 @@ impl Exchange {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DistOptions {
     pub exchange: Exchange,
-    /// Process 0 prints `iteration, residual, seconds` per iteration on stderr.
+    /// Process 0 prints `iteration, residual, seconds` per iteration on stderr
+    /// ([`pagerank_spmd_with`]; [`pagerank_spmd_observed`] hands them to the caller).
     pub progress: bool,
     /// `Auto` picks `Plan` when its total volume is below this fraction of the
     /// allgather's (default [`AUTO_PLAN_RATIO`]).
@@ -387,8 +388,45 @@ pub fn pagerank_spmd(ctx: &mut Context, input: Input, cfg: &PageRankConfig) -> D
 /// its own needs (8 slots + 2 for its collectives; 4p + 4 + 2(p - 1) messages) and
 /// deregisters everything it registered before returning.
 pub fn pagerank_spmd_with(ctx: &mut Context, input: Input, cfg: &PageRankConfig, opts: &DistOptions) -> DistResult<DistributedResult> {
+    let on_process_0 = opts.progress && ctx.pid() == 0;
+    pagerank_spmd_observed(ctx, input, cfg, opts, &mut |p: &IterationProgress| {
+        if on_process_0 {
+            eprintln!("{p}");
+        }
+    })
+}
+
+/// What every process knows after an iteration (the same on all of them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IterationProgress {
+    /// 1 for the first iteration.
+    pub iteration: usize,
+    /// L1 change of this iteration (the stopping test's value).
+    pub residual: f64,
+    /// This iteration's time, and the time since the first one started (this process).
+    pub seconds: f64,
+    pub elapsed: f64,
+}
+
+/// The CLI's progress line: `iteration k: residual r, s s`.
+impl std::fmt::Display for IterationProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "iteration {}: residual {:.6e}, {:.4} s", self.iteration, self.residual, self.seconds)
+    }
+}
+
+/// As [`pagerank_spmd_with`], calling `observe` on every process after each iteration
+/// (once the residual is known everywhere, before the stopping test); `opts.progress`
+/// is not looked at. The call is on the iteration's path: keep it short.
+pub fn pagerank_spmd_observed(
+    ctx: &mut Context,
+    input: Input,
+    cfg: &PageRankConfig,
+    opts: &DistOptions,
+    observe: &mut dyn FnMut(&IterationProgress),
+) -> DistResult<DistributedResult> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, cfg, opts);
+    let r = run(&mut comm, input, cfg, opts, observe);
     finish(comm, r)
 }
 
@@ -400,7 +438,13 @@ pub(crate) fn finish<T>(comm: Comm<'_>, r: DistResult<T>) -> DistResult<T> {
     Ok(v)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptions) -> DistResult<DistributedResult> {
+fn run(
+    comm: &mut Comm<'_>,
+    input: Input,
+    cfg: &PageRankConfig,
+    opts: &DistOptions,
+    observe: &mut dyn FnMut(&IterationProgress),
+) -> DistResult<DistributedResult> {
     if !(cfg.alpha >= 0.0 && cfg.alpha <= 1.0) || cfg.tol.is_nan() {
         return Err(DistError::Invalid(format!("alpha must be in [0, 1] (got {}) and tol a number", cfg.alpha)));
     }
@@ -413,7 +457,7 @@ fn run(comm: &mut Comm<'_>, input: Input, cfg: &PageRankConfig, opts: &DistOptio
     let mut g = build::renumber_and_distribute(comm, routed)?;
     let mut it = iterate::Iteration::setup(comm, &mut g, opts, cfg.threads)?;
     let load_seconds = t0.elapsed().as_secs_f64();
-    let out = it.run(comm, &g, cfg, opts);
+    let out = it.run(comm, &g, cfg, observe);
     let stats = it.stats;
     it.release(comm)?;
     let out = out?;

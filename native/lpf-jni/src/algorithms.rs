@@ -12,6 +12,7 @@
 //! | `ring-shift` | n bytes | the n bytes of process (pid - 1) mod p |
 //! | `pagerank` | a request (see [`crate::pagerank`]): parameters and this partition's edges, or a file to read in parallel | this process's `(id, rank)` pairs, iterations, residual, timings (produced: its size is known only after the run) |
 
+use crate::progress::ProgressSink;
 use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
 
 /// The result of a bundled algorithm on one process: `Err` carries a message.
@@ -23,8 +24,8 @@ pub enum Body {
     /// Writes into a caller's buffer whose size follows from the input length.
     Fixed { output_len: fn(usize) -> usize, run: fn(&mut Context, Args<'_>) -> Outcome },
     /// Produces its output, whose size is known only after the run (the JVM gets a
-    /// fresh byte array).
-    Produces(fn(&mut Context, &[u8]) -> Result<Vec<u8>, String>),
+    /// fresh byte array); reports its progress to the sink, if this process has one.
+    Produces(fn(&mut Context, &[u8], Option<&ProgressSink>) -> Result<Vec<u8>, String>),
 }
 
 pub struct Algorithm {

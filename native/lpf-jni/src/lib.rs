@@ -11,6 +11,7 @@
 
 pub mod algorithms;
 pub mod pagerank;
+pub mod progress;
 pub mod session;
 pub mod userlib;
 
@@ -326,7 +327,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
             };
             let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
             let out = match alg.output_len(input.len()) {
-                None => s.hook_produce(name, &input)?,
+                None => s.hook_produce(name, &input, None)?,
                 Some(n) => {
                     let mut out = vec![0u8; n];
                     s.hook(prog, &input, &mut out)?;
@@ -394,24 +395,39 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookDirect<'l>(
 }
 
 /// `static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer
-/// input)`: runs a bundled algorithm that produces its output (e.g. `pagerank`) on
-/// the direct buffer `input` (its whole capacity, read in place: no copy of large
-/// inputs) and returns the output.
+/// input, String progressHost, int progressPort, String progressHello)`: runs a bundled
+/// algorithm that produces its output (e.g. `pagerank`) on the direct buffer `input`
+/// (its whole capacity, read in place: no copy of large inputs) and returns the output.
+/// With `progressHost` not null, this process sends its per-iteration progress to
+/// `progressHost:progressPort`, first the line `progressHello` (see [`progress`]).
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
     mut env: EnvUnowned<'l>,
     _c: JClass<'l>,
     handle: jlong,
     algorithm: JString<'l>,
     input: JByteBuffer<'l>,
+    progress_host: JString<'l>,
+    progress_port: jint,
+    progress_hello: JString<'l>,
 ) -> JByteArray<'l> {
     entry(&mut env, Phase::Hook, || who_of(handle), |env| {
         // SAFETY: see `session`.
         let s = unsafe { session(handle) }?;
         let name = string(env, &algorithm, "algorithm")?;
+        let sink = match opt_string(env, &progress_host, "progress host")? {
+            None => None,
+            Some(host) => {
+                let port = u16::try_from(progress_port)
+                    .map_err(|_| Failure::new(Phase::Argument, format!("progress port {progress_port} is not in 0..=65535")))?;
+                let hello = opt_string(env, &progress_hello, "progress hello")?.unwrap_or_default();
+                progress::ProgressSink::connect(&host, port, &hello)
+            }
+        };
         // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
         let inp = unsafe { direct(env, &input, "input")? };
-        let out = s.hook_produce(&name, inp)?;
+        let out = s.hook_produce(&name, inp, sink.as_ref())?;
         env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })
 }

@@ -44,7 +44,8 @@
 //! Over all processes every vertex appears once and the ranks sum to 1.
 
 use crate::algorithms::exchange_words;
-use graphblas_pagerank::dist::{pagerank_spmd_with, DistOptions, Exchange, Format, Input};
+use crate::progress::ProgressSink;
+use graphblas_pagerank::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
 use graphblas_pagerank::kron::KronParams;
 use graphblas_pagerank::PageRankConfig;
 use lpf::Context;
@@ -182,8 +183,10 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
 /// Marks a process whose request did not parse (digests have the top bit clear).
 const BAD: u64 = u64::MAX;
 
-/// The SPMD body: check the requests collectively, run, encode the reply.
-pub fn run(ctx: &mut Context, input: &[u8]) -> Result<Vec<u8>, String> {
+/// The SPMD body: check the requests collectively, run, encode the reply. LPF process 0
+/// reports its progress to `progress` (the JVM gives one to the task of pid 0 when the
+/// driver listens) and, with flag bit 0, to its stderr.
+pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     let parsed = parse(input);
     let word = match &parsed {
         Ok(r) => r.digest,
@@ -203,7 +206,18 @@ pub fn run(ctx: &mut Context, input: &[u8]) -> Result<Vec<u8>, String> {
         ));
     }
     let req = parsed.expect("checked above");
-    let res = pagerank_spmd_with(ctx, req.input, &req.cfg, &req.opts).map_err(|e| e.to_string())?;
+    // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
+    let on_stderr = req.opts.progress && ctx.pid() == 0;
+    let sink = progress.filter(|_| ctx.pid() == 0);
+    let mut observe = |p: &IterationProgress| {
+        if let Some(sink) = sink {
+            sink.report(p);
+        }
+        if on_stderr {
+            eprintln!("{p}");
+        }
+    };
+    let res = pagerank_spmd_observed(ctx, req.input, &req.cfg, &req.opts, &mut observe).map_err(|e| e.to_string())?;
     let k = res.ids.len();
     let mut out = Vec::with_capacity(REPLY_HEADER + 16 * k);
     out.extend_from_slice(REPLY_MAGIC);
@@ -252,6 +266,11 @@ mod tests {
     }
 
     fn on_threads(inputs: Vec<Vec<u8>>) -> Vec<Result<Vec<u8>, String>> {
+        on_threads_reporting(inputs, None)
+    }
+
+    /// Every process gets `progress`, as the LPF threads of one task would.
+    fn on_threads_reporting(inputs: Vec<Vec<u8>>, progress: Option<&ProgressSink>) -> Vec<Result<Vec<u8>, String>> {
         let p = inputs.len() as u32;
         let _turn = crate::SHM_TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         std::thread::scope(|s| {
@@ -263,7 +282,7 @@ mod tests {
                         let init = lpf::ShmInit::new(pid as u32, p).unwrap();
                         let got = Mutex::new(None);
                         let spmd = |c: &mut Context, _a: lpf::Args<'_>| {
-                            *got.lock().unwrap() = Some(run(c, &input));
+                            *got.lock().unwrap() = Some(run(c, &input, progress));
                         };
                         let r = init.hook(&spmd, lpf::Args::none());
                         match (got.into_inner().unwrap(), r) {
@@ -307,6 +326,25 @@ mod tests {
         let r = out[0].as_ref().unwrap();
         assert_eq!(u64::from_le_bytes(r[8..16].try_into().unwrap()), 5);
         assert_eq!(u64::from_le_bytes(r[16..24].try_into().unwrap()), 6);
+    }
+
+    #[test]
+    fn only_process_0_reports_progress_one_line_per_iteration() {
+        use std::io::{BufRead, BufReader};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
+        let all = [(10u64, 20u64), (20, 30), (30, 40), (40, 10), (10, 30), (30, 1000)];
+        let out = on_threads_reporting(vec![request_edges(&all[..3], 1e-12, 0.85), request_edges(&all[3..], 1e-12, 0.85)], Some(&sink));
+        drop(sink);
+        let reply = out[0].as_ref().unwrap();
+        let iterations = u64::from_le_bytes(reply[24..32].try_into().unwrap()) as usize;
+        let residual = f64::from_le_bytes(reply[32..40].try_into().unwrap());
+        let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();
+        assert_eq!(lines[0], "token 0");
+        let ks: Vec<usize> = lines[1..].iter().map(|x| x.split(' ').next().unwrap().parse().unwrap()).collect();
+        assert_eq!(ks, (1..=iterations).collect::<Vec<_>>());
+        let last: f64 = lines.last().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        assert_eq!(last, residual);
     }
 
     #[test]

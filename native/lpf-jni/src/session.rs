@@ -211,8 +211,8 @@ impl Session {
     }
 
     /// Runs the bundled algorithm `name`, which produces its output (its size is
-    /// known only after the run), on `input`.
-    pub fn hook_produce(&self, name: &str, input: &[u8]) -> Result<Vec<u8>, Failure> {
+    /// known only after the run), on `input`, reporting its progress to `progress`.
+    pub fn hook_produce(&self, name: &str, input: &[u8], progress: Option<&crate::progress::ProgressSink>) -> Result<Vec<u8>, Failure> {
         let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
         let produce = match alg.body {
             algorithms::Body::Produces(f) => f,
@@ -228,7 +228,7 @@ impl Session {
         let spmd = |c: &mut Context, _a: Args<'_>| {
             // A panic inside is caught by the engine: the hook returns Err, the peers'
             // syncs fail instead of waiting.
-            let r = produce(c, input);
+            let r = produce(c, input, progress);
             *got.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         };
         let r = self.hook_raw(&spmd, Args::none());

@@ -90,13 +90,25 @@ public final class LpfGroup implements AutoCloseable {
      * (large inputs are not copied); returns the output.
      */
     public byte[] produce(LpfProgram program, ByteBuffer input) {
+        return produce(program, input, null, 0, null);
+    }
+
+    /**
+     * As {@link #produce(LpfProgram, ByteBuffer)}, sending the algorithm's per-iteration
+     * progress to {@code progressHost:progressPort} (the driver's listener, which expects
+     * {@code progressHello} first); progress that cannot be sent is dropped, never fails
+     * the run.
+     */
+    public byte[] produce(LpfProgram program, ByteBuffer input, String progressHost, int progressPort,
+                          String progressHello) {
         if (program.algorithm() == null) {
             throw new LpfException(pid, host, "argument", "produce runs bundled algorithms only, not " + program);
         }
         if (input == null || !input.isDirect()) {
             throw new LpfException(pid, host, "argument", "produce needs a direct buffer (ByteBuffer.allocateDirect)");
         }
-        return LpfNative.hookProduceDirect(live(), program.algorithm(), input.slice());
+        return LpfNative.hookProduceDirect(live(), program.algorithm(), input.slice(), progressHost, progressPort,
+                progressHello);
     }
 
     @Override

@@ -70,9 +70,13 @@ public final class LpfNative {
     /**
      * Runs a bundled algorithm that produces its output (its size is known only after
      * the run, e.g. {@code pagerank}) on the direct buffer {@code input} (whole
-     * capacity, read in place) and returns the output.
+     * capacity, read in place) and returns the output. With {@code progressHost} not
+     * null, the process sends its per-iteration progress to
+     * {@code progressHost:progressPort}, after the line {@code progressHello}
+     * (native/lpf-jni/src/progress.rs; the driver's end is LpfProgress).
      */
-    public static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer input);
+    public static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer input,
+                                                  String progressHost, int progressPort, String progressHello);
 
     /** Leaves the group and frees the handle. */
     public static native void finalizeInit(long group);

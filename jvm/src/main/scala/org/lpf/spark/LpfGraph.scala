@@ -79,7 +79,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, "LpfGraph.pageRank")
     val (edgeRdd, vertexCount, numbers) = if (numbered) numberedEdges() else (longEdges(), None, None)
     val run = try LpfPageRank.runEdges(edgeRdd, vertexCount, alpha, tol, maxIter, p, threads, "auto",
-      progress = false, settings)
+      progress = true, settings)
     catch { case e: Throwable => numbers.foreach(_.unpersist(blocking = false)); throw e }
     try {
       // An RDD join into p partitions: a cached DataFrame join would keep all of

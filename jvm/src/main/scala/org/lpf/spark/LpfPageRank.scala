@@ -92,7 +92,7 @@ object LpfPageRank {
   }
 
   /** Parameters every process passes alike. */
-  private case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String, progress: Boolean) {
+  private case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String) {
     require(alpha >= 0 && alpha <= 1, s"alpha must be in [0, 1], got $alpha")
     require(tol >= 0, s"tol must be >= 0, got $tol")
     require(maxIter >= 0, s"maxIter must be >= 0, got $maxIter")
@@ -102,7 +102,7 @@ object LpfPageRank {
   private def header(b: ByteBuffer, p: Params, source: Int): Unit = {
     b.put("LPFPRQ01".getBytes(StandardCharsets.US_ASCII))
     b.putDouble(p.alpha).putDouble(p.tol).putLong(p.maxIter).putInt(math.max(p.threads, 1)).putInt(source)
-    b.putInt((if (p.progress) 1 else 0) | (exchangeCode(p.exchange) << 1)).putInt(0)
+    b.putInt(exchangeCode(p.exchange) << 1).putInt(0) // flag bit 0 (stderr) unused: progress goes to the driver
   }
 
   private def direct(bytes: Long): ByteBuffer = {
@@ -199,18 +199,28 @@ object LpfPageRank {
    * each process's request from its partition), then a shuffle (so a failed process
    * reruns the whole stage) into the persisted replies.
    */
-  private def runRequests[T](input: RDD[T], p: Int, settings: LpfSettings)(request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
+  private def runRequests[T](input: RDD[T], p: Int, progress: Boolean, settings: LpfSettings)
+                            (request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
     val sc = input.sparkContext
     val job = LpfHook.prepare(sc, p, settings)
-    LpfJobWatch(sc, job, s"LpfPageRank ($p processes)")(runJob(input, p, job)(request))
+    val what = s"LpfPageRank ($p processes)"
+    val listener = if (progress) LpfProgress.open(sc, what) else None
+    try LpfJobWatch(sc, job, what)(runJob(input, p, job, listener.map(_.target))(request))
+    finally listener.foreach(_.close())
   }
 
-  private def runJob[T](input: RDD[T], p: Int, job: LpfJob)(request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
+  private def runJob[T](input: RDD[T], p: Int, job: LpfJob, progress: Option[LpfProgressTarget])
+                       (request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
     val program = LpfProgram.bundled(Algorithm)
     val t0 = System.nanoTime
     val replies = input.barrier().mapPartitions { it =>
       val req = request(it)
-      val out = try LpfHook.withGroup(job)(_.produce(program, req)) finally LpfSparkAccess.dispose(req)
+      val out = try LpfHook.withGroup(job) { g =>
+        progress.filter(_ => g.pid == 0) match {
+          case Some(t) => g.produce(program, req, t.host, t.port, t.hello(BarrierTaskContext.get().stageAttemptNumber()))
+          case None => g.produce(program, req)
+        }
+      } finally LpfSparkAccess.dispose(req)
       Iterator((BarrierTaskContext.get().partitionId(), out))
     }.partitionBy(new HashPartitioner(p)).setName("LpfPageRank replies").persist(StorageLevel.MEMORY_AND_DISK)
     val heads = replies.map { case (pid, bytes) => (pid, replyHeader(bytes)) }.collect().sortBy(_._1).map(_._2)
@@ -233,9 +243,12 @@ object LpfPageRank {
    *
    * @param threads threads per LPF process for the iterations (default spark.task.cpus)
    * @param exchange `auto`, `allgather` or `plan` (see docs/pagerank.md)
+   * @param progress log each iteration (iteration, residual, seconds) on the driver as it
+   *                 runs, through the logger `org.lpf.spark.progress` at INFO (nothing is
+   *                 sent when that logger is off)
    */
   def run(edges: RDD[(Long, Long)], alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
-          nprocs: Int = 0, threads: Int = 0, exchange: String = "auto", progress: Boolean = false,
+          nprocs: Int = 0, threads: Int = 0, exchange: String = "auto", progress: Boolean = true,
           settings: LpfSettings = LpfSettings()): LpfPageRankResult =
     runEdges(edges, None, alpha, tol, maxIter, nprocs, threads, exchange, progress, settings)
 
@@ -248,7 +261,7 @@ object LpfPageRank {
                               maxIter: Int, nprocs: Int, threads: Int, exchange: String, progress: Boolean,
                               settings: LpfSettings): LpfPageRankResult = {
     val sc = edges.sparkContext
-    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
+    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val parts = edges.getNumPartitions
     // nprocs given: exactly that many (prepare fails, naming both numbers, if the
     // cluster does not get that many slots within slotWaitMs); else the partitions, or
@@ -257,7 +270,7 @@ object LpfPageRank {
       else availableProcesses(sc, if (parts > 0) Some(parts) else None, settings, s"an edges RDD of $parts partitions")
     // A barrier stage must not narrow its parent's partitions (coalesce): shuffle instead.
     val input = if (parts == p) edges else edges.repartition(p)
-    runRequests(input, p, settings)(it => edgesRequest(params, it, vertices))
+    runRequests(input, p, progress, settings)(it => edgesRequest(params, it, vertices))
   }
 
   /**
@@ -272,11 +285,11 @@ object LpfPageRank {
    */
   def fromFile(sc: SparkContext, path: String, alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
                format: String = "auto", nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
-               progress: Boolean = false, settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
+               progress: Boolean = true, settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
     formatCode(format)
-    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress)
+    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val p = if (nprocs > 0) nprocs else availableProcesses(sc, None, settings, s"fromFile($path)")
-    runRequests(sc.parallelize(0 until p, p), p, settings)(_ => fileRequest(params, path, format))
+    runRequests(sc.parallelize(0 until p, p), p, progress, settings)(_ => fileRequest(params, path, format))
   }
 
   /**
@@ -286,9 +299,10 @@ object LpfPageRank {
    */
   def rmat(sc: SparkContext, scale: Int, edgeFactor: Int = 16, seed: Long = 1L, alpha: Double = 0.85,
            tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
-           settings: LpfSettings = LpfSettings(), a: Double = 0.57, b: Double = 0.19, c: Double = 0.19): LpfPageRankResult = {
-    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange, progress = false)
+           settings: LpfSettings = LpfSettings(), a: Double = 0.57, b: Double = 0.19, c: Double = 0.19,
+           progress: Boolean = true): LpfPageRankResult = {
+    val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val p = if (nprocs > 0) nprocs else availableProcesses(sc, None, settings, s"rmat(scale $scale)")
-    runRequests(sc.parallelize(0 until p, p), p, settings)(_ => rmatRequest(params, scale, edgeFactor, a, b, c, seed))
+    runRequests(sc.parallelize(0 until p, p), p, progress, settings)(_ => rmatRequest(params, scale, edgeFactor, a, b, c, seed))
   }
 }

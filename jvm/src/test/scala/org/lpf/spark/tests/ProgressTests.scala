@@ -1,0 +1,132 @@
+package org.lpf.spark.tests
+
+import java.util.concurrent.ConcurrentLinkedQueue
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.logging.log4j.{Level, LogManager}
+import org.apache.logging.log4j.core.{LogEvent, LoggerContext}
+import org.apache.logging.log4j.core.appender.AbstractAppender
+import org.apache.logging.log4j.core.config.{Configurator, Property}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.sql.SparkSession
+import org.lpf.spark._
+
+/**
+ * Per-iteration progress of LPF PageRank in the driver's log (tests/spark/run.sh, on
+ * local-cluster: process 0 runs in an executor JVM):
+ *
+ *   spark-submit --master local-cluster[2,1,1024] --class org.lpf.spark.tests.ProgressTests \
+ *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar
+ *
+ * An appender added here to the driver's logger `org.lpf.spark.progress` records every
+ * line with its time. Prints `RESULT ok|FAIL|skip NAME`, `RESULT info ...` and `RESULT done`.
+ */
+object ProgressTests {
+  private class Failed(msg: String) extends Exception(msg)
+  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
+
+  private def messages(t: Throwable): String =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
+
+  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
+
+  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
+    val t0 = System.nanoTime
+    val line =
+      try { body; s"RESULT ok $name" } catch {
+        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
+      }
+    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
+  }
+
+  private val LoggerName = LpfProgress.LoggerName
+
+  /** Every event of the progress logger: (time in ms, message). */
+  private final class Capture extends AbstractAppender("lpf-progress-capture", null, null, true, Property.EMPTY_ARRAY) {
+    val events = new ConcurrentLinkedQueue[(Long, String)]()
+    override def append(e: LogEvent): Unit = events.add((e.getTimeMillis, e.getMessage.getFormattedMessage))
+    def take(): Seq[(Long, String)] = { val all = events.asScala.toList; events.clear(); all }
+  }
+
+  /** Finish times (driver clock, ms) of every task that ends. */
+  private final class TaskEnds extends SparkListener {
+    val ends = new ConcurrentLinkedQueue[java.lang.Long]()
+    override def onTaskEnd(e: SparkListenerTaskEnd): Unit = ends.add(e.taskInfo.finishTime)
+    def take(): Seq[Long] = { val all = ends.asScala.toList.map(_.longValue); ends.clear(); all }
+  }
+
+  private val Line = """.*: iteration (\d+), residual (\S+), .*""".r
+
+  /** (iteration, residual) of each progress line, in the order logged. */
+  private def parsed(events: Seq[(Long, String)]): Seq[(Int, Double)] = events.map {
+    case (_, Line(k, r)) => (k.toInt, r.toDouble)
+    case (_, other) => throw new Failed(s"a progress line in an unexpected form: $other")
+  }
+
+  def main(args: Array[String]): Unit = {
+    val spark = SparkSession.builder().appName("lpf-progress-tests").getOrCreate()
+    val sc = spark.sparkContext
+    val capture = new Capture
+    capture.start()
+    val ctx = LogManager.getContext(false).asInstanceOf[LoggerContext]
+    ctx.getLogger(LoggerName).asInstanceOf[org.apache.logging.log4j.core.Logger].addAppender(capture)
+    Configurator.setLevel(LoggerName, Level.INFO)
+    val ends = new TaskEnds
+    sc.addSparkListener(ends)
+    val settings = LpfSettings(slotWaitMs = 60000L)
+
+    test("progress-every-iteration-in-order-live-in-the-drivers-log") {
+      // kron16 to 1e-12: enough iterations (and time) that lines arrive while it runs.
+      capture.take(); ends.take()
+      val r = LpfPageRank.rmat(sc, scale = 16, tol = 1e-12, nprocs = 2, settings = settings)
+      r.unpersist()
+      org.apache.spark.lpf.LpfSparkAccess.drainListeners(sc, 10000L)
+      val events = capture.take()
+      val lines = parsed(events)
+      expect(r.iterations > 10, s"the run took only ${r.iterations} iterations")
+      expect(lines.map(_._1) == (1 to r.iterations), s"iterations logged ${lines.map(_._1).mkString(",")}, want 1..${r.iterations}")
+      expect(lines.last._2 == r.residual, s"last residual logged ${lines.last._2}, the run's ${r.residual}")
+      val taskEnds = ends.take()
+      expect(taskEnds.nonEmpty, "no task ended")
+      val firstLine = events.head._1
+      expect(firstLine < taskEnds.min, s"the first progress line came at $firstLine ms, after the first task of the run " +
+        s"ended (${taskEnds.min} ms): not live")
+      println(s"RESULT info progress: ${r.iterations} iterations, first line ${taskEnds.min - firstLine} ms before the " +
+        s"first task end, last line '${events.last._2}'")
+    }
+
+    test("no-progress-lines-when-off-or-the-logger-is-off") {
+      capture.take()
+      val edges = sc.parallelize(Seq((1L, 2L), (2L, 3L), (3L, 1L), (3L, 4L)), 2)
+      val off = LpfPageRank.run(edges, tol = 1e-9, nprocs = 2, progress = false, settings = settings)
+      off.unpersist()
+      expect(off.iterations > 0 && capture.take().isEmpty, "progress = false still logged progress lines")
+      Configurator.setLevel(LoggerName, Level.WARN)
+      val quiet = try LpfPageRank.run(edges, tol = 1e-9, nprocs = 2, settings = settings)
+        finally Configurator.setLevel(LoggerName, Level.INFO)
+      quiet.unpersist()
+      expect(quiet.iterations > 0 && capture.take().isEmpty, "the progress logger at WARN still got lines")
+      val on = LpfPageRank.run(edges, tol = 1e-9, nprocs = 2, settings = settings)
+      on.unpersist()
+      expect(parsed(capture.take()).map(_._1) == (1 to on.iterations), "the same small run with progress on logged no lines")
+    }
+
+    test("progress-cost-per-iteration-kron16") {
+      // Alternating runs with progress on and off; the native iteration time per iteration.
+      val per = (0 until 6).map { i =>
+        val on = i % 2 == 0
+        val r = LpfPageRank.rmat(sc, scale = 16, tol = 1e-12, nprocs = 2, progress = on, settings = settings)
+        r.unpersist()
+        (on, r.secondsPerIteration)
+      }
+      capture.take()
+      def mean(on: Boolean) = { val xs = per.filter(_._1 == on).map(_._2); xs.sum / xs.length }
+      println(f"RESULT info progress cost (kron16, 2 processes, 3 runs each): ${mean(true) * 1e3}%.3f ms per " +
+        f"iteration with progress, ${mean(false) * 1e3}%.3f ms without; runs ${per.map(x => f"${x._1}:${x._2 * 1e3}%.3f").mkString(" ")}")
+    }
+
+    println("RESULT done")
+    spark.stop()
+  }
+}
