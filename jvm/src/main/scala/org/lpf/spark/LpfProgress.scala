@@ -39,14 +39,25 @@ private[spark] final class LpfProgress private (server: ServerSocket, host: Stri
 
   private val acceptor = new Thread(s"lpf-progress-accept-${server.getLocalPort}") {
     override def run(): Unit = {
+      var warned = false
       while (!server.isClosed) {
         try {
           val s = server.accept()
-          val t = new Thread(s"lpf-progress-${server.getLocalPort}") { override def run(): Unit = read(s) }
-          t.setDaemon(true)
-          readers.add((t, s))
-          t.start()
-        } catch { case NonFatal(_) => } // closed
+          if (readers.size >= MaxConnections) s.close() // one job has one reporter: strangers get no threads
+          else {
+            val t = new Thread(s"lpf-progress-${server.getLocalPort}") { override def run(): Unit = read(s) }
+            t.setDaemon(true)
+            readers.add((t, s))
+            t.start()
+          }
+        } catch {
+          case NonFatal(e) if !server.isClosed =>
+            // e.g. out of file descriptors: pause instead of spinning, and say so once
+            if (!warned) log.warn(s"$what: accepting progress connections failed ($e); retrying every 100 ms")
+            warned = true
+            Thread.sleep(100)
+          case NonFatal(_) => // closed
+        }
       }
     }
   }
@@ -94,6 +105,8 @@ private[spark] object LpfProgress {
   val LoggerName = "org.lpf.spark.progress"
   private val log = LoggerFactory.getLogger(LoggerName)
   private val HelloTimeoutMs = 10000
+  /** Connections one call accepts: pid 0 reports once per stage attempt; more are strangers. */
+  private val MaxConnections = 16
   private val DrainMs = 5000L
 
   /**
