@@ -7,6 +7,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.{BarrierTaskContext, SparkConf, SparkContext, SparkEnv}
 import org.lpf.spark._
+import org.lpf.spark.tests.TestSupport._
 
 /**
  * The Spark bridge's tests, run as a real Spark application through spark-submit by
@@ -30,16 +31,11 @@ object BridgeTests {
     Seq.fill(a.length / 8)(b.getLong)
   }
 
-  private class Failed(msg: String) extends Exception(msg)
 
-  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
 
   private def eq[T](got: T, want: T, what: String): Unit =
     expect(got == want, s"$what: got $got, want $want")
 
-  /** The throwable chain's messages, outermost first. */
-  private def messages(t: Throwable): String =
-    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
 
   /** Runs `body`, which must fail; returns the failure's text (the whole chain). */
   private def failure(body: => Any): String =
@@ -56,8 +52,6 @@ object BridgeTests {
 
   private var results = Vector.empty[String]
 
-  /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
-  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
 
   private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
     val t0 = System.nanoTime

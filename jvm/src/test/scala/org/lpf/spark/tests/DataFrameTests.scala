@@ -5,6 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 import org.lpf.spark._
+import org.lpf.spark.tests.TestSupport._
 
 /**
  * The DataFrame API (LpfGraph) as a real Spark application (tests/spark/run.sh):
@@ -17,13 +18,8 @@ import org.lpf.spark._
  * `RESULT ok|FAIL|skip NAME` lines and `RESULT done`, as PageRankTests.
  */
 object DataFrameTests {
-  private class Failed(msg: String) extends Exception(msg)
-  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
 
-  private def messages(t: Throwable): String =
-    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
 
-  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
 
   private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
     val t0 = System.nanoTime
@@ -32,29 +28,6 @@ object DataFrameTests {
         case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
       }
     println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
-  }
-
-  /**
-   * PageRank by power iteration: vertices `0..n-1`, each distinct edge once, damping
-   * `alpha`, start 1/n, the rank of vertices without out-edges spread uniformly, stop
-   * when the L1 change of an iteration is below `tol`.
-   */
-  def powerIteration(n: Int, edges: Seq[(Int, Int)], alpha: Double, tol: Double, maxIter: Int): Array[Double] = {
-    val distinct = edges.distinct
-    val out = new Array[Int](n)
-    distinct.foreach { case (u, _) => out(u) += 1 }
-    var r = Array.fill(n)(1.0 / n)
-    var change = Double.PositiveInfinity
-    var k = 0
-    while (k < maxIter && change >= tol) {
-      val dangling = (0 until n).filter(out(_) == 0).map(r(_)).sum
-      val next = Array.fill(n)((1 - alpha) / n + alpha * dangling / n)
-      distinct.foreach { case (u, v) => next(v) += alpha * r(u) / out(u) }
-      change = (0 until n).map(i => math.abs(next(i) - r(i))).sum
-      r = next
-      k += 1
-    }
-    r
   }
 
   /** A random graph over `n` vertices (numbers), with duplicates and self-loops, some vertices without edges. */
@@ -74,16 +47,7 @@ object DataFrameTests {
     worst
   }
 
-  private def thrown(body: => Any): Throwable =
-    try { body; throw new Failed("expected a failure, but it succeeded") } catch {
-      case f: Failed => throw f
-      case e: Throwable => e
-    }
 
-  private def lpfException(e: Throwable): LpfException = e match {
-    case l: LpfException => l
-    case other => throw new Failed(s"got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
-  }
 
   /** docs/spark.md's Scala example of LpfGraph, verbatim between the markers (checked by the test). */
   private def docsExample(spark: SparkSession): Long = {
@@ -127,7 +91,7 @@ object DataFrameTests {
       // Every vertex in the vertex DataFrame (the last tenth only there), some twice.
       val vdf = spark.createDataFrame(sc.parallelize((0 until n).map(i => Row(name(i), i)) ++ Seq(Row(name(3), 3)), 2),
         StructType(Seq(StructField("name", StringType), StructField("k", IntegerType))))
-      val want = powerIteration(n, edges, alpha, tol, maxIter).zipWithIndex.map { case (r, i) => name(i) -> r }.toMap
+      val want = powerIteration(n, edges, alpha, tol, maxIter)._1.zipWithIndex.map { case (r, i) => name(i) -> r }.toMap
       val run = LpfGraph(edf, vdf, src = "from", dst = "to", id = "name")
         .pageRankRun(alpha, tol, maxIter, nprocs = p, settings = settings)
       val ranks = run.ranks
@@ -150,7 +114,7 @@ object DataFrameTests {
         StructType(Seq(StructField("src", LongType), StructField("dst", LongType))))
       val named = edges.flatMap { case (u, v) => Seq(u, v) }.distinct.sorted
       val renum = named.zipWithIndex.toMap
-      val ref = powerIteration(named.length, edges.map { case (u, v) => (renum(u), renum(v)) }, alpha, tol, maxIter)
+      val ref = powerIteration(named.length, edges.map { case (u, v) => (renum(u), renum(v)) }, alpha, tol, maxIter)._1
       val want = named.map(u => ids(u) -> ref(renum(u))).toMap
       val ranks = LpfGraph(edf).pageRank(alpha, tol, maxIter)
       expect(ranks.schema("id").dataType == LongType, s"id type ${ranks.schema("id").dataType}")
@@ -160,7 +124,7 @@ object DataFrameTests {
       val extra = Seq(42L, -42L)
       val vdf = spark.createDataFrame(sc.parallelize(extra.map(Row(_))), StructType(Seq(StructField("id", LongType))))
       val all = named.map(ids(_)) ++ extra
-      val ref2 = powerIteration(all.length, edges.map { case (u, v) => (renum(u), renum(v)) }, alpha, tol, maxIter)
+      val ref2 = powerIteration(all.length, edges.map { case (u, v) => (renum(u), renum(v)) }, alpha, tol, maxIter)._1
       val ranks2 = LpfGraph(edf, vdf).pageRank(alpha, tol, maxIter)
       val d2 = compare(ranks2.collect().toSeq.map(r => (r.getLong(0), r.getDouble(1))), all.zip(ref2).toMap,
         "64-bit ids with a vertex DataFrame", 1e-10)
@@ -170,7 +134,7 @@ object DataFrameTests {
 
     test("dataframe-int-and-short-ids-keep-their-type") {
       val edges = Seq((0, 1), (1, 2), (2, 0), (2, 3))
-      val want = powerIteration(4, edges, alpha, tol, maxIter).zipWithIndex.map { case (r, i) => (i + 100) -> r }.toMap
+      val want = powerIteration(4, edges, alpha, tol, maxIter)._1.zipWithIndex.map { case (r, i) => (i + 100) -> r }.toMap
       val ints = spark.createDataFrame(sc.parallelize(edges.map { case (u, v) => Row(u + 100, v + 100) }),
         StructType(Seq(StructField("src", IntegerType, nullable = false), StructField("dst", IntegerType, nullable = false))))
       val r1 = LpfGraph(ints).pageRank(alpha, tol, maxIter)

@@ -21,6 +21,7 @@ import org.apache.spark.scheduler._
 import org.apache.spark.storage.StorageLevel
 import org.lpf.spark._
 import org.lpf.spark.examples.Graphs
+import org.lpf.spark.tests.TestSupport._
 
 /**
  * LPF PageRank through the Spark bridge, as a real Spark application (tests/spark/run.sh):
@@ -37,14 +38,8 @@ import org.lpf.spark.examples.Graphs
  * Prints `RESULT ok|FAIL NAME` lines and `RESULT done`, as BridgeTests.
  */
 object PageRankTests {
-  private class Failed(msg: String) extends Exception(msg)
-  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
 
-  private def messages(t: Throwable): String =
-    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
 
-  /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
-  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
 
   /** The group of this submission: `retries` or `no-retries` (set in main). */
   private var retrying = false
@@ -105,38 +100,6 @@ object PageRankTests {
     worst
   }
 
-  /**
-   * PageRank by plain power iteration over `edges`, written here apart from the native
-   * code (a bug in graphblas-pagerank's `dist` module would be in the CLI's ranks too):
-   * the vertices are the ids named by some edge, an edge counts once whatever its
-   * multiplicity, start 1/n, rank(v) = (1 - alpha)/n + alpha (dangling mass / n + sum over
-   * distinct in-edges u -> v of rank(u) / outdegree(u)); stop when the L1 change of an
-   * iteration is below `tol` or after `maxIter` iterations. Returns the ranks and the
-   * iterations run.
-   */
-  private def referenceRanks(edges: Array[(Long, Long)], alpha: Double, tol: Double, maxIter: Int): (Map[Long, Double], Int) = {
-    val distinct = edges.distinct
-    val ids = distinct.flatMap { case (u, v) => Array(u, v) }.distinct.sorted
-    val index = ids.zipWithIndex.toMap
-    val n = ids.length
-    val src = distinct.map(e => index(e._1))
-    val dst = distinct.map(e => index(e._2))
-    val outdeg = new Array[Int](n)
-    src.foreach(u => outdeg(u) += 1)
-    var rank = Array.fill(n)(1.0 / n)
-    var iterations = 0
-    var change = Double.PositiveInfinity
-    while (change >= tol && iterations < maxIter) {
-      val dangling = (0 until n).iterator.filter(outdeg(_) == 0).map(rank(_)).sum
-      val next = Array.fill(n)((1 - alpha) / n + alpha * dangling / n)
-      for (e <- src.indices) next(dst(e)) += alpha * rank(src(e)) / outdeg(src(e))
-      change = (0 until n).iterator.map(v => math.abs(next(v) - rank(v))).sum
-      rank = next
-      iterations += 1
-    }
-    (ids.indices.map(i => ids(i) -> rank(i)).toMap, iterations)
-  }
-
   /** The OS threads of this process by name (/proc/self/task/N/comm). */
   private def threadNames(): Map[String, Int] =
     new File("/proc/self/task").listFiles().toSeq.flatMap { t =>
@@ -188,18 +151,7 @@ object PageRankTests {
     q
   }
 
-  /** Runs `body`, which must throw; returns what it threw. */
-  private def thrown(body: => Any): Throwable =
-    try { body; throw new Failed("expected a failure, but it succeeded") } catch {
-      case f: Failed => throw f
-      case e: Throwable => e
-    }
 
-  /** The typed LpfException an entry point must throw on the driver. */
-  private def lpfException(e: Throwable): LpfException = e match {
-    case l: LpfException => l
-    case other => throw new Failed(s"the driver got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
-  }
 
   /** Stage attempts per stage and failed tasks of the jobs `body` starts (by the listener bus). */
   private def attempts(sc: SparkContext)(body: => Unit): (Map[Int, Int], Int) = {
@@ -339,7 +291,7 @@ object PageRankTests {
       expect(r.converged && r.residual < tol, s"not converged: residual ${r.residual}")
       expect(math.abs(got.map(_._2).sum - 1.0) < 1e-12, s"ranks sum to ${got.map(_._2).sum}")
       val d1 = compare(got.toMap, want, "LpfPageRank.run", "the CLI", 1e-12)
-      val (reference, referenceIterations) = referenceRanks(edges12, 0.85, tol, 1000)
+      val (reference, referenceIterations) = referenceRanks(edges12.toSeq, 0.85, tol, 1000)
       val d0 = compare(got.toMap, reference, "LpfPageRank.run", "the test's power iteration", 1e-10)
       expect(math.abs(r.iterations - referenceIterations) <= 1,
         s"LpfPageRank.run took ${r.iterations} iterations, the test's power iteration $referenceIterations")
@@ -523,7 +475,7 @@ object PageRankTests {
       val d = compare(r.ranks.collect().toMap, want, "after the rerun", "the CLI", 1e-12)
       // After thousands of iterations the ranks are the fixed point: the test's own power
       // iteration, run until its L1 change is below 1e-15, has it too.
-      val (reference, _) = referenceRanks(edges12, 0.85, 1e-15, 10000)
+      val (reference, _) = referenceRanks(edges12.toSeq, 0.85, 1e-15, 10000)
       val d0 = compare(r.ranks.collect().toMap, reference, "after the rerun", "the test's power iteration", 1e-10)
       println(f"RESULT info after the rerun: largest difference from the CLI $d%.2e, from the test's power iteration $d0%.2e")
       r.unpersist()

@@ -11,6 +11,7 @@ import org.apache.logging.log4j.core.config.{Configurator, Property}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.sql.SparkSession
 import org.lpf.spark._
+import org.lpf.spark.tests.TestSupport._
 
 /**
  * Per-iteration progress of LPF PageRank in the driver's log (tests/spark/run.sh, on
@@ -23,13 +24,8 @@ import org.lpf.spark._
  * line with its time. Prints `RESULT ok|FAIL|skip NAME`, `RESULT info ...` and `RESULT done`.
  */
 object ProgressTests {
-  private class Failed(msg: String) extends Exception(msg)
-  private def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
 
-  private def messages(t: Throwable): String =
-    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
 
-  private val only = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
 
   private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
     val t0 = System.nanoTime

@@ -1,0 +1,66 @@
+package org.lpf.spark.tests
+
+import org.lpf.spark.LpfException
+
+/**
+ * What the Spark test applications share: the failure of a check, the checks, the case
+ * filter, and a PageRank reference written independently of the code under test.
+ */
+private[tests] object TestSupport {
+  /** A check that did not hold. */
+  class Failed(msg: String) extends Exception(msg)
+
+  def expect(cond: Boolean, what: => String): Unit = if (!cond) throw new Failed(what)
+
+  /** The throwable chain's messages, outermost first. */
+  def messages(t: Throwable): String =
+    Iterator.iterate(t)(_.getCause).takeWhile(_ != null).map(x => s"${x.getClass.getName}: ${x.getMessage}").mkString(" <- ")
+
+  /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
+  val only: Seq[String] = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
+
+  /** Runs `body`, which must throw; returns what it threw. */
+  def thrown(body: => Any): Throwable =
+    try { body; throw new Failed("expected a failure, but it succeeded") } catch {
+      case f: Failed => throw f
+      case e: Throwable => e
+    }
+
+  /** The typed LpfException an entry point must throw on the driver. */
+  def lpfException(e: Throwable): LpfException = e match {
+    case l: LpfException => l
+    case other => throw new Failed(s"the driver got ${other.getClass.getName}, not an LpfException: ${messages(other)}")
+  }
+
+  /**
+   * PageRank by power iteration: vertices `0..n-1`, each distinct edge once, damping
+   * `alpha`, start 1/n, the rank of vertices without out-edges spread uniformly, stop
+   * when the L1 change of an iteration is below `tol` (or after `maxIter`). The ranks and
+   * the iterations run.
+   */
+  def powerIteration(n: Int, edges: Seq[(Int, Int)], alpha: Double, tol: Double, maxIter: Int): (Array[Double], Int) = {
+    val distinct = edges.distinct
+    val out = new Array[Int](n)
+    distinct.foreach { case (u, _) => out(u) += 1 }
+    var r = Array.fill(n)(1.0 / n)
+    var change = Double.PositiveInfinity
+    var k = 0
+    while (k < maxIter && change >= tol) {
+      val dangling = (0 until n).iterator.filter(out(_) == 0).map(r(_)).sum
+      val next = Array.fill(n)((1 - alpha) / n + alpha * dangling / n)
+      distinct.foreach { case (u, v) => next(v) += alpha * r(u) / out(u) }
+      change = (0 until n).iterator.map(i => math.abs(next(i) - r(i))).sum
+      r = next
+      k += 1
+    }
+    (r, k)
+  }
+
+  /** [[powerIteration]] of a graph whose vertices are the ids its edges name: id -> rank, iterations. */
+  def referenceRanks(edges: Seq[(Long, Long)], alpha: Double, tol: Double, maxIter: Int): (Map[Long, Double], Int) = {
+    val ids = edges.flatMap { case (u, v) => Seq(u, v) }.distinct.sorted
+    val index = ids.zipWithIndex.toMap
+    val (ranks, iterations) = powerIteration(ids.length, edges.map { case (u, v) => (index(u), index(v)) }, alpha, tol, maxIter)
+    (ids.indices.map(i => ids(i) -> ranks(i)).toMap, iterations)
+  }
+}
