@@ -10,6 +10,7 @@
  */
 #include <lpf/core.h>
 #include <lpf/mpi.h>
+#include "section_main.h"
 #include <lpf/bsplib.h>
 
 #include <stdio.h>
@@ -143,45 +144,7 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         fprintf(stderr, "bsplib_ctx: pid %u: %d check(s) failed\n", s, bad);
 }
 
-/* Without arguments: one section from lpf_exec(LPF_ROOT, LPF_MAX_P).
- * `bsplib_ctx SERVER PORT PID NPROCS [TIMEOUT_MS]`: NPROCS separate processes meet
- * over TCP (lpf_mpi_initialize_over_tcp, lpf/mpi.h) and run it with lpf_hook. */
 int main(int argc, char **argv)
 {
-    int failures = -1;
-    lpf_args_t args = LPF_NO_ARGS;
-    lpf_err_t rc;
-    args.output = &failures;
-    args.output_size = sizeof failures;
-    if (argc >= 5) {
-        lpf_init_t init = LPF_INIT_NONE;
-        rc = lpf_mpi_initialize_over_tcp(argv[1], argv[2],
-                                         argc > 5 ? atoi(argv[5]) : 30000,
-                                         (lpf_pid_t)atoi(argv[3]),
-                                         (lpf_pid_t)atoi(argv[4]), &init);
-        if (rc != LPF_SUCCESS) {
-            fprintf(stderr, "bsplib_ctx: lpf_mpi_initialize_over_tcp returned %d\n", rc);
-            return 1;
-        }
-        rc = lpf_hook(init, spmd, args);
-        if (rc != LPF_SUCCESS)
-            fprintf(stderr, "bsplib_ctx: lpf_hook returned %d\n", rc);
-        if (lpf_mpi_finalize(init) != LPF_SUCCESS) {
-            fprintf(stderr, "bsplib_ctx: lpf_mpi_finalize failed\n");
-            rc = LPF_ERR_FATAL;
-        }
-    } else {
-        rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
-        if (rc != LPF_SUCCESS)
-            fprintf(stderr, "bsplib_ctx: lpf_exec returned %d\n", rc);
-    }
-    if (rc != LPF_SUCCESS)
-        return 1;
-    if (failures > 0) {
-        fprintf(stderr, "bsplib_ctx: %d check(s) failed\n", failures);
-        return 1;
-    }
-    if (failures == 0)
-        printf("bsplib_ctx: all checks passed\n");
-    return 0;
+    return test_section_main("bsplib_ctx", spmd, argc, argv);
 }
