@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Spark bridge jar without gradle (the fallback of `gradle jar`, same output):
+# Builds the Spark bridge jars (the one build path: the README's commands, the tests and
+# the install all use it):
 #   build/libs/lpf-spark.jar           classes of jvm/src/main + native/linux-x86_64/liblpf_jni.so
 #   build/libs/lpf-spark-examples.jar  the example applications (spark-examples/src/main/scala:
 #                                      LpfPageRankApp, SparkPageRank, GraphXPageRank, Benchmark)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up of a Debian 12 machine for building and testing this
 # repository: a C/C++ toolchain (build-essential), a Rust toolchain with
-# cargo, and for the Spark bridge a JDK (javac), gradle and pyspark 4.3.0
+# cargo, and for the Spark bridge a JDK (javac) and pyspark 4.3.0
 # (Spark, with its Scala compiler). Run as root (or with sudo available).
 # Anything already present is left alone; nothing else is installed.
 set -euo pipefail
@@ -58,10 +58,10 @@ apt_install cmake
 apt_install iproute2 bc
 
 # Spark bridge (jvm/, tests/spark): a JDK only if javac is missing (Spark 4 needs
-# Java 17), gradle for build.gradle (scripts/build-jar.sh works without it), unzip
+# Java 17; scripts/build-jar.sh compiles with it and pyspark's Scala compiler), unzip
 # for the jar checks of tests/spark/run.sh.
 command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
-apt_install gradle unzip
+apt_install unzip
 
 # MPI engines (tests/mpi/run.sh, cargo --features mpi,ibverbs): Open MPI (mpirun,
 # mpicc, headers), libclang for the mpi crate's bindgen, and libibverbs/librdmacm

@@ -2,7 +2,7 @@
 # Spark bridge tests: real Spark (pyspark's spark-submit), no mocks.
 #
 # Builds the bridge jar, the examples jar and the test applications (scripts/build-jar.sh
-# --tests, or gradle when LPF_BUILD=gradle), the native `pagerank` CLI (the reference
+# --tests), the native `pagerank` CLI (the reference
 # for LPF PageRank's ranks), compiles tests/spark/spmd.c into a user SPMD library, and
 # runs two test applications (jvm/src/test/scala/.../BridgeTests.scala, PageRankTests.scala)
 # under
@@ -31,7 +31,6 @@
 #
 # Environment (optional):
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
-#   LPF_BUILD=gradle      build with gradle instead of scripts/build-jar.sh
 #   LPF_SPARK_MASTERS     masters to run (default "local[4] local-cluster[2,1,1024] standalone")
 #   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 360)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
@@ -74,12 +73,7 @@ finish() {
 
 # --- build ------------------------------------------------------------------------
 if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
-    if [ "${LPF_BUILD:-script}" = gradle ]; then
-        build_cmd=(gradle --offline -q testJar)
-    else
-        build_cmd=(bash scripts/build-jar.sh --tests)
-    fi
-    if "${build_cmd[@]}" >"$build/build.log" 2>&1; then
+    if bash scripts/build-jar.sh --tests >"$build/build.log" 2>&1; then
         built build-jar
     else
         fail build-jar "$build/build.log"
