@@ -11,22 +11,14 @@
 #include <lpf/core.h>
 #include <lpf/mpi.h>
 #include "section_main.h"
+#include "test_util.h"
 #include <lpf/bsplib.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "bsplib_ctx.c:%d: pid %u: check failed: %s: ",  \
-                    __LINE__, (unsigned)s, #cond);                           \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-            ++bad;                                                           \
-        }                                                                    \
-    } while (0)
+#define CHECK(cond, ...) EXPECT(&bad, s, cond, __VA_ARGS__)
 #define OK(call) CHECK((call) == BSPLIB_SUCCESS, "%s", #call)
 
 static int round_trip(bsplib_t b, lpf_pid_t s, lpf_pid_t p, int round)

@@ -16,6 +16,7 @@
 #include <lpf/core.h>
 #include <lpf/mpi.h>
 #include "section_main.h"
+#include "test_util.h"
 #include <lpf/collectives.h>
 
 #include <stdint.h>
@@ -25,16 +26,7 @@
 
 #define N 4 /* elements per block */
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "collectives.c:%d: pid %u: check failed: %s: ", \
-                    __LINE__, (unsigned)s, #cond);                           \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-            ++bad;                                                           \
-        }                                                                    \
-    } while (0)
+#define CHECK(cond, ...) EXPECT(&bad, s, cond, __VA_ARGS__)
 #define OK(call) CHECK((call) == LPF_SUCCESS, "%s", #call)
 
 static void sum_u64(size_t n, const void *array, void *value)
