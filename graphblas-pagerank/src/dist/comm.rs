@@ -132,21 +132,36 @@ impl<'c> Comm<'c> {
         Err(DistError::decode(&msg))
     }
 
-    /// Registers `len` elements at `ptr` as a global slot.
+    /// Registers `len` elements at `ptr` as a global slot, which peers may write into.
+    /// `ptr` is a `*mut` (from `Vec::as_mut_ptr`, never from a shared borrow) because
+    /// LPF writes through it.
     ///
     /// # Safety
     /// The memory must stay valid and unmoved until the slot is deregistered, and not be
     /// accessed during syncs except through LPF.
-    pub unsafe fn register_global<T: Pod>(&mut self, ptr: *const T, len: usize) -> DistResult<Memslot> {
-        self.ctx.register_global_raw(ptr as *mut u8, bytes::<T>(len)).map_err(DistError::from)
+    pub unsafe fn register_global<T: Pod>(&mut self, ptr: *mut T, len: usize) -> DistResult<Memslot> {
+        self.ctx.register_global_raw(ptr.cast(), bytes::<T>(len)).map_err(DistError::from)
     }
 
-    /// As [`Comm::register_global`], a local slot.
+    /// Registers `data` as a global slot that is only ever the source of peers' gets
+    /// (no put or get of any process names it as a destination), so a shared borrow is
+    /// enough.
+    ///
+    /// # Safety
+    /// `data` must outlive the slot (deregistered before `data` is dropped or moved) and
+    /// no process may write into the slot.
+    pub unsafe fn register_global_source<T: Pod>(&mut self, data: &[T]) -> DistResult<Memslot> {
+        // The cast only satisfies the registration's signature: LPF reads these bytes.
+        self.ctx.register_global_raw(data.as_ptr() as *mut u8, bytes::<T>(data.len())).map_err(DistError::from)
+    }
+
+    /// As [`Comm::register_global`], a local slot (this process's own puts read it and
+    /// its gets write into it).
     ///
     /// # Safety
     /// As for [`Comm::register_global`].
-    pub unsafe fn register_local<T: Pod>(&mut self, ptr: *const T, len: usize) -> DistResult<Memslot> {
-        self.ctx.register_local_raw(ptr as *mut u8, bytes::<T>(len)).map_err(DistError::from)
+    pub unsafe fn register_local<T: Pod>(&mut self, ptr: *mut T, len: usize) -> DistResult<Memslot> {
+        self.ctx.register_local_raw(ptr.cast(), bytes::<T>(len)).map_err(DistError::from)
     }
 
     pub fn deregister(&mut self, slot: Memslot) -> DistResult<()> {
@@ -169,8 +184,8 @@ impl<'c> Comm<'c> {
             meta[2 * q + 1] = off as u64;
             off += counts[q];
         }
-        // SAFETY: `send` outlives the slot (deregistered below), nobody writes it.
-        let send_slot = unsafe { self.register_global(send.as_ptr(), send.len())? };
+        // SAFETY: `send` outlives the slot (deregistered below); it is only got from.
+        let send_slot = unsafe { self.register_global_source(send)? };
         let r = (|| {
             let mut got = vec![0u64; 2 * p];
             self.coll.alltoall(self.ctx, &meta, &mut got)?;
@@ -179,13 +194,16 @@ impl<'c> Comm<'c> {
             let recv = try_zeroed::<T>(total, me, "the elements received in an all-to-all exchange");
             // Everybody learns whether somebody could not make room before any get.
             let mut recv = self.agree(recv)?;
-            let recv_slot = unsafe { self.register_local(recv.as_ptr(), recv.len())? };
+            // SAFETY: `recv` is neither touched nor moved until the slot is deregistered
+            // below; the gets write through this `*mut`.
+            let recv_slot = unsafe { self.register_local(recv.as_mut_ptr(), recv.len())? };
             let mut at = 0usize;
+            let mut own = None;
             let mut r = Ok(());
             for q in 0..p {
                 let (c, src_off) = (recv_counts[q], got[2 * q + 1] as usize);
                 if q == me {
-                    recv[at..at + c].copy_from_slice(&send[src_off..src_off + c]);
+                    own = Some((at, src_off, c));
                 } else if c > 0 && r.is_ok() {
                     r = self.ctx.get(q as Pid, send_slot, bytes::<T>(src_off), recv_slot, bytes::<T>(at), bytes::<T>(c), MSG_DEFAULT);
                 }
@@ -196,6 +214,9 @@ impl<'c> Comm<'c> {
                 self.sync()?;
             }
             self.deregister(recv_slot)?;
+            if let Some((at, src_off, c)) = own {
+                recv[at..at + c].copy_from_slice(&send[src_off..src_off + c]);
+            }
             Ok((recv, recv_counts))
         })();
         if self.ctx.failure().is_none() {
@@ -208,18 +229,22 @@ impl<'c> Comm<'c> {
     /// every process, with the counts.
     pub fn allgatherv<T: Pod>(&mut self, mine: &[T]) -> DistResult<(Vec<T>, Vec<usize>)> {
         let (p, me) = (self.p, self.me);
-        let slot = unsafe { self.register_global(mine.as_ptr(), mine.len())? };
+        // SAFETY: `mine` outlives the slot (deregistered below); it is only got from.
+        let slot = unsafe { self.register_global_source(mine)? };
         let r = (|| {
             let counts: Vec<usize> = self.allgather_u64(mine.len() as u64)?.into_iter().map(|c| c as usize).collect();
             let total: usize = counts.iter().sum();
             let all = try_zeroed::<T>(total, me, "the elements of an all-gather");
             let mut all = self.agree(all)?;
-            let dst = unsafe { self.register_local(all.as_ptr(), all.len())? };
+            // SAFETY: `all` is neither touched nor moved until the slot is deregistered
+            // below; the gets write through this `*mut`.
+            let dst = unsafe { self.register_local(all.as_mut_ptr(), all.len())? };
             let mut at = 0usize;
+            let mut own_at = 0usize;
             let mut r = Ok(());
             for (q, &c) in counts.iter().enumerate() {
                 if q == me {
-                    all[at..at + c].copy_from_slice(mine);
+                    own_at = at;
                 } else if c > 0 && r.is_ok() {
                     r = self.ctx.get(q as Pid, slot, 0, dst, bytes::<T>(at), bytes::<T>(c), MSG_DEFAULT);
                 }
@@ -230,6 +255,7 @@ impl<'c> Comm<'c> {
                 self.sync()?;
             }
             self.deregister(dst)?;
+            all[own_at..own_at + mine.len()].copy_from_slice(mine);
             Ok((all, counts))
         })();
         if self.ctx.failure().is_none() {

@@ -197,11 +197,11 @@ impl Iteration {
         // SAFETY: the vectors live in `it` and are never resized until `release`
         // deregisters them; they are touched only between syncs.
         unsafe {
-            it.slots[0] = comm.register_global(it.x[0].as_ptr(), it.x[0].len())?;
-            it.slots[1] = comm.register_global(it.x[1].as_ptr(), it.x[1].len())?;
-            it.partials_slot = comm.register_global(it.partials.as_ptr(), it.partials.len())?;
+            it.slots[0] = comm.register_global(it.x[0].as_mut_ptr(), it.x[0].len())?;
+            it.slots[1] = comm.register_global(it.x[1].as_mut_ptr(), it.x[1].len())?;
+            it.partials_slot = comm.register_global(it.partials.as_mut_ptr(), it.partials.len())?;
             if kind == Exchange::Plan {
-                it.send_slot = Some(comm.register_local(it.send_buf.as_ptr(), it.send_buf.len())?);
+                it.send_slot = Some(comm.register_local(it.send_buf.as_mut_ptr(), it.send_buf.len())?);
             }
         }
         comm.sync()?;
