@@ -1,4 +1,4 @@
-//! g and l of the TCP and hybrid engines on loopback, measured with `lpf::probe_bench`
+//! g and l of the TCP and hybrid engines on loopback, measured with lpfprobe's bench module
 //! (the paper's total exchange: g = (T(n_max) - T(2p)) / (n_max - 2p),
 //! l = max{T(0), 2T(p) - T(2p)}), beside a plain TCP socket stream measured in the
 //! same run. Not a test: run it alone, in release mode.
@@ -7,7 +7,11 @@
 //! cargo run --release -p lpf --example tcp_bench [-- --quick]
 //! ```
 
-use lpf::probe_bench::{self, BenchConfig, Report};
+// The probe's measurement code lives with lpfprobe; this example shares it.
+#[path = "../src/bin/lpfprobe/bench.rs"]
+#[allow(dead_code)] // the example uses the measurement, not the table output
+mod probe_bench;
+use probe_bench::{BenchConfig, Report};
 use lpf::tcp::{MetaAlgo, TcpConfig, TcpInit};
 use lpf::{Args, Context, Pid};
 use std::io::{Read, Write};

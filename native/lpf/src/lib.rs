@@ -37,7 +37,6 @@ pub mod machine;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub(crate) mod phases;
-pub mod probe_bench;
 pub mod queue;
 pub mod register;
 pub mod shm;

@@ -1,5 +1,5 @@
 //! `lpfprobe`: measures an engine's BSP parameters g and l by total exchanges (as the
-//! LPF paper does; see `lpf::probe_bench`), prints them in the layout of the paper's
+//! LPF paper does; see `bench.rs`), prints them in the layout of the paper's
 //! Table 3, and optionally stores them as the cost table `probe` answers from.
 //!
 //! ```text
@@ -13,7 +13,9 @@
 //! run (1 B, 64 KiB and 1 MiB per peer) and compared with l and g.
 
 use lpf::machine::{table_path, CostTable};
-use lpf::probe_bench::{self, BenchConfig, Report};
+mod bench;
+
+use bench::{BenchConfig, Report};
 use lpf::{Args, Context, Pid};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -141,8 +143,8 @@ fn main() -> ExitCode {
 
     // memcpy speed of 1 MiB blocks, in cache and streamed through n_max bytes.
     let mib = 1 << 20;
-    let r = probe_bench::memcpy_speed(mib, mib, cfg.samples, cfg.sample_time);
-    let r_stream = probe_bench::memcpy_speed(mib, cfg.total_bytes.max(4 * mib), cfg.samples, cfg.sample_time.max(0.02));
+    let r = bench::memcpy_speed(mib, mib, cfg.samples, cfg.sample_time);
+    let r_stream = bench::memcpy_speed(mib, cfg.total_bytes.max(4 * mib), cfg.samples, cfg.sample_time.max(0.02));
 
     let result: Mutex<Option<Result<Report, lpf::Error>>> = Mutex::new(None);
     let reference: Mutex<Option<Result<Reference, lpf::Error>>> = Mutex::new(None);
@@ -150,8 +152,8 @@ fn main() -> ExitCode {
         // On an MPI engine, OpenMPI's alltoall is sampled between the probe's samples.
         let mut timers = mpi_timers(&engine, &cfg);
         let r = match timers.as_mut() {
-            Some(timers) => probe_bench::measure_alongside(ctx, &cfg, &mut || timers.sample()),
-            None => probe_bench::measure(ctx, &cfg),
+            Some(timers) => bench::measure_alongside(ctx, &cfg, &mut || timers.sample()),
+            None => bench::measure(ctx, &cfg),
         };
         let times = timers.map(|t| t.result());
         if ctx.pid() == 0 {

@@ -22,10 +22,7 @@
 //! cannot end on one process before every process has reached it, so its time covers
 //! everyone's work.
 
-use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::machine::CostPoint;
-use crate::types::{Memslot, Pid, MSG_DEFAULT, SYNC_DEFAULT};
+use lpf::{Context, CostPoint, Error, Memslot, Pid, Result, MSG_DEFAULT, SYNC_DEFAULT};
 use std::time::Instant;
 
 /// What to measure and how long to spend on it.
@@ -427,11 +424,11 @@ mod tests {
         let cfg = BenchConfig { word_sizes: vec![8, 4096], total_bytes: 64 << 10, samples: 2, sample_time: 0.0005 };
         for p in [1, 3] {
             let got = std::sync::Mutex::new(Vec::new());
-            crate::Root::with_max_procs(p)
+            lpf::Root::with_max_procs(p)
                 .exec(p, &|ctx: &mut Context, _| {
                     let r = measure(ctx, &cfg).unwrap();
                     got.lock().unwrap().push(r);
-                }, crate::Args::none())
+                }, lpf::Args::none())
                 .unwrap();
             let got = got.into_inner().unwrap();
             assert_eq!(got.len(), p as usize);
