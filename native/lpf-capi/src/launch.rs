@@ -132,7 +132,9 @@ pub(crate) fn root_job() -> Option<Result<&'static Job>> {
 extern "C" fn release_servers() {
     let _ = std::panic::catch_unwind(|| {
         if let Some(Ok(job)) = JOB.get() {
-            let _guard = job.exec_lock.lock().unwrap_or_else(|e| e.into_inner());
+            // While another thread of this process runs a root section (its exit
+            // ends that section on the others, which then fail), no command can go.
+            let Some(_guard) = try_lock(&job.exec_lock) else { return };
             if let Err(e) = job.broadcast(&mut vec![QUIT]) {
                 crate::record(&e.context("pid 0 at exit: telling the other processes of the job to exit"));
             }
@@ -233,19 +235,19 @@ impl Job {
                     // A failed section is pid 0's lpf_exec's failure (reported there);
                     // this process says why here and waits for the next command.
                     let run = || -> Result<()> {
-                        let spmd = resolve(&spmd)?
-                            .ok_or_else(|| Error::fatal("pid 0 sent a NULL SPMD function"))?;
+                        let spmd = resolve(&spmd)?.ok_or_else(|| Error::fatal("pid 0 sent a NULL SPMD function"))?;
+                        // SAFETY (both): the addresses are those of the functions pid 0
+                        // passed, in this process's copy of the same object.
                         let table: Vec<lpf_func_t> = symbols
                             .iter()
-                            .map(|s| resolve(s).map(|a| a.map(|a| unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(a) })))
+                            .map(|s| Ok(resolve(s)?.map(|a| unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(a) })))
                             .collect::<Result<_>>()?;
-                        // SAFETY: the address is that of the same function in this
-                        // process's copy of the same object.
-                        let spmd = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(crate::lpf_t, u32, u32, crate::lpf_args_t)>(spmd) };
+                        let spmd = unsafe {
+                            std::mem::transmute::<usize, unsafe extern "C" fn(crate::lpf_t, u32, u32, crate::lpf_args_t)>(spmd)
+                        };
                         let f = CSpmd { spmd, f_symbols: table.as_ptr(), f_size: table.len() };
                         let run = |c: &mut lpf::Context, a: Args<'_>| f.call(c, a);
-                        let none = Args { input: &[], output: &mut [], symbols: &[] };
-                        self.run_section(p, port, &run, none)
+                        self.run_section(p, port, &run, Args { input: &[], output: &mut [], symbols: &[] })
                     };
                     if let Err(e) = run() {
                         crate::record(&e.context(format!("lpf_exec of pid 0, in the process of pid {}", self.first_pid())));
@@ -269,16 +271,18 @@ impl Job {
                 self.first_pid()
             )));
         }
-        let _guard = self.exec_lock.try_lock().map_err(|_| {
+        let _guard = try_lock(&self.exec_lock).ok_or_else(|| {
             Error::fatal(
                 "lpf_exec(LPF_ROOT) while another lpf_exec(LPF_ROOT) of this launched program runs (from another \
                  thread, or from inside its section): a launched job runs one root section at a time",
             )
         })?;
-        let p = p.min(self.total_procs());
+        let p = p.clamp(1, self.total_procs());
         // Pid 0 of a new part binds its port now, so that the command can carry it.
         let prepared = self.prepare_part(p)?;
         let port = prepared.as_ref().map_or(0, |pr| pr.bound_port());
+        // SAFETY: CSpmd::new keeps f_symbols only with f_size valid entries (the
+        // lpf_args_t contract).
         let symbols: Vec<usize> =
             (0..spmd.f_size).map(|i| unsafe { (*spmd.f_symbols.add(i)).map_or(0, |f| f as usize) }).collect();
         let command = Command::Exec {
@@ -355,6 +359,15 @@ impl Job {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The lock if it is free (also after a panic while it was held), else None.
+fn try_lock<T>(m: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
 }
 
 /// `data` (pid 0's) to every process of a TCP job, in one section: its length, then
