@@ -101,7 +101,7 @@ fn launcher_says_pid_0() -> bool {
     ["LPF_PID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
         .iter()
         .find_map(|v| std::env::var(v).ok())
-        .map_or(true, |r| r.trim() == "0")
+        .is_none_or(|r| r.trim() == "0")
 }
 
 /// Whether the environment names a launched engine: `LPF_ENGINE=tcp` or `hybrid` over
@@ -338,17 +338,17 @@ impl Job {
             };
         }
         let mut parts = lock(&self.parts);
-        if !parts.contains_key(&p) {
-            let part = match &self.net {
+        let part = match parts.entry(p) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(match &self.net {
                 Net::Tcp { cfg, .. } => {
                     Part::Tcp(if first < p { Some(lpf::tcp::TcpInit::new(self.part_config(cfg, p, port)?)?) } else { None })
                 }
                 #[cfg(feature = "mpi")]
                 Net::Mpi(init) => Part::Mpi(init.split(p)?),
-            };
-            parts.insert(p, part);
-        }
-        match &parts[&p] {
+            }),
+        };
+        match part {
             Part::Tcp(Some(init)) => init.hook(f, args),
             #[cfg(feature = "mpi")]
             Part::Mpi(Some(init)) => init.hook(f, args),
@@ -486,26 +486,32 @@ impl Command {
     }
 }
 
-/// The objects loaded in this process: name (empty for the executable), load bias, and
-/// the address ranges of their loaded segments.
-fn loaded_objects() -> Vec<(Vec<u8>, usize, Vec<(usize, usize)>)> {
+/// An object loaded in this process.
+struct LoadedObject {
+    /// Its name as the dynamic loader has it (empty for the executable).
+    name: Vec<u8>,
+    /// Where it is loaded: its addresses are this plus those of its file.
+    bias: usize,
+    /// The address ranges of its loaded segments.
+    segments: Vec<(usize, usize)>,
+}
+
+/// The objects loaded in this process, in the dynamic loader's order.
+fn loaded_objects() -> Vec<LoadedObject> {
     unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
-        let list = &mut *(data as *mut Vec<(Vec<u8>, usize, Vec<(usize, usize)>)>);
+        let list = &mut *(data as *mut Vec<LoadedObject>);
         let info = &*info;
         let name = if info.dlpi_name.is_null() { Vec::new() } else { CStr::from_ptr(info.dlpi_name as *const c_char).to_bytes().to_vec() };
         let bias = info.dlpi_addr as usize;
-        let mut ranges = Vec::new();
-        for i in 0..info.dlpi_phnum as usize {
-            let ph = &*info.dlpi_phdr.add(i);
-            if ph.p_type == libc::PT_LOAD {
-                let start = bias + ph.p_vaddr as usize;
-                ranges.push((start, start + ph.p_memsz as usize));
-            }
-        }
-        list.push((name, bias, ranges));
+        let segments = (0..info.dlpi_phnum as usize)
+            .map(|i| &*info.dlpi_phdr.add(i))
+            .filter(|ph| ph.p_type == libc::PT_LOAD)
+            .map(|ph| (bias + ph.p_vaddr as usize, bias + (ph.p_vaddr + ph.p_memsz) as usize))
+            .collect();
+        list.push(LoadedObject { name, bias, segments });
         0
     }
-    let mut list: Vec<(Vec<u8>, usize, Vec<(usize, usize)>)> = Vec::new();
+    let mut list: Vec<LoadedObject> = Vec::new();
     // SAFETY: the callback gets our Vec as data and reads the entries dl_iterate_phdr
     // passes, valid during the call.
     unsafe { libc::dl_iterate_phdr(Some(each), &mut list as *mut _ as *mut c_void) };
@@ -519,8 +525,8 @@ fn locate(addr: usize) -> Result<FnRef> {
     }
     loaded_objects()
         .into_iter()
-        .find(|(_, _, ranges)| ranges.iter().any(|&(s, e)| (s..e).contains(&addr)))
-        .map(|(object, bias, _)| FnRef { object, offset: addr - bias, null: false })
+        .find(|o| o.segments.iter().any(|&(s, e)| (s..e).contains(&addr)))
+        .map(|o| FnRef { object: o.name, offset: addr - o.bias, null: false })
         .ok_or_else(|| Error::fatal(format!("lpf_exec: the function at {addr:#x} is in no loaded object of this program")))
 }
 
@@ -531,8 +537,8 @@ fn resolve(f: &FnRef) -> Result<Option<usize>> {
     }
     loaded_objects()
         .into_iter()
-        .find(|(name, _, _)| *name == f.object)
-        .map(|(_, bias, _)| Some(bias + f.offset))
+        .find(|o| o.name == f.object)
+        .map(|o| Some(o.bias + f.offset))
         .ok_or_else(|| {
             Error::fatal(format!(
                 "pid 0's SPMD function or symbol is in {:?}, which this process has not loaded",
@@ -549,7 +555,7 @@ mod tests {
 
     #[test]
     fn a_function_located_resolves_to_itself() {
-        let addr = marker as usize;
+        let addr = marker as *const () as usize;
         let f = locate(addr).unwrap();
         assert_eq!(resolve(&f).unwrap(), Some(addr));
         assert_eq!(resolve(&locate(0).unwrap()).unwrap(), None);
