@@ -33,6 +33,10 @@
 static int bad_total;
 static const char *mode;
 
+/* Under lpfrun every process runs main (LPF_MPI_AUTO_INITIALIZE, lpf/mpi.h), so that
+ * each one reads MODE from its own argv; the root lpf_exec then joins all of them. */
+const int LPF_MPI_AUTO_INITIALIZE = 0;
+
 static void count_bad(int bad)
 {
     if (bad)

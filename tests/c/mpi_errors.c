@@ -68,6 +68,11 @@ static void spmd(lpf_t ctx, lpf_pid_t pid, lpf_pid_t p, lpf_args_t args)
     lpf_deregister(ctx, src);
 }
 
+/* This program initialises MPI itself and makes its LPF init with
+ * lpf_mpi_initialize_with_mpicomm: the runtime must not join the ranks before
+ * main (lpf/mpi.h; without it only rank 0 would run main). */
+const int LPF_MPI_AUTO_INITIALIZE = 0;
+
 int main(int argc, char **argv)
 {
     int rank = 0;

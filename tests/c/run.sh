@@ -512,6 +512,57 @@ if [ "$lib_ok" = 1 ]; then
     fi
 fi
 
+# --- launched (#17 item 3): under lpfrun (tcp, hybrid) only pid 0's process runs
+# main; the others serve its lpf_exec calls (P below the job's size included) and exit
+# with it. launched.c execs on N - 1, N and N - 1 processes and checks args.output; its
+# line after the execs must come once, and each section's line once per process of it.
+# auto_init_off.c defines LPF_MPI_AUTO_INITIALIZE as 0: every process runs main.
+launched_once() { # launched_once N CMD...: the job succeeds, main's last line once
+    local n=$1 out sections
+    shift
+    out=$(timeout -k 5 "$run_timeout" "$@")
+    local rc=$?
+    echo "$out"
+    [ "$rc" = 0 ] || { echo "(exit status $rc)"; return 1; }
+    [ "$(grep -c "^launched: main after lpf_exec ($n processes)$" <<<"$out")" = 1 ] ||
+        { echo "(main's line after lpf_exec is not there exactly once)"; return 1; }
+    sections=$(( n > 1 ? 3 * n - 2 : 3 ))
+    [ "$(grep -c '^launched: section of ' <<<"$out")" = "$sections" ] ||
+        { echo "(expected $sections section lines)"; return 1; }
+}
+every_main() { # every_main N CMD...: the job succeeds, and every process ran main
+    local n=$1 out
+    shift
+    out=$(timeout -k 5 "$run_timeout" "$@")
+    local rc=$?
+    echo "$out"
+    [ "$rc" = 0 ] || { echo "(exit status $rc)"; return 1; }
+    for ((q = 0; q < n; ++q)); do
+        [ "$(grep -c "^auto_init_off: main of process $q of $n, hook ok$" <<<"$out")" = 1 ] ||
+            { echo "(process $q: main's line not there exactly once)"; return 1; }
+    done
+}
+if [ "$lib_ok" = 1 ] && [ -x "$libdir/lpfrun" ]; then
+    for kind in shared static; do
+        if step "link.launched.$kind" "link_$kind" launched; then
+            for n in 1 3; do
+                check "run.launched.$kind.lpfrun-tcp.n$n" launched_once "$n" \
+                    env LPF_LOG=quiet "$libdir/lpfrun" -n "$n" --engine tcp "$build/$kind/launched"
+            done
+            check "run.launched.$kind.lpfrun-hybrid.2x2" launched_once 4 \
+                env LPF_LOG=quiet "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/$kind/launched"
+        fi
+        if step "link.auto_init_off.$kind" "link_$kind" auto_init_off; then
+            check "run.auto_init_off.$kind.lpfrun-tcp.n3" every_main 3 \
+                env LPF_LOG=quiet "$libdir/lpfrun" -n 3 --engine tcp "$build/$kind/auto_init_off"
+        fi
+    done
+    # On shm (no launcher) launched runs as any program: sections on threads.
+    if [ -x "$build/shared/launched" ]; then
+        check "run.launched.shared.shm.p3" launched_once 3 env LPF_MAX_PROCS=3 "$build/shared/launched"
+    fi
+fi
+
 # --- lpf/mpi.h, lpf_mpi_initialize_with_mpicomm, port strings (#17 item 8) ----------
 # lpf/mpi.h includes <mpi.h> unconditionally, as the published header: with MPI's
 # include path it declares lpf_mpi_initialize_with_mpicomm (C and C++); without it

@@ -27,9 +27,13 @@
 #     per test);
 #   - LPF_MPI_THREAD_LEVEL: single refuses the hybrid engine with 2 threads per rank,
 #     an unknown value is refused, each with its reason;
-#   - tests/c/root_context.c (LPF_ROOT as a context of one process on every rank) and
+#   - tests/c/root_context.c (LPF_ROOT as a context of one process on rank 0) and
 #     tests/c/probe_nested.c (lpf_probe's p = the job's processes at every depth, the
-#     engine's cost table) on mpimsg and mpirma, probe also on hybrid (#17 items 1, 2).
+#     engine's cost table) on mpimsg and mpirma, probe also on hybrid (#17 items 1, 2);
+#   - tests/c/launched.c: only rank 0 runs main, the others serve its lpf_exec calls,
+#     P below the ranks included (mpimsg, mpirma at n = 1, 3; hybrid over mpimsg
+#     2 x 2 threads; #17 item 3); mpi_ring.c and mpi_errors.c define
+#     LPF_MPI_AUTO_INITIALIZE as 0 and run main on every rank.
 #
 # Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
 # <repo>/target/mpi-features, apart from the feature-less build). Prints
@@ -435,8 +439,8 @@ for prog in collectives bsplib_ctx bsp_std bsp_mcbsp; do
 done
 
 # ---- LPF_ROOT as a context and lpf_probe under mpirun (#17 items 1, 2) ---------------------
-# tests/c/root_context.c: every rank uses LPF_ROOT as a context of one process, then
-# execs over all ranks. tests/c/probe_nested.c: p is the job's LPF processes on
+# tests/c/root_context.c: rank 0 (the only rank running main, #17 item 3) uses LPF_ROOT
+# as a context of one process, then execs over all ranks. tests/c/probe_nested.c: p is the job's LPF processes on
 # LPF_ROOT, in the section, in a rehook and in nested execs, with the cost table of
 # the engine in use (distinct g per engine, tables made here).
 probe_dir=$build/probe-tables
@@ -457,8 +461,8 @@ if [ -x "$build/root_context" ]; then
         LPF_LOG=quiet timeout "$tmo" mpirun "${mpirun_opts[@]}" -x LPF_ENGINE="$engine" -x LPF_LOG -n 2 \
             "$build/root_context" >"$log" 2>&1
         rc=$?
-        if [ "$rc" = 0 ] && [ "$(grep -c '^root_context: all checks passed' "$log")" = 2 ]; then
-            pass "C root_context $engine n=2: LPF_ROOT as a context on every rank, then an exec"
+        if [ "$rc" = 0 ] && [ "$(grep -c '^root_context: all checks passed' "$log")" = 1 ]; then
+            pass "C root_context $engine n=2: LPF_ROOT as a context on rank 0, then an exec"
         else
             fail "C root_context $engine n=2 (status $rc)" "$log"
         fi
@@ -472,7 +476,7 @@ if [ -x "$build/probe_nested" ]; then
                 -x LPF_ENGINE="$engine" -x LPF_LOG -x LPF_PROBE_DIR -n "$n" \
                 "$build/probe_nested" "$n" "$(g_of "$engine")" "$(g_of shm)" >"$log" 2>&1
             rc=$?
-            if [ "$rc" = 0 ] && [ "$(grep -c '^probe_nested: all checks passed' "$log")" = "$n" ]; then
+            if [ "$rc" = 0 ] && [ "$(grep -c '^probe_nested: all checks passed' "$log")" = 1 ]; then
                 pass "C probe_nested $engine n=$n: p = $n at every depth, the $engine table"
             else
                 fail "C probe_nested $engine n=$n (status $rc)" "$log"
@@ -484,11 +488,49 @@ if [ -x "$build/probe_nested" ]; then
         "${mpirun_opts[@]}" -x LPF_ENGINE=hybrid -x LPF_HYBRID_NET -x LPF_THREADS -x LPF_LOG -x LPF_PROBE_DIR -n 2 \
         "$build/probe_nested" 4 "$(g_of hybrid)" "$(g_of shm)" >"$log" 2>&1
     rc=$?
-    if [ "$rc" = 0 ] && [ "$(grep -c '^probe_nested: all checks passed' "$log")" = 2 ]; then
+    if [ "$rc" = 0 ] && [ "$(grep -c '^probe_nested: all checks passed' "$log")" = 1 ]; then
         pass "C probe_nested hybrid over mpimsg n=2 x 2 threads: p = 4 at every depth, the hybrid table"
     else
         fail "C probe_nested hybrid over mpimsg n=2 x 2 threads (status $rc)" "$log"
     fi
+fi
+
+# ---- launched programs (#17 item 3) -------------------------------------------------
+# tests/c/launched.c under mpirun: only rank 0 runs main; the other ranks serve its
+# lpf_exec calls (on n - 1, n and n - 1 processes; args.output checked inside) and exit
+# with it. Its line after the execs comes once, each section's once per process of it.
+# (mpi_ring.c above defines LPF_MPI_AUTO_INITIALIZE as 0 and calls MPI_Init itself.)
+launched_ok() { # launched_ok LOG N: main's line once, 3N - 2 section lines (3 if N = 1)
+    local sections=$(( $2 > 1 ? 3 * $2 - 2 : 3 ))
+    [ "$(grep -c "^launched: main after lpf_exec ($2 processes)$" "$1")" = 1 ] &&
+        [ "$(grep -c '^launched: section of ' "$1")" = "$sections" ]
+}
+if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/launched.c" -L"$rel" -llpf_core \
+    -Wl,-rpath,"$rel" -o "$build/launched" >"$build/cc-launched.log" 2>&1; then
+    for engine in mpimsg mpirma; do
+        for n in 1 3; do
+            log=$build/launched-$engine-$n.log
+            LPF_LOG=quiet timeout 120 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE="$engine" -x LPF_LOG -n "$n" \
+                "$build/launched" >"$log" 2>&1
+            rc=$?
+            if [ "$rc" = 0 ] && launched_ok "$log" "$n"; then
+                pass "C launched $engine n=$n: main on rank 0 only, execs on n - 1 and n ranks"
+            else
+                fail "C launched $engine n=$n (status $rc)" "$log"
+            fi
+        done
+    done
+    log=$build/launched-hybrid.log
+    LPF_LOG=quiet LPF_HYBRID_NET=mpimsg LPF_THREADS=2 timeout 120 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE=hybrid \
+        -x LPF_HYBRID_NET -x LPF_THREADS -x LPF_LOG -n 2 "$build/launched" >"$log" 2>&1
+    rc=$?
+    if [ "$rc" = 0 ] && launched_ok "$log" 4; then
+        pass "C launched hybrid over mpimsg n=2 x 2 threads: main on rank 0 only, execs on 3 and 4 processes"
+    else
+        fail "C launched hybrid over mpimsg n=2 x 2 threads (status $rc)" "$log"
+    fi
+else
+    fail "build C launched.c against the MPI-enabled library" "$build/cc-launched.log"
 fi
 
 finish

@@ -747,12 +747,17 @@ pub unsafe extern "C" fn bsplibstd_init(spmd: Option<unsafe extern "C" fn()>, ar
     *g = Some(f);
 }
 
-unsafe extern "C" fn spawned(ctx: lpf_t, pid: lpf_pid_t, nprocs: lpf_pid_t, _args: super::lpf_args_t) {
+/// The section of `bsp_begin`: the function of `bsp_init` comes as the exec's one
+/// function symbol, not from `SPMD`, which only the process that ran `main` has set (a
+/// launched job's other processes never run `main`: docs/compatibility.md).
+unsafe extern "C" fn spawned(ctx: lpf_t, pid: lpf_pid_t, nprocs: lpf_pid_t, args: super::lpf_args_t) {
+    let Some(f) = (args.f_size == 1).then(|| *args.f_symbols).flatten() else {
+        die("bsp_begin: the section did not receive the function of bsp_init")
+    };
     let mut b: bsplib_t = std::ptr::null_mut();
     check(bsplib_create(ctx, pid, nprocs, 0, 0, &mut b), "bsp_begin");
     CURRENT.with(|c| *c.borrow_mut() = Some(b));
     IN_SPAWN.with(|c| *c.borrow_mut() = true);
-    let f = SPMD.lock().unwrap_or_else(|e| e.into_inner()).expect("set before the exec");
     f();
     IN_SPAWN.with(|c| *c.borrow_mut() = false);
     if let Some(b) = CURRENT.with(|c| c.borrow_mut().take()) {
@@ -778,10 +783,12 @@ pub unsafe extern "C" fn bsplibstd_spawn(maxprocs: c_uint) -> c_int {
     if CURRENT.with(|c| c.borrow().is_some()) {
         die("bsp_begin: called a second time without bsp_end");
     }
-    if SPMD.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+    let Some(f) = *SPMD.lock().unwrap_or_else(|e| e.into_inner()) else {
         die("bsp_begin outside the function given to bsp_init: call bsp_init(spmd, argc, argv) first, with spmd the function that contains bsp_begin .. bsp_end (this implementation cannot re-run main() on other threads)");
-    }
-    let rc = super::lpf_exec(super::LPF_ROOT.0, maxprocs, Some(spawned), super::LPF_NO_ARGS);
+    };
+    let symbols: [super::lpf_func_t; 1] = [Some(f)];
+    let args = super::lpf_args_t { f_symbols: symbols.as_ptr(), f_size: 1, ..super::LPF_NO_ARGS };
+    let rc = super::lpf_exec(super::LPF_ROOT.0, maxprocs, Some(spawned), args);
     if rc != SUCCESS {
         let msg = std::ffi::CStr::from_ptr(super::lpf_error_message()).to_string_lossy().into_owned();
         die(&format!("bsp_begin({maxprocs}): the section failed: {msg}"));

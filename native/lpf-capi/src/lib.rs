@@ -23,6 +23,8 @@ mod debug;
 pub mod bsplib;
 pub mod collectives;
 mod hybrid;
+// Programs started by lpfrun or mpirun: only pid 0 runs main (#17 item 3).
+mod launch;
 
 pub type lpf_t = *mut c_void;
 pub type lpf_init_t = *mut c_void;
@@ -330,7 +332,10 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
             if let Some(f) = root_failure() {
                 return Err(Error::fatal(format!("LPF_ROOT failed earlier ({})", f.message())));
             }
-            Root::new().exec(p as Pid, &run, rust_args(&args))
+            match launch::root_job() {
+                Some(job) => job?.exec(p as Pid, &f, &run, rust_args(&args)),
+                None => Root::new().exec(p as Pid, &run, rust_args(&args)),
+            }
         } else {
             context(ctx, "lpf_exec")?.exec(p as Pid, &run, rust_args(&args))
         }

@@ -44,6 +44,19 @@ lpf_err_t lpf_mpi_initialize_over_tcp(const char * server, const char * port,
  */
 lpf_err_t lpf_mpi_initialize_with_mpicomm(MPI_Comm comm, lpf_init_t * init);
 
+/**
+ * For programs started by a launcher (lpfrun with the tcp or hybrid engine, or
+ * mpirun with an MPI engine). A program that does not define it gets 1: the
+ * runtime joins the job's processes before main, only the process of pid 0
+ * runs main, and the others serve its lpf_exec(LPF_ROOT, ...) calls and exit
+ * when it exits. A program that defines it as 0 (`const int
+ * LPF_MPI_AUTO_INITIALIZE = 0;`) runs main in every process and makes its own
+ * init (MPI_Init + lpf_mpi_initialize_with_mpicomm, or
+ * lpf_mpi_initialize_over_tcp) for lpf_hook. The library only refers to it
+ * (weakly): a program that reads it must define it.
+ */
+extern const int LPF_MPI_AUTO_INITIALIZE;
+
 /** Releases what an lpf_mpi_initialize_* call acquired for this process. */
 lpf_err_t lpf_mpi_finalize(lpf_init_t init);
 

@@ -20,7 +20,9 @@
 //! Every process gets `LPF_ENGINE`, `LPF_TCP_MASTER`, `LPF_TCP_PORT`, `LPF_PID`,
 //! `LPF_NPROCS`, `LPF_THREADS`, `LPF_TCP_SECRET` (128 random bits per run), `LPF_TCP_JOB`
 //! (`lpfrun-<lpfrun's pid>-<8 random hex digits drawn apart from the secret>`: it travels
-//! in clear) and `LPF_TCP_TIMEOUT_MS`, so that `Root::exec` in it joins the job. With
+//! in clear) and `LPF_TCP_TIMEOUT_MS`, so that `Root::exec` in it joins the job (a C
+//! program linked with `liblpf_core` joins before `main`, which then runs in pid 0's
+//! process only: docs/compatibility.md, "Launched programs"). With
 //! `--hosts`, process i runs on line i mod h of the file (pid 0 on the first host, which
 //! is the master); processes for local hosts are started, for the others an ssh command
 //! is printed. The secret is on no command line and in no output: local processes get
