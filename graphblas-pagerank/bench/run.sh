@@ -10,12 +10,14 @@
 # oversubscribed; a streaming-bandwidth kernel in the same run (the crate's
 # `bandwidth` module) giving the floor (12 bytes per edge + 32 per vertex at the
 # measured read bandwidth); and SuiteSparse:GraphBLAS through python-graphblas running
-# the same PageRank (pull, float64, dangling handled, same tol) on the same file, whose
+# the same PageRank as LAGraph writes it (gb_pagerank.py: dense vectors, one mxv per
+# iteration, float64, dangling handled, same tol; OMP_WAIT_POLICY=PASSIVE) on the same file, whose
 # ranks are compared with ours. Prints a table and writes it to bench/results.md.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/target-pr}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+export OMP_WAIT_POLICY=PASSIVE
 SCALES="${SCALES:-20 22}"
 RUNS="${RUNS:-3}"
 DATA="${BENCH_DATA:-/tmp/gbpr-bench}"

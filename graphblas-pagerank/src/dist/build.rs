@@ -63,9 +63,11 @@ fn proc_row_costs() -> (usize, usize) {
 }
 
 /// Owner of `v` under the even block distribution of `0..n` over `p` (block q starts
-/// at ⌊q·n/p⌋).
+/// at ⌊q·n/p⌋). In 64 bits, as it runs once or twice per edge while loading (a 128-bit
+/// division is a library call): v < n ≤ 2^32 − 1 (32-bit vertex ids) and p < 2^32, so
+/// (v + 1)·p < 2^64.
 pub(crate) fn even_owner(v: usize, n: usize, p: usize) -> usize {
-    (((v as u128 + 1) * p as u128 - 1) / n as u128) as usize
+    (((v as u64 + 1) * p as u64 - 1) / n as u64) as usize
 }
 
 pub(crate) fn even_start(q: usize, n: usize, p: usize) -> usize {
@@ -90,6 +92,20 @@ pub(super) fn bucket<E: Pod>(
 ) -> DistResult<(Vec<E>, Vec<usize>)> {
     let mut counts = vec![0usize; p];
     each(&mut |e| counts[owner(&e)] += 1);
+    bucket_counted(me, len, counts, each, owner)
+}
+
+/// [`bucket`] with the items per process already counted (`counts[q]` of the `len`
+/// items go to q), for callers that know them without producing every item: `each`
+/// then runs once.
+pub(super) fn bucket_counted<E: Pod>(
+    me: usize,
+    len: usize,
+    counts: Vec<usize>,
+    each: impl Fn(&mut dyn FnMut(E)),
+    owner: impl Fn(&E) -> usize,
+) -> DistResult<(Vec<E>, Vec<usize>)> {
+    let p = counts.len();
     let mut at: Vec<usize> = Vec::with_capacity(p);
     let mut s = 0;
     for &c in &counts {
@@ -236,7 +252,13 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
             }
         }
     };
-    let (send, counts) = bucket(me, p, local_edges, each, |e| bounds_owner(&bounds, e[1] as usize))?;
+    // Counted by row (an edge goes where its target row goes), so that the sources'
+    // new ids, a random gather per edge, are looked up once, in the filling pass.
+    let mut counts = vec![0usize; p];
+    for i in 0..routed.rows() {
+        counts[bounds_owner(&bounds, new_id[routed.lo + i] as usize)] += routed.ptr[i + 1] - routed.ptr[i];
+    }
+    let (send, counts) = bucket_counted(me, local_edges, counts, each, |e| bounds_owner(&bounds, e[1] as usize))?;
     drop(routed);
     drop(new_id);
     let (recv, _) = comm.alltoallv(&send, &counts)?;
@@ -280,6 +302,17 @@ mod tests {
                     let q = even_owner(v, n, p);
                     assert!(even_start(q, n, p) <= v && v < even_start(q + 1, n, p), "n {n} p {p} v {v}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn even_owner_at_the_largest_ids() {
+        let n = u32::MAX as usize;
+        for p in [1, 2, 3, 7, 1000, 65_537, u32::MAX as usize - 1] {
+            for v in [0, 1, n / 2, n - 2, n - 1] {
+                let q = even_owner(v, n, p);
+                assert!(q < p && even_start(q, n, p) <= v && v < even_start(q + 1, n, p), "n {n} p {p} v {v}");
             }
         }
     }
