@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use graphblas_pagerank::algorithms;
-use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
 use graphblas_pagerank::kron::KronParams;
 use graphblas_pagerank::{Direction, DupPolicy, Matrix};
 
@@ -160,6 +160,52 @@ fn check_cdlp(c: &Case) {
     }
 }
 
+/// Within 1e-12 of `want`, vertex by vertex.
+fn assert_within(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (v, (x, y)) in got.iter().zip(want).enumerate() {
+        assert!((x - y).abs() <= 1e-12, "{what}: vertex {v}: {x} vs {y}");
+    }
+}
+
+fn check_lcc(c: &Case) {
+    let want = reference_lcc(c.n, &c.edges);
+    for (engine, launch) in launchers() {
+        for p in PS {
+            for threads in THREADS {
+                let input = (c.input)();
+                let res = run_all(launch, p, LIMIT, move |ctx| lcc_spmd(ctx, input.clone(), threads));
+                assert_within(&gather(&res, &c.ids), &want, &format!("LCC of {} [{engine} p={p} threads={threads}]", c.name));
+            }
+        }
+    }
+}
+
+/// The graphs of the other kernels plus a dense one (many triangles, reciprocal edges,
+/// self-loops, duplicates) and an undirected one (every edge both ways).
+fn lcc_graphs() -> Vec<Graph> {
+    let mut gs = graphs();
+    let mut dense = random_graph(5, 40, 400);
+    dense.edges.extend([(1, 1), (2, 3), (2, 3), (3, 2)]);
+    dense.name = "dense random, reciprocal edges".into();
+    gs.push(dense);
+    let half = random_graph(9, 50, 150);
+    let mut undirected = Graph::new("undirected", 50, &[]);
+    undirected.edges = half.edges.iter().flat_map(|&(u, v)| [(u, v), (v, u)]).collect();
+    gs.push(undirected);
+    gs
+}
+
+#[test]
+fn lcc_every_input_path_against_the_definition() {
+    let dir = TempDir::new("klcc");
+    for (k, g) in lcc_graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_lcc(&c);
+        }
+    }
+}
+
 #[test]
 fn cdlp_every_input_path_against_a_plain_loop() {
     let dir = TempDir::new("kcdlp");
@@ -191,18 +237,19 @@ fn wcc_every_input_path_against_union_find() {
 }
 
 #[test]
-fn rmat_bfs_and_wcc() {
+fn rmat_bfs_wcc_cdlp_and_lcc() {
     let params = KronParams::graph500(9, 3);
     let g = kron_graph(&params);
     let c = Case { name: g.name.clone(), n: g.n, edges: g.edges.clone(), ids: g.declared(), input: Box::new(move || Input::Rmat(params)) };
     check_wcc(&c);
     check_bfs(&c);
     check_cdlp(&c);
+    check_lcc(&c);
 }
 
 #[test]
 fn local_kernels_match_the_references() {
-    for g in graphs() {
+    for g in lcc_graphs() {
         let a = Matrix::<bool>::from_edges(g.n, g.n, &g.edges).unwrap();
         let labels: Vec<usize> = algorithms::wcc(&a, 2).unwrap().into_iter().map(|x| x as usize).collect();
         assert_eq!(labels, reference_wcc(g.n, &g.edges), "{}", g.name);
@@ -210,6 +257,7 @@ fn local_kernels_match_the_references() {
             let labels: Vec<usize> = algorithms::cdlp(&a, iterations, 2).unwrap().into_iter().map(|x| x as usize).collect();
             assert_eq!(labels, reference_cdlp(g.n, &g.edges, iterations), "CDLP of {} ({iterations} iterations)", g.name);
         }
+        assert_within(&algorithms::lcc(&a, 2).unwrap(), &reference_lcc(g.n, &g.edges), &format!("LCC of {}", g.name));
         for s in 0..g.n.min(5) {
             assert_eq!(algorithms::bfs(&a, s, 2).unwrap(), reference_bfs(g.n, &g.edges, s), "{} from {s}", g.name);
         }
@@ -255,6 +303,9 @@ fn bad_input_is_the_same_clear_error_everywhere() {
         }
         let f = bad.clone();
         let res = run_all(shm, p, LIMIT, move |ctx| cdlp_spmd(ctx, Input::file(f.clone()), 10, 1));
+        assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
+        let f = bad.clone();
+        let res = run_all(shm, p, LIMIT, move |ctx| lcc_spmd(ctx, Input::file(f.clone()), 2));
         assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
         let empty = dir.file("empty.el", b"# no edges\n");
         let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(empty.clone()), 1));

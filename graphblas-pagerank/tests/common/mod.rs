@@ -434,3 +434,26 @@ pub fn reference_cdlp(n: usize, edges: &[(usize, usize)], iterations: usize) -> 
     }
     label
 }
+
+/// Local clustering coefficients over vertices `0..n` from the definition, with sets:
+/// N(v) = {u ≠ v : u → v or v → u}; the number of distinct edges u → w with u ≠ w,
+/// both in N(v), over |N(v)| (|N(v)| − 1); 0 below two neighbours.
+pub fn reference_lcc(n: usize, edges: &[(usize, usize)]) -> Vec<f64> {
+    use std::collections::BTreeSet;
+    let set: BTreeSet<(usize, usize)> = edges.iter().copied().filter(|(u, w)| u != w).collect();
+    let mut nbrs: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    for &(u, w) in &set {
+        nbrs[u].insert(w);
+        nbrs[w].insert(u);
+    }
+    (0..n)
+        .map(|v| {
+            let d = nbrs[v].len();
+            if d < 2 {
+                return 0.0;
+            }
+            let among = set.iter().filter(|(u, w)| nbrs[v].contains(u) && nbrs[v].contains(w)).count();
+            among as f64 / (d * (d - 1)) as f64
+        })
+        .collect()
+}
