@@ -10,9 +10,9 @@ mod common;
 
 use common::*;
 use graphblas_pagerank::algorithms;
-use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
 use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::{Direction, DupPolicy, Matrix};
+use graphblas_pagerank::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
@@ -196,6 +196,38 @@ fn lcc_graphs() -> Vec<Graph> {
     gs
 }
 
+/// Graphalytics PageRank (fixed iterations) against plain power iteration: every
+/// process ran exactly the iterations asked (never fewer: a tolerance stop would end
+/// these graphs' runs early, some after the first iteration with a zero change).
+fn check_pr_fixed(c: &Case) {
+    for iterations in [1, 50] {
+        let want = reference_pagerank_fixed(c.n, &c.edges, 0.85, iterations);
+        for (engine, launch) in launchers() {
+            for p in PS {
+                for threads in THREADS {
+                    let input = (c.input)();
+                    let cfg = PageRankConfig { threads, ..PageRankConfig::fixed_iterations(iterations) };
+                    let res = run_all(launch, p, LIMIT, move |ctx| pagerank_spmd(ctx, input.clone(), &cfg));
+                    let (got, ran) = assemble(&res, &c.ids);
+                    let what = format!("PR of {} ({iterations} iterations) [{engine} p={p} threads={threads}]", c.name);
+                    assert_eq!(ran, iterations, "{what}: iterations run");
+                    assert_within(&got, &want, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pr_fixed_iterations_every_input_path_against_power_iteration() {
+    let dir = TempDir::new("kpr");
+    for (k, g) in graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_pr_fixed(&c);
+        }
+    }
+}
+
 #[test]
 fn lcc_every_input_path_against_the_definition() {
     let dir = TempDir::new("klcc");
@@ -245,6 +277,7 @@ fn rmat_bfs_wcc_cdlp_and_lcc() {
     check_bfs(&c);
     check_cdlp(&c);
     check_lcc(&c);
+    check_pr_fixed(&c);
 }
 
 #[test]
@@ -258,6 +291,12 @@ fn local_kernels_match_the_references() {
             assert_eq!(labels, reference_cdlp(g.n, &g.edges, iterations), "CDLP of {} ({iterations} iterations)", g.name);
         }
         assert_within(&algorithms::lcc(&a, 2).unwrap(), &reference_lcc(g.n, &g.edges), &format!("LCC of {}", g.name));
+        for iterations in [0, 1, 30] {
+            let cfg = PageRankConfig { threads: 2, ..PageRankConfig::fixed_iterations(iterations) };
+            let got = pagerank(&a, &cfg).unwrap();
+            assert_eq!(got.iterations, iterations, "PR of {}", g.name);
+            assert_within(&got.ranks, &reference_pagerank_fixed(g.n, &g.edges, 0.85, iterations), &format!("PR of {} ({iterations} iterations)", g.name));
+        }
         for s in 0..g.n.min(5) {
             assert_eq!(algorithms::bfs(&a, s, 2).unwrap(), reference_bfs(g.n, &g.edges, s), "{} from {s}", g.name);
         }
@@ -304,6 +343,10 @@ fn bad_input_is_the_same_clear_error_everywhere() {
         let f = bad.clone();
         let res = run_all(shm, p, LIMIT, move |ctx| cdlp_spmd(ctx, Input::file(f.clone()), 10, 1));
         assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
+        let f = mtx.clone();
+        let cfg = PageRankConfig { alpha: 1.5, ..PageRankConfig::fixed_iterations(10) };
+        let res = run_all(shm, p, LIMIT, move |ctx| pagerank_spmd(ctx, Input::file(f.clone()), &cfg));
+        assert!(same_error(&res).contains("alpha must be in [0, 1] (got 1.5)"));
         let f = bad.clone();
         let res = run_all(shm, p, LIMIT, move |ctx| lcc_spmd(ctx, Input::file(f.clone()), 2));
         assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));

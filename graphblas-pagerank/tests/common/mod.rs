@@ -457,3 +457,25 @@ pub fn reference_lcc(n: usize, edges: &[(usize, usize)]) -> Vec<f64> {
         })
         .collect()
 }
+
+/// PageRank by plain power iteration over vertices `0..n`, `iterations` times from
+/// `1/n`, as Graphalytics defines it: duplicate edges once, self-loops are edges,
+/// `r'(v) = (1 − d)/n + d Σ_{u → v} r(u)/outdeg(u) + d/n Σ_{outdeg(w) = 0} r(w)`.
+pub fn reference_pagerank_fixed(n: usize, edges: &[(usize, usize)], damping: f64, iterations: usize) -> Vec<f64> {
+    use std::collections::BTreeSet;
+    let set: BTreeSet<(usize, usize)> = edges.iter().copied().collect();
+    let mut outdeg = vec![0usize; n];
+    for &(u, _) in &set {
+        outdeg[u] += 1;
+    }
+    let mut r = vec![1.0 / n as f64; n];
+    for _ in 0..iterations {
+        let dangling: f64 = (0..n).filter(|&w| outdeg[w] == 0).map(|w| r[w]).sum();
+        let mut next = vec![(1.0 - damping) / n as f64 + damping * dangling / n as f64; n];
+        for &(u, v) in &set {
+            next[v] += damping * r[u] / outdeg[u] as f64;
+        }
+        r = next;
+    }
+    r
+}
