@@ -2,7 +2,9 @@
 //! BFS, a union-find, a binary-heap Dijkstra and a label-propagation loop over the edge
 //! list, not the crate's code):
 //! every input path, p = 1..4, 1 and 2 threads, both BFS directions forced and chosen;
-//! exact equality (SSSP weights are integer-valued, so every sum is exact). Bad input
+//! exact equality (SSSP weights are integer-valued, so every sum is exact); LCC (from its
+//! definition, with sets) and Graphalytics PageRank (plain power iteration) within 1e-12;
+//! all six also on the TCP and hybrid engines in-process (`every_kernel_on_tcp_and_hybrid`). Bad input
 //! (absent source, missing or malformed file, empty graph; for SSSP negative or NaN
 //! weights and inputs without weights) is the same clear error on every process. Every run is bounded by the launcher's watchdog (`run_all`).
 
@@ -107,10 +109,10 @@ fn sources(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     s
 }
 
-fn check_bfs(c: &Case) {
+fn check_bfs(c: &Case, engines: &[(&'static str, Launcher)]) {
     for s in sources(c.n, &c.edges) {
         let want = reference_bfs(c.n, &c.edges, s);
-        for (engine, launch) in launchers() {
+        for &(engine, launch) in engines {
             for p in PS {
                 for threads in THREADS {
                     // The choice everywhere; each direction forced once per p and graph
@@ -132,9 +134,9 @@ fn check_bfs(c: &Case) {
     }
 }
 
-fn check_wcc(c: &Case) {
+fn check_wcc(c: &Case, engines: &[(&'static str, Launcher)]) {
     let want: Vec<u64> = reference_wcc(c.n, &c.edges).into_iter().map(|r| c.ids[r]).collect();
-    for (engine, launch) in launchers() {
+    for &(engine, launch) in engines {
         for p in PS {
             for threads in THREADS {
                 let input = (c.input)();
@@ -145,10 +147,10 @@ fn check_wcc(c: &Case) {
     }
 }
 
-fn check_cdlp(c: &Case) {
+fn check_cdlp(c: &Case, engines: &[(&'static str, Launcher)]) {
     for iterations in [1, 10] {
         let want: Vec<u64> = reference_cdlp(c.n, &c.edges, iterations).into_iter().map(|r| c.ids[r]).collect();
-        for (engine, launch) in launchers() {
+        for &(engine, launch) in engines {
             for p in PS {
                 for threads in THREADS {
                     let input = (c.input)();
@@ -168,9 +170,9 @@ fn assert_within(got: &[f64], want: &[f64], what: &str) {
     }
 }
 
-fn check_lcc(c: &Case) {
+fn check_lcc(c: &Case, engines: &[(&'static str, Launcher)]) {
     let want = reference_lcc(c.n, &c.edges);
-    for (engine, launch) in launchers() {
+    for &(engine, launch) in engines {
         for p in PS {
             for threads in THREADS {
                 let input = (c.input)();
@@ -199,10 +201,10 @@ fn lcc_graphs() -> Vec<Graph> {
 /// Graphalytics PageRank (fixed iterations) against plain power iteration: every
 /// process ran exactly the iterations asked (never fewer: a tolerance stop would end
 /// these graphs' runs early, some after the first iteration with a zero change).
-fn check_pr_fixed(c: &Case) {
+fn check_pr_fixed(c: &Case, engines: &[(&'static str, Launcher)]) {
     for iterations in [1, 50] {
         let want = reference_pagerank_fixed(c.n, &c.edges, 0.85, iterations);
-        for (engine, launch) in launchers() {
+        for &(engine, launch) in engines {
             for p in PS {
                 for threads in THREADS {
                     let input = (c.input)();
@@ -223,7 +225,7 @@ fn pr_fixed_iterations_every_input_path_against_power_iteration() {
     let dir = TempDir::new("kpr");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_pr_fixed(&c);
+            check_pr_fixed(&c, &launchers());
         }
     }
 }
@@ -233,7 +235,7 @@ fn lcc_every_input_path_against_the_definition() {
     let dir = TempDir::new("klcc");
     for (k, g) in lcc_graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_lcc(&c);
+            check_lcc(&c, &launchers());
         }
     }
 }
@@ -243,7 +245,7 @@ fn cdlp_every_input_path_against_a_plain_loop() {
     let dir = TempDir::new("kcdlp");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_cdlp(&c);
+            check_cdlp(&c, &launchers());
         }
     }
 }
@@ -253,7 +255,7 @@ fn bfs_every_input_path_against_a_queue() {
     let dir = TempDir::new("kbfs");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_bfs(&c);
+            check_bfs(&c, &launchers());
         }
     }
 }
@@ -263,21 +265,21 @@ fn wcc_every_input_path_against_union_find() {
     let dir = TempDir::new("kwcc");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_wcc(&c);
+            check_wcc(&c, &launchers());
         }
     }
 }
 
 #[test]
-fn rmat_bfs_wcc_cdlp_and_lcc() {
+fn rmat_unweighted_kernels() {
     let params = KronParams::graph500(9, 3);
     let g = kron_graph(&params);
     let c = Case { name: g.name.clone(), n: g.n, edges: g.edges.clone(), ids: g.declared(), input: Box::new(move || Input::Rmat(params)) };
-    check_wcc(&c);
-    check_bfs(&c);
-    check_cdlp(&c);
-    check_lcc(&c);
-    check_pr_fixed(&c);
+    check_wcc(&c, &launchers());
+    check_bfs(&c, &launchers());
+    check_cdlp(&c, &launchers());
+    check_lcc(&c, &launchers());
+    check_pr_fixed(&c, &launchers());
 }
 
 #[test]
@@ -397,20 +399,60 @@ fn sssp_every_weighted_input_against_dijkstra() {
     let dir = TempDir::new("ksssp");
     for (k, g) in weighted_graphs().iter().enumerate() {
         for (name, ids, edges, file) in weighted_cases(&dir, &format!("g{k}"), g) {
-            let n = ids.len();
-            let plain: Vec<(usize, usize)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
-            for s in sources(n, &plain) {
-                let want = reference_sssp(n, &edges, s);
-                for (engine, launch) in launchers() {
-                    for p in PS {
-                        for threads in THREADS {
-                            let (f, source) = (file.clone(), ids[s]);
-                            let res = run_all(launch, p, LIMIT, move |ctx| sssp_spmd(ctx, Input::file(f.clone()), source, threads));
-                            assert_eq!(gather(&res, &ids), want, "SSSP of {name} from {source} [{engine} p={p} threads={threads}]");
-                        }
-                    }
+            check_sssp(&name, &ids, &edges, &file, &launchers());
+        }
+    }
+}
+
+/// SSSP from a few sources of the weighted input `file` against Dijkstra.
+fn check_sssp(name: &str, ids: &[u64], edges: &[(usize, usize, f64)], file: &std::path::Path, engines: &[(&'static str, Launcher)]) {
+    let n = ids.len();
+    let plain: Vec<(usize, usize)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
+    for s in sources(n, &plain) {
+        let want = reference_sssp(n, edges, s);
+        for &(engine, launch) in engines {
+            for p in PS {
+                for threads in THREADS {
+                    let (f, source) = (file.to_path_buf(), ids[s]);
+                    let res = run_all(launch, p, LIMIT, move |ctx| sssp_spmd(ctx, Input::file(f.clone()), source, threads));
+                    assert_eq!(gather(&res, ids), want, "SSSP of {name} from {source} [{engine} p={p} threads={threads}]");
                 }
             }
+        }
+    }
+}
+
+/// Every kernel on the network engines (TCP, hybrid), in-process, at p = 1..4 x
+/// threads 1, 2, on the graph with isolated vertices, self-loops, duplicate edges and
+/// many components (for SSSP with weights 0..3), MatrixMarket input; a
+/// source that is no vertex and a bad damping are the same error everywhere.
+#[test]
+fn every_kernel_on_tcp_and_hybrid() {
+    let engines: [(&'static str, Launcher); 2] = [("tcp", tcp), ("hybrid", hybrid)];
+    let dir = TempDir::new("knet");
+    let g = graphs().into_iter().find(|g| g.name == "random, many components").expect("the graph");
+    // The input paths do not depend on the engine (the shm tests take every one).
+    for c in cases(&dir, "multi", &g).into_iter().filter(|c| c.name.ends_with("(mtx)")) {
+        check_bfs(&c, &engines);
+        check_wcc(&c, &engines);
+        check_cdlp(&c, &engines);
+        check_lcc(&c, &engines);
+        check_pr_fixed(&c, &engines);
+    }
+    let w = WeightedGraph::weigh(&g, 1, 4);
+    for (name, ids, edges, file) in weighted_cases(&dir, "wmulti", &w).into_iter().filter(|c| c.0.contains("integer")) {
+        check_sssp(&name, &ids, &edges, &file, &engines);
+    }
+    let mtx = dir.file("small.mtx", Graph::new("small", 5, &[(0, 1), (1, 2), (3, 4)]).mtx_pattern().as_bytes());
+    for &(_, launch) in &engines {
+        for p in PS {
+            let f = mtx.clone();
+            let res = run_all(launch, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), 9, 2, Direction::Auto));
+            assert!(same_error(&res).contains("the BFS source 9 is not a vertex"));
+            let f = mtx.clone();
+            let cfg = PageRankConfig { alpha: -0.1, ..PageRankConfig::fixed_iterations(10) };
+            let res = run_all(launch, p, LIMIT, move |ctx| pagerank_spmd(ctx, Input::file(f.clone()), &cfg));
+            assert!(same_error(&res).contains("alpha must be in [0, 1]"));
         }
     }
 }

@@ -25,6 +25,57 @@ pub fn shm(p: u32, body: Body<'_>) -> lpf::Result<()> {
     Root::with_max_procs(p).exec(p, &|ctx: &mut Context, _args: Args| body(ctx), Args::none())
 }
 
+/// p LPF processes over TCP inside this test process: every node is a thread making its
+/// own TCP init over loopback (`nodes[i]` LPF processes each; more than one anywhere
+/// with `hybrid`: shared memory among a node's threads, TCP between nodes). Node 0
+/// binds port 0 and hands the port to the others.
+fn over_tcp(nodes: &[lpf::Pid], hybrid: bool, body: Body<'_>) -> lpf::Result<()> {
+    use lpf::tcp::{TcpConfig, TcpInit};
+    let k = nodes.len() as lpf::Pid;
+    let cfg = |pid: lpf::Pid, port: u16| {
+        TcpConfig::new("127.0.0.1", port, pid, k)
+            .timeout(Duration::from_secs(30))
+            .threads(nodes[pid as usize])
+            .hybrid(hybrid)
+            .job("graph-tests")
+            .secret(b"graph tests' secret")
+    };
+    let spmd = |ctx: &mut Context, _args: Args| body(ctx);
+    let (tx, rx) = std::sync::mpsc::channel::<u16>();
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        let peers: Vec<_> = (1..k)
+            .map(|pid| {
+                let (rx, spmd, cfg) = (&rx, &spmd, &cfg);
+                s.spawn(move || {
+                    let port = rx.lock().unwrap().recv().expect("node 0 failed before binding");
+                    TcpInit::new(cfg(pid, port))?.hook(spmd, Args::none())
+                })
+            })
+            .collect();
+        let mine = TcpInit::prepare(cfg(0, 0)).and_then(|prepared| {
+            for _ in 1..k {
+                let _ = tx.send(prepared.bound_port());
+            }
+            prepared.join()?.hook(&spmd, Args::none())
+        });
+        drop(tx);
+        let theirs: Vec<lpf::Result<()>> = peers.into_iter().map(|h| h.join().unwrap()).collect();
+        std::iter::once(mine).chain(theirs).find(|r| r.is_err()).unwrap_or(Ok(()))
+    })
+}
+
+/// The TCP engine: p nodes of one LPF process each.
+pub fn tcp(p: u32, body: Body<'_>) -> lpf::Result<()> {
+    over_tcp(&vec![1; p as usize], false, body)
+}
+
+/// The hybrid engine: nodes of two threads (the last of one when p is odd).
+pub fn hybrid(p: u32, body: Body<'_>) -> lpf::Result<()> {
+    let nodes: Vec<lpf::Pid> = (0..p.div_ceil(2)).map(|i| if 2 * i + 1 == p { 1 } else { 2 }).collect();
+    over_tcp(&nodes, true, body)
+}
+
 /// The engines the tests run on.
 pub fn launchers() -> Vec<(&'static str, Launcher)> {
     vec![("shm", shm as Launcher)]
