@@ -128,9 +128,11 @@ fn main() {
     mpi.world.broadcast(&mut path).unwrap();
     let base = std::path::PathBuf::from(String::from_utf8(path).unwrap());
 
-    // Isolated vertices, self-loops, duplicates, many components; weights 0..3.
+    // Isolated vertices, self-loops, duplicates, many components, triangles; weights 0..3.
     let mut g = random_graph(7, 60, 45);
     g.edges.extend([(3, 3), (3, 3), (10, 11), (10, 11), (59, 0), (20, 21), (21, 22), (22, 20), (21, 20)]);
+    // A dense cluster: many triangles, some edges both ways, so LCC sees varied values.
+    g.edges.extend((30..37).flat_map(|u| (30..37).filter(move |&v| u != v && (u * 7 + v) % 3 != 0).map(move |v| (u, v))));
     let w = WeightedGraph::weigh(&g, 1, 4);
     let (mtx, wmtx) = (base.join("g.mtx"), base.join("w.mtx"));
     if rank == 0 {
