@@ -240,6 +240,40 @@ fn lcc_every_input_path_against_the_definition() {
     }
 }
 
+/// A MatrixMarket `symmetric` file is an undirected graph: LCC is the usual
+/// coefficient, 2e / (d (d − 1)) with e the undirected edges among the d neighbours,
+/// computed here on the unordered pairs.
+#[test]
+fn lcc_of_a_symmetric_file_is_the_undirected_coefficient() {
+    use std::collections::BTreeSet;
+    let dir = TempDir::new("klccsym");
+    let half = random_graph(13, 45, 160);
+    let pairs: BTreeSet<(usize, usize)> = half.edges.iter().map(|&(u, v)| (u.max(v), u.min(v))).collect();
+    let mut text = format!("%%MatrixMarket matrix coordinate pattern symmetric\n{0} {0} {1}\n", half.n, pairs.len());
+    for &(i, j) in &pairs {
+        text.push_str(&format!("{} {}\n", i + 1, j + 1));
+    }
+    let file = dir.file("sym.mtx", text.as_bytes());
+    let nbrs: Vec<BTreeSet<usize>> =
+        (0..half.n).map(|v| pairs.iter().filter(|&&(i, j)| i != j && (i == v || j == v)).map(|&(i, j)| i + j - v).collect()).collect();
+    let want: Vec<f64> = (0..half.n)
+        .map(|v| {
+            let d = nbrs[v].len();
+            let e = pairs.iter().filter(|&&(i, j)| i != j && nbrs[v].contains(&i) && nbrs[v].contains(&j)).count();
+            if d < 2 { 0.0 } else { 2.0 * e as f64 / (d * (d - 1)) as f64 }
+        })
+        .collect();
+    assert!(want.iter().any(|&c| c > 0.0 && c < 1.0), "a useful test graph");
+    let ids: Vec<u64> = (1..=half.n as u64).collect();
+    for p in PS {
+        for threads in THREADS {
+            let f = file.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| lcc_spmd(ctx, Input::file(f.clone()), threads));
+            assert_within(&gather(&res, &ids), &want, &format!("LCC of a symmetric file [p={p} threads={threads}]"));
+        }
+    }
+}
+
 #[test]
 fn cdlp_every_input_path_against_a_plain_loop() {
     let dir = TempDir::new("kcdlp");
