@@ -342,6 +342,12 @@ pub type LorLand = SemiringOf<LOr, LAnd>;
 /// product exists, its value is one, and a pull row stops at its first hit.
 pub type AnyPair = SemiringOf<Any, Pair>;
 
+/// (+, pair): counts the products that exist (GxB_PLUS_PAIR): masked by a pattern,
+/// the product of two patterns counts the paths of length two, i.e. triangles.
+pub type PlusPair = SemiringOf<Plus, Pair>;
+
+/// The (+, pair) semiring value.
+pub const PLUS_PAIR: PlusPair = SemiringOf { add: Plus, mul: Pair };
 /// The (+, ×) semiring value.
 pub const PLUS_TIMES: PlusTimes = SemiringOf { add: Plus, mul: Times };
 /// The (+, second) semiring value.

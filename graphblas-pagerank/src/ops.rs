@@ -526,6 +526,159 @@ pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, thread
     Matrix::from_csr(a.nrows(), a.ncols(), Compressed { ptr: c.ptr.clone(), idx: c.idx.clone(), val })
 }
 
+/// Rows `lo..hi` of a matrix built by one thread: each row's entries appended to
+/// `idx`/`val` (columns strictly increasing), then the row closed by [`RowsOut::end_row`].
+struct RowsOut<T> {
+    ends: Vec<usize>,
+    idx: Vec<u32>,
+    val: Vec<T>,
+}
+
+impl<T> RowsOut<T> {
+    fn end_row(&mut self) {
+        self.ends.push(self.idx.len());
+    }
+}
+
+/// An `nrows × ncols` matrix whose row blocks (`bounds`) are built in parallel, one
+/// thread per block, by `block(lo, hi, out)`; the blocks' CSR parts are concatenated.
+fn matrix_by_row_blocks<T: Scalar>(
+    nrows: usize,
+    ncols: usize,
+    bounds: &[usize],
+    block: impl Fn(usize, usize, &mut RowsOut<T>) + Sync,
+) -> GrbResult<Matrix<T>> {
+    let ranges: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let parts = run_blocks(ranges, |_, (lo, hi)| {
+        let mut out = RowsOut { ends: Vec::with_capacity(hi - lo), idx: Vec::new(), val: Vec::new() };
+        block(lo, hi, &mut out);
+        debug_assert_eq!(out.ends.len(), hi - lo);
+        out
+    });
+    let nnz = parts.iter().map(|b| b.idx.len()).sum();
+    let (mut ptr, mut idx, mut val) = (Vec::with_capacity(nrows + 1), Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+    ptr.push(0);
+    for part in parts {
+        let base = idx.len();
+        ptr.extend(part.ends.iter().map(|&e| base + e));
+        idx.extend_from_slice(&part.idx);
+        val.extend_from_slice(&part.val);
+    }
+    Matrix::from_csr_parts(nrows, ncols, ptr, idx, val)
+}
+
+/// `C = A ⊕ B` on the union of the patterns (GrB_Matrix_eWiseAdd): where both hold
+/// an entry, `op(a, b)`; where one does, its value. The neighbour pattern of a
+/// directed graph is `A ∪ Aᵀ`.
+pub fn ewise_add_matrix<T: Scalar, B: BinaryOp<T>>(a: &Matrix<T>, b: &Matrix<T>, op: B, threads: usize) -> GrbResult<Matrix<T>> {
+    dims("ewise_add_matrix", "rows of the second operand", a.nrows(), b.nrows())?;
+    dims("ewise_add_matrix", "columns of the second operand", a.ncols(), b.ncols())?;
+    let (ca, cb) = (a.csr(), b.csr());
+    let bounds = balanced_row_blocks(&ca.ptr, threads.max(1));
+    matrix_by_row_blocks(a.nrows(), a.ncols(), &bounds, |lo, hi, out| {
+        for i in lo..hi {
+            let ((ia, va), (ib, vb)) = (ca.line(i), cb.line(i));
+            let (mut x, mut y) = (0, 0);
+            while x < ia.len() || y < ib.len() {
+                let (j, v) = match (ia.get(x), ib.get(y)) {
+                    (Some(&ja), Some(&jb)) if ja == jb => {
+                        (x, y) = (x + 1, y + 1);
+                        (ja, op.apply(va[x - 1], vb[y - 1]))
+                    }
+                    (Some(&ja), jb) if jb.is_none_or(|&jb| ja < jb) => {
+                        x += 1;
+                        (ja, va[x - 1])
+                    }
+                    _ => {
+                        y += 1;
+                        (ib[y - 1], vb[y - 1])
+                    }
+                };
+                out.idx.push(j);
+                out.val.push(v);
+            }
+            out.end_row();
+        }
+    })
+}
+
+/// The entries `(i, j, v)` of `a` with `keep(i, j, v)` (GrB_Matrix_select with an
+/// index-aware predicate; e.g. `i != j`, GrB_OFFDIAG, drops self-loops).
+pub fn select_matrix<T: Scalar, F: Fn(usize, usize, T) -> bool + Sync>(a: &Matrix<T>, keep: F, threads: usize) -> GrbResult<Matrix<T>> {
+    let c = a.csr();
+    let bounds = balanced_row_blocks(&c.ptr, threads.max(1));
+    matrix_by_row_blocks(a.nrows(), a.ncols(), &bounds, |lo, hi, out| {
+        for i in lo..hi {
+            let (idx, val) = c.line(i);
+            for (&j, &v) in idx.iter().zip(val) {
+                if keep(i, j as usize, v) {
+                    out.idx.push(j);
+                    out.val.push(v);
+                }
+            }
+            out.end_row();
+        }
+    })
+}
+
+/// `C⟨M⟩ = A ⊕.⊗ B` with a structural mask (GrB_mxm with GrB_STRUCTURE): only the
+/// positions stored in `mask` are computed, each from the products `A(i, k) ⊗ B(k, j)`
+/// that exist; a position without any product stays absent. Row by row (Gustavson):
+/// row i marks its mask positions in a workspace of `ncols` per thread, then walks
+/// A's row i and the rows of B it names, keeping the products that land on a marked
+/// position; the work is Σ_i Σ_{k ∈ A(i, :)} |B(k, :)|, however sparse the mask.
+/// With `plus.pair` and patterns this counts, for every masked (i, j), the k with
+/// `A(i, k)` and `B(k, j)`: the masked triangle count of LAGraph's LCC and
+/// TriangleCount. The values of `mask` are not looked at.
+pub fn mxm_masked<T: Scalar, M: Scalar, A: Cast<T>, B: Cast<T>, S: Semiring<T>>(
+    mask: &Matrix<M>,
+    semiring: S,
+    a: &Matrix<A>,
+    b: &Matrix<B>,
+    threads: usize,
+) -> GrbResult<Matrix<T>> {
+    dims("mxm_masked", "rows of B (columns of A)", a.ncols(), b.nrows())?;
+    dims("mxm_masked", "rows of the mask", a.nrows(), mask.nrows())?;
+    dims("mxm_masked", "columns of the mask", b.ncols(), mask.ncols())?;
+    let (cm, ca, cb) = (mask.csr(), a.csr(), b.csr());
+    let ncols = b.ncols();
+    let bounds = balanced_row_blocks(&ca.ptr, threads.max(1));
+    matrix_by_row_blocks(a.nrows(), ncols, &bounds, |lo, hi, out| {
+        // state[j]: 2r + 1 when row r (of this block) may write j, 2r + 2 once it did.
+        let mut state = vec![0usize; ncols];
+        let mut acc = vec![semiring.zero(); ncols];
+        for (r, i) in (lo..hi).enumerate() {
+            let (allowed, written) = (2 * r + 1, 2 * r + 2);
+            let (mi, _) = cm.line(i);
+            for &j in mi {
+                state[j as usize] = allowed;
+            }
+            let (ai, av) = ca.line(i);
+            for (&k, &x) in ai.iter().zip(av) {
+                let x: T = x.cast();
+                let (bk, bv) = cb.line(k as usize);
+                for (&j, &y) in bk.iter().zip(bv) {
+                    let j = j as usize;
+                    let prod = semiring.mul(x, y.cast());
+                    if state[j] == written {
+                        acc[j] = semiring.add(acc[j], prod);
+                    } else if state[j] == allowed {
+                        acc[j] = prod;
+                        state[j] = written;
+                    }
+                }
+            }
+            for &j in mi {
+                if state[j as usize] == written {
+                    out.idx.push(j);
+                    out.val.push(acc[j as usize]);
+                }
+            }
+            out.end_row();
+        }
+    })
+}
+
 /// `w<mask> = accum(w, x)` at every position (GrB_Vector_assign_Scalar with
 /// GrB_ALL): with a structural mask of a frontier, "the vertices of this level get
 /// depth d".
@@ -1062,6 +1215,39 @@ mod tests {
             for (i, d) in dense.iter().enumerate() {
                 let got = w.get(i).unwrap_or(0.0);
                 assert!((got - d).abs() < 1e-12, "row {i}: {got} vs {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn matrix_union_select_and_masked_product_match_dense_loops() {
+        let mut rng = Xoshiro256::new(17);
+        let (n, k, m) = (40, 30, 35);
+        let a = random_matrix(&mut rng, n, k, 0.15);
+        let b = random_matrix(&mut rng, k, m, 0.15);
+        let mask = random_matrix(&mut rng, n, m, 0.3);
+        let c = random_matrix(&mut rng, n, k, 0.15);
+        let (ad, bd, md, cd) = (a.to_dense(), b.to_dense(), mask.to_dense(), c.to_dense());
+        for threads in [1, 2, 3] {
+            let sum = ewise_add_matrix(&a, &c, Plus, threads).unwrap();
+            let off = select_matrix(&a, |i, j, v| i != j && v > 0, threads).unwrap();
+            let prod: Matrix<i64> = mxm_masked(&mask, PLUS_TIMES, &a, &b, threads).unwrap();
+            let pairs: Matrix<i64> = mxm_masked(&mask, PLUS_PAIR, &a, &b, threads).unwrap();
+            for i in 0..n {
+                for j in 0..k {
+                    let both = match (ad[i][j], cd[i][j]) {
+                        (Some(x), Some(y)) => Some(x + y),
+                        (x, y) => x.or(y),
+                    };
+                    assert_eq!(sum.get(i, j), both, "union ({i}, {j})");
+                    assert_eq!(off.get(i, j), ad[i][j].filter(|&v| i != j && v > 0), "select ({i}, {j})");
+                }
+                for j in 0..m {
+                    let terms: Vec<i64> = (0..k).filter_map(|x| Some(ad[i][x]? * bd[x][j]?)).collect();
+                    let want = |v: i64| if md[i][j].is_some() && !terms.is_empty() { Some(v) } else { None };
+                    assert_eq!(prod.get(i, j), want(terms.iter().sum()), "product ({i}, {j})");
+                    assert_eq!(pairs.get(i, j), want(terms.len() as i64), "pair count ({i}, {j})");
+                }
             }
         }
     }

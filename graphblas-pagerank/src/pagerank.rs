@@ -36,7 +36,8 @@ use std::time::Instant;
 pub struct PageRankConfig {
     /// Damping factor α (probability of following a link).
     pub alpha: f64,
-    /// Stop when the L1 change of an iteration is below this.
+    /// Stop when the L1 change of an iteration is below this; 0 never stops early
+    /// (Graphalytics' fixed iteration count, [`PageRankConfig::fixed_iterations`]).
     pub tol: f64,
     /// Hard iteration limit.
     pub max_iters: usize,
@@ -47,6 +48,15 @@ pub struct PageRankConfig {
 impl Default for PageRankConfig {
     fn default() -> Self {
         PageRankConfig { alpha: 0.85, tol: 1e-7, max_iters: 1000, threads: 1 }
+    }
+}
+
+impl PageRankConfig {
+    /// Graphalytics PageRank: exactly `iterations` iterations from `1/n` (no tolerance
+    /// test: `tol` 0, and an L1 change is never below 0), damping 0.85, dangling mass
+    /// spread over all vertices; one thread.
+    pub fn fixed_iterations(iterations: usize) -> Self {
+        PageRankConfig { alpha: 0.85, tol: 0.0, max_iters: iterations, threads: 1 }
     }
 }
 

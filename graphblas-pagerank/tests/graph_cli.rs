@@ -1,6 +1,7 @@
-//! The `graph` binary: `graph bfs`, `wcc`, `sssp` and `cdlp` end to end on every engine the
+//! The `graph` binary: `graph bfs`, `wcc`, `sssp`, `cdlp`, `lcc` and `pr` end to end on every engine the
 //! tests launch (shm in-process, tcp and hybrid under `lpfrun`), outputs against the
-//! references of `common` (a queue BFS, a union-find, Dijkstra, a label-propagation loop), errors and usage. Every run is
+//! references of `common` (a queue BFS, a union-find, Dijkstra, a label-propagation loop,
+//! LCC from its definition, power iteration), errors and usage. Every run is
 //! bounded (`run_limited`).
 
 mod common;
@@ -270,5 +271,88 @@ fn cdlp_outputs_match_the_plain_loop_on_every_engine() {
                 std::fs::remove_file(&out).unwrap();
             }
         }
+    }
+}
+
+/// `graph lcc` and `graph pr` (Graphalytics' `--iterations N` and the tolerance mode)
+/// on every engine: ids as in the input, values within 1e-12 of the references of
+/// `common` (the definition with sets; plain power iteration).
+#[test]
+fn lcc_and_pr_outputs_match_the_references_on_every_engine() {
+    let dir = TempDir::new("gclilccpr");
+    let mut g = test_graph();
+    // Triangles with reciprocal edges, so that coefficients are neither 0 nor 1 only.
+    g.edges.extend([(10, 11), (11, 12), (12, 10), (11, 10), (10, 13), (13, 12)]);
+    let mtx = dir.file("g.mtx", g.mtx_pattern().as_bytes());
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let named = g.named();
+    let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
+    let named_edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
+    let mtx_ids: Vec<u64> = (1..=g.n as u64).collect();
+    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    for (input, ids, edges) in [(&mtx, &mtx_ids, &g.edges), (&el, &named, &named_edges)] {
+        let lcc = reference_lcc(ids.len(), edges);
+        assert!(lcc.iter().any(|&c| c > 0.0 && c < 1.0), "a useful test graph");
+        let pr = reference_pagerank_fixed(ids.len(), edges, 0.85, 20);
+        let kernels: [(&str, &[&str], &Vec<f64>, usize); 2] = [("lcc", &[], &lcc, 1), ("pr", &["--iterations", "20"], &pr, 20)];
+        for (kernel, opts, want, rounds) in kernels {
+            for (engine, extra) in &runs {
+                let out = dir.path(&format!("{kernel}-{engine}.txt"));
+                let mut args = vec![kernel, "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap()];
+                args.extend(opts.iter().copied());
+                args.extend(extra.iter().copied());
+                let mut cmd = if *engine == "shm" { graph(&args) } else { under_lpfrun(engine, &args) };
+                let o = run_limited(&mut cmd, LIMIT);
+                let tag = format!("{kernel} {} [{engine} {extra:?}]", input.display());
+                assert!(o.status.success(), "{tag}: {}", stderr(&o));
+                let so = String::from_utf8_lossy(&o.stdout);
+                assert_eq!(so.matches("summary ").count(), 1, "{tag}: one summary: {so}");
+                assert!(so.contains(&format!("summary kernel={kernel} n={} ", ids.len())) && so.contains(&format!(" rounds={rounds} ")), "{tag}: {so}");
+                let (got_ids, got) = read_distances(&out);
+                assert_eq!(&got_ids, ids, "{tag}");
+                for (v, (x, y)) in got.iter().zip(want.iter()).enumerate() {
+                    assert!((x - y).abs() <= 1e-12, "{tag}: vertex {}: {x} vs {y}", ids[v]);
+                }
+                std::fs::remove_file(&out).unwrap();
+            }
+        }
+    }
+    // The tolerance mode stays: it stops before 1000 iterations, near the fixed point.
+    let out = dir.path("pr-tol.txt");
+    let o = run_limited(&mut graph(&["pr", "--input", el.to_str().unwrap(), "--tol", "1e-13", "-p", "2", "-o", out.to_str().unwrap()]), LIMIT);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let so = String::from_utf8_lossy(&o.stdout);
+    let rounds: usize = so.split(" rounds=").nth(1).and_then(|r| r.split(' ').next()).and_then(|r| r.parse().ok()).expect("rounds in the summary");
+    assert!(rounds > 20 && rounds < 1000, "{so}");
+    let (_, got) = read_distances(&out);
+    let want = reference_pagerank_fixed(named.len(), &named_edges, 0.85, rounds);
+    assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() <= 1e-12), "tolerance mode");
+}
+
+#[test]
+fn lcc_and_pr_bad_input_and_usage() {
+    let dir = TempDir::new("gclilccbad");
+    let bad = dir.file("bad.el", b"1 2\n2 x\n");
+    let out = dir.path("out.txt");
+    let o_ = out.to_str().unwrap();
+    for engine in ["shm", "tcp"] {
+        let cmd = |args: &[&str]| if engine == "shm" { graph(&[args, &["-p", "2"]].concat()) } else { under_lpfrun(engine, args) };
+        for kernel in [&["lcc"][..], &["pr", "--iterations", "5"]] {
+            let o = run_limited(&mut cmd(&[kernel, &["--input", bad.to_str().unwrap(), "-o", o_]].concat()), LIMIT);
+            assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
+            assert!(stderr(&o).contains(&format!("{}:2:", bad.display())), "{engine}: {}", stderr(&o));
+        }
+        assert_eq!(dir.listing(), vec!["bad.el"], "{engine}: no output, no partial file");
+    }
+    for (args, says) in [
+        (vec!["pr", "--iterations", "5", "--tol", "1e-9", "--input", "x.el"], "not both"),
+        (vec!["pr", "--damping", "1.5", "--input", "x.el"], "--damping must be in [0, 1]"),
+        (vec!["pr", "--tol", "-1", "--input", "x.el"], "--tol must be"),
+        (vec!["lcc", "--iterations", "3", "--input", "x.el"], "unknown argument \"--iterations\""),
+        (vec!["lcc", "--source", "1", "--input", "x.el"], "unknown argument \"--source\""),
+    ] {
+        let o = run_limited(&mut graph(&args), LIMIT);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }

@@ -2,7 +2,9 @@
 //! BFS, a union-find, a binary-heap Dijkstra and a label-propagation loop over the edge
 //! list, not the crate's code):
 //! every input path, p = 1..4, 1 and 2 threads, both BFS directions forced and chosen;
-//! exact equality (SSSP weights are integer-valued, so every sum is exact). Bad input
+//! exact equality (SSSP weights are integer-valued, so every sum is exact); LCC (from its
+//! definition, with sets) and Graphalytics PageRank (plain power iteration) within 1e-12;
+//! all six also on the TCP and hybrid engines in-process (`every_kernel_on_tcp_and_hybrid`). Bad input
 //! (absent source, missing or malformed file, empty graph; for SSSP negative or NaN
 //! weights and inputs without weights) is the same clear error on every process. Every run is bounded by the launcher's watchdog (`run_all`).
 
@@ -10,9 +12,9 @@ mod common;
 
 use common::*;
 use graphblas_pagerank::algorithms;
-use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
 use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::{Direction, DupPolicy, Matrix};
+use graphblas_pagerank::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
@@ -107,10 +109,10 @@ fn sources(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     s
 }
 
-fn check_bfs(c: &Case) {
+fn check_bfs(c: &Case, engines: &[(&'static str, Launcher)]) {
     for s in sources(c.n, &c.edges) {
         let want = reference_bfs(c.n, &c.edges, s);
-        for (engine, launch) in launchers() {
+        for &(engine, launch) in engines {
             for p in PS {
                 for threads in THREADS {
                     // The choice everywhere; each direction forced once per p and graph
@@ -132,9 +134,9 @@ fn check_bfs(c: &Case) {
     }
 }
 
-fn check_wcc(c: &Case) {
+fn check_wcc(c: &Case, engines: &[(&'static str, Launcher)]) {
     let want: Vec<u64> = reference_wcc(c.n, &c.edges).into_iter().map(|r| c.ids[r]).collect();
-    for (engine, launch) in launchers() {
+    for &(engine, launch) in engines {
         for p in PS {
             for threads in THREADS {
                 let input = (c.input)();
@@ -145,10 +147,10 @@ fn check_wcc(c: &Case) {
     }
 }
 
-fn check_cdlp(c: &Case) {
+fn check_cdlp(c: &Case, engines: &[(&'static str, Launcher)]) {
     for iterations in [1, 10] {
         let want: Vec<u64> = reference_cdlp(c.n, &c.edges, iterations).into_iter().map(|r| c.ids[r]).collect();
-        for (engine, launch) in launchers() {
+        for &(engine, launch) in engines {
             for p in PS {
                 for threads in THREADS {
                     let input = (c.input)();
@@ -160,12 +162,124 @@ fn check_cdlp(c: &Case) {
     }
 }
 
+/// Within 1e-12 of `want`, vertex by vertex.
+fn assert_within(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (v, (x, y)) in got.iter().zip(want).enumerate() {
+        assert!((x - y).abs() <= 1e-12, "{what}: vertex {v}: {x} vs {y}");
+    }
+}
+
+fn check_lcc(c: &Case, engines: &[(&'static str, Launcher)]) {
+    let want = reference_lcc(c.n, &c.edges);
+    for &(engine, launch) in engines {
+        for p in PS {
+            for threads in THREADS {
+                let input = (c.input)();
+                let res = run_all(launch, p, LIMIT, move |ctx| lcc_spmd(ctx, input.clone(), threads));
+                assert_within(&gather(&res, &c.ids), &want, &format!("LCC of {} [{engine} p={p} threads={threads}]", c.name));
+            }
+        }
+    }
+}
+
+/// The graphs of the other kernels plus a dense one (many triangles, reciprocal edges,
+/// self-loops, duplicates) and an undirected one (every edge both ways).
+fn lcc_graphs() -> Vec<Graph> {
+    let mut gs = graphs();
+    let mut dense = random_graph(5, 40, 400);
+    dense.edges.extend([(1, 1), (2, 3), (2, 3), (3, 2)]);
+    dense.name = "dense random, reciprocal edges".into();
+    gs.push(dense);
+    let half = random_graph(9, 50, 150);
+    let mut undirected = Graph::new("undirected", 50, &[]);
+    undirected.edges = half.edges.iter().flat_map(|&(u, v)| [(u, v), (v, u)]).collect();
+    gs.push(undirected);
+    gs
+}
+
+/// Graphalytics PageRank (fixed iterations) against plain power iteration: every
+/// process ran exactly the iterations asked (never fewer: a tolerance stop would end
+/// these graphs' runs early, some after the first iteration with a zero change).
+fn check_pr_fixed(c: &Case, engines: &[(&'static str, Launcher)]) {
+    for iterations in [1, 50] {
+        let want = reference_pagerank_fixed(c.n, &c.edges, 0.85, iterations);
+        for &(engine, launch) in engines {
+            for p in PS {
+                for threads in THREADS {
+                    let input = (c.input)();
+                    let cfg = PageRankConfig { threads, ..PageRankConfig::fixed_iterations(iterations) };
+                    let res = run_all(launch, p, LIMIT, move |ctx| pagerank_spmd(ctx, input.clone(), &cfg));
+                    let (got, ran) = assemble(&res, &c.ids);
+                    let what = format!("PR of {} ({iterations} iterations) [{engine} p={p} threads={threads}]", c.name);
+                    assert_eq!(ran, iterations, "{what}: iterations run");
+                    assert_within(&got, &want, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pr_fixed_iterations_every_input_path_against_power_iteration() {
+    let dir = TempDir::new("kpr");
+    for (k, g) in graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_pr_fixed(&c, &launchers());
+        }
+    }
+}
+
+#[test]
+fn lcc_every_input_path_against_the_definition() {
+    let dir = TempDir::new("klcc");
+    for (k, g) in lcc_graphs().iter().enumerate() {
+        for c in cases(&dir, &format!("g{k}"), g) {
+            check_lcc(&c, &launchers());
+        }
+    }
+}
+
+/// A MatrixMarket `symmetric` file is an undirected graph: LCC is the usual
+/// coefficient, 2e / (d (d − 1)) with e the undirected edges among the d neighbours,
+/// computed here on the unordered pairs.
+#[test]
+fn lcc_of_a_symmetric_file_is_the_undirected_coefficient() {
+    use std::collections::BTreeSet;
+    let dir = TempDir::new("klccsym");
+    let half = random_graph(13, 45, 160);
+    let pairs: BTreeSet<(usize, usize)> = half.edges.iter().map(|&(u, v)| (u.max(v), u.min(v))).collect();
+    let mut text = format!("%%MatrixMarket matrix coordinate pattern symmetric\n{0} {0} {1}\n", half.n, pairs.len());
+    for &(i, j) in &pairs {
+        text.push_str(&format!("{} {}\n", i + 1, j + 1));
+    }
+    let file = dir.file("sym.mtx", text.as_bytes());
+    let nbrs: Vec<BTreeSet<usize>> =
+        (0..half.n).map(|v| pairs.iter().filter(|&&(i, j)| i != j && (i == v || j == v)).map(|&(i, j)| i + j - v).collect()).collect();
+    let want: Vec<f64> = (0..half.n)
+        .map(|v| {
+            let d = nbrs[v].len();
+            let e = pairs.iter().filter(|&&(i, j)| i != j && nbrs[v].contains(&i) && nbrs[v].contains(&j)).count();
+            if d < 2 { 0.0 } else { 2.0 * e as f64 / (d * (d - 1)) as f64 }
+        })
+        .collect();
+    assert!(want.iter().any(|&c| c > 0.0 && c < 1.0), "a useful test graph");
+    let ids: Vec<u64> = (1..=half.n as u64).collect();
+    for p in PS {
+        for threads in THREADS {
+            let f = file.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| lcc_spmd(ctx, Input::file(f.clone()), threads));
+            assert_within(&gather(&res, &ids), &want, &format!("LCC of a symmetric file [p={p} threads={threads}]"));
+        }
+    }
+}
+
 #[test]
 fn cdlp_every_input_path_against_a_plain_loop() {
     let dir = TempDir::new("kcdlp");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_cdlp(&c);
+            check_cdlp(&c, &launchers());
         }
     }
 }
@@ -175,7 +289,7 @@ fn bfs_every_input_path_against_a_queue() {
     let dir = TempDir::new("kbfs");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_bfs(&c);
+            check_bfs(&c, &launchers());
         }
     }
 }
@@ -185,30 +299,39 @@ fn wcc_every_input_path_against_union_find() {
     let dir = TempDir::new("kwcc");
     for (k, g) in graphs().iter().enumerate() {
         for c in cases(&dir, &format!("g{k}"), g) {
-            check_wcc(&c);
+            check_wcc(&c, &launchers());
         }
     }
 }
 
 #[test]
-fn rmat_bfs_and_wcc() {
+fn rmat_unweighted_kernels() {
     let params = KronParams::graph500(9, 3);
     let g = kron_graph(&params);
     let c = Case { name: g.name.clone(), n: g.n, edges: g.edges.clone(), ids: g.declared(), input: Box::new(move || Input::Rmat(params)) };
-    check_wcc(&c);
-    check_bfs(&c);
-    check_cdlp(&c);
+    check_wcc(&c, &launchers());
+    check_bfs(&c, &launchers());
+    check_cdlp(&c, &launchers());
+    check_lcc(&c, &launchers());
+    check_pr_fixed(&c, &launchers());
 }
 
 #[test]
 fn local_kernels_match_the_references() {
-    for g in graphs() {
+    for g in lcc_graphs() {
         let a = Matrix::<bool>::from_edges(g.n, g.n, &g.edges).unwrap();
         let labels: Vec<usize> = algorithms::wcc(&a, 2).unwrap().into_iter().map(|x| x as usize).collect();
         assert_eq!(labels, reference_wcc(g.n, &g.edges), "{}", g.name);
         for iterations in [0, 1, 2, 10] {
             let labels: Vec<usize> = algorithms::cdlp(&a, iterations, 2).unwrap().into_iter().map(|x| x as usize).collect();
             assert_eq!(labels, reference_cdlp(g.n, &g.edges, iterations), "CDLP of {} ({iterations} iterations)", g.name);
+        }
+        assert_within(&algorithms::lcc(&a, 2).unwrap(), &reference_lcc(g.n, &g.edges), &format!("LCC of {}", g.name));
+        for iterations in [0, 1, 30] {
+            let cfg = PageRankConfig { threads: 2, ..PageRankConfig::fixed_iterations(iterations) };
+            let got = pagerank(&a, &cfg).unwrap();
+            assert_eq!(got.iterations, iterations, "PR of {}", g.name);
+            assert_within(&got.ranks, &reference_pagerank_fixed(g.n, &g.edges, 0.85, iterations), &format!("PR of {} ({iterations} iterations)", g.name));
         }
         for s in 0..g.n.min(5) {
             assert_eq!(algorithms::bfs(&a, s, 2).unwrap(), reference_bfs(g.n, &g.edges, s), "{} from {s}", g.name);
@@ -255,6 +378,13 @@ fn bad_input_is_the_same_clear_error_everywhere() {
         }
         let f = bad.clone();
         let res = run_all(shm, p, LIMIT, move |ctx| cdlp_spmd(ctx, Input::file(f.clone()), 10, 1));
+        assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
+        let f = mtx.clone();
+        let cfg = PageRankConfig { alpha: 1.5, ..PageRankConfig::fixed_iterations(10) };
+        let res = run_all(shm, p, LIMIT, move |ctx| pagerank_spmd(ctx, Input::file(f.clone()), &cfg));
+        assert!(same_error(&res).contains("alpha must be in [0, 1] (got 1.5)"));
+        let f = bad.clone();
+        let res = run_all(shm, p, LIMIT, move |ctx| lcc_spmd(ctx, Input::file(f.clone()), 2));
         assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));
         let empty = dir.file("empty.el", b"# no edges\n");
         let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(empty.clone()), 1));
@@ -303,20 +433,62 @@ fn sssp_every_weighted_input_against_dijkstra() {
     let dir = TempDir::new("ksssp");
     for (k, g) in weighted_graphs().iter().enumerate() {
         for (name, ids, edges, file) in weighted_cases(&dir, &format!("g{k}"), g) {
-            let n = ids.len();
-            let plain: Vec<(usize, usize)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
-            for s in sources(n, &plain) {
-                let want = reference_sssp(n, &edges, s);
-                for (engine, launch) in launchers() {
-                    for p in PS {
-                        for threads in THREADS {
-                            let (f, source) = (file.clone(), ids[s]);
-                            let res = run_all(launch, p, LIMIT, move |ctx| sssp_spmd(ctx, Input::file(f.clone()), source, threads));
-                            assert_eq!(gather(&res, &ids), want, "SSSP of {name} from {source} [{engine} p={p} threads={threads}]");
-                        }
-                    }
+            check_sssp(&name, &ids, &edges, &file, &launchers());
+        }
+    }
+}
+
+/// SSSP from a few sources of the weighted input `file` against Dijkstra.
+fn check_sssp(name: &str, ids: &[u64], edges: &[(usize, usize, f64)], file: &std::path::Path, engines: &[(&'static str, Launcher)]) {
+    let n = ids.len();
+    let plain: Vec<(usize, usize)> = edges.iter().map(|&(u, v, _)| (u, v)).collect();
+    for s in sources(n, &plain) {
+        let want = reference_sssp(n, edges, s);
+        for &(engine, launch) in engines {
+            for p in PS {
+                for threads in THREADS {
+                    let (f, source) = (file.to_path_buf(), ids[s]);
+                    let res = run_all(launch, p, LIMIT, move |ctx| sssp_spmd(ctx, Input::file(f.clone()), source, threads));
+                    assert_eq!(gather(&res, ids), want, "SSSP of {name} from {source} [{engine} p={p} threads={threads}]");
                 }
             }
+        }
+    }
+}
+
+/// Every kernel on the network engines (TCP, hybrid), in-process, at p = 1..4 x
+/// threads 1, 2, on the graph with isolated vertices, self-loops, duplicate edges,
+/// many components and a dense cluster (for SSSP with weights 0..3), MatrixMarket input; a
+/// source that is no vertex and a bad damping are the same error everywhere.
+#[test]
+fn every_kernel_on_tcp_and_hybrid() {
+    let engines: [(&'static str, Launcher); 2] = [("tcp", tcp), ("hybrid", hybrid)];
+    let dir = TempDir::new("knet");
+    let mut g = graphs().into_iter().find(|g| g.name == "random, many components").expect("the graph");
+    // A dense cluster: many triangles, some edges both ways, so LCC sees varied values.
+    g.edges.extend((30..37).flat_map(|u| (30..37).filter(move |&v| u != v && (u * 7 + v) % 3 != 0).map(move |v| (u, v))));
+    // The input paths do not depend on the engine (the shm tests take every one).
+    for c in cases(&dir, "multi", &g).into_iter().filter(|c| c.name.ends_with("(mtx)")) {
+        check_bfs(&c, &engines);
+        check_wcc(&c, &engines);
+        check_cdlp(&c, &engines);
+        check_lcc(&c, &engines);
+        check_pr_fixed(&c, &engines);
+    }
+    let w = WeightedGraph::weigh(&g, 1, 4);
+    for (name, ids, edges, file) in weighted_cases(&dir, "wmulti", &w).into_iter().filter(|c| c.0.contains("integer")) {
+        check_sssp(&name, &ids, &edges, &file, &engines);
+    }
+    let mtx = dir.file("small.mtx", Graph::new("small", 5, &[(0, 1), (1, 2), (3, 4)]).mtx_pattern().as_bytes());
+    for &(_, launch) in &engines {
+        for p in PS {
+            let f = mtx.clone();
+            let res = run_all(launch, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), 9, 2, Direction::Auto));
+            assert!(same_error(&res).contains("the BFS source 9 is not a vertex"));
+            let f = mtx.clone();
+            let cfg = PageRankConfig { alpha: -0.1, ..PageRankConfig::fixed_iterations(10) };
+            let res = run_all(launch, p, LIMIT, move |ctx| pagerank_spmd(ctx, Input::file(f.clone()), &cfg));
+            assert!(same_error(&res).contains("alpha must be in [0, 1]"));
         }
     }
 }

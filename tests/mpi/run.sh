@@ -9,6 +9,9 @@
 #   - graphblas-pagerank's distributed correctness checks (tests/mpi_dist.rs) on
 #     both engines at n = 2 and 4, and on hybrid over both at n = 2 x 2 threads and
 #     1 + 2 threads;
+#   - the graph kernels (tests/mpi_kernels.rs: BFS, WCC, SSSP, CDLP, LCC, PR, an
+#     absent source) on both engines at n = 2 and 4 and on hybrid over both at
+#     n = 2 x 2 threads, every p up to the job's processes;
 #   - a C program using only lpf/core.h + lpf/mpi.h (mpi_ring.c:
 #     lpf_mpi_initialize_with_mpicomm + lpf_hook) on both engines at n = 1..4, on
 #     hybrid over both at n = 1..3 x 2 threads, and the hybrid engine refusing an MPI
@@ -105,6 +108,18 @@ fi
 if [ -z "$dist_bin" ] || [ ! -x "$dist_bin" ]; then
     fail "build graphblas-pagerank mpi_dist" "$build/dist.log"
 fi
+kernels_bin=
+if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_kernels --no-run >"$build/kernels.log" 2>&1; then
+    kernels_bin=$(grep -o '([^)]*mpi_kernels-[0-9a-f]*)' "$build/kernels.log" | tr -d '()' | tail -n 1)
+    case $kernels_bin in
+        "" | /*) ;;
+        *) kernels_bin=$root/$kernels_bin ;;
+    esac
+fi
+if [ -z "$kernels_bin" ] || [ ! -x "$kernels_bin" ]; then
+    fail "build graphblas-pagerank mpi_kernels" "$build/kernels.log"
+    kernels_bin=
+fi
 conf=$rel/lpf-mpi-conformance
 probe=$rel/lpfprobe
 
@@ -200,6 +215,23 @@ if [ -n "$dist_bin" ]; then
         LPF_ENGINE=hybrid LPF_HYBRID_NET=$net timeout "$tmo" mpirun "${mpirun_opts[@]}" \
             -n 1 -x LPF_THREADS=1 "$dist_bin" : -n 1 -x LPF_THREADS=2 "$dist_bin" >"$log" 2>&1
         run_cases "pagerank hybrid-$net threads 1+2" "$log" $?
+    done
+fi
+
+# ---- the graph kernels (BFS, WCC, SSSP, CDLP, LCC, PR) at small sizes ---------------
+if [ -n "$kernels_bin" ]; then
+    for engine in mpimsg mpirma; do
+        for n in 2 4; do
+            log=$build/kernels-$engine-$n.log
+            LPF_ENGINE=$engine timeout "$tmo" mpirun "${mpirun_opts[@]}" -n "$n" "$kernels_bin" >"$log" 2>&1
+            run_cases "graph kernels $engine n=$n" "$log" $?
+        done
+    done
+    for net in mpimsg mpirma; do
+        log=$build/kernels-hybrid-$net-2x2.log
+        LPF_ENGINE=hybrid LPF_HYBRID_NET=$net LPF_THREADS=2 timeout "$tmo" mpirun "${mpirun_opts[@]}" -n 2 "$kernels_bin" \
+            >"$log" 2>&1
+        run_cases "graph kernels hybrid-$net n=2 x 2 threads" "$log" $?
     done
 fi
 

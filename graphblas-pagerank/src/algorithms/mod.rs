@@ -6,10 +6,12 @@
 
 pub mod bfs;
 pub mod cdlp;
+pub mod lcc;
 pub mod sssp;
 pub mod wcc;
 
 pub use bfs::{bfs, UNREACHABLE};
 pub use cdlp::cdlp;
+pub use lcc::lcc;
 pub use sssp::sssp;
 pub use wcc::wcc;

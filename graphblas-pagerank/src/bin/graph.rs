@@ -5,6 +5,8 @@
 //! graph wcc INPUT [RUN] [--output FILE]
 //! graph sssp --source ID INPUT [RUN] [--output FILE]
 //! graph cdlp INPUT [RUN] [--iterations N] [--output FILE]
+//! graph lcc INPUT [RUN] [--output FILE]
+//! graph pr INPUT [RUN] [--iterations N | --tol X [--max-iters M]] [--damping D] [--output FILE]
 //!   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
 //!   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]
 //! ```
@@ -17,14 +19,19 @@
 //! weighted distance from the source (`infinity` where it does not lead; the input
 //! must carry non-negative weights: a MatrixMarket real or integer file or an edge
 //! list with a weight column), CDLP the vertex's label (an id) after N iterations of
-//! label propagation (default 10, Graphalytics'). The
+//! label propagation (default 10, Graphalytics'), LCC the local clustering
+//! coefficient, PR the rank: with `--iterations N` Graphalytics' PageRank (exactly N
+//! iterations), else until the L1 change is below `--tol` (default 1e-7, at most
+//! `--max-iters`, default 1000); damping 0.85 unless `--damping`. The
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
 //! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
 
 use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
 use graphblas_pagerank::algorithms::cdlp::DEFAULT_ITERATIONS;
-use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, sssp_spmd, wcc_spmd, write_values_spmd, DistError, VertexValues};
-use graphblas_pagerank::Direction;
+use graphblas_pagerank::dist::{
+    bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
+};
+use graphblas_pagerank::{Direction, PageRankConfig};
 use lpf::Context;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -33,6 +40,9 @@ const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|
        graph wcc INPUT [RUN] [--output FILE]
        graph sssp --source ID INPUT [RUN] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights)
        graph cdlp INPUT [RUN] [--iterations N] [--output FILE]   (N default 10)
+       graph lcc INPUT [RUN] [--output FILE]
+       graph pr INPUT [RUN] [--iterations N | --tol X [--max-iters M]] [--damping D] [--output FILE]
+                (--iterations: Graphalytics' fixed count; else tolerance X, default 1e-7)
   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]";
 
@@ -47,6 +57,8 @@ enum Kernel {
     Wcc,
     Sssp,
     Cdlp,
+    Lcc,
+    Pr,
 }
 
 struct Opts {
@@ -57,7 +69,11 @@ struct Opts {
     threads: usize,
     source: Option<u64>,
     direction: Direction,
-    iterations: usize,
+    iterations: Option<usize>,
+    /// PR's tolerance mode (without `--iterations`).
+    tol: Option<f64>,
+    max_iters: Option<usize>,
+    damping: f64,
     output: Option<PathBuf>,
 }
 
@@ -68,11 +84,13 @@ fn parse() -> Opts {
         Some("wcc") => Kernel::Wcc,
         Some("sssp") => Kernel::Sssp,
         Some("cdlp") => Kernel::Cdlp,
+        Some("lcc") => Kernel::Lcc,
+        Some("pr") => Kernel::Pr,
         Some("--help" | "-h") => {
             println!("{USAGE}");
             std::process::exit(0)
         }
-        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp)")),
+        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp, lcc, pr)")),
         None => usage("name a kernel"),
     };
     let mut o = Opts {
@@ -83,7 +101,10 @@ fn parse() -> Opts {
         threads: 1,
         source: None,
         direction: Direction::Auto,
-        iterations: DEFAULT_ITERATIONS,
+        iterations: None,
+        tol: None,
+        max_iters: None,
+        damping: 0.85,
         output: None,
     };
     let mut i = 1;
@@ -106,7 +127,10 @@ fn parse() -> Opts {
                     d => usage(&format!("unknown direction {d:?} (auto, push, pull)")),
                 }
             }
-            "--iterations" | "-i" if kernel == Kernel::Cdlp => o.iterations = value(usage, a, v),
+            "--iterations" | "-i" if matches!(kernel, Kernel::Cdlp | Kernel::Pr) => o.iterations = Some(value(usage, a, v)),
+            "--tol" if kernel == Kernel::Pr => o.tol = Some(value(usage, a, v)),
+            "--max-iters" if kernel == Kernel::Pr => o.max_iters = Some(value(usage, a, v)),
+            "--damping" if kernel == Kernel::Pr => o.damping = value(usage, a, v),
             "--output" | "-o" => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
             _ => usage(&format!("unknown argument {a:?} for graph {}", args[0])),
         }
@@ -115,19 +139,44 @@ fn parse() -> Opts {
     if o.p == Some(0) || o.threads == 0 {
         usage("-p and --threads must be at least 1");
     }
+    if o.iterations.is_some() && (o.tol.is_some() || o.max_iters.is_some()) {
+        usage("pr takes either --iterations N (Graphalytics' fixed count) or --tol X [--max-iters M], not both");
+    }
+    if !(0.0..=1.0).contains(&o.damping) {
+        usage(&format!("--damping must be in [0, 1] (got {})", o.damping));
+    }
+    if o.tol.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
+        usage(&format!("--tol must be a finite number >= 0 (got {})", o.tol.unwrap()));
+    }
     if matches!(kernel, Kernel::Bfs | Kernel::Sssp) && o.source.is_none() {
         usage(&format!("{} needs --source ID (an id of the input)", args[0]));
     }
     o
 }
 
+/// What the summary reports of a run, whichever kernel.
+struct Ran {
+    n: u64,
+    nnz: u64,
+    rounds: usize,
+    load_seconds: f64,
+    compute_seconds: f64,
+}
+
+impl<T> From<&VertexValues<T>> for Ran {
+    fn from(r: &VertexValues<T>) -> Ran {
+        Ran { n: r.n, nnz: r.nnz, rounds: r.rounds, load_seconds: r.load_seconds, compute_seconds: r.compute_seconds }
+    }
+}
+
 /// The summary of a run: what ran on what, the times, and a `summary key=value` line.
-fn summary<T>(o: &Opts, ctx: &Context, name: &str, r: &VertexValues<T>, total: f64) -> String {
+fn summary(o: &Opts, ctx: &Context, name: &str, r: &Ran, total: f64) -> String {
     let what = match o.kernel {
         Kernel::Bfs => format!("levels {}", r.rounds),
         Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
         Kernel::Sssp => format!("Bellman-Ford rounds {}", r.rounds),
-        Kernel::Cdlp => format!("iterations {}", r.rounds),
+        Kernel::Cdlp | Kernel::Pr => format!("iterations {}", r.rounds),
+        Kernel::Lcc => "one masked product".to_string(),
     };
     format!(
         "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\
@@ -155,7 +204,19 @@ fn finish<T: std::fmt::Display>(o: &Opts, ctx: &mut Context, name: &str, r: Vert
     if let Some(path) = &o.output {
         write_values_spmd(ctx, &r, path)?;
     }
-    Ok(summary(o, ctx, name, &r, t0.elapsed().as_secs_f64()))
+    Ok(summary(o, ctx, name, &Ran::from(&r), t0.elapsed().as_secs_f64()))
+}
+
+/// PR's parameters from the options: Graphalytics' fixed count or the tolerance mode.
+fn pagerank_config(o: &Opts) -> PageRankConfig {
+    let cfg = match o.iterations {
+        Some(n) => PageRankConfig::fixed_iterations(n),
+        None => {
+            let d = PageRankConfig::default();
+            PageRankConfig { tol: o.tol.unwrap_or(d.tol), max_iters: o.max_iters.unwrap_or(d.max_iters), ..d }
+        }
+    };
+    PageRankConfig { alpha: o.damping, threads: o.threads, ..cfg }
 }
 
 /// A distance as Graphalytics writes it: `infinity` where the source does not lead,
@@ -193,8 +254,20 @@ fn main() {
                 finish(&o, ctx, "sssp", r, t0)
             }
             Kernel::Cdlp => {
-                let r = cdlp_spmd(ctx, input.clone(), o.iterations, o.threads)?;
+                let r = cdlp_spmd(ctx, input.clone(), o.iterations.unwrap_or(DEFAULT_ITERATIONS), o.threads)?;
                 finish(&o, ctx, "cdlp", r, t0)
+            }
+            Kernel::Lcc => {
+                let r = lcc_spmd(ctx, input.clone(), o.threads)?;
+                finish(&o, ctx, "lcc", r, t0)
+            }
+            Kernel::Pr => {
+                let r = pagerank_spmd(ctx, input.clone(), &pagerank_config(&o))?;
+                if let Some(path) = &o.output {
+                    write_ranks_spmd(ctx, &r, path)?;
+                }
+                let ran = Ran { n: r.n, nnz: r.nnz, rounds: r.iterations, load_seconds: r.load_seconds, compute_seconds: r.iteration_seconds };
+                Ok(summary(&o, ctx, "pr", &ran, t0.elapsed().as_secs_f64()))
             }
         }
     };

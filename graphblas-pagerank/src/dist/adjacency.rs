@@ -1,4 +1,4 @@
-//! The graph as the traversal kernels (BFS, WCC, CDLP) see it: the input loaded and
+//! The graph as the kernels (BFS, WCC, CDLP, LCC) see it: the input loaded and
 //! relabelled by [`super::load`], its edges routed to the owners of their targets and
 //! deduplicated by [`super::build::route_and_dedup`] — the steps PageRank takes — and
 //! then each in-edge also sent to the owner of its source, so that every process holds
@@ -29,12 +29,13 @@ pub struct VertexValues<T> {
     /// processes follow each other in pid order.
     pub ids: Vec<u64>,
     /// The value of `ids[k]` (BFS: depth; WCC: the smallest id of its component; SSSP:
-    /// distance; CDLP: label).
+    /// distance; CDLP: label; LCC: local clustering coefficient).
     pub values: Vec<T>,
     /// Position of `ids[0]` in the ascending order of all ids.
     pub first_index: u64,
     /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds; SSSP:
-    /// Bellman-Ford rounds (the last one found no improvement); CDLP: iterations.
+    /// Bellman-Ford rounds (the last one found no improvement); CDLP: iterations; LCC: 1
+    /// (one masked product).
     pub rounds: usize,
     /// Read/generate, route and build, seconds (this process).
     pub load_seconds: f64,

@@ -25,6 +25,57 @@ pub fn shm(p: u32, body: Body<'_>) -> lpf::Result<()> {
     Root::with_max_procs(p).exec(p, &|ctx: &mut Context, _args: Args| body(ctx), Args::none())
 }
 
+/// p LPF processes over TCP inside this test process: every node is a thread making its
+/// own TCP init over loopback (`nodes[i]` LPF processes each; more than one anywhere
+/// with `hybrid`: shared memory among a node's threads, TCP between nodes). Node 0
+/// binds port 0 and hands the port to the others.
+fn over_tcp(nodes: &[lpf::Pid], hybrid: bool, body: Body<'_>) -> lpf::Result<()> {
+    use lpf::tcp::{TcpConfig, TcpInit};
+    let k = nodes.len() as lpf::Pid;
+    let cfg = |pid: lpf::Pid, port: u16| {
+        TcpConfig::new("127.0.0.1", port, pid, k)
+            .timeout(Duration::from_secs(30))
+            .threads(nodes[pid as usize])
+            .hybrid(hybrid)
+            .job("graph-tests")
+            .secret(b"graph tests' secret")
+    };
+    let spmd = |ctx: &mut Context, _args: Args| body(ctx);
+    let (tx, rx) = std::sync::mpsc::channel::<u16>();
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        let peers: Vec<_> = (1..k)
+            .map(|pid| {
+                let (rx, spmd, cfg) = (&rx, &spmd, &cfg);
+                s.spawn(move || {
+                    let port = rx.lock().unwrap().recv().expect("node 0 failed before binding");
+                    TcpInit::new(cfg(pid, port))?.hook(spmd, Args::none())
+                })
+            })
+            .collect();
+        let mine = TcpInit::prepare(cfg(0, 0)).and_then(|prepared| {
+            for _ in 1..k {
+                let _ = tx.send(prepared.bound_port());
+            }
+            prepared.join()?.hook(&spmd, Args::none())
+        });
+        drop(tx);
+        let theirs: Vec<lpf::Result<()>> = peers.into_iter().map(|h| h.join().unwrap()).collect();
+        std::iter::once(mine).chain(theirs).find(|r| r.is_err()).unwrap_or(Ok(()))
+    })
+}
+
+/// The TCP engine: p nodes of one LPF process each.
+pub fn tcp(p: u32, body: Body<'_>) -> lpf::Result<()> {
+    over_tcp(&vec![1; p as usize], false, body)
+}
+
+/// The hybrid engine: nodes of two threads (the last of one when p is odd).
+pub fn hybrid(p: u32, body: Body<'_>) -> lpf::Result<()> {
+    let nodes: Vec<lpf::Pid> = (0..p.div_ceil(2)).map(|i| if 2 * i + 1 == p { 1 } else { 2 }).collect();
+    over_tcp(&nodes, true, body)
+}
+
 /// The engines the tests run on.
 pub fn launchers() -> Vec<(&'static str, Launcher)> {
     vec![("shm", shm as Launcher)]
@@ -433,4 +484,49 @@ pub fn reference_cdlp(n: usize, edges: &[(usize, usize)], iterations: usize) -> 
             .collect();
     }
     label
+}
+
+/// Local clustering coefficients over vertices `0..n` from the definition, with sets:
+/// N(v) = {u ≠ v : u → v or v → u}; the number of distinct edges u → w with u ≠ w,
+/// both in N(v), over |N(v)| (|N(v)| − 1); 0 below two neighbours.
+pub fn reference_lcc(n: usize, edges: &[(usize, usize)]) -> Vec<f64> {
+    use std::collections::BTreeSet;
+    let set: BTreeSet<(usize, usize)> = edges.iter().copied().filter(|(u, w)| u != w).collect();
+    let mut nbrs: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    for &(u, w) in &set {
+        nbrs[u].insert(w);
+        nbrs[w].insert(u);
+    }
+    (0..n)
+        .map(|v| {
+            let d = nbrs[v].len();
+            if d < 2 {
+                return 0.0;
+            }
+            let among = set.iter().filter(|(u, w)| nbrs[v].contains(u) && nbrs[v].contains(w)).count();
+            among as f64 / (d * (d - 1)) as f64
+        })
+        .collect()
+}
+
+/// PageRank by plain power iteration over vertices `0..n`, `iterations` times from
+/// `1/n`, as Graphalytics defines it: duplicate edges once, self-loops are edges,
+/// `r'(v) = (1 − d)/n + d Σ_{u → v} r(u)/outdeg(u) + d/n Σ_{outdeg(w) = 0} r(w)`.
+pub fn reference_pagerank_fixed(n: usize, edges: &[(usize, usize)], damping: f64, iterations: usize) -> Vec<f64> {
+    use std::collections::BTreeSet;
+    let set: BTreeSet<(usize, usize)> = edges.iter().copied().collect();
+    let mut outdeg = vec![0usize; n];
+    for &(u, _) in &set {
+        outdeg[u] += 1;
+    }
+    let mut r = vec![1.0 / n as f64; n];
+    for _ in 0..iterations {
+        let dangling: f64 = (0..n).filter(|&w| outdeg[w] == 0).map(|w| r[w]).sum();
+        let mut next = vec![(1.0 - damping) / n as f64 + damping * dangling / n as f64; n];
+        for &(u, v) in &set {
+            next[v] += damping * r[u] / outdeg[u] as f64;
+        }
+        r = next;
+    }
+    r
 }

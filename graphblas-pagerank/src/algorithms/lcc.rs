@@ -1,0 +1,74 @@
+//! Local clustering coefficient (Graphalytics LCC). The neighbours of v are
+//! `N(v) = in(v) ∪ out(v)` without v itself; `LCC(v)` is the number of directed edges
+//! `u → w` with `u, w ∈ N(v)`, `u ≠ w`, divided by `|N(v)| (|N(v)| − 1)`, and 0 when
+//! `|N(v)| < 2`. Duplicate edges count once and self-loops not at all. On an
+//! undirected graph (every edge stored both ways) this is the usual coefficient: each
+//! undirected edge among the neighbours counts twice, over `d (d − 1)`.
+//!
+//! Written as LAGraph's LCC: `S = offdiag(A ∪ Aᵀ)` (the neighbour pattern, by
+//! [`ewise_add_matrix`] and [`select_matrix`]), `B = offdiag(A)`, then the masked
+//! product `C⟨S⟩ = S plus.pair B` ([`mxm_masked`]): `C(v, w)` counts the u ∈ N(v) with
+//! an edge u → w, for w ∈ N(v); the row sums of C ([`reduce_to_vector`]) are the
+//! numerators and the row counts of S the `|N(v)|`.
+
+use crate::algebra::{Cast, First, Plus, PLUS_PAIR};
+use crate::error::{GrbError, GrbResult};
+use crate::matrix::Matrix;
+use crate::ops::{ewise_add_matrix, mxm_masked, reduce_to_vector, select_matrix, Descriptor};
+use crate::vector::Vector;
+
+/// The coefficient of every vertex of the graph with adjacency matrix `a` (`a(i, j)`:
+/// an edge i → j; values ignored), by vertex number.
+pub fn lcc<A: Cast<u64>>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<f64>> {
+    let n = a.nrows();
+    if a.ncols() != n {
+        return Err(GrbError::InvalidValue(format!("LCC needs a square adjacency matrix, got {} x {}", n, a.ncols())));
+    }
+    let both = ewise_add_matrix(a, &a.transpose(), First, threads)?;
+    let neighbours = select_matrix(&both, |i, j, _| i != j, threads)?;
+    let edges = select_matrix(a, |i, j, _| i != j, threads)?;
+    coefficients(&neighbours, &edges, threads)
+}
+
+/// The coefficients of the rows of `neighbours` (row r: the pattern of N(v) of the
+/// r-th vertex of a block, over all n columns; no v in its own row) given `edges`
+/// (n × n, self-loops removed), which must hold the out-edges of at least every vertex
+/// that is some row's neighbour.
+pub(crate) fn coefficients<X: Cast<u64>, Y: Cast<u64>>(neighbours: &Matrix<X>, edges: &Matrix<Y>, threads: usize) -> GrbResult<Vec<f64>> {
+    let closed: Matrix<u64> = mxm_masked(neighbours, PLUS_PAIR, neighbours, edges, threads)?;
+    let mut counts = Vector::<u64>::empty(neighbours.nrows());
+    reduce_to_vector(&mut counts, None, None, Plus, &closed, &Descriptor::with_threads(threads))?;
+    let degrees = neighbours.row_counts();
+    Ok(counts
+        .to_dense_with(0)
+        .iter()
+        .zip(&degrees)
+        .map(|(&t, &d)| if d < 2 { 0.0 } else { t as f64 / (d as f64 * (d - 1) as f64) })
+        .collect())
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directed_triangle_and_its_reverse_edges() {
+        // 0 -> 1, 1 -> 2, 2 -> 0: N(v) has the two others, one directed edge among
+        // them: 1 / (2 * 1) = 0.5 each. 3 -> 0 adds a neighbour of 0 without edges to
+        // the others: N(0) = {1, 2, 3}, 1 edge (1 -> 2) over 6.
+        let a = Matrix::<bool>::from_edges(4, 4, &[(0, 1), (1, 2), (2, 0), (3, 0)]).unwrap();
+        assert_eq!(lcc(&a, 1).unwrap(), vec![1.0 / 6.0, 0.5, 0.5, 0.0]);
+        // Both directions of every triangle edge: 2 of 2 possible for 1 and 2.
+        let a = Matrix::<bool>::from_edges(3, 3, &[(0, 1), (1, 0), (1, 2), (2, 1), (2, 0), (0, 2)]).unwrap();
+        assert_eq!(lcc(&a, 2).unwrap(), vec![1.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn self_loops_count_neither_as_neighbour_nor_as_edge() {
+        // 0 -> 0, 1 -> 1 and the path 1 -> 0 -> 2: N(0) = {1, 2} with no edge between
+        // them (the self-loop 1 -> 1 is not an edge u -> w with u != w).
+        let a = Matrix::<bool>::from_edges(3, 3, &[(0, 0), (1, 1), (1, 0), (0, 2)]).unwrap();
+        assert_eq!(lcc(&a, 1).unwrap(), vec![0.0, 0.0, 0.0]);
+    }
+}
