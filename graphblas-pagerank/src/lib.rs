@@ -17,10 +17,11 @@
 //! distribution, parallel input and the SPMD entry point
 //! [`dist::pagerank_spmd`] (see `docs/pagerank.md`).
 //!
-//! Module map: [`algebra`] (scalars, monoids, semirings), [`algorithms`] (BFS and WCC
-//! over the algebra; their distributed versions are in [`dist`]), [`matrix`]
+//! Module map: [`algebra`] (scalars, monoids, semirings), [`algorithms`] (BFS, WCC,
+//! SSSP, CDLP and LCC over the algebra; their distributed versions are in [`dist`]), [`matrix`]
 //! (`Matrix`, `Coo`, duplicate policies), [`vector`] (`Vector`, `Mask`),
-//! [`ops`] (`mxv`, `vxm`, `ewise_add`, `ewise_mult`, `apply`, reductions),
+//! [`ops`] (`mxv`, `vxm`, `mxm_masked`, `ewise_add`, `ewise_mult`, `apply`, `select_matrix`,
+//! reductions),
 //! [`parallel`] (thread-count-explicit helpers, no global pool), [`prng`]
 //! (counter-based hash, xoshiro), [`reference`](mod@reference) (slow, obviously correct
 //! PageRank used as a test oracle), [`bandwidth`] (streaming bandwidth probe
