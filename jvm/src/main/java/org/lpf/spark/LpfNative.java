@@ -29,6 +29,12 @@ public final class LpfNative {
     public static native long outputLength(String algorithm, long inputLength);
 
     /**
+     * PageRank's parameter check, the one the native side and the {@code pagerank} CLI
+     * make: throws {@link LpfException} (phase {@code argument}) naming the parameter.
+     */
+    public static native void checkPageRank(double alpha, double tol, long maxIter);
+
+    /**
      * Joins the group named {@code key} of {@code nprocs} threads of this JVM as {@code pid};
      * returns a handle once all have joined. {@code key} names the job (threads of different
      * jobs never form one group, whatever their sizes); fails after {@code timeoutMs} naming
