@@ -120,6 +120,9 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   def bfs(source: Any, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
     kernel(LpfKernels.Bfs, Some(source), 0, None, nprocs, threads, settings)
 
+  /** [[bfs]] on `nprocs` LPF processes of `threads` threads, default settings (for Java and Python). */
+  def bfs(source: Any, nprocs: Int, threads: Int): DataFrame = bfs(source, nprocs, threads, LpfSettings())
+
   /**
    * Weakly connected components: a DataFrame `(id, component)`, every vertex once,
    * `component` the smallest id of its component (in the order of [[idType]]: numbers
@@ -130,6 +133,9 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   /** [[wcc]] on `nprocs` LPF processes of `threads` threads. */
   def wcc(nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
     kernel(LpfKernels.Wcc, None, 0, None, nprocs, threads, settings)
+
+  /** [[wcc]] with the default settings (for Java and Python). */
+  def wcc(nprocs: Int, threads: Int): DataFrame = wcc(nprocs, threads, LpfSettings())
 
   /**
    * Community detection by synchronous label propagation (Graphalytics CDLP),
@@ -144,6 +150,9 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   def cdlp(iterations: Int, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
     kernel(LpfKernels.Cdlp, None, iterations, None, nprocs, threads, settings)
 
+  /** [[cdlp]] with the default settings (for Java and Python). */
+  def cdlp(iterations: Int, nprocs: Int, threads: Int): DataFrame = cdlp(iterations, nprocs, threads, LpfSettings())
+
   /**
    * Single-source shortest paths from `source`, the weight of each edge in the edge
    * column `weightCol` (any numeric type, every weight >= 0 and not null; parallel edges
@@ -156,6 +165,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   /** [[sssp]] on `nprocs` LPF processes of `threads` threads. */
   def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
     kernel(LpfKernels.Sssp, Some(source), 0, Some(weightCol), nprocs, threads, settings)
+
+  /** [[sssp]] with the default settings (for Java and Python). */
+  def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int): DataFrame =
+    sssp(source, weightCol, nprocs, threads, LpfSettings())
 
   private def kernel(k: LpfKernels.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String], nprocs: Int,
                      threads: Int, settings: LpfSettings): DataFrame = {
