@@ -4,7 +4,8 @@
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
 //! strings. The Scala side (`org.lpf.spark.LpfKernels`) writes and reads them; its
-//! `KernelTests` equal-to-reference checks fail if the two drift apart.
+//! `describe` reads a request back field by field: KernelTests' request-layout case checks
+//! the Scala encoder against it, so the two definitions cannot drift apart unnoticed.
 //!
 //! Request (48-byte header, then the edges):
 //!
@@ -95,6 +96,15 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
         return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at(), r.at()));
     }
     Ok(Request { kernel, threads, n, source, edges, weights, digest: fnv(&b[..agreed_end]) & (u64::MAX >> 1) })
+}
+
+/// Every field of a request as this side reads it, one line (see `pagerank::describe`).
+pub fn describe(b: &[u8]) -> Result<String, String> {
+    let r = parse(b)?;
+    Ok(format!(
+        "graph-kernel {:?} threads={} n={} source={} edges {:?} weights {:?}",
+        r.kernel, r.threads, r.n, r.source, r.edges, r.weights
+    ))
 }
 
 /// CDLP's iteration count, the one check of it (the CLI's `--iterations` is unsigned).

@@ -200,6 +200,30 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
     })
 }
 
+/// `static native String describeRequest(String algorithm, ByteBuffer request)`: the
+/// request of the bundled `pagerank` or `graph-kernel` as the native side reads it, one
+/// line (every field), or the parse error: the JVM's encoders are tested against it.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    algorithm: JString<'l>,
+    request: JByteBuffer<'l>,
+) -> JString<'l> {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        let name = string(env, &algorithm, "algorithm")?;
+        // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
+        let b = unsafe { direct(env, &request, "request")? };
+        let text = match name.as_str() {
+            "pagerank" => pagerank::describe(b),
+            "graph-kernel" => kernels::describe(b),
+            other => Err(format!("{other:?} has no request to describe (pagerank, graph-kernel)")),
+        }
+        .map_err(|m| Failure::permanent(Phase::Argument, m))?;
+        env.new_string(text).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
+    })
+}
+
 /// `static native long initShm(String key, int pid, int nprocs, long timeoutMs, String
 /// host)`: joins the group named `key` of `nprocs` threads of this JVM (each task thread
 /// calls it with its own pid; `key` names the job, so any number of jobs can form

@@ -183,6 +183,23 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     Ok(Request { cfg, opts, input, digest: fnv(&b[..agreed_end]) & (u64::MAX >> 1) })
 }
 
+/// Every field of a request as this side reads it, one line: what the JVM's encoder is
+/// checked against (`LpfNative.describeRequest`; KernelTests' request-layout case).
+pub fn describe(b: &[u8]) -> Result<String, String> {
+    let r = parse(b)?;
+    let input = match &r.input {
+        Input::Edges(e) => format!("edges {:?}", e),
+        Input::NumberedEdges { n, edges } => format!("numbered n={n} edges {:?}", edges),
+        Input::WeightedNumberedEdges { n, edges, weights } => format!("weighted n={n} edges {:?} weights {:?}", edges, weights),
+        Input::File { path, format } => format!("file {} format={format:?}", path.display()),
+        Input::Rmat(k) => format!("rmat scale={} edge_factor={} a={} b={} c={} seed={}", k.scale, k.edge_factor, k.a, k.b, k.c, k.seed),
+    };
+    Ok(format!(
+        "pagerank alpha={} tol={} max_iters={} threads={} exchange={:?} progress={} {input}",
+        r.cfg.alpha, r.cfg.tol, r.cfg.max_iters, r.cfg.threads, r.opts.exchange, r.opts.progress
+    ))
+}
+
 /// Marks a process whose request did not parse (digests have the top bit clear).
 const BAD: u64 = u64::MAX;
 

@@ -35,6 +35,13 @@ public final class LpfNative {
     public static native void checkPageRank(double alpha, double tol, long maxIter);
 
     /**
+     * The request of the bundled {@code pagerank} or {@code graph-kernel} (a direct
+     * buffer) as the native side reads it, every field on one line; throws
+     * {@link LpfException} with the parse error. For testing the JVM's encoders.
+     */
+    public static native String describeRequest(String algorithm, ByteBuffer request);
+
+    /**
      * Joins the group named {@code key} of {@code nprocs} threads of this JVM as {@code pid};
      * returns a handle once all have joined. {@code key} names the job (threads of different
      * jobs never form one group, whatever their sizes); fails after {@code timeoutMs} naming

@@ -32,7 +32,7 @@ private[spark] object LpfKernels {
    * This partition's request: `rows` are `(source number, target number)`, with a third
    * column, the weight (a Double), for SSSP.
    */
-  private def request(kernel: Kernel, threads: Int, n: Long, source: Long, iterations: Int, rows: Iterator[Row]): ByteBuffer = {
+  private[spark] def request(kernel: Kernel, threads: Int, n: Long, source: Long, iterations: Int, rows: Iterator[Row]): ByteBuffer = {
     var pairs = new Array[Long](1 << 12)
     var weights = if (kernel == Sssp) new Array[Double](1 << 11) else null
     var m = 0

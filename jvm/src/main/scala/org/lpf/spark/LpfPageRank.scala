@@ -92,7 +92,7 @@ object LpfPageRank {
   }
 
   /** Parameters every process passes alike. */
-  private case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String) {
+  private[spark] case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String) {
     checkParameters(alpha, tol, maxIter)
     exchangeCode(exchange)
   }
@@ -141,7 +141,7 @@ object LpfPageRank {
     b
   }
 
-  private def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
+  private[spark] def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
     val name = path.getBytes(StandardCharsets.UTF_8)
     val b = direct(RequestHeader + 8 + name.length)
     header(b, p, SourceFile)
@@ -150,7 +150,7 @@ object LpfPageRank {
     b
   }
 
-  private def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
+  private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
     val b = direct(RequestHeader + 40)
     header(b, p, SourceRmat)
     b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)

@@ -189,6 +189,31 @@ object KernelTests {
       argument(LpfGraph(text, vdf).sssp(source, "w"), "'w' has type string; weights must be numbers")
     }
 
+    test("request-layouts-written-here-are-the-ones-native-code-reads") {
+      // Every field distinct, so that a shifted or swapped field shows.
+      val pr = LpfPageRank.Params(0.5, 0.001, 17L, 3, "plan")
+      val req = LpfPageRank.edgesRequest(pr, Iterator((5L, -6L), (7L, 8L)), None)
+      expect(LpfNative.describeRequest("pagerank", req) ==
+        "pagerank alpha=0.5 tol=0.001 max_iters=17 threads=3 exchange=Plan progress=false edges [(5, 18446744073709551610), (7, 8)]",
+        s"pagerank edges: ${LpfNative.describeRequest("pagerank", req)}")
+      val numbered = LpfPageRank.edgesRequest(pr.copy(exchange = "allgather"), Iterator((0L, 1L)), Some(9L))
+      expect(LpfNative.describeRequest("pagerank", numbered).endsWith("exchange=Allgather progress=false numbered n=9 edges [(0, 1)]"),
+        s"pagerank numbered: ${LpfNative.describeRequest("pagerank", numbered)}")
+      val file = LpfPageRank.fileRequest(pr, "/data/g.el", "edges")
+      expect(LpfNative.describeRequest("pagerank", file).endsWith("file /data/g.el format=Edges"),
+        s"pagerank file: ${LpfNative.describeRequest("pagerank", file)}")
+      val rmat = LpfPageRank.rmatRequest(pr, 12, 16, 0.57, 0.19, 0.18, 99L)
+      expect(LpfNative.describeRequest("pagerank", rmat).endsWith("rmat scale=12 edge_factor=16 a=0.57 b=0.19 c=0.18 seed=99"),
+        s"pagerank rmat: ${LpfNative.describeRequest("pagerank", rmat)}")
+      val k = LpfKernels.request(LpfKernels.Sssp, 2, 11L, 4L, 0, Iterator(Row(1L, 2L, 0.5), Row(3L, 4L, 0.0)))
+      expect(LpfNative.describeRequest("graph-kernel", k) ==
+        "graph-kernel Sssp threads=2 n=11 source=4 edges [(1, 2), (3, 4)] weights Some([0.5, 0.0])",
+        s"graph-kernel sssp: ${LpfNative.describeRequest("graph-kernel", k)}")
+      val c = LpfKernels.request(LpfKernels.Cdlp, 1, 3L, 0L, 6, Iterator(Row(0L, 2L)))
+      expect(LpfNative.describeRequest("graph-kernel", c) == "graph-kernel Cdlp { iterations: 6 } threads=1 n=3 source=0 edges [(0, 2)] weights None",
+        s"graph-kernel cdlp: ${LpfNative.describeRequest("graph-kernel", c)}")
+    }
+
     test("pagerank-parameters-get-the-native-check-and-message") {
       // The message of graphblas-pagerank's check_parameters (the CLI's and every process's).
       val l = lpfException(thrown(graph.pageRank(1.5, 1e-7, 10)))
