@@ -202,7 +202,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
 
 /// `static native String describeRequest(String algorithm, ByteBuffer request)`: the
 /// request of the bundled `pagerank` or `graph-kernel` as the native side reads it, one
-/// line (every field), or the parse error: the JVM's encoders are tested against it.
+/// line (every field), or the parse error: the JVM's encoders are tested against it, and
+/// the driver checks a kernel's parameters with it (the parse is their one check).
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
     mut env: EnvUnowned<'l>,
@@ -210,7 +211,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
     algorithm: JString<'l>,
     request: JByteBuffer<'l>,
 ) -> JString<'l> {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: "driver".into() }, |env| {
         let name = string(env, &algorithm, "algorithm")?;
         // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
         let b = unsafe { direct(env, &request, "request")? };

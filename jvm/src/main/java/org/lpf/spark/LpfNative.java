@@ -37,7 +37,9 @@ public final class LpfNative {
     /**
      * The request of the bundled {@code pagerank} or {@code graph-kernel} (a direct
      * buffer) as the native side reads it, every field on one line; throws
-     * {@link LpfException} with the parse error. For testing the JVM's encoders.
+     * {@link LpfException} (pid -1, host {@code driver}, phase {@code argument}) with
+     * the parse error. The JVM's encoders are tested against it; the driver checks a
+     * graph kernel's parameters with it.
      */
     public static native String describeRequest(String algorithm, ByteBuffer request);
 

@@ -172,8 +172,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
 
   private def kernel(k: LpfKernels.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String], nprocs: Int,
                      threads: Int, settings: LpfSettings): DataFrame = {
-    if (k == LpfKernels.Cdlp && iterations < 0)
-      throw argument(s"iterations must be >= 0, got $iterations")
+    LpfKernels.checkParameters(k, iterations) // before any Spark job
     val weight = weightCol.map(w => checkedWeight(field(edges, w, "edge", "weight")))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")

@@ -60,6 +60,19 @@ private[spark] object LpfKernels {
     b
   }
 
+  /**
+   * The kernel's parameter check, the native one (the request's parser: the message every
+   * LPF process would give), run on the driver so that a bad value fails before any
+   * stage; a driver without the native library leaves it to the processes.
+   */
+  def checkParameters(kernel: Kernel, iterations: Int): Unit = {
+    val loaded = try { LpfNative.ensureLoaded(); true } catch { case _: LpfException | _: LinkageError => false }
+    if (loaded) {
+      val header = request(kernel, 1, 1L, 0L, iterations, Iterator.empty)
+      try LpfNative.describeRequest(Algorithm, header) finally LpfSparkAccess.dispose(header)
+    }
+  }
+
   /** The header of one process's reply: (vertices, edges, rounds, vertices owned). */
   private def replyHeader(bytes: Array[Byte]): (Long, Long, Long, Long) = {
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
