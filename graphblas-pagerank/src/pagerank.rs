@@ -45,6 +45,29 @@ pub struct PageRankConfig {
     pub threads: usize,
 }
 
+impl PageRankConfig {
+    /// The one check of the parameters a caller chooses (see [`check_parameters`]).
+    pub fn check(&self) -> Result<(), String> {
+        check_parameters(self.alpha, self.tol, i64::try_from(self.max_iters).unwrap_or(i64::MAX))
+    }
+}
+
+/// The one check of PageRank's parameters, whoever passes them (the `pagerank` CLI, the
+/// distributed entry points, the Spark bridge for Scala and Python): its message names
+/// the parameter and the value given.
+pub fn check_parameters(alpha: f64, tol: f64, max_iters: i64) -> Result<(), String> {
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(format!("alpha must be in [0, 1], got {alpha}"));
+    }
+    if !(tol.is_finite() && tol >= 0.0) {
+        return Err(format!("tol must be a finite number >= 0, got {tol} (0 runs exactly max_iters iterations)"));
+    }
+    if max_iters < 1 {
+        return Err(format!("max_iters must be at least 1, got {max_iters}"));
+    }
+    Ok(())
+}
+
 impl Default for PageRankConfig {
     fn default() -> Self {
         PageRankConfig { alpha: 0.85, tol: 1e-7, max_iters: 1000, threads: 1 }

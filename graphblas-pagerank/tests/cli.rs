@@ -256,6 +256,17 @@ fn one_based_and_weighted_edge_lists_and_usage_errors() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(what), "{args:?}: {}", stderr(&o));
     }
+    // The message is the one parameter check's (graphblas_pagerank::pagerank::check_parameters),
+    // which the Spark bridge gives Scala and Python too.
+    for (args, alpha, tol, max_iters) in [
+        (["--alpha", "1.5"], 1.5, 1e-7, 1000),
+        (["--tol", "inf"], 0.85, f64::INFINITY, 1000),
+        (["--max-iters", "0"], 0.85, 1e-7, 0),
+    ] {
+        let want = graphblas_pagerank::pagerank::check_parameters(alpha, tol, max_iters).unwrap_err();
+        let o = pagerank_bin(&[&["--input", elp][..], &args[..]].concat());
+        assert!(stderr(&o).contains(&want), "{args:?}: want {want:?} in {}", stderr(&o));
+    }
     let mtx = dir.file("g.mtx", g.mtx_pattern().as_bytes());
     assert_eq!(pagerank_bin(&["--input", mtx.to_str().unwrap(), "--one-based"]).status.code(), Some(2));
     // --tol 0 is allowed: exactly --max-iters iterations.

@@ -1,12 +1,15 @@
 """LpfGraph: a graph made from PySpark DataFrames, computed by LPF in the executors."""
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
 from .errors import LpfError, lpf_error_of
 
 T = TypeVar("T")
+
+#: A vertex id as the graph's id columns hold it: an int for integral ids, a str for strings.
+VertexId = Union[int, str]
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,12 @@ class LpfGraph:
     another type, null ids or an empty graph raise :class:`LpfError` naming the problem.
 
     >>> ranks = LpfGraph(edges, vertices, src="from", dst="to").pageRank(tol=1e-9)
+    >>> depths = LpfGraph(edges).bfs("a")          # DataFrame (id, depth)
+
+    The graph kernels (:meth:`bfs`, :meth:`wcc`, :meth:`cdlp`, :meth:`sssp`) follow the
+    LDBC Graphalytics semantics and return DataFrames computed and persisted before they
+    are returned (``unpersist()`` them when done). ``nprocs``: LPF processes (default: the
+    cluster's task slots); ``threads``: threads per process (default ``spark.task.cpus``).
     """
 
     def __init__(self, edges: DataFrame, vertices: Optional[DataFrame] = None,
@@ -101,3 +110,34 @@ class LpfGraph:
         return PageRankRun(ranks=DataFrame(r.ranks(), self._session), iterations=int(r.iterations()),
                            residual=float(r.residual()), converged=bool(r.converged()),
                            vertices=int(r.vertices()), edges=int(r.edges()))
+
+    def _kernel(self, call: Callable[[], Any]) -> DataFrame:
+        return DataFrame(_calling_jvm(call), self._session)
+
+    def bfs(self, source: VertexId, nprocs: int = 0, threads: int = 0) -> DataFrame:
+        """Breadth-first search from the vertex ``source`` (an id of the graph), following
+        edges forward: a DataFrame ``(id, depth)``, every vertex once, ``depth`` a bigint,
+        9223372036854775807 where the source does not lead. A source that is no vertex
+        raises :class:`LpfError` naming it."""
+        return self._kernel(lambda: self._jgraph.bfs(source, int(nprocs), int(threads)))
+
+    def wcc(self, nprocs: int = 0, threads: int = 0) -> DataFrame:
+        """Weakly connected components: a DataFrame ``(id, component)``, ``component`` the
+        smallest id of the vertex's component (numbers numerically, strings as Spark
+        sorts them), of the ids' type."""
+        return self._kernel(lambda: self._jgraph.wcc(int(nprocs), int(threads)))
+
+    def cdlp(self, iterations: int = 10, nprocs: int = 0, threads: int = 0) -> DataFrame:
+        """Community detection by synchronous label propagation, ``iterations`` rounds
+        (>= 0): each vertex starts with its id as label and takes, each round, the most
+        frequent label among its in- and out-neighbours (ties to the smallest). A
+        DataFrame ``(id, label)`` of the ids' type."""
+        return self._kernel(lambda: self._jgraph.cdlp(int(iterations), int(nprocs), int(threads)))
+
+    def sssp(self, source: VertexId, weightCol: str, nprocs: int = 0, threads: int = 0) -> DataFrame:
+        """Single-source shortest paths from ``source``, each edge weighing its value in
+        the numeric edge column ``weightCol`` (>= 0, not null; parallel edges count with
+        their smallest weight): a DataFrame ``(id, distance)``, ``distance`` a double,
+        ``inf`` where the source does not lead. An absent source or column, a null or
+        negative weight raise :class:`LpfError` naming them."""
+        return self._kernel(lambda: self._jgraph.sssp(source, weightCol, int(nprocs), int(threads)))

@@ -103,14 +103,8 @@ fn parse() -> Opts {
     if o.p == Some(0) || o.cfg.threads == 0 {
         usage("-p and --threads must be at least 1");
     }
-    if !(0.0..=1.0).contains(&o.cfg.alpha) {
-        usage(&format!("--alpha must be in [0, 1] (got {})", o.cfg.alpha));
-    }
-    if !(o.cfg.tol.is_finite() && o.cfg.tol >= 0.0) {
-        usage(&format!("--tol must be a finite number >= 0 (got {}; 0 runs exactly --max-iters iterations)", o.cfg.tol));
-    }
-    if o.cfg.max_iters == 0 {
-        usage("--max-iters must be at least 1");
+    if let Err(m) = o.cfg.check() {
+        usage(&m);
     }
     o
 }

@@ -72,6 +72,7 @@ pub(crate) fn load_with(comm: &mut Comm<'_>, input: Input, threads: usize, weigh
                 (format, Format::from_extension(path)),
                 (Format::Mtx | Format::Edges | Format::EdgesOneBased, _) | (Format::Auto, Some(Format::Mtx | Format::Edges))
             ),
+            Input::WeightedNumberedEdges { .. } => true,
             _ => false,
         };
         if !weighted {
@@ -115,7 +116,30 @@ pub(crate) fn load_with(comm: &mut Comm<'_>, input: Input, threads: usize, weigh
         Input::Rmat(params) => load_rmat(comm, &params, threads),
         Input::Edges(edges) => load_u64_edges(comm, edges),
         Input::NumberedEdges { n, edges } => load_numbered_edges(comm, n, edges),
+        Input::WeightedNumberedEdges { n, edges, weights: w } => {
+            comm.agree(weight_error(comm.me, &edges, &w).map_or(Ok(()), Err))?;
+            let mut raw = load_numbered_edges(comm, n, edges)?;
+            raw.weights = need.then_some(w);
+            Ok(raw)
+        }
     }
+}
+
+/// The first given weight SSSP cannot take (negative, NaN) or a count that does not
+/// match the edges', as the error naming the edge.
+fn weight_error(me: usize, edges: &[(u64, u64)], weights: &[f64]) -> Option<DistError> {
+    if edges.len() != weights.len() {
+        return Some(DistError::Invalid(format!(
+            "process {me} gives {} edges but {} weights: one weight per edge",
+            edges.len(),
+            weights.len()
+        )));
+    }
+    let k = weights.iter().position(|w| w.is_nan() || *w < 0.0)?;
+    Some(DistError::Invalid(format!(
+        "edge {k} of process {me}, ({}, {}), has weight {}: weights must be numbers >= 0",
+        edges[k].0, edges[k].1, weights[k]
+    )))
 }
 
 fn my_range(comm: &Comm<'_>, path: &Path) -> Result<(u64, u64), InputError> {

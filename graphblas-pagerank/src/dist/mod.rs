@@ -127,6 +127,10 @@ pub enum Input {
     /// without edges (an isolated vertex still holds rank), and results carry the numbers.
     /// An id `>= n` is an error. Self-loops are edges; duplicates count once.
     NumberedEdges { n: u64, edges: Vec<(u64, u64)> },
+    /// As [`Input::NumberedEdges`], each edge with a weight (`weights[k]` of `edges[k]`):
+    /// the weighted input of SSSP from memory (the Spark bridge). A negative or NaN
+    /// weight is an error naming the edge; the kernels that ignore weights ignore them.
+    WeightedNumberedEdges { n: u64, edges: Vec<(u64, u64)>, weights: Vec<f64> },
 }
 
 impl Input {
@@ -140,7 +144,7 @@ impl Input {
         match self {
             Input::File { path, .. } => path.display().to_string(),
             Input::Rmat(_) => "the R-MAT graph".into(),
-            Input::Edges(_) | Input::NumberedEdges { .. } => "the given edges".into(),
+            Input::Edges(_) | Input::NumberedEdges { .. } | Input::WeightedNumberedEdges { .. } => "the given edges".into(),
         }
     }
 }
@@ -447,9 +451,7 @@ fn run(
     opts: &DistOptions,
     observe: &mut dyn FnMut(&IterationProgress),
 ) -> DistResult<DistributedResult> {
-    if !(cfg.alpha >= 0.0 && cfg.alpha <= 1.0) || cfg.tol.is_nan() {
-        return Err(DistError::Invalid(format!("alpha must be in [0, 1] (got {}) and tol a number", cfg.alpha)));
-    }
+    cfg.check().map_err(DistError::Invalid)?;
     let t0 = Instant::now();
     let what = input.describe();
     let mut raw = load::load(comm, input, cfg.threads.max(1))?;

@@ -10,6 +10,7 @@
 //! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
 
 pub mod algorithms;
+pub mod kernels;
 pub mod pagerank;
 pub mod progress;
 pub mod session;
@@ -180,6 +181,47 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
         let alg = algorithms::by_name(&name).map_err(|m| Failure::new(Phase::Argument, m))?;
         // -1: the algorithm produces its output (size known after the run).
         Ok(alg.output_len(input_len.max(0) as usize).map_or(-1, |n| n as jlong))
+    })
+}
+
+/// `static native void checkPageRank(double alpha, double tol, long maxIter)`: PageRank's
+/// parameter check (`graphblas_pagerank::pagerank::check_parameters`, the CLI's too),
+/// for the driver to fail early with the message every process would give.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    alpha: jni::sys::jdouble,
+    tol: jni::sys::jdouble,
+    max_iter: jlong,
+) {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: "driver".into() }, |_env| {
+        graphblas_pagerank::pagerank::check_parameters(alpha, tol, max_iter).map_err(|m| Failure::permanent(Phase::Argument, m))
+    })
+}
+
+/// `static native String describeRequest(String algorithm, ByteBuffer request)`: the
+/// request of the bundled `pagerank` or `graph-kernel` as the native side reads it, one
+/// line (every field), or the parse error: the JVM's encoders are tested against it, and
+/// the driver checks a kernel's parameters with it (the parse is their one check).
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    algorithm: JString<'l>,
+    request: JByteBuffer<'l>,
+) -> JString<'l> {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: "driver".into() }, |env| {
+        let name = string(env, &algorithm, "algorithm")?;
+        // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
+        let b = unsafe { direct(env, &request, "request")? };
+        let text = match name.as_str() {
+            "pagerank" => pagerank::describe(b),
+            "graph-kernel" => kernels::describe(b),
+            other => Err(format!("{other:?} has no request to describe (pagerank, graph-kernel)")),
+        }
+        .map_err(|m| Failure::permanent(Phase::Argument, m))?;
+        env.new_string(text).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
     })
 }
 

@@ -64,13 +64,20 @@ pub struct Request {
     pub digest: u64,
 }
 
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     b: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+    pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
+        Reader { b, at: 0 }
+    }
+    /// Bytes read so far.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
         if self.b.len() - self.at < n {
             return Err(format!(
                 "the request ends at byte {} but {what} needs {n} bytes from byte {}",
@@ -82,24 +89,24 @@ impl<'a> Reader<'a> {
         self.at += n;
         Ok(s)
     }
-    fn u32(&mut self, what: &str) -> Result<u32, String> {
+    pub(crate) fn u32(&mut self, what: &str) -> Result<u32, String> {
         Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
     }
-    fn u64(&mut self, what: &str) -> Result<u64, String> {
+    pub(crate) fn u64(&mut self, what: &str) -> Result<u64, String> {
         Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
     }
-    fn f64(&mut self, what: &str) -> Result<f64, String> {
+    pub(crate) fn f64(&mut self, what: &str) -> Result<f64, String> {
         Ok(f64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
     }
 }
 
 /// FNV-1a over the bytes.
-fn fnv(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// u64 m, then m pairs (u64 source, u64 target).
-fn edge_pairs(r: &mut Reader<'_>) -> Result<Vec<(u64, u64)>, String> {
+pub(crate) fn edge_pairs(r: &mut Reader<'_>) -> Result<Vec<(u64, u64)>, String> {
     let m = r.u64("the edge count")?;
     let left = (r.b.len() - r.at) as u64;
     let bytes = m
@@ -125,12 +132,8 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     let source = r.u32("source")?;
     let flags = r.u32("flags")?;
     let _reserved = r.u32("reserved")?;
-    if !(0.0..=1.0).contains(&alpha) {
-        return Err(format!("alpha must be in [0, 1], got {alpha}"));
-    }
-    if tol.is_nan() || tol < 0.0 {
-        return Err(format!("tol must be a number >= 0, got {tol}"));
-    }
+    // Signed: a negative count from the JVM is named as given.
+    graphblas_pagerank::pagerank::check_parameters(alpha, tol, max_iters as i64)?;
     let exchange = match (flags >> 1) & 3 {
         0 => Exchange::Auto,
         1 => Exchange::Allgather,
@@ -178,6 +181,23 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
         return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at, r.at));
     }
     Ok(Request { cfg, opts, input, digest: fnv(&b[..agreed_end]) & (u64::MAX >> 1) })
+}
+
+/// Every field of a request as this side reads it, one line: what the JVM's encoder is
+/// checked against (`LpfNative.describeRequest`; KernelTests' request-layout case).
+pub fn describe(b: &[u8]) -> Result<String, String> {
+    let r = parse(b)?;
+    let input = match &r.input {
+        Input::Edges(e) => format!("edges {:?}", e),
+        Input::NumberedEdges { n, edges } => format!("numbered n={n} edges {:?}", edges),
+        Input::WeightedNumberedEdges { n, edges, weights } => format!("weighted n={n} edges {:?} weights {:?}", edges, weights),
+        Input::File { path, format } => format!("file {} format={format:?}", path.display()),
+        Input::Rmat(k) => format!("rmat scale={} edge_factor={} a={} b={} c={} seed={}", k.scale, k.edge_factor, k.a, k.b, k.c, k.seed),
+    };
+    Ok(format!(
+        "pagerank alpha={} tol={} max_iters={} threads={} exchange={:?} progress={} {input}",
+        r.cfg.alpha, r.cfg.tol, r.cfg.max_iters, r.cfg.threads, r.opts.exchange, r.opts.progress
+    ))
 }
 
 /// Marks a process whose request did not parse (digests have the top bit clear).
@@ -363,6 +383,17 @@ mod tests {
         let out = on_threads(vec![request_edges(&[(1, 0)], 1e-9, 0.85), bad]);
         assert!(out[0].as_ref().unwrap_err().contains("process 1 does not parse"));
         assert!(out[1].as_ref().unwrap_err().contains("bad request"), "{:?}", out[1]);
+    }
+
+    #[test]
+    fn parameters_get_the_one_check_of_graphblas_pagerank() {
+        let mut b = request_edges(&[(0, 1)], 1e-9, 0.85);
+        b[24..32].copy_from_slice(&(-1i64).to_le_bytes());
+        let want = graphblas_pagerank::pagerank::check_parameters(0.85, 1e-9, -1).unwrap_err();
+        assert_eq!(parse(&b).err().unwrap(), want);
+        assert!(want.contains("max_iters must be at least 1, got -1"), "{want}");
+        let inf = request_edges(&[(0, 1)], f64::INFINITY, 0.85);
+        assert!(parse(&inf).err().unwrap().contains("tol must be a finite number >= 0, got inf"));
     }
 
     #[test]

@@ -29,6 +29,21 @@ public final class LpfNative {
     public static native long outputLength(String algorithm, long inputLength);
 
     /**
+     * PageRank's parameter check, the one the native side and the {@code pagerank} CLI
+     * make: throws {@link LpfException} (phase {@code argument}) naming the parameter.
+     */
+    public static native void checkPageRank(double alpha, double tol, long maxIter);
+
+    /**
+     * The request of the bundled {@code pagerank} or {@code graph-kernel} (a direct
+     * buffer) as the native side reads it, every field on one line; throws
+     * {@link LpfException} (pid -1, host {@code driver}, phase {@code argument}) with
+     * the parse error. The JVM's encoders are tested against it; the driver checks a
+     * graph kernel's parameters with it.
+     */
+    public static native String describeRequest(String algorithm, ByteBuffer request);
+
+    /**
      * Joins the group named {@code key} of {@code nprocs} threads of this JVM as {@code pid};
      * returns a handle once all have joined. {@code key} names the job (threads of different
      * jobs never form one group, whatever their sizes); fails after {@code timeoutMs} naming

@@ -2,7 +2,7 @@ package org.lpf.spark
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.functions.{col, isnan, lit}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
@@ -72,12 +72,16 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
    */
   def pageRankRun(alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0,
                   threads: Int = 0, settings: LpfSettings = LpfSettings()): LpfGraphPageRank = {
+    LpfPageRank.checkParameters(alpha, tol, maxIter) // before any Spark job
     val numbered = idType == StringType || vertices.isDefined
     // A DataFrame's partition count says little about the processes wanted (200 after a
     // join): by default as many processes as the cluster has task slots, as fromFile.
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, "LpfGraph.pageRank")
-    val (edgeRdd, vertexCount, numbers) = if (numbered) numberedEdges() else (longEdges(), None, None)
+    val (edgeRdd, vertexCount, numbers) = if (numbered) {
+      val (rows, n, ns) = numberedEdges(ordered = false, weight = None)
+      (rows.map(r => (r.getLong(0), r.getLong(1))), Some(n), Some(ns))
+    } else (longEdges(), None, None)
     val run = try LpfPageRank.runEdges(edgeRdd, vertexCount, alpha, tol, maxIter, p, threads, "auto",
       progress = true, settings)
     catch { case e: Throwable => numbers.foreach(_.unpersist(blocking = false)); throw e }
@@ -103,6 +107,119 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   def pageRankRun(alpha: Double, tol: Double, maxIter: Int, nprocs: Int, threads: Int): LpfGraphPageRank =
     pageRankRun(alpha, tol, maxIter, nprocs, threads, LpfSettings())
 
+  /**
+   * Breadth-first search from the vertex `source` (an id of the graph, as a Long, Int or
+   * String matching [[idType]]), following edges forward: a DataFrame `(id, depth)`,
+   * every vertex once, `depth` a bigint, 9223372036854775807 (Long.MaxValue) where the
+   * source does not lead (Graphalytics BFS). A source that is no vertex is an
+   * [[LpfException]] naming it.
+   */
+  def bfs(source: Any): DataFrame = bfs(source, 0, 0, LpfSettings())
+
+  /** [[bfs]] on `nprocs` LPF processes (0: the task slots) of `threads` threads (0: spark.task.cpus). */
+  def bfs(source: Any, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
+    kernel(LpfKernels.Bfs, Some(source), 0, None, nprocs, threads, settings)
+
+  /** [[bfs]] on `nprocs` LPF processes of `threads` threads, default settings (for Java and Python). */
+  def bfs(source: Any, nprocs: Int, threads: Int): DataFrame = bfs(source, nprocs, threads, LpfSettings())
+
+  /**
+   * Weakly connected components: a DataFrame `(id, component)`, every vertex once,
+   * `component` the smallest id of its component (in the order of [[idType]]: numbers
+   * numerically, strings as Spark sorts them), of type [[idType]].
+   */
+  def wcc(): DataFrame = wcc(0, 0, LpfSettings())
+
+  /** [[wcc]] on `nprocs` LPF processes of `threads` threads. */
+  def wcc(nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
+    kernel(LpfKernels.Wcc, None, 0, None, nprocs, threads, settings)
+
+  /** [[wcc]] with the default settings (for Java and Python). */
+  def wcc(nprocs: Int, threads: Int): DataFrame = wcc(nprocs, threads, LpfSettings())
+
+  /**
+   * Community detection by synchronous label propagation (Graphalytics CDLP),
+   * `iterations` rounds: every vertex starts with its own id as label; each round it
+   * takes the most frequent label among its in- and out-neighbours counted with
+   * multiplicity of direction (an edge both ways counts twice), ties to the smallest.
+   * A DataFrame `(id, label)` of type [[idType]]. `iterations` must be >= 0.
+   */
+  def cdlp(iterations: Int): DataFrame = cdlp(iterations, 0, 0, LpfSettings())
+
+  /** [[cdlp]] on `nprocs` LPF processes of `threads` threads. */
+  def cdlp(iterations: Int, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
+    kernel(LpfKernels.Cdlp, None, iterations, None, nprocs, threads, settings)
+
+  /** [[cdlp]] with the default settings (for Java and Python). */
+  def cdlp(iterations: Int, nprocs: Int, threads: Int): DataFrame = cdlp(iterations, nprocs, threads, LpfSettings())
+
+  /**
+   * Single-source shortest paths from `source`, the weight of each edge in the edge
+   * column `weightCol` (any numeric type, every weight >= 0 and not null; parallel edges
+   * count with their smallest weight): a DataFrame `(id, distance)`, `distance` a double,
+   * infinity where the source does not lead. A source that is no vertex, a missing or
+   * non-numeric column, a null or negative weight are an [[LpfException]] naming them.
+   */
+  def sssp(source: Any, weightCol: String): DataFrame = sssp(source, weightCol, 0, 0, LpfSettings())
+
+  /** [[sssp]] on `nprocs` LPF processes of `threads` threads. */
+  def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
+    kernel(LpfKernels.Sssp, Some(source), 0, Some(weightCol), nprocs, threads, settings)
+
+  /** [[sssp]] with the default settings (for Java and Python). */
+  def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int): DataFrame =
+    sssp(source, weightCol, nprocs, threads, LpfSettings())
+
+  private def kernel(k: LpfKernels.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String], nprocs: Int,
+                     threads: Int, settings: LpfSettings): DataFrame = {
+    LpfKernels.checkParameters(k, iterations) // before any Spark job
+    val weight = weightCol.map(w => checkedWeight(field(edges, w, "edge", "weight")))
+    val p = if (nprocs > 0) nprocs
+      else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
+    val (rows, n, numbers) = numberedEdges(ordered = true, weight)
+    try {
+      val sourceNumber = source.map(s => numberOf(numbers, s, s"${k.name} source"))
+      val values = LpfKernels.run(rows, n, k, sourceNumber.getOrElse(0L), iterations, p, threads, settings)
+      try {
+        val idOf = numbers.map(r => (r.getLong(1), r.get(0)))
+        val withIds = values.join(idOf, p).values // (value bits, id)
+        val (column, valueType, out) = k match {
+          case LpfKernels.Bfs => ("depth", LongType, withIds.map { case (v, id) => Row(id, v) })
+          case LpfKernels.Sssp => ("distance", DoubleType, withIds.map { case (v, id) => Row(id, java.lang.Double.longBitsToDouble(v)) })
+          case LpfKernels.Wcc | LpfKernels.Cdlp => // the value is a vertex number: its id
+            (if (k == LpfKernels.Wcc) "component" else "label", idType,
+              withIds.join(idOf, p).values.map { case (id, label) => Row(id, label) })
+        }
+        val df = spark.createDataFrame(out, StructType(Seq(StructField(IdColumn, idType, nullable = false),
+          StructField(column, valueType, nullable = false))))
+        df.persist(StorageLevel.MEMORY_AND_DISK).count()
+        df
+      } finally values.unpersist(blocking = false)
+    } finally numbers.unpersist(blocking = false)
+  }
+
+  /** The number of the vertex `id` in `numbers`, or the error naming it. */
+  private def numberOf(numbers: RDD[Row], id: Any, role: String): Long = {
+    if (id == null) throw argument(s"the $role is null")
+    // Spark's cast to the ids' type (a Python int arrives as Integer or Long).
+    val wanted = spark.range(1).select(lit(id).cast(idType)).head().get(0)
+    val hits = if (wanted == null) Array.empty[Long] else numbers.filter(r => r.get(0) == wanted).map(_.getLong(1)).collect()
+    hits.headOption.getOrElse(throw argument(s"the $role $id is not a vertex of the graph (ids of type ${idType.simpleString})"))
+  }
+
+  /** The weight column, if numeric and free of nulls and of weights SSSP cannot take. */
+  private def checkedWeight(w: StructField): StructField = {
+    if (!w.dataType.isInstanceOf[NumericType])
+      throw argument(s"the edge column '${w.name}' has type ${w.dataType.simpleString}; weights must be numbers")
+    val nulls = if (w.nullable) edges.where(column(w).isNull).count() else 0L
+    if (nulls > 0) throw argument(s"the edge column '${w.name}' has $nulls null weights; every edge needs a weight")
+    val bad = edges.where(column(w).cast(DoubleType) < 0 || isnan(column(w).cast(DoubleType)))
+      .select(column(srcField), column(dstField), column(w)).limit(1).collect()
+    bad.headOption.foreach(r => throw argument(s"the edge (${r.get(0)}, ${r.get(1)}) has weight ${r.get(2)} in the column " +
+      s"'${w.name}': SSSP needs weights >= 0"))
+    w
+  }
+
   /** Integral ids as they are (the null check only if the schema allows nulls). */
   private def longEdges(): RDD[(Long, Long)] = {
     val pairs = edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
@@ -110,12 +227,17 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     pairs.rdd.map(r => (r.getLong(0), r.getLong(1)))
   }
 
-  /** Vertices numbered 0..n-1: the edges in those numbers, n, and the rows (id, number), persisted. */
-  private def numberedEdges(): (RDD[(Long, Long)], Option[Long], Option[RDD[Row]]) = {
+  /**
+   * Vertices numbered 0..n-1 (`ordered`: in the order of their ids, so that the smallest
+   * number is the smallest id): the edges in those numbers as rows (s, d) or, with a
+   * `weight` column, (s, d, weight as a double), n, and the rows (id, number), persisted.
+   */
+  private def numberedEdges(ordered: Boolean, weight: Option[StructField]): (RDD[Row], Long, RDD[Row]) = {
     val named = Seq(edges.select(column(srcField).cast(idType).as(IdColumn)),
       edges.select(column(dstField).cast(idType).as(IdColumn))) ++
       vertices.map(v => v.select(column(idField.get).cast(idType).as(IdColumn)))
-    val ids = named.reduce(_ union _).distinct()
+    val distinct = named.reduce(_ union _).distinct()
+    val ids = if (ordered) distinct.orderBy(col(IdColumn)) else distinct
     // Persisted as an RDD, not a cached DataFrame: releasing a cached DataFrame would drop
     // (and later recompute) the cached ranks derived from it.
     val numbers = ids.rdd.zipWithIndex().map { case (r, k) => Row(r.get(0), k) }
@@ -132,9 +254,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       }
       val s = index.select(col(IdColumn).as("s_id"), col(NumberColumn).as("s"))
       val d = index.select(col(IdColumn).as("d_id"), col(NumberColumn).as("d"))
-      val pairs = edges.select(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id"))
-        .join(s, "s_id").join(d, "d_id").select("s", "d")
-      (pairs.rdd.map(r => (r.getLong(0), r.getLong(1))), Some(counts.getLong(0)), Some(numbers))
+      val weights = weight.map(w => column(w).cast(DoubleType).as("w")).toSeq
+      val pairs = edges.select(Seq(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id")) ++ weights: _*)
+        .join(s, "s_id").join(d, "d_id").select("s", Seq("d") ++ weights.map(_ => "w"): _*)
+      (pairs.rdd, counts.getLong(0), numbers)
     } catch { case e: Throwable => numbers.unpersist(blocking = false); throw e }
   }
 

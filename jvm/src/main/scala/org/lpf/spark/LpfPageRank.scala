@@ -92,11 +92,20 @@ object LpfPageRank {
   }
 
   /** Parameters every process passes alike. */
-  private case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String) {
-    require(alpha >= 0 && alpha <= 1, s"alpha must be in [0, 1], got $alpha")
-    require(tol >= 0, s"tol must be >= 0, got $tol")
-    require(maxIter >= 0, s"maxIter must be >= 0, got $maxIter")
+  private[spark] case class Params(alpha: Double, tol: Double, maxIter: Long, threads: Int, exchange: String) {
+    checkParameters(alpha, tol, maxIter)
     exchangeCode(exchange)
+  }
+
+  /**
+   * PageRank's parameter check: the native one (graphblas-pagerank's, the CLI's too), run
+   * on the driver so that a bad value fails before any stage, with the message every LPF
+   * process would give. A driver without the native library (another platform) leaves
+   * the check to the processes, which make it on the request.
+   */
+  private[spark] def checkParameters(alpha: Double, tol: Double, maxIter: Long): Unit = {
+    val loaded = try { LpfNative.ensureLoaded(); true } catch { case _: LpfException | _: LinkageError => false }
+    if (loaded) LpfNative.checkPageRank(alpha, tol, maxIter)
   }
 
   private def header(b: ByteBuffer, p: Params, source: Int): Unit = {
@@ -132,7 +141,7 @@ object LpfPageRank {
     b
   }
 
-  private def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
+  private[spark] def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
     val name = path.getBytes(StandardCharsets.UTF_8)
     val b = direct(RequestHeader + 8 + name.length)
     header(b, p, SourceFile)
@@ -141,7 +150,7 @@ object LpfPageRank {
     b
   }
 
-  private def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
+  private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
     val b = direct(RequestHeader + 40)
     header(b, p, SourceRmat)
     b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)

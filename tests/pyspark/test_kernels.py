@@ -1,0 +1,161 @@
+"""LpfGraph's graph kernels from PySpark on string ids, each equal (exactly) to a plain
+Python reference written here from the Graphalytics semantics, and their errors."""
+import heapq
+import random
+from collections import Counter, deque
+from typing import Dict, List, Sequence, Tuple
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from lpf_spark import LpfError, LpfGraph
+
+Edge = Tuple[str, str, int]
+UNREACHABLE = 9223372036854775807
+
+
+def make_graph(n: int = 200, m: int = 600, seed: int = 31) -> Tuple[List[str], List[Edge]]:
+    """String ids; two halves without edges between them, the last tenth without edges;
+    integer weights 0..3 (zero included), a self-loop, a duplicate of another weight."""
+    rnd = random.Random(seed)
+    name = [f"v{(i * 7919) % 1000:03d}-{i}" for i in range(n)]
+    k = n - n // 10
+    half = k // 2
+    edges = []
+    for _ in range(m):
+        lo, size = (0, half) if rnd.random() < 0.5 else (half, k - half)
+        edges.append((name[lo + rnd.randrange(size)], name[lo + rnd.randrange(size)], rnd.randrange(4)))
+    edges += [(name[0], name[0], 1), (name[1], name[2], 3), (name[1], name[2], 1)]
+    return name, edges
+
+
+def bfs_ref(vertices: Sequence[str], edges: Sequence[Edge], s: str) -> Dict[str, int]:
+    out: Dict[str, List[str]] = {}
+    for u, v, _ in edges:
+        out.setdefault(u, []).append(v)
+    depth = {s: 0}
+    queue = deque([s])
+    while queue:
+        u = queue.popleft()
+        for v in out.get(u, []):
+            if v not in depth:
+                depth[v] = depth[u] + 1
+                queue.append(v)
+    return {v: depth.get(v, UNREACHABLE) for v in vertices}
+
+
+def wcc_ref(vertices: Sequence[str], edges: Sequence[Edge]) -> Dict[str, str]:
+    parent = {v: v for v in vertices}
+
+    def find(v: str) -> str:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for u, v, _ in edges:
+        a, b = find(u), find(v)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return {v: find(v) for v in vertices}
+
+
+def sssp_ref(vertices: Sequence[str], edges: Sequence[Edge], s: str) -> Dict[str, float]:
+    out: Dict[str, List[Tuple[str, float]]] = {}
+    for u, v, w in edges:
+        out.setdefault(u, []).append((v, float(w)))
+    dist = {s: 0.0}
+    heap = [(0.0, s)]
+    done = set()
+    while heap:
+        d, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        for v, w in out.get(u, []):
+            if d + w < dist.get(v, float("inf")):
+                dist[v] = d + w
+                heapq.heappush(heap, (d + w, v))
+    return {v: dist.get(v, float("inf")) for v in vertices}
+
+
+def cdlp_ref(vertices: Sequence[str], edges: Sequence[Edge], iterations: int) -> Dict[str, str]:
+    """Synchronous label propagation over the distinct edges, in- and out-neighbours,
+    the most frequent label, ties to the smallest."""
+    links = {(u, v) for u, v, _ in edges}
+    label = {v: v for v in vertices}
+    for _ in range(iterations):
+        seen: Dict[str, Counter] = {}
+        for u, v in links:
+            seen.setdefault(v, Counter())[label[u]] += 1
+            seen.setdefault(u, Counter())[label[v]] += 1
+        label = {v: (min(c.items(), key=lambda x: (-x[1], x[0]))[0] if (c := seen.get(v)) else l)
+                 for v, l in label.items()}
+    return label
+
+
+@pytest.fixture(scope="module")
+def graph(spark: SparkSession) -> Tuple[LpfGraph, List[str], List[Edge], DataFrame]:
+    name, edges = make_graph()
+    schema = StructType([StructField("src", StringType()), StructField("dst", StringType()),
+                         StructField("w", IntegerType())])
+    edf = spark.createDataFrame(edges, schema).repartition(3)
+    vdf = spark.createDataFrame([(v,) for v in name], ["id"])
+    return LpfGraph(edf, vdf), name, edges, edf
+
+
+def collected(df: DataFrame, column: str) -> Dict[object, object]:
+    assert df.columns == ["id", column]
+    rows = df.collect()
+    df.unpersist()
+    got = {r[0]: r[1] for r in rows}
+    assert len(got) == len(rows), "an id appears twice"
+    return got
+
+
+def test_bfs_equals_a_queue_bfs(graph) -> None:
+    g, name, edges, _ = graph
+    df = g.bfs(name[1], nprocs=2)
+    assert dict(df.dtypes) == {"id": "string", "depth": "bigint"}
+    got = collected(df, "depth")
+    assert got == bfs_ref(name, edges, name[1])
+    assert UNREACHABLE in got.values()
+
+
+def test_wcc_equals_union_find(graph) -> None:
+    g, name, edges, _ = graph
+    got = collected(g.wcc(nprocs=2), "component")
+    assert got == wcc_ref(name, edges)
+    assert len(set(got.values())) > 2
+
+
+def test_cdlp_equals_label_propagation(graph) -> None:
+    g, name, edges, _ = graph
+    for iterations in (1, 4):
+        assert collected(g.cdlp(iterations, nprocs=2), "label") == cdlp_ref(name, edges, iterations)
+
+
+def test_sssp_equals_dijkstra(graph) -> None:
+    g, name, edges, _ = graph
+    df = g.sssp(name[1], "w", nprocs=2)
+    assert dict(df.dtypes)["distance"] == "double"
+    got = collected(df, "distance")
+    assert got == sssp_ref(name, edges, name[1])
+    assert float("inf") in got.values()
+
+
+def test_errors_are_lpf_errors_naming_the_problem(graph) -> None:
+    g, name, edges, edf = graph
+    with pytest.raises(LpfError, match="BFS source nobody is not a vertex") as e:
+        g.bfs("nobody")
+    assert e.value.phase == "argument" and e.value.permanent
+    with pytest.raises(LpfError, match="no column 'weight'"):
+        g.sssp(name[1], "weight")
+    with pytest.raises(LpfError, match="iterations must be >= 0, got -1"):
+        g.cdlp(-1)
+    negative = edf.selectExpr("src", "dst", "w - 5 as w")
+    with pytest.raises(LpfError, match="SSSP needs weights >= 0"):
+        LpfGraph(negative).sssp(name[1], "w")
+    with pytest.raises(LpfError, match=r"^LPF on driver failed in phase argument: alpha must be in \[0, 1\], got 1.5$"):
+        g.pageRank(alpha=1.5)
