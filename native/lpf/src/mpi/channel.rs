@@ -22,10 +22,9 @@
 //! core the awaited rank needs), unless MPI's idle poll yields already.
 
 use super::ffi::{self, Comm};
-use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{Plan, PlanBuffers};
-use crate::phases::requests::{Built, Incoming};
+use crate::phases::driver::{Pooled, Pools, SyncId};
+use crate::phases::requests::Incoming;
 use crate::phases::{final_barrier, Channel, Found, Layout, MetaAlgo};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
@@ -142,11 +141,10 @@ pub(crate) struct MpiChannel {
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
-    /// Buffers of a sync kept for the next one: its requests (`msg::sync`), its
-    /// write plan, the parsed requests of peers and the bodies of their messages, so
+    /// Buffers of a sync kept for the next one: its requests and write plan (the
+    /// driver's), the parsed requests of peers and the bodies of their messages, so
     /// that a node that syncs often allocates little once warm.
-    built: Option<Built>,
-    pub plan_buffers: Option<PlanBuffers>,
+    pools: Pools,
     incomings: Vec<Incoming>,
     bodies: Vec<Vec<u8>>,
     table: Vec<Option<Incoming>>,
@@ -197,8 +195,7 @@ impl MpiChannel {
             body_chunk: ffi::CHUNK,
             node_ranks,
             cores,
-            built: None,
-            plan_buffers: None,
+            pools: Pools::default(),
             incomings: Vec::new(),
             bodies: Vec::new(),
             table: Vec::new(),
@@ -226,18 +223,6 @@ impl MpiChannel {
             // peer will not hear from us and fails by the same rules as for a left one.
             Err(e) => eprintln!("lpf: {e}"),
         }
-    }
-
-    /// Runs `sync` over the requests of `steps`, built into the buffers of the last
-    /// sync's (kept for the next).
-    pub fn with_requests<R>(&mut self, steps: &[&Superstep<'_>], sync: impl FnOnce(&mut MpiChannel, &Built) -> R) -> R {
-        // Out of the channel while `sync` borrows it; an Option, so that nothing is
-        // built in its place and dropped after.
-        let mut built = self.built.take().unwrap_or_default();
-        built.rebuild(steps, &self.layout);
-        let r = sync(self, &built);
-        self.built = Some(built);
-        r
     }
 
     fn post_message_receive(&mut self, q: usize) -> Result<()> {
@@ -442,21 +427,12 @@ impl MpiChannel {
         Ok(())
     }
 
-    /// The end of a sync that got this far: keeps its buffers for the next one and
-    /// says how it ended. By default an error found here fails this process only (see
-    /// docs/mpi.md, "Errors"); with `agree_errors`, the final barrier carries the
-    /// first error found anywhere and the sync fails everywhere.
-    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, mut plan: Plan, section: u32, step: u64) -> Result<()> {
-        let found = plan.found.take();
-        self.plan_buffers = Some(plan.into_buffers());
-        self.finish_sync_found(incoming, found, section, step)
-    }
-
-    /// [`MpiChannel::finish_sync`] of a sync that needed no plan (`conflict::apply_inline`).
-    pub fn finish_sync_found(&mut self, incoming: Vec<Option<Incoming>>, found: Found, section: u32, step: u64) -> Result<()> {
-        self.recycle_table(incoming);
+    /// The end of a sync that exchanged requests. By default an error found here fails
+    /// this process only (see docs/mpi.md, "Errors"); with `agree_errors`, the final
+    /// barrier carries the first error found anywhere and the sync fails everywhere.
+    pub fn end_sync(&mut self, id: SyncId, found: Found) -> Result<()> {
         if self.agree_errors {
-            return final_barrier(self, section, step, found);
+            return final_barrier(self, id.section, id.step, found);
         }
         found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)))
     }
@@ -605,6 +581,12 @@ impl MpiChannel {
             ffi::cancel(&mut self.recv[q]);
             ffi::request_free(&mut self.persistent[q]);
         }
+    }
+}
+
+impl Pooled for MpiChannel {
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
     }
 }
 

@@ -142,7 +142,6 @@ impl Locals<'_, '_> {
 
 /// The buffers of a plan's writes and pieces, kept for the next sync's plan
 /// ([`Plan::into_buffers`], [`plan_reusing`]).
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) type PlanBuffers = (Vec<Write>, Vec<(usize, usize)>);
 
 /// The outcome of phase 2.
@@ -163,8 +162,16 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Whether write `i` is to be done and survives whole (a transport may then fill it
+    /// in place, or in one operation).
+    #[cfg(feature = "mpi")]
+    pub fn whole(&self, i: usize) -> bool {
+        let w = &self.writes[i];
+        let p = self.pieces_of(i);
+        !self.discard && p.len() == 1 && p[0] == (w.addr, w.addr + w.len)
+    }
+
     /// The surviving pieces of write `i`.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn pieces_of(&self, i: usize) -> &[(usize, usize)] {
         let w = &self.writes[i];
         &self.pieces[w.lo..w.hi]
@@ -174,7 +181,6 @@ impl Plan {
     /// this node's processes), unless this node discards.
     /// The buffers of its writes and pieces, for [`plan_reusing`]. (The writes hold
     /// addresses of this sync's memory: nothing reads them before they are overwritten.)
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn into_buffers(self) -> PlanBuffers {
         (self.writes, self.pieces)
     }
@@ -202,6 +208,7 @@ impl Plan {
 /// against each local process's queue capacity, and resolves the write conflicts.
 /// `incoming[s]`: the requests from node s (None for none and for this node); `out[d]`
 /// the requests this node sends (its gets' destinations are writes here too).
+#[cfg(test)]
 pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)], out: &[Outgoing]) -> Plan {
     plan_reusing(loc, incoming, local, out, Vec::new(), Vec::new())
 }

@@ -10,6 +10,7 @@
 //! Also the allgather of a sync that registers global slots ([`allgather`]).
 
 pub(crate) mod conflict;
+pub(crate) mod driver;
 pub(crate) mod requests;
 
 use crate::error::{Error, Result};
@@ -143,7 +144,6 @@ pub(crate) trait Channel {
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64);
     /// As [`Channel::post`], with the body given as parts that are sent as their
     /// concatenation (a channel may gather them without building the body first).
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     #[allow(clippy::too_many_arguments)]
     fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
         self.post(to, kind, round, section, step, &parts.concat(), raw)
@@ -170,7 +170,6 @@ pub(crate) trait Channel {
     }
     /// Takes back the table of a sync that is over, with the requests still in it
     /// (the default drops it).
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
         drop(table);
     }
@@ -517,7 +516,7 @@ mod tests {
                 let got = on_nodes(n, MetaAlgo::Direct, |ch, me| {
                     let out: Vec<Outgoing> = (0..n).map(|_| Outgoing::default()).collect();
                     let mut send = |ch: &mut FakeChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-                        ch.post(d, kind, 0, 0, 3, &o.body(prefix), 0)
+                        ch.post_parts(d, kind, 0, 0, 3, &o.parts(prefix, &mut [0; 8]), 0)
                     };
                     meta_exchange(ch, 0, 3, &out, me == talker, &mut send).map(|(_, flag)| flag)
                 });

@@ -13,6 +13,7 @@
 //! Frames of a section that has already ended here are dropped on arrival (their raw
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
+use crate::phases::driver::{Pooled, Pools};
 use crate::phases::{Channel, Layout, MetaAlgo};
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use crate::error::{Error, Result};
@@ -372,6 +373,7 @@ pub(crate) struct Mesh {
     scratch: Vec<u8>,
     spin: Duration,
     pfds: Vec<libc::pollfd>,
+    pools: Pools,
 }
 
 // SAFETY: the raw pointers in `Out::Mem` and `Seg::To` are only present while a sync
@@ -391,6 +393,7 @@ impl Mesh {
             scratch: vec![0; RX_CHUNK],
             spin: Duration::from_micros(spin),
             pfds: Vec::new(),
+            pools: Pools::default(),
         }
     }
 
@@ -440,13 +443,22 @@ impl Mesh {
     /// Queues a frame for process `to`.
     #[allow(clippy::too_many_arguments)]
     pub fn send(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
+        self.send_parts(to, kind, round, section, step, &[body], raw)
+    }
+
+    /// As [`Mesh::send`], with the body given as parts sent as their concatenation.
+    #[allow(clippy::too_many_arguments)]
+    fn send_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
         let link = self.links[to].as_mut().expect("no link to self");
         if link.dead.is_some() {
             return;
         }
-        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
-        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
-        v.extend_from_slice(body);
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let mut v = Vec::with_capacity(HEADER_LEN + len);
+        Header { kind, round, section, step, body: len as u64, raw }.encode(&mut v);
+        for p in parts {
+            v.extend_from_slice(p);
+        }
         link.out.push_back(Out::Owned(v, 0));
     }
 
@@ -668,12 +680,21 @@ impl Mesh {
     }
 }
 
+impl Pooled for Mesh {
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
+    }
+}
+
 impl Channel for Mesh {
     fn layout(&self) -> &Layout {
         &self.layout
     }
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
         self.send(to, kind, round, section, step, body, raw);
+    }
+    fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
+        self.send_parts(to, kind, round, section, step, parts, raw);
     }
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;
