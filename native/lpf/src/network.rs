@@ -33,20 +33,14 @@ pub(crate) trait Network: Send {
     /// `rehook`: a barrier over the section, then the next section (the same on every
     /// OS process, which all get here).
     fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>>;
-    /// Whether the end of a section needs [`Network::finish`]: networks whose syncs do
-    /// not fail everywhere together (MPI) learn there of a failure after a sync.
-    fn needs_finish(&self) -> bool {
-        false
-    }
-    /// Every thread of the group returned from its SPMD function without failing (see
-    /// [`Engine::finish`]): waits for the other OS processes, fails if one failed.
-    fn finish(&mut self) -> Result<()> {
-        Ok(())
-    }
+    /// The LPF processes of this OS process returned from their SPMD function without
+    /// failing (see [`Engine::finish`]): waits for the other OS processes, fails if one
+    /// failed or is still in another operation (TCP: a barrier; MPI, whose syncs do not
+    /// fail everywhere together: every rank's leave message).
+    fn finish(&mut self) -> Result<()>;
     /// This OS process's group leaves the section: the others are told `why`.
     fn leave(&mut self, why: &str);
 }
-
 
 /// A section on one LPF process per OS process over a network: the step counter,
 /// the error every failed operation returns (naming the operation and the process),
@@ -70,16 +64,17 @@ impl NetEngine {
         debug_assert_eq!(offsets[net.me() + 1], pid + 1, "NetEngine runs one LPF process per OS process");
         NetEngine { net, name, step: 0, pid, nprocs, failure: String::new() }
     }
+}
 
-    /// The error of operation `what` on this process, kept as the reason to leave if
-    /// it is the first.
-    fn fail(&mut self, what: &str, e: Error) -> Error {
-        let e = Error::fatal(format!("{what} on process {}: {}", self.pid, e.message()));
-        if self.failure.is_empty() {
-            self.failure = e.message().to_string();
-        }
-        e
+/// The error of operation `what` (sync, rehook, the end of the section) on process
+/// `pid`, kept in `failure` (the reason the process gives the others when it leaves) if
+/// it is the first.
+pub(crate) fn failed(what: &str, pid: Pid, e: Error, failure: &mut String) -> Error {
+    let e = Error::fatal(format!("{what} on process {pid}: {}", e.message()));
+    if failure.is_empty() {
+        *failure = e.message().to_string();
     }
+    e
 }
 
 impl Engine for NetEngine {
@@ -96,25 +91,25 @@ impl Engine for NetEngine {
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
         self.step += 1;
         let r = self.net.sync(self.step, &[step]);
-        r.map_err(|e| self.fail("sync", e))
+        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
     }
 
     fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
         self.step += 1;
         let r = self.net.allgather(self.step, mine, mine.len(), all);
-        r.map_err(|e| self.fail("sync", e))
+        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
     }
 
     fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
         self.step += 1;
         let r = self.net.activate(self.step, &[register], mine, mine.len(), all);
-        r.map_err(|e| self.fail("sync", e))
+        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
     }
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
         self.step += 1;
         let r = self.net.fresh(self.step);
-        let net = r.map_err(|e| self.fail("rehook", e))?;
+        let net = r.map_err(|e| failed("rehook", self.pid, e, &mut self.failure))?;
         Ok(Box::new(NetEngine::new(net, self.name)))
     }
 
@@ -122,11 +117,8 @@ impl Engine for NetEngine {
     /// do, and on networks whose syncs do not agree on errors, a process must learn
     /// here that a peer failed: [`Network::finish`].
     fn finish(&mut self) -> Result<()> {
-        if !self.net.needs_finish() {
-            return Ok(());
-        }
         let r = self.net.finish();
-        r.map_err(|e| self.fail("the end of the section", e))
+        r.map_err(|e| failed("the end of the section", self.pid, e, &mut self.failure))
     }
 
     fn leave(&mut self) {

@@ -29,8 +29,6 @@ pub const ENGINE_NAME: &str = "hybrid";
 /// What the threads of one OS process share in one section.
 struct Group {
     net: Mutex<Box<dyn Network>>,
-    /// [`Network::needs_finish`].
-    finish: bool,
     base: Pid,
     nprocs: Pid,
     /// The global pids of each OS process (its threads share memory).
@@ -93,10 +91,8 @@ impl Group {
             let nodes = o.windows(2).map(|w| w[0]..w[1]).collect();
             (o[me], o[me + 1] - o[me], o[o.len() - 1], nodes)
         };
-        let finish = net.needs_finish();
         Arc::new(Group {
             net: Mutex::new(net),
-            finish,
             base,
             nprocs,
             nodes,
@@ -195,12 +191,7 @@ impl HybridEngine {
                 Op::Finish => "the end of the section",
                 _ => "sync",
             };
-            let e = Error::fatal(format!("{what} on process {}: {}", self.pid(), e.message()));
-            let mut f = relock(&g.failure);
-            if f.is_empty() {
-                *f = e.message().to_string();
-            }
-            e
+            crate::network::failed(what, self.pid(), e, &mut relock(&g.failure))
         })
     }
 }
@@ -239,13 +230,9 @@ impl Engine for HybridEngine {
         self.gather(Some(register), mine, all)
     }
 
-    /// On a network that needs it, the group's threads meet and thread 0 waits for the
-    /// other OS processes ([`Network::finish`]); a sibling that failed or is still
-    /// syncing makes it fail.
+    /// The group's threads meet and thread 0 waits for the other OS processes
+    /// ([`Network::finish`]); a sibling that failed or is still syncing makes it fail.
     fn finish(&mut self) -> Result<()> {
-        if !self.group.finish {
-            return Ok(());
-        }
         self.collective(Op::Finish, |g, _| relock(&g.net).finish())
     }
 

@@ -25,7 +25,7 @@ use super::ffi::{self, Comm};
 use crate::error::{Error, Result};
 use crate::phases::driver::{Pooled, Pools, SyncId};
 use crate::phases::requests::Incoming;
-use crate::phases::{final_barrier, Channel, Found, Layout, MetaAlgo};
+use crate::phases::{final_barrier, left_section, out_of_step, Channel, Found, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
@@ -124,8 +124,8 @@ pub(crate) struct MpiChannel {
     /// Buffers of completed sends, reused for the next ones (no allocation per
     /// control message once the pool is warm).
     spare: Vec<Vec<u8>>,
-    next_section: u32,
-    open: Vec<u32>,
+    /// Hooks and rehooks, in the same order everywhere.
+    pub sections: Sections,
     spin: Duration,
     /// Whether an unsuccessful poll of MPI already yields the core (Open MPI's
     /// `mpi_yield_when_idle`, on by default on an oversubscribed node): then a waiting
@@ -187,8 +187,7 @@ impl MpiChannel {
             sending_bufs: Vec::new(),
             large_in_flight: false,
             spare: Vec::new(),
-            next_section: 1,
-            open: Vec::new(),
+            sections: Sections::default(),
             spin,
             mpi_yields,
             agree_errors: false,
@@ -288,17 +287,6 @@ impl MpiChannel {
         }
     }
 
-    /// Starts a section (hook or rehook); sections start in the same order everywhere.
-    pub fn open_section(&mut self) -> u32 {
-        let s = self.next_section;
-        self.next_section += 1;
-        self.open.push(s);
-        s
-    }
-
-    fn is_stale(&self, section: u32) -> bool {
-        section < self.next_section && !self.open.contains(&section)
-    }
 
     /// Tells the others that this process leaves `section`, and why (empty: it
     /// finished).
@@ -311,10 +299,10 @@ impl MpiChannel {
 
     /// Ends `section` here: what of it arrives later is dropped.
     fn close_section(&mut self, section: u32) {
-        self.open.retain(|&s| s != section);
-        let (next, open) = (self.next_section, &self.open);
+        self.sections.close(section);
+        let sections = &self.sections;
         for inbox in &mut self.inbox {
-            inbox.retain(|f| f.h.section >= next || open.contains(&f.h.section));
+            inbox.retain(|f| !sections.is_stale(f.h.section));
         }
         for left in &mut self.left {
             left.retain(|(s, _)| *s != section);
@@ -449,7 +437,7 @@ impl MpiChannel {
     }
 
     fn deliver(&mut self, q: usize, h: Header, body: Vec<u8>) {
-        if self.is_stale(h.section) {
+        if self.sections.is_stale(h.section) {
             return;
         }
         if h.kind == Kind::Leave {
@@ -480,21 +468,10 @@ impl MpiChannel {
             return Ok(());
         }
         if let Some(f) = self.inbox[from].iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            return Err(Error::fatal(format!(
-                "{} is out of step: it is in {} while this process is in {} (register_global, sync and \
-                 rehook are collective: every process calls them in the same order)",
-                self.name_of_rank(from),
-                f.h.kind.operation(),
-                kind.operation()
-            )));
+            return Err(out_of_step(&self.name_of_rank(from), f.h.kind, kind));
         }
         if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == section) {
-            let why = if why.is_empty() { String::new() } else { format!(": {why}") };
-            return Err(Error::fatal(format!(
-                "{} has left the section (returned from its SPMD function, failed, or called sync a \
-                 different number of times){why}",
-                self.name_of_rank(from)
-            )));
+            return Err(left_section(&self.name_of_rank(from), why));
         }
         Ok(())
     }

@@ -513,7 +513,7 @@ impl Section {
     fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<Section> {
         let (section, data, me, offsets) = {
             let mut n = lock(&node);
-            let section = n.ch.open_section();
+            let section = n.ch.sections.open();
             let data = ffi::dup(n.comm)?;
             (section, data, n.ch.layout.me, n.ch.offsets().to_vec())
         };
@@ -566,10 +566,6 @@ impl Network for Section {
 
     /// The syncs do not agree on errors (a destination that rejects a request fails
     /// alone): the end of a section waits for every rank ([`MpiChannel::finish`]).
-    fn needs_finish(&self) -> bool {
-        true
-    }
-
     fn finish(&mut self) -> Result<()> {
         self.finished = true;
         lock(&self.node).ch.finish(self.section)

@@ -36,8 +36,8 @@ struct DataTag {
 }
 
 impl DataTag {
-    /// The MPI tag, given the largest one MPI allows (`MPI_TAG_UB`, at least 32767):
-    /// `(step mod 1024) << 20 | k mod 2^20` where that fits, else `k mod (ub + 1)`.
+    /// The MPI tag (module doc), given the largest MPI allows (`MPI_TAG_UB`); below
+    /// 2^30 - 1 (at least 32767), `k mod (ub + 1)`.
     fn mpi(self, ub: i32) -> i32 {
         if ub >= (1 << 30) - 1 {
             (((self.step & 0x3ff) << 20) as i32) | (self.k & 0xf_ffff) as i32
@@ -47,8 +47,10 @@ impl DataTag {
     }
 }
 
-fn chunks(len: usize) -> usize {
-    len.div_ceil(CHUNK).max(1)
+/// The (offset, length) of the messages `len` bytes travel in: chunks of at most
+/// [`CHUNK`] bytes, and one message for no bytes.
+fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len.div_ceil(CHUNK).max(1)).map(move |i| (i * CHUNK, (len - i * CHUNK).min(CHUNK)))
 }
 
 /// How data moves on `mpimsg`: MPI messages on the section's data communicator, one
@@ -80,18 +82,15 @@ fn next_tag(v: &mut Vec<u32>, n: usize, q: usize, step: u64) -> DataTag {
 }
 
 impl MpiMessages {
-    /// Sends `len` bytes at `ptr` to `to`, in chunks of at most [`CHUNK`] bytes.
+    /// Sends `len` bytes at `ptr` to `to`.
     ///
     /// # Safety
     /// `ptr..ptr + len` stays valid and unchanged until the sync returns (the sync
     /// waits for all its requests on success; a failed sync fails its process).
     unsafe fn send(&mut self, ptr: *const u8, len: usize, to: usize, n: usize) -> Result<()> {
-        let mut off = 0;
-        for _ in 0..chunks(len) {
-            let c = (len - off).min(CHUNK);
+        for (off, c) in chunks(len) {
             let tag = next_tag(&mut self.k_out, n, to, self.step).mpi(self.ub);
             self.reqs.push(ffi::isend(ptr.add(off), c, to, tag, self.comm)?);
-            off += c;
         }
         Ok(())
     }
@@ -109,12 +108,9 @@ impl MpiMessages {
                 self.bounce.last_mut().unwrap().0.as_mut_ptr()
             }
         };
-        let mut off = 0;
-        for _ in 0..chunks(len) {
-            let c = (len - off).min(CHUNK);
+        for (off, c) in chunks(len) {
             let tag = next_tag(&mut self.k_in, n, from, self.step).mpi(self.ub);
             self.reqs.push(ffi::irecv(base.add(off), c, from, tag, self.comm)?);
-            off += c;
         }
         Ok(())
     }

@@ -8,10 +8,9 @@
 //! - **key exchange**: at the activation point (the first sync after global slots were
 //!   registered) each process exposes the new slots and their keys travel in the same
 //!   allgather as their sizes;
-//! - **conflict resolution** at the destination, as for every engine
-//!   ([`crate::phases::conflict`]); the destination then answers each origin with the
-//!   surviving pieces of its large puts (whole, trimmed, or rejected) and the status of
-//!   the gets asked of it (`GetReply` message), so a write never touches bytes a later
+//! - **put plans**: after conflict resolution (the driver's) the destination answers
+//!   each origin with the surviving pieces of its large puts (whole, trimmed, rejected)
+//!   and the status of its gets (`GetReply`), so a write never touches bytes a later
 //!   write covers and a rejected request writes nothing;
 //! - **work-request batching**: the writes of the surviving pieces and the reads of the
 //!   origin's own surviving get pieces, grouped by peer, go to the transport in one

@@ -207,14 +207,8 @@ impl Plan {
 /// Checks every request that touches this node's memory, counts the incoming messages
 /// against each local process's queue capacity, and resolves the write conflicts.
 /// `incoming[s]`: the requests from node s (None for none and for this node); `out[d]`
-/// the requests this node sends (its gets' destinations are writes here too).
-#[cfg(test)]
-pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)], out: &[Outgoing]) -> Plan {
-    plan_reusing(loc, incoming, local, out, Vec::new(), Vec::new())
-}
-
-/// As [`plan`], reusing the buffers of an earlier plan's writes and pieces (emptied
-/// here): [`Plan::into_buffers`].
+/// the requests this node sends (its gets' destinations are writes here too). The
+/// buffers of an earlier plan ([`Plan::into_buffers`]) are reused.
 pub(crate) fn plan_reusing(
     loc: &Locals<'_, '_>,
     incoming: &[Option<Incoming>],
@@ -461,7 +455,7 @@ mod tests {
             let loc_b = Locals { steps: &[&step_b], base: 0, me: 0 };
             assert!(all_inline(&incoming, &[], &[]));
             assert!(apply_inline(&loc_a, &incoming, &[]).is_none());
-            let plan = plan(&loc_b, &incoming, &[], &[]);
+            let plan = plan_reusing(&loc_b, &incoming, &[], &[], Vec::new(), Vec::new());
             assert!(plan.found.is_none());
             plan.copy_local();
             assert_eq!(a, b, "round {round}: {:?}", puts.iter().map(|p| (p.1, p.2.len())).collect::<Vec<_>>());
@@ -477,7 +471,7 @@ mod tests {
         let loc = Locals { steps: &[&step], base: 0, me: 0 };
         let incoming = vec![None, Some(from_node1(&[(slot, 60, vec![7; 8]), (slot, 0, vec![9; 4])]))];
         let found = apply_inline(&loc, &incoming, &[]).expect("out of bounds");
-        assert_eq!(found.1, plan(&loc, &incoming, &[], &[]).found.unwrap().1);
+        assert_eq!(found.1, plan_reusing(&loc, &incoming, &[], &[], Vec::new(), Vec::new()).found.unwrap().1);
         assert_eq!(&mem[..4], &[9; 4]);
         assert_eq!(&mem[60..], &[0; 4]);
 

@@ -1,13 +1,9 @@
-//! The transport-independent parts of a sync, shared by the TCP, hybrid, MPI and
-//! one-sided engines (the paper's four phases):
-//!
-//! 1. meta-data exchange, direct or randomised Bruck ([`meta_exchange`]), over any
-//!    [`Channel`] (TCP mesh frames, MPI messages);
-//! 2. checks and write-conflict resolution at the destination ([`conflict`]);
-//! 3. data exchange: the transport's own;
-//! 4. the final dissemination barrier carrying the first error ([`barrier`]).
-//!
-//! Also the allgather of a sync that registers global slots ([`allgather`]).
+//! The transport-independent parts of a sync, shared by the network engines: the
+//! sync driver ([`driver`]: the phases in order, over a transport), control messages
+//! ([`Channel`]), the meta-data exchange, direct or randomised Bruck
+//! ([`meta_exchange`]), the request headers ([`requests`]), checks and write-conflict
+//! resolution ([`conflict`]), the dissemination [`barrier`] carrying the first error,
+//! and the [`allgather`] of a sync that registers global slots.
 
 pub(crate) mod conflict;
 pub(crate) mod driver;
@@ -98,6 +94,12 @@ impl Layout {
     pub fn nprocs(&self) -> Pid {
         self.offsets[self.n]
     }
+    /// The nodes this one sends to and hears from at distance `dist` in the random
+    /// order (a round of Bruck and of the dissemination barrier).
+    pub fn partners(&self, dist: usize) -> (usize, usize) {
+        let (v, n) = (self.perm[self.me], self.n);
+        (self.inv[(v + dist) % n], self.inv[(v + n - dist % n) % n])
+    }
     /// The node holding global pid `q`.
     #[inline]
     pub fn node_of(&self, q: Pid) -> usize {
@@ -106,6 +108,38 @@ impl Layout {
             return q as usize;
         }
         self.offsets.partition_point(|&o| o <= q) - 1
+    }
+}
+
+/// The sections (hooks and rehooks) a node has seen: numbered from 1 in the order they
+/// start, the same on every node; the messages of one that ended here are of no use.
+#[derive(Clone)]
+pub(crate) struct Sections {
+    next: u32,
+    open: Vec<u32>,
+}
+
+impl Default for Sections {
+    fn default() -> Sections {
+        Sections { next: 1, open: Vec::new() }
+    }
+}
+
+impl Sections {
+    /// Starts a section.
+    pub fn open(&mut self) -> u32 {
+        let s = self.next;
+        self.next += 1;
+        self.open.push(s);
+        s
+    }
+    /// Ends `section` here.
+    pub fn close(&mut self, section: u32) {
+        self.open.retain(|&s| s != section);
+    }
+    /// Whether messages of `section` are of no use any more: it ended here.
+    pub fn is_stale(&self, section: u32) -> bool {
+        section < self.next && !self.open.contains(&section)
     }
 }
 
@@ -126,17 +160,6 @@ pub(crate) trait Channel {
     /// Node i holds global pids `offsets()[i]..offsets()[i + 1]`.
     fn offsets(&self) -> &[Pid] {
         &self.layout().offsets
-    }
-    /// The random permutation of the nodes (virtual ranks of Bruck and the barrier),
-    /// the same everywhere, and its inverse.
-    fn perm(&self) -> &[usize] {
-        &self.layout().perm
-    }
-    fn inv(&self) -> &[usize] {
-        &self.layout().inv
-    }
-    fn meta_algo(&self) -> MetaAlgo {
-        self.layout().meta
     }
     /// Queues a message for node `to`; `raw` announces payload bytes that the
     /// transport sends besides it (0 for none).
@@ -176,6 +199,39 @@ pub(crate) trait Channel {
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
+}
+
+/// Why a wait for the message of `mine` from peer `name` fails when the peer sent one
+/// of another operation (`theirs`) at the same step.
+pub(crate) fn out_of_step(name: &str, theirs: Kind, mine: Kind) -> Error {
+    const RETURNED: &str = "has left the section (returned from its SPMD function)";
+    if theirs == Kind::End || mine == Kind::End {
+        let (theirs, mine) = if theirs == Kind::End {
+            (RETURNED.to_string(), format!("is in {}", mine.operation()))
+        } else {
+            (format!("is in {}", theirs.operation()), RETURNED.to_string())
+        };
+        return Error::fatal(format!(
+            "{name} {theirs} while this process {mine} (sync and rehook are collective: every process calls them \
+             the same number of times)"
+        ));
+    }
+    Error::fatal(format!(
+        "{name} is out of step: it is in {} while this process is in {} (register_global, sync and rehook are \
+         collective: every process calls them in the same order)",
+        theirs.operation(),
+        mine.operation()
+    ))
+}
+
+/// Why a wait for peer `name` fails when it left the section, saying `why` (empty: it
+/// returned from its SPMD function).
+pub(crate) fn left_section(name: &str, why: &str) -> Error {
+    let why = if why.is_empty() { String::new() } else { format!(": {why}") };
+    Error::fatal(format!(
+        "{name} has left the section (returned from its SPMD function, failed, or called sync a different number of \
+         times){why}"
+    ))
 }
 
 /// The first error of a sync, tagged with the node that found it (the lowest wins, so
@@ -228,7 +284,7 @@ pub(crate) fn meta_exchange<C: Channel>(
         incoming
     };
     let mut incoming;
-    let flags = match ch.meta_algo() {
+    let flags = match ch.layout().meta {
         MetaAlgo::Direct => {
             for d in (0..n).filter(|&d| d != me) {
                 send(ch, d, &out[d], Kind::Meta, &[any as u8]);
@@ -279,15 +335,14 @@ pub(crate) fn meta_exchange<C: Channel>(
 /// requests, and whether anybody communicates in this sync at all.
 pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u32], any: bool) -> Result<(Vec<usize>, bool)> {
     let (me, n) = (ch.me(), ch.n());
-    let v = ch.perm()[me];
+    let v = ch.layout().perm[me];
     let mut blocks: Vec<(u32, u32, u32)> =
         (0..n).filter(|&d| d != me && counts[d] > 0).map(|d| (me as u32, d as u32, counts[d])).collect();
     let mut flag = any;
     for r in 0..rounds(n) {
         let dist = 1usize << r;
-        let to = ch.inv()[(v + dist) % n];
-        let from = ch.inv()[(v + n - dist % n) % n];
-        let perm = ch.perm();
+        let (to, from) = ch.layout().partners(dist);
+        let perm = &ch.layout().perm;
         let (send, keep): (Vec<_>, Vec<_>) =
             blocks.into_iter().partition(|b| ((perm[b.1 as usize] + n - v) % n) & dist != 0);
         let mut body = Vec::with_capacity(5 + 12 * send.len());
@@ -359,12 +414,9 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
 /// Dissemination barrier over all nodes; carries the error found by the lowest node
 /// and returns it.
 pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kind, mut found: Found) -> Result<Found> {
-    let (me, n) = (ch.me(), ch.n());
-    let v = ch.perm()[me];
+    let n = ch.n();
     for r in 0..rounds(n) {
-        let dist = 1usize << r;
-        let to = ch.inv()[(v + dist) % n];
-        let from = ch.inv()[(v + n - dist % n) % n];
+        let (to, from) = ch.layout().partners(1usize << r);
         let mut body = Vec::new();
         match &found {
             None => body.u8(0),

@@ -1,27 +1,10 @@
-//! One sync over the mesh, in the paper's four phases of the sync driver
-//! ([`crate::phases::driver`]; this file supplies how the data moves), for the group of
-//! LPF processes living in this OS process (one for the TCP engine, k threads for the
-//! hybrid one):
-//!
-//! 1. **Meta-data exchange.** Direct: one `Meta` frame to every other process,
-//!    carrying the request headers for it (puts with payloads up to
-//!    [`INLINE_MAX`] coalesced, get requests) and whether this process communicates at
-//!    all; large payloads follow raw. Bruck: ceil(log2 n) rounds of count blocks tell
-//!    each process whom to expect, then the request headers go in `Hdrs` frames to the
-//!    processes actually addressed. Either way every process has heard from
-//!    every other (directly or transitively) before anything is written, so a process
-//!    that left fails the sync with nothing written; and if nobody communicates the
-//!    sync ends here.
-//! 2. **Write-conflict resolution** at the destination: every write into this
-//!    process's memory (incoming puts, puts among its own threads, its own gets) is
-//!    put in one order, and each keeps only the bytes no later write covers. The
-//!    surviving pieces are disjoint, so they can be filled in any order - straight from
-//!    the socket into user memory - and the result is that serialisation. Remote bounds
-//!    and the incoming message count are checked here; a bad request writes nothing.
-//! 3. **Data exchange**: raw payloads into their pieces, gets served from memory with
-//!    vectored writes, replies into their pieces.
-//! 4. **Final barrier** (dissemination, ceil(log2 n) rounds) carrying the first error,
-//!    so an error anywhere fails the sync everywhere with the same message.
+//! How data moves in a sync over the TCP mesh (the phases are the sync driver's,
+//! [`crate::phases::driver`]; docs/tcp.md): large put payloads follow the frame that
+//! announces them raw, and are read from the socket straight into their surviving
+//! pieces (disjoint, so any order of arrival gives the plan's serialisation); gets are
+//! served from memory with vectored writes, the replies read into their pieces; the
+//! sync ends with the dissemination barrier carrying the first error, so an error
+//! anywhere fails the sync everywhere with the same message.
 
 use super::mesh::{Mesh, Seg};
 use crate::engine::Superstep;

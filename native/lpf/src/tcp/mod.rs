@@ -396,16 +396,6 @@ impl Drop for TcpInit {
     }
 }
 
-/// The barrier at the end of a section: a process that returned while others still
-/// sync (or rehook) fails too, as they do ("out of step" here or "has left the
-/// section" there).
-fn end_barrier(mesh: &mut Mesh, section: u32, step: u64) -> Result<()> {
-    match crate::phases::barrier(mesh, section, step, Kind::End, None)? {
-        None => Ok(()),
-        Some((_, msg)) => Err(Error::fatal(msg)),
-    }
-}
-
 /// One section of the mesh as the network between OS processes (of the `tcp` engine's
 /// [`NetEngine`] or of the hybrid engine).
 struct TcpSection {
@@ -421,7 +411,7 @@ impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
         let mut m = lock(mesh);
-        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
+        TcpSection { section: m.sections.open(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
     }
 }
 
@@ -445,14 +435,12 @@ impl crate::hybrid::Network for TcpSection {
         crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
     }
-    /// A group that returned early must fail like the groups still syncing: see
-    /// [`end_barrier`].
-    fn needs_finish(&self) -> bool {
-        true
-    }
+    /// The barrier at the end of a section: a process that returned while others still
+    /// sync (or rehook) fails too, as they do ("out of step" here or "has left the
+    /// section" there). Nobody carries an error into it.
     fn finish(&mut self) -> Result<()> {
         self.step += 1;
-        end_barrier(&mut lock(&self.mesh), self.section, self.step)
+        crate::phases::barrier(&mut *lock(&self.mesh), self.section, self.step, Kind::End, None).map(drop)
     }
     fn leave(&mut self, why: &str) {
         lock(&self.mesh).leave(self.section, why);
