@@ -15,7 +15,7 @@
 use crate::context::{run_process, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
-pub(crate) use crate::network::Network;
+use crate::network::Network;
 use crate::register::Register;
 use crate::shm::barrier::{Barrier, Outcome};
 use crate::types::{Args, Pid, SyncAttr};

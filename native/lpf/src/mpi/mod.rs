@@ -37,7 +37,7 @@ use crate::engine::Superstep;
 use crate::network::{NetEngine, Network};
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
-use crate::phases::{barrier, Channel, MetaAlgo};
+use crate::phases::{barrier, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
 use crate::wire::Kind;
@@ -515,7 +515,7 @@ impl Section {
             let mut n = lock(&node);
             let section = n.ch.sections.open();
             let data = ffi::dup(n.comm)?;
-            (section, data, n.ch.layout.me, n.ch.offsets().to_vec())
+            (section, data, n.ch.layout.me, n.ch.layout.offsets.to_vec())
         };
         let os = match kind {
             MpiEngineKind::Msg => None,

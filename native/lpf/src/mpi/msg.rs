@@ -142,14 +142,14 @@ impl Transport<MpiChannel> for MpiMessages {
         for r in &o.raw {
             // SAFETY: checked against its registration when queued; unchanged until
             // the sync returns.
-            unsafe { self.send(r.src, r.size, d, ch.n())? };
+            unsafe { self.send(r.src, r.size, d, ch.layout.n)? };
         }
         Ok(())
     }
 
     fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
         self.st.mark(0);
-        let n = ch.n();
+        let n = ch.layout.n;
         let SyncId { section, step } = x.id;
         // Receives of the large puts: in place if the piece survives whole.
         for src in x.peers() {
@@ -277,5 +277,29 @@ impl Transport<MpiChannel> for MpiMessages {
         let r = ch.end_sync(id, found);
         self.st.mark(4);
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_payload_in_order_one_message_even_for_no_bytes() {
+        for len in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 5] {
+            let v: Vec<(usize, usize)> = chunks(len).collect();
+            assert!(v.iter().all(|&(_, c)| c <= CHUNK) && v.len() == len.div_ceil(CHUNK).max(1), "len {len}");
+            assert!(v.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0) && v[0].0 == 0, "len {len}");
+            assert_eq!(v.iter().map(|c| c.1).sum::<usize>(), len);
+        }
+    }
+
+    #[test]
+    fn data_tags_tell_neighbouring_syncs_apart_and_stay_below_the_bound() {
+        let tag = |step, k, ub| DataTag { step, k }.mpi(ub);
+        assert!(tag(7, 3, i32::MAX) != tag(8, 3, i32::MAX) && tag(7, 3, i32::MAX) != tag(7, 4, i32::MAX));
+        for k in [0, 1, 32767, 32768, 1 << 20, u32::MAX] {
+            assert!((0..=32767).contains(&tag(7, k, 32767)) && tag(1023, k, i32::MAX) >= 0, "k {k}");
+        }
     }
 }

@@ -134,7 +134,7 @@ pub(crate) fn activate(
             words.extend_from_slice(&keys);
         }
     }
-    let offsets = ch.offsets().to_vec();
+    let offsets = ch.layout.offsets.to_vec();
     let nprocs = offsets[ch.layout.n] as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
@@ -285,12 +285,10 @@ impl Transport<MpiChannel> for OneSidedState {
             note(&mut x.plan.found, me, e);
         }
 
-        // ---- Completion notices instead of a barrier: each origin tells the
-        // destinations it wrote to or read from that its operations are complete; each
-        // destination waits for those it answered with a plan, then (in `complete`)
-        // makes the arrivals visible. Errors are not agreed here (as for mpimsg): an
-        // error found here fails this process, which leaves saying why. (With agreement
-        // on errors the final barrier of `end_sync` does both.) ----
+        // ---- Completion notices instead of a barrier (unless errors are agreed: then
+        // `end_sync`'s barrier does both): each origin tells the destinations it touched;
+        // each destination waits for those it answered, then (`complete`) makes the
+        // arrivals visible. An error found here fails this process only (as mpimsg). ----
         if !ch.agree_errors {
             for d in x.peers().filter(|&d| touches(d)) {
                 ch.post(d, Kind::Barrier, 0, section, step, &[], 0);

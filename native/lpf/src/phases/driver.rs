@@ -1,22 +1,12 @@
 //! The sync of every network engine (TCP, MPI message passing, MPI one-sided, RDMA;
-//! alone or under the hybrid engine), as one sequence of named phases over a
-//! [`Transport`], which supplies only how data moves:
-//!
-//! 1. [`exchange_meta`]: every node learns the requests addressed to it (the request
-//!    headers and small put payloads travel in control messages; a transport may send
-//!    the payloads of large puts along, [`Transport::send_payloads`]). If nobody
-//!    communicates, the sync ends here.
-//! 2. [`resolve_conflicts`]: the checks at the destination and the write-conflict
-//!    resolution ([`super::conflict`]); the writes whose bytes are here already are
-//!    done. When every byte to write is here already ([`all_inline`]) there is no plan
-//!    and no data exchange.
-//! 3. Data exchange: the transport's ([`Transport::exchange`]), following the plan.
-//! 4. Completion: the transport's ([`Transport::complete`]): the final barrier that
-//!    agrees on the first error (TCP), or that error for this node only (MPI; see
-//!    docs/mpi.md, "Errors").
-//!
-//! The buffers of the requests and of the plan are kept from one sync to the next in
-//! the channel's [`Pools`], for every transport.
+//! alone or under the hybrid engine) as one sequence of named phases over a
+//! [`Transport`], which supplies only how data moves: 1. [`exchange_meta`] (the
+//! transport may send large put payloads along, [`Transport::send_payloads`]; if nobody
+//! communicates, the sync ends there); 2. [`resolve_conflicts`] ([`super::conflict`];
+//! no plan and no phase 3 when every byte to write is here already, [`all_inline`]);
+//! 3. [`Transport::exchange`]; 4. [`Transport::complete`] (TCP: the barrier agreeing
+//! on the first error; MPI: that error for this node only, docs/mpi.md "Errors"). The
+//! buffers of the requests and of the plan are kept for the next sync in [`Pools`].
 
 use super::conflict::{all_inline, apply_inline, plan_reusing, Locals, Plan, PlanBuffers};
 use super::requests::{Built, Incoming, InGet, Outgoing};
@@ -116,8 +106,8 @@ pub(crate) fn sync<C: Pooled, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId
 }
 
 fn phases<C: Pooled, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
-    let me = ch.me();
-    let loc = Locals { steps, base: ch.offsets()[me], me };
+    let me = ch.layout().me;
+    let loc = Locals { steps, base: ch.layout().offsets[me], me };
     let Some(incoming) = exchange_meta(ch, t, id, built)? else { return Ok(()) };
     if all_inline(&incoming, &built.local, &built.out) {
         // Every byte to write is here: no plan, no data exchange.

@@ -113,25 +113,19 @@ impl Layout {
 
 /// The sections (hooks and rehooks) a node has seen: numbered from 1 in the order they
 /// start, the same on every node; the messages of one that ended here are of no use.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) struct Sections {
-    next: u32,
+    /// The last section started.
+    last: u32,
     open: Vec<u32>,
-}
-
-impl Default for Sections {
-    fn default() -> Sections {
-        Sections { next: 1, open: Vec::new() }
-    }
 }
 
 impl Sections {
     /// Starts a section.
     pub fn open(&mut self) -> u32 {
-        let s = self.next;
-        self.next += 1;
-        self.open.push(s);
-        s
+        self.last += 1;
+        self.open.push(self.last);
+        self.last
     }
     /// Ends `section` here.
     pub fn close(&mut self, section: u32) {
@@ -139,7 +133,7 @@ impl Sections {
     }
     /// Whether messages of `section` are of no use any more: it ended here.
     pub fn is_stale(&self, section: u32) -> bool {
-        section < self.next && !self.open.contains(&section)
+        section <= self.last && !self.open.contains(&section)
     }
 }
 
@@ -150,17 +144,6 @@ impl Sections {
 pub(crate) trait Channel {
     /// Where the job's LPF processes live, as this node sees it.
     fn layout(&self) -> &Layout;
-    /// This node's index, and the number of nodes.
-    fn me(&self) -> usize {
-        self.layout().me
-    }
-    fn n(&self) -> usize {
-        self.layout().n
-    }
-    /// Node i holds global pids `offsets()[i]..offsets()[i + 1]`.
-    fn offsets(&self) -> &[Pid] {
-        &self.layout().offsets
-    }
     /// Queues a message for node `to`; `raw` announces payload bytes that the
     /// transport sends besides it (0 for none).
     #[allow(clippy::too_many_arguments)]
@@ -269,7 +252,7 @@ pub(crate) fn meta_exchange<C: Channel>(
     any: bool,
     send: &mut SendRequests<'_, C>,
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
-    let (me, n) = (ch.me(), ch.n());
+    let (me, n) = (ch.layout().me, ch.layout().n);
     // Taken after this node's messages left (the channel may tidy the table of the
     // last sync then, off the path from arrival to the next send).
     let table = |ch: &mut C| {
@@ -334,7 +317,7 @@ pub(crate) fn meta_exchange<C: Channel>(
 /// Randomised Bruck exchange of the message counts: returns the nodes that send us
 /// requests, and whether anybody communicates in this sync at all.
 pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u32], any: bool) -> Result<(Vec<usize>, bool)> {
-    let (me, n) = (ch.me(), ch.n());
+    let (me, n) = (ch.layout().me, ch.layout().n);
     let v = ch.layout().perm[me];
     let mut blocks: Vec<(u32, u32, u32)> =
         (0..n).filter(|&d| d != me && counts[d] > 0).map(|d| (me as u32, d as u32, counts[d])).collect();
@@ -375,8 +358,8 @@ pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u
 /// Allgather over all nodes: `mine` holds this node's LPF processes' values, `len`
 /// each; process q's land at `all[q * len..][..len]`.
 pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-    let (me, n) = (ch.me(), ch.n());
-    let offsets = ch.offsets().to_vec();
+    let (me, n) = (ch.layout().me, ch.layout().n);
+    let offsets = ch.layout().offsets.to_vec();
     let base = offsets[me] as usize;
     all[base * len..base * len + mine.len()].copy_from_slice(mine);
     let mut body = Vec::with_capacity(8 + 8 * mine.len());
@@ -414,7 +397,7 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
 /// Dissemination barrier over all nodes; carries the error found by the lowest node
 /// and returns it.
 pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kind, mut found: Found) -> Result<Found> {
-    let n = ch.n();
+    let n = ch.layout().n;
     for r in 0..rounds(n) {
         let (to, from) = ch.layout().partners(1usize << r);
         let mut body = Vec::new();
@@ -557,6 +540,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// In every round of the dissemination pattern, the node a node sends to hears from
+    /// it (else Bruck and the barrier would wait for a message nobody sends).
+    #[test]
+    fn partners_are_mutual_in_every_round() {
+        for n in 1..=9usize {
+            let offsets: Vec<Pid> = (0..=n as Pid).collect();
+            let layouts: Vec<Layout> = (0..n).map(|me| Layout::new(me, offsets.clone(), 42 + n as u64, MetaAlgo::Direct)).collect();
+            for r in 0..rounds(n) {
+                for (me, l) in layouts.iter().enumerate() {
+                    let (to, _) = l.partners(1 << r);
+                    assert_eq!(layouts[to].partners(1 << r).1, me, "n {n}, round {r}, node {me}");
+                }
+            }
+        }
+    }
+
+    /// A section's messages are dropped once it ended here, never before it started.
+    #[test]
+    fn sections_are_stale_once_closed_only() {
+        let mut s = Sections::default();
+        let (a, b) = (s.open(), s.open());
+        assert!(a != b && !s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
+        s.close(a);
+        assert!(s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
     }
 
     /// The direct exchange through `meta_exchange`: with no requests anywhere, the

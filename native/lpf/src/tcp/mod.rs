@@ -415,7 +415,7 @@ impl TcpSection {
     }
 }
 
-impl crate::hybrid::Network for TcpSection {
+impl crate::network::Network for TcpSection {
     fn offsets(&self) -> &[Pid] {
         &self.offsets
     }
@@ -430,7 +430,7 @@ impl crate::hybrid::Network for TcpSection {
         self.step = step;
         crate::phases::allgather(&mut *lock(&self.mesh), self.section, step, mine, len, all)
     }
-    fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::hybrid::Network>> {
+    fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::network::Network>> {
         self.step = step;
         crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
