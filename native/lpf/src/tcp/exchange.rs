@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::phases::conflict::Write;
 use crate::phases::driver::{self, Exchange, SyncId, Transport};
 use crate::phases::requests::Outgoing;
-use crate::phases::{final_barrier, Found};
+use crate::phases::{final_barrier, Channel, Found};
 use crate::wire::{Kind, INLINE_MAX};
 
 /// The raw segments for a write of `w`, whose surviving pieces are `pieces`, when its
@@ -91,7 +91,7 @@ impl Transport<Mesh> for TcpStreams {
                     raw += g.size as u64;
                 }
             });
-            mesh.send(s, Kind::GetReply, 0, section, step, &status, raw);
+            mesh.post(s, Kind::GetReply, 0, section, step, &status, raw);
             let mut small: Vec<u8> = Vec::new();
             for (p, len) in parts {
                 if len == 0 {

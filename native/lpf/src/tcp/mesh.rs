@@ -427,19 +427,6 @@ impl Mesh {
         self.links[i].as_ref().expect("no link to self")
     }
 
-    /// Queues a frame for process `to`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn send(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        let link = self.links[to].as_mut().expect("no link to self");
-        if link.dead.is_some() {
-            return;
-        }
-        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
-        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
-        v.extend_from_slice(body);
-        link.out.push_back(Out::Owned(v, 0));
-    }
-
     /// Queues bytes the caller owns, after the last frame (raw data).
     pub fn send_owned(&mut self, to: usize, bytes: Vec<u8>) {
         let link = self.links[to].as_mut().expect("no link to self");
@@ -644,8 +631,16 @@ impl Channel for Mesh {
     fn layout(&self) -> &Layout {
         &self.layout
     }
+    /// Queues a frame for process `to`.
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        self.send(to, kind, round, section, step, body, raw);
+        let link = self.links[to].as_mut().expect("no link to self");
+        if link.dead.is_some() {
+            return;
+        }
+        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
+        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
+        v.extend_from_slice(body);
+        link.out.push_back(Out::Owned(v, 0));
     }
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;
