@@ -36,6 +36,7 @@ pub mod hybrid;
 pub mod machine;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub(crate) mod network;
 pub(crate) mod phases;
 pub mod queue;
 pub mod register;

@@ -15,6 +15,7 @@
 use crate::context::{run_process, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
+use crate::network::Network;
 use crate::register::Register;
 use crate::shm::barrier::{Barrier, Outcome};
 use crate::types::{Args, Pid, SyncAttr};
@@ -25,49 +26,9 @@ use std::sync::{Arc, Mutex};
 /// Engine name for `LPF_ENGINE` and probe tables.
 pub const ENGINE_NAME: &str = "hybrid";
 
-/// One section of the network between the OS processes of a hybrid job, as the group
-/// of threads of one OS process uses it; only one thread calls it at a time (thread 0
-/// inside a collective operation, or the first thread to leave). `step` numbers the
-/// collective operations of the section, the same on every OS process.
-pub(crate) trait Network: Send {
-    /// Which global pids each OS process holds: `offsets()[i]..offsets()[i + 1]`.
-    fn offsets(&self) -> &[Pid];
-    /// This OS process's index.
-    fn me(&self) -> usize;
-    /// The sync of this OS process's LPF processes `steps` (global pids
-    /// `offsets()[me()]..`), with everyone else's.
-    fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()>;
-    /// Allgather: `mine` holds `len` values per LPF process of this OS process; process
-    /// q's land at `all[q * len..][..len]`.
-    fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()>;
-    /// The activation point of the global slots registered in this superstep (see
-    /// [`Engine::activate`]), with the register of each LPF process of this OS process.
-    fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-        let _ = registers;
-        self.allgather(step, mine, len, all)
-    }
-    /// `rehook`: a barrier over the section, then the next section (the same on every
-    /// OS process, which all get here).
-    fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>>;
-    /// Whether the end of a section needs [`Network::finish`]: networks whose syncs do
-    /// not fail everywhere together (MPI) learn there of a failure after a sync.
-    fn needs_finish(&self) -> bool {
-        false
-    }
-    /// Every thread of the group returned from its SPMD function without failing (see
-    /// [`Engine::finish`]): waits for the other OS processes, fails if one failed.
-    fn finish(&mut self) -> Result<()> {
-        Ok(())
-    }
-    /// This OS process's group leaves the section: the others are told `why`.
-    fn leave(&mut self, why: &str);
-}
-
 /// What the threads of one OS process share in one section.
 struct Group {
     net: Mutex<Box<dyn Network>>,
-    /// [`Network::needs_finish`].
-    finish: bool,
     base: Pid,
     nprocs: Pid,
     /// The global pids of each OS process (its threads share memory).
@@ -130,10 +91,8 @@ impl Group {
             let nodes = o.windows(2).map(|w| w[0]..w[1]).collect();
             (o[me], o[me + 1] - o[me], o[o.len() - 1], nodes)
         };
-        let finish = net.needs_finish();
         Arc::new(Group {
             net: Mutex::new(net),
-            finish,
             base,
             nprocs,
             nodes,
@@ -232,12 +191,7 @@ impl HybridEngine {
                 Op::Finish => "the end of the section",
                 _ => "sync",
             };
-            let e = Error::fatal(format!("{what} on process {}: {}", self.pid(), e.message()));
-            let mut f = relock(&g.failure);
-            if f.is_empty() {
-                *f = e.message().to_string();
-            }
-            e
+            crate::network::failed(what, self.pid(), e, &mut relock(&g.failure))
         })
     }
 }
@@ -276,13 +230,9 @@ impl Engine for HybridEngine {
         self.gather(Some(register), mine, all)
     }
 
-    /// On a network that needs it, the group's threads meet and thread 0 waits for the
-    /// other OS processes ([`Network::finish`]); a sibling that failed or is still
-    /// syncing makes it fail.
+    /// The group's threads meet and thread 0 waits for the other OS processes
+    /// ([`Network::finish`]); a sibling that failed or is still syncing makes it fail.
     fn finish(&mut self) -> Result<()> {
-        if !self.group.finish {
-            return Ok(());
-        }
         self.collective(Op::Finish, |g, _| relock(&g.net).finish())
     }
 

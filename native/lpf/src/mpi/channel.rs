@@ -22,11 +22,10 @@
 //! core the awaited rank needs), unless MPI's idle poll yields already.
 
 use super::ffi::{self, Comm};
-use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{Plan, PlanBuffers};
-use crate::phases::requests::{Built, Incoming};
-use crate::phases::{final_barrier, Channel, Found, Layout, MetaAlgo};
+use crate::phases::driver::{Pooled, Pools, SyncId};
+use crate::phases::requests::Incoming;
+use crate::phases::{final_barrier, left_section, out_of_step, Channel, Found, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use std::collections::VecDeque;
@@ -125,8 +124,8 @@ pub(crate) struct MpiChannel {
     /// Buffers of completed sends, reused for the next ones (no allocation per
     /// control message once the pool is warm).
     spare: Vec<Vec<u8>>,
-    next_section: u32,
-    open: Vec<u32>,
+    /// Hooks and rehooks, in the same order everywhere.
+    pub sections: Sections,
     spin: Duration,
     /// Whether an unsuccessful poll of MPI already yields the core (Open MPI's
     /// `mpi_yield_when_idle`, on by default on an oversubscribed node): then a waiting
@@ -142,11 +141,10 @@ pub(crate) struct MpiChannel {
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
-    /// Buffers of a sync kept for the next one: its requests (`msg::sync`), its
-    /// write plan, the parsed requests of peers and the bodies of their messages, so
+    /// Buffers of a sync kept for the next one: its requests and write plan (the
+    /// driver's), the parsed requests of peers and the bodies of their messages, so
     /// that a node that syncs often allocates little once warm.
-    built: Option<Built>,
-    pub plan_buffers: Option<PlanBuffers>,
+    pools: Pools,
     incomings: Vec<Incoming>,
     bodies: Vec<Vec<u8>>,
     table: Vec<Option<Incoming>>,
@@ -189,16 +187,14 @@ impl MpiChannel {
             sending_bufs: Vec::new(),
             large_in_flight: false,
             spare: Vec::new(),
-            next_section: 1,
-            open: Vec::new(),
+            sections: Sections::default(),
             spin,
             mpi_yields,
             agree_errors: false,
             body_chunk: ffi::CHUNK,
             node_ranks,
             cores,
-            built: None,
-            plan_buffers: None,
+            pools: Pools::default(),
             incomings: Vec::new(),
             bodies: Vec::new(),
             table: Vec::new(),
@@ -226,18 +222,6 @@ impl MpiChannel {
             // peer will not hear from us and fails by the same rules as for a left one.
             Err(e) => eprintln!("lpf: {e}"),
         }
-    }
-
-    /// Runs `sync` over the requests of `steps`, built into the buffers of the last
-    /// sync's (kept for the next).
-    pub fn with_requests<R>(&mut self, steps: &[&Superstep<'_>], sync: impl FnOnce(&mut MpiChannel, &Built) -> R) -> R {
-        // Out of the channel while `sync` borrows it; an Option, so that nothing is
-        // built in its place and dropped after.
-        let mut built = self.built.take().unwrap_or_default();
-        built.rebuild(steps, &self.layout);
-        let r = sync(self, &built);
-        self.built = Some(built);
-        r
     }
 
     fn post_message_receive(&mut self, q: usize) -> Result<()> {
@@ -303,17 +287,6 @@ impl MpiChannel {
         }
     }
 
-    /// Starts a section (hook or rehook); sections start in the same order everywhere.
-    pub fn open_section(&mut self) -> u32 {
-        let s = self.next_section;
-        self.next_section += 1;
-        self.open.push(s);
-        s
-    }
-
-    fn is_stale(&self, section: u32) -> bool {
-        section < self.next_section && !self.open.contains(&section)
-    }
 
     /// Tells the others that this process leaves `section`, and why (empty: it
     /// finished).
@@ -326,10 +299,10 @@ impl MpiChannel {
 
     /// Ends `section` here: what of it arrives later is dropped.
     fn close_section(&mut self, section: u32) {
-        self.open.retain(|&s| s != section);
-        let (next, open) = (self.next_section, &self.open);
+        self.sections.close(section);
+        let sections = &self.sections;
         for inbox in &mut self.inbox {
-            inbox.retain(|f| f.h.section >= next || open.contains(&f.h.section));
+            inbox.retain(|f| !sections.is_stale(f.h.section));
         }
         for left in &mut self.left {
             left.retain(|(s, _)| *s != section);
@@ -442,21 +415,12 @@ impl MpiChannel {
         Ok(())
     }
 
-    /// The end of a sync that got this far: keeps its buffers for the next one and
-    /// says how it ended. By default an error found here fails this process only (see
-    /// docs/mpi.md, "Errors"); with `agree_errors`, the final barrier carries the
-    /// first error found anywhere and the sync fails everywhere.
-    pub fn finish_sync(&mut self, incoming: Vec<Option<Incoming>>, mut plan: Plan, section: u32, step: u64) -> Result<()> {
-        let found = plan.found.take();
-        self.plan_buffers = Some(plan.into_buffers());
-        self.finish_sync_found(incoming, found, section, step)
-    }
-
-    /// [`MpiChannel::finish_sync`] of a sync that needed no plan (`conflict::apply_inline`).
-    pub fn finish_sync_found(&mut self, incoming: Vec<Option<Incoming>>, found: Found, section: u32, step: u64) -> Result<()> {
-        self.recycle_table(incoming);
+    /// The end of a sync that exchanged requests. By default an error found here fails
+    /// this process only (see docs/mpi.md, "Errors"); with `agree_errors`, the final
+    /// barrier carries the first error found anywhere and the sync fails everywhere.
+    pub fn end_sync(&mut self, id: SyncId, found: Found) -> Result<()> {
         if self.agree_errors {
-            return final_barrier(self, section, step, found);
+            return final_barrier(self, id.section, id.step, found);
         }
         found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)))
     }
@@ -473,7 +437,7 @@ impl MpiChannel {
     }
 
     fn deliver(&mut self, q: usize, h: Header, body: Vec<u8>) {
-        if self.is_stale(h.section) {
+        if self.sections.is_stale(h.section) {
             return;
         }
         if h.kind == Kind::Leave {
@@ -504,21 +468,10 @@ impl MpiChannel {
             return Ok(());
         }
         if let Some(f) = self.inbox[from].iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            return Err(Error::fatal(format!(
-                "{} is out of step: it is in {} while this process is in {} (register_global, sync and \
-                 rehook are collective: every process calls them in the same order)",
-                self.name_of_rank(from),
-                f.h.kind.operation(),
-                kind.operation()
-            )));
+            return Err(out_of_step(&self.name_of_rank(from), f.h.kind, kind));
         }
         if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == section) {
-            let why = if why.is_empty() { String::new() } else { format!(": {why}") };
-            return Err(Error::fatal(format!(
-                "{} has left the section (returned from its SPMD function, failed, or called sync a \
-                 different number of times){why}",
-                self.name_of_rank(from)
-            )));
+            return Err(left_section(&self.name_of_rank(from), why));
         }
         Ok(())
     }
@@ -605,6 +558,12 @@ impl MpiChannel {
             ffi::cancel(&mut self.recv[q]);
             ffi::request_free(&mut self.persistent[q]);
         }
+    }
+}
+
+impl Pooled for MpiChannel {
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
     }
 }
 

@@ -33,12 +33,13 @@ pub(crate) mod onesided;
 mod rma;
 
 use crate::context::{run_process, Spmd};
-use crate::engine::{Engine, Superstep};
-use crate::hybrid::Network;
+use crate::engine::Superstep;
+use crate::network::{NetEngine, Network};
 use crate::error::{Error, Result};
-use crate::phases::{barrier, Channel, MetaAlgo};
+use crate::phases::driver::SyncId;
+use crate::phases::{barrier, MetaAlgo};
 use crate::register::Register;
-use crate::types::{Args, Pid, SyncAttr};
+use crate::types::{Args, Pid};
 use crate::wire::Kind;
 use channel::MpiChannel;
 use ffi::Comm;
@@ -347,9 +348,7 @@ impl MpiInit {
         if self.hybrid {
             return crate::hybrid::hook(Box::new(section), spmd, args);
         }
-        let pid = self.rank as Pid;
-        let engine = MpiEngine { sec: section, step: 0, pid, nprocs: self.size as Pid, failure: String::new() };
-        run_process(Box::new(engine), 1, spmd, args)
+        run_process(Box::new(NetEngine::new(Box::new(section), self.kind.name())), 1, spmd, args)
     }
 
     /// How many LPF processes each rank of [`MpiInit::split`]`(p)` runs: ranks `0..p`
@@ -493,9 +492,9 @@ impl Drop for MpiInit {
 }
 
 /// One section of an init (hook or rehook): its number, its own communicator (data
-/// messages and windows), the one-sided state of `mpirma`/`ibverbs`. A process of an
-/// MPI engine ([`MpiEngine`]) runs on one; on the hybrid engine the threads of a rank
-/// share one, as their [`Network`].
+/// messages and windows), the one-sided state of `mpirma`/`ibverbs`: the [`Network`]
+/// of a process of an MPI engine ([`NetEngine`]), or of the threads of a rank on the
+/// hybrid engine.
 struct Section {
     node: Arc<Mutex<Node>>,
     kind: MpiEngineKind,
@@ -514,9 +513,9 @@ impl Section {
     fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<Section> {
         let (section, data, me, offsets) = {
             let mut n = lock(&node);
-            let section = n.ch.open_section();
+            let section = n.ch.sections.open();
             let data = ffi::dup(n.comm)?;
-            (section, data, n.ch.layout.me, n.ch.offsets().to_vec())
+            (section, data, n.ch.layout.me, n.ch.layout.offsets.to_vec())
         };
         let os = match kind {
             MpiEngineKind::Msg => None,
@@ -547,8 +546,8 @@ impl Network for Section {
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
         let mut node = lock(&self.node);
         match &mut self.os {
-            None => msg::sync(&mut node.ch, self.data, self.tag_ub, self.section, step, steps),
-            Some(os) => onesided::sync(&mut node.ch, os, self.section, step, steps),
+            None => msg::sync(&mut node.ch, self.data, self.tag_ub, SyncId { section: self.section, step }, steps),
+            Some(os) => onesided::sync(&mut node.ch, os, SyncId { section: self.section, step }, steps),
         }
     }
 
@@ -567,16 +566,13 @@ impl Network for Section {
 
     /// The syncs do not agree on errors (a destination that rejects a request fails
     /// alone): the end of a section waits for every rank ([`MpiChannel::finish`]).
-    fn needs_finish(&self) -> bool {
-        true
-    }
-
     fn finish(&mut self) -> Result<()> {
         self.finished = true;
         lock(&self.node).ch.finish(self.section)
     }
 
     fn leave(&mut self, why: &str) {
+        prof::report(self.offsets[self.me] as usize);
         let mut node = lock(&self.node);
         if !self.finished {
             node.ch.leave(self.section, why);
@@ -588,73 +584,6 @@ impl Network for Section {
         if ffi::is_active() {
             ffi::free(&mut self.data);
         }
-    }
-}
-
-/// A process of a section on an MPI engine (one per rank).
-struct MpiEngine {
-    sec: Section,
-    step: u64,
-    pid: Pid,
-    nprocs: Pid,
-    failure: String,
-}
-
-impl MpiEngine {
-    fn fail(&mut self, what: &str, e: Error) -> Error {
-        let e = Error::fatal(format!("{what} on process {}: {}", self.pid, e.message()));
-        if self.failure.is_empty() {
-            self.failure = e.message().to_string();
-        }
-        e
-    }
-}
-
-impl Engine for MpiEngine {
-    fn name(&self) -> &'static str {
-        self.sec.kind.name()
-    }
-    fn pid(&self) -> Pid {
-        self.pid
-    }
-    fn nprocs(&self) -> Pid {
-        self.nprocs
-    }
-
-    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
-        self.step += 1;
-        let r = self.sec.sync(self.step, &[step]);
-        r.map_err(|e| self.fail("sync", e))
-    }
-
-    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        self.step += 1;
-        let r = self.sec.allgather(self.step, mine, mine.len(), all);
-        r.map_err(|e| self.fail("sync", e))
-    }
-
-    fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        self.step += 1;
-        let r = self.sec.activate(self.step, &[register], mine, mine.len(), all);
-        r.map_err(|e| self.fail("sync", e))
-    }
-
-    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
-        self.step += 1;
-        let r = self.sec.next(self.step);
-        let sec = r.map_err(|e| self.fail("rehook", e))?;
-        Ok(Box::new(MpiEngine { sec, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))
-    }
-
-    fn finish(&mut self) -> Result<()> {
-        let r = self.sec.finish();
-        r.map_err(|e| self.fail("the end of the section", e))
-    }
-
-    fn leave(&mut self) {
-        prof::report(self.pid as usize);
-        let why = self.failure.clone();
-        self.sec.leave(&why);
     }
 }
 

@@ -19,55 +19,78 @@
 
 use super::channel::MpiChannel;
 use super::ffi::{self, Comm, Request, CHUNK};
+use super::prof::Stamps;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{all_inline, apply_inline, plan_reusing, Locals};
-use crate::phases::requests::{Built, Outgoing};
-use crate::phases::{meta_exchange, note, Channel};
-use crate::types::Pid;
+use crate::phases::driver::{self, Exchange, SyncId, Transport};
+use crate::phases::requests::Outgoing;
+use crate::phases::{Channel, Found};
 use crate::wire::{Kind, INLINE_MAX};
 
-fn tag(step: u64, k: u32, ub: i32) -> i32 {
-    if ub >= (1 << 30) - 1 {
-        (((step & 0x3ff) << 20) as i32) | (k & 0xf_ffff) as i32
-    } else {
-        (k % (ub as u32 + 1)) as i32
+/// The tag of a data message: the k-th one between a pair of processes, in one
+/// direction, in the sync of `step`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DataTag {
+    step: u64,
+    k: u32,
+}
+
+impl DataTag {
+    /// The MPI tag (module doc), given the largest MPI allows (`MPI_TAG_UB`); below
+    /// 2^30 - 1 (at least 32767), `k mod (ub + 1)`.
+    fn mpi(self, ub: i32) -> i32 {
+        if ub >= (1 << 30) - 1 {
+            (((self.step & 0x3ff) << 20) as i32) | (self.k & 0xf_ffff) as i32
+        } else {
+            (self.k % (ub as u32 + 1)) as i32
+        }
     }
 }
 
-/// The message counter of peer `q` in `v` (sized to `n` peers on first use).
-fn counter(v: &mut Vec<u32>, n: usize, q: usize) -> &mut u32 {
-    if v.is_empty() {
-        v.resize(n, 0);
-    }
-    &mut v[q]
+/// The (offset, length) of the messages `len` bytes travel in: chunks of at most
+/// [`CHUNK`] bytes, and one message for no bytes.
+fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len.div_ceil(CHUNK).max(1)).map(move |i| (i * CHUNK, (len - i * CHUNK).min(CHUNK)))
 }
 
-fn chunks(len: usize) -> usize {
-    len.div_ceil(CHUNK).max(1)
-}
-
-/// Data messages of one sync.
-struct Data {
+/// How data moves on `mpimsg`: MPI messages on the section's data communicator, one
+/// sync's worth of them.
+pub(crate) struct MpiMessages {
     comm: Comm,
     step: u64,
     ub: i32,
     reqs: Vec<Request>,
     /// Receives into private buffers: (buffer, write index or None to discard).
     bounce: Vec<(Vec<u8>, Option<usize>)>,
+    /// Per peer: data messages sent to it / received from it so far in this sync
+    /// (allocated only when large data moves).
+    k_out: Vec<u32>,
+    k_in: Vec<u32>,
+    /// Whether large data moved (the profile's class).
+    large: bool,
+    st: Stamps,
 }
 
-impl Data {
+/// The next tag of the counter of peer `q` in `v` (sized to `n` peers on first use).
+fn next_tag(v: &mut Vec<u32>, n: usize, q: usize, step: u64) -> DataTag {
+    if v.is_empty() {
+        v.resize(n, 0);
+    }
+    let k = v[q];
+    v[q] += 1;
+    DataTag { step, k }
+}
+
+impl MpiMessages {
+    /// Sends `len` bytes at `ptr` to `to`.
+    ///
     /// # Safety
     /// `ptr..ptr + len` stays valid and unchanged until the sync returns (the sync
-    /// waits for all its requests on success; see `MpiEngine` for failure).
-    unsafe fn send(&mut self, ptr: *const u8, len: usize, to: usize, k: &mut u32) -> Result<()> {
-        let mut off = 0;
-        for _ in 0..chunks(len) {
-            let n = (len - off).min(CHUNK);
-            self.reqs.push(ffi::isend(ptr.add(off), n, to, tag(self.step, *k, self.ub), self.comm)?);
-            *k += 1;
-            off += n;
+    /// waits for all its requests on success; a failed sync fails its process).
+    unsafe fn send(&mut self, ptr: *const u8, len: usize, to: usize, n: usize) -> Result<()> {
+        for (off, c) in chunks(len) {
+            let tag = next_tag(&mut self.k_out, n, to, self.step).mpi(self.ub);
+            self.reqs.push(ffi::isend(ptr.add(off), c, to, tag, self.comm)?);
         }
         Ok(())
     }
@@ -77,7 +100,7 @@ impl Data {
     ///
     /// # Safety
     /// `dst..dst + len`, if given, stays valid and untouched until the sync returns.
-    unsafe fn recv(&mut self, dst: Option<*mut u8>, write: Option<usize>, len: usize, from: usize, k: &mut u32) -> Result<()> {
+    unsafe fn recv(&mut self, dst: Option<*mut u8>, write: Option<usize>, len: usize, from: usize, n: usize) -> Result<()> {
         let base = match dst {
             Some(p) => p,
             None => {
@@ -85,210 +108,198 @@ impl Data {
                 self.bounce.last_mut().unwrap().0.as_mut_ptr()
             }
         };
-        let mut off = 0;
-        for _ in 0..chunks(len) {
-            let n = (len - off).min(CHUNK);
-            self.reqs.push(ffi::irecv(base.add(off), n, from, tag(self.step, *k, self.ub), self.comm)?);
-            *k += 1;
-            off += n;
+        for (off, c) in chunks(len) {
+            let tag = next_tag(&mut self.k_in, n, from, self.step).mpi(self.ub);
+            self.reqs.push(ffi::irecv(base.add(off), c, from, tag, self.comm)?);
         }
         Ok(())
     }
 }
 
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`, one
-/// per rank on `mpimsg`, the rank's threads on the hybrid engine).
-pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    ch.with_requests(steps, |ch, built| run(ch, comm, ub, section, step, steps, built))
+/// per rank on `mpimsg`, the rank's threads on the hybrid engine): the driver's phases
+/// ([`crate::phases::driver`]) over [`MpiMessages`].
+pub(crate) fn sync(ch: &mut MpiChannel, comm: Comm, ub: i32, id: SyncId, steps: &[&Superstep<'_>]) -> Result<()> {
+    let mut t = MpiMessages {
+        comm,
+        step: id.step,
+        ub,
+        reqs: Vec::new(),
+        bounce: Vec::new(),
+        k_out: Vec::new(),
+        k_in: Vec::new(),
+        large: false,
+        st: Stamps::start(),
+    };
+    let r = driver::sync(ch, &mut t, id, steps);
+    t.st.done(t.large as usize);
+    r
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(ch: &mut MpiChannel, comm: Comm, ub: i32, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
-    let mut st = super::prof::Stamps::start();
-    let (me, n) = (ch.layout.me, ch.layout.n);
-    let base: Pid = ch.layout.offsets[me];
-    let out = &built.out;
-    st.mark(0);
-    let mut data = Data { comm, step, ub, reqs: Vec::new(), bounce: Vec::new() };
-    // Per peer: data messages sent to it / received from it so far in this sync
-    // (allocated only when large data moves).
-    let mut k_out: Vec<u32> = Vec::new();
-    let mut k_in: Vec<u32> = Vec::new();
-
-    // ---- Phase 1: meta-data; large payloads leave at once. ----
-    let mut failed: Option<Error> = None;
-    let mut send = |ch: &mut MpiChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-        let mut counts = [0u8; 8];
-        ch.post_parts(d, kind, 0, section, step, &o.parts(prefix, &mut counts), o.raw_len);
+impl Transport<MpiChannel> for MpiMessages {
+    /// Large payloads leave at once.
+    fn send_payloads(&mut self, ch: &mut MpiChannel, d: usize, o: &Outgoing) -> Result<()> {
         for r in &o.raw {
             // SAFETY: checked against its registration when queued; unchanged until
             // the sync returns.
-            if let Err(e) = unsafe { data.send(r.src, r.size, d, counter(&mut k_out, n, d)) } {
-                failed.get_or_insert(e);
-            }
+            unsafe { self.send(r.src, r.size, d, ch.layout.n)? };
         }
-    };
-    let r = meta_exchange(ch, section, step, out, built.any, &mut send);
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    let (incoming, global_any) = r?;
-    st.mark(1);
-    if !global_any {
-        st.done(0);
-        ch.recycle_table(incoming);
-        return Ok(());
+        Ok(())
     }
 
-    // ---- Phase 2: checks and conflict resolution (shared). ----
-    let loc = Locals { steps, base, me };
-    if all_inline(&incoming, &built.local, out) {
-        // Every byte to write is here: no plan, no data messages.
-        let found = apply_inline(&loc, &incoming, &built.local);
-        st.done(0);
-        return ch.finish_sync_found(incoming, found, section, step);
-    }
-    let (writes, pieces) = ch.plan_buffers.take().unwrap_or_default();
-    let mut plan = plan_reusing(&loc, &incoming, &built.local, out, writes, pieces);
-    plan.copy_local();
-    let whole = |plan: &crate::phases::conflict::Plan, i: usize| {
-        let w = &plan.writes[i];
-        let p = plan.pieces_of(i);
-        !plan.discard && p.len() == 1 && p[0] == (w.addr, w.addr + w.len)
-    };
-    for src in (0..n).filter(|&q| q != me) {
-        let Some(inc) = &incoming[src] else { continue };
-        for (k, p) in inc.raw_puts().enumerate() {
-            let i = plan.put_writes[src][k];
-            let dst = i.filter(|&i| whole(&plan, i)).map(|i| plan.writes[i].addr as *mut u8);
-            // SAFETY: `dst` is a checked, resolved piece of this process's memory.
-            unsafe { data.recv(dst, i.filter(|_| !plan.discard), p.size, src, counter(&mut k_in, n, src))? };
+    fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
+        self.st.mark(0);
+        let n = ch.layout.n;
+        let SyncId { section, step } = x.id;
+        // Receives of the large puts: in place if the piece survives whole.
+        for src in x.peers() {
+            let Some(inc) = &x.incoming[src] else { continue };
+            for (k, p) in inc.raw_puts().enumerate() {
+                let i = x.plan.put_writes[src][k];
+                let dst = i.filter(|&i| x.plan.whole(i)).map(|i| x.plan.writes[i].addr as *mut u8);
+                // SAFETY: `dst` is a checked, resolved piece of this process's memory.
+                unsafe { self.recv(dst, i.filter(|_| !x.plan.discard), p.size, src, n)? };
+            }
         }
-    }
+        self.st.mark(1);
 
-    st.mark(2);
-    // ---- Phase 3: serve the gets asked of us; ask for ours. ----
-    for q in (0..n).filter(|&q| q != me) {
-        let Some(inc) = &incoming[q] else { continue };
-        if inc.gets.is_empty() {
-            continue;
-        }
-        let mut body = Vec::with_capacity(inc.gets.len());
-        let mut large = Vec::new();
-        let mut small = Vec::new();
-        for g in &inc.gets {
-            let what = || format!("get by process {} from process {}", g.requester, g.src);
-            match loc.area_of(g.src, g.slot, g.off, g.size, &what) {
-                Ok(p) => {
-                    body.push(1u8);
-                    if g.size <= INLINE_MAX {
-                        // SAFETY: checked against the source registration just above.
-                        small.extend_from_slice(unsafe { std::slice::from_raw_parts(p, g.size) });
-                    } else {
-                        large.push((p as *const u8, g.size));
-                    }
-                }
-                Err(e) => {
-                    body.push(0u8);
-                    note(&mut plan.found, me, e);
-                }
-            }
-        }
-        body.extend_from_slice(&small);
-        ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
-        for (p, len) in large {
-            // SAFETY: checked above; unchanged until the sync returns.
-            unsafe { data.send(p, len, q, counter(&mut k_out, n, q))? };
-        }
-    }
-    let asked = out.iter().any(|o| !o.my_gets.is_empty());
-    if !asked && data.reqs.is_empty() {
-        // Nothing to wait for: no gets of ours, no large data.
-        st.mark(3);
-        st.mark(4);
-        st.mark(5);
-        st.done(0);
-        return ch.finish_sync(incoming, plan, section, step);
-    }
-    let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
-    replied[me] = true;
-    let mut error: Option<Error> = None;
-    ch.wait(|ch| {
-        for q in 0..n {
-            if replied[q] {
+        // Serve the gets asked of us: statuses and small data in one control message,
+        // large data as messages.
+        for q in x.peers() {
+            if x.incoming[q].as_ref().is_none_or(|inc| inc.gets.is_empty()) {
                 continue;
             }
-            let Some(pos) = ch_take(ch, q, section, step) else {
-                ch.check_peer(q, section, step, Kind::GetReply)?;
-                continue;
-            };
-            replied[q] = true;
-            let gets = &out[q].my_gets;
-            if pos.len() < gets.len() {
-                return Err(Error::fatal(format!("malformed get reply from process {q}")));
+            let mut body = Vec::new();
+            let mut large = Vec::new();
+            let mut small = Vec::new();
+            x.serve_gets(q, |g, at| {
+                body.push(at.is_some() as u8);
+                match at {
+                    // SAFETY: checked against the source registration by `serve_gets`.
+                    Some(p) if g.size <= INLINE_MAX => small.extend_from_slice(unsafe { std::slice::from_raw_parts(p, g.size) }),
+                    Some(p) => large.push((p, g.size)),
+                    None => {}
+                }
+            });
+            body.extend_from_slice(&small);
+            ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
+            for (p, len) in large {
+                // SAFETY: checked above; unchanged until the sync returns.
+                unsafe { self.send(p, len, q, n)? };
             }
-            let mut at = gets.len();
-            for (k, g) in gets.iter().enumerate() {
-                if pos[k] == 0 {
+        }
+        let out = x.out;
+        let asked = out.iter().any(|o| !o.my_gets.is_empty());
+        if !asked && self.reqs.is_empty() {
+            // Nothing to wait for: no gets of ours, no large data.
+            return Ok(());
+        }
+
+        // Ask for ours: each reply's small data is copied, its large data received.
+        let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
+        replied[x.loc.me] = true;
+        let plan = &*x.plan;
+        let mut error: Option<Error> = None;
+        ch.wait(|ch| {
+            for q in 0..n {
+                if replied[q] {
                     continue;
                 }
-                let i = plan.get_writes[q] + k;
-                if g.size <= INLINE_MAX {
-                    if at + g.size > pos.len() {
-                        return Err(Error::fatal(format!("malformed get reply from process {q}")));
+                let Some(pos) = ch.take_frame(q, section, Kind::GetReply, step, 0).map(|f| f.body) else {
+                    ch.check_peer(q, section, step, Kind::GetReply)?;
+                    continue;
+                };
+                replied[q] = true;
+                let gets = &out[q].my_gets;
+                if pos.len() < gets.len() {
+                    return Err(Error::fatal(format!("malformed get reply from process {q}")));
+                }
+                let mut at = gets.len();
+                for (k, g) in gets.iter().enumerate() {
+                    if pos[k] == 0 {
+                        continue;
                     }
-                    if !plan.discard {
-                        let w = &plan.writes[i];
-                        for &(a, b) in plan.pieces_of(i) {
-                            let from = &pos[at + (a - w.addr)..at + (b - w.addr)];
-                            // SAFETY: a resolved piece of one of our get destinations.
-                            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), a as *mut u8, b - a) };
+                    let i = plan.get_writes[q] + k;
+                    if g.size <= INLINE_MAX {
+                        if at + g.size > pos.len() {
+                            return Err(Error::fatal(format!("malformed get reply from process {q}")));
                         }
-                    }
-                    at += g.size;
-                } else {
-                    let dst = Some(i).filter(|&i| whole(&plan, i)).map(|i| plan.writes[i].addr as *mut u8);
-                    let keep = Some(i).filter(|_| !plan.discard);
-                    // SAFETY: a resolved piece of one of our get destinations.
-                    if let Err(e) = unsafe { data.recv(dst, keep, g.size, q, counter(&mut k_in, n, q)) } {
-                        error.get_or_insert(e);
+                        if !plan.discard {
+                            let w = &plan.writes[i];
+                            for &(a, b) in plan.pieces_of(i) {
+                                let from = &pos[at + (a - w.addr)..at + (b - w.addr)];
+                                // SAFETY: a resolved piece of one of our get destinations.
+                                unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), a as *mut u8, b - a) };
+                            }
+                        }
+                        at += g.size;
+                    } else {
+                        let dst = Some(i).filter(|&i| plan.whole(i)).map(|i| plan.writes[i].addr as *mut u8);
+                        let keep = Some(i).filter(|_| !plan.discard);
+                        // SAFETY: a resolved piece of one of our get destinations.
+                        if let Err(e) = unsafe { self.recv(dst, keep, g.size, q, n) } {
+                            error.get_or_insert(e);
+                        }
                     }
                 }
             }
+            if error.is_some() {
+                return Ok(true);
+            }
+            Ok(replied.iter().all(|&r| r) && ffi::test_all(&mut self.reqs)?)
+        })?;
+        if let Some(e) = error {
+            return Err(e);
         }
-        if error.is_some() {
-            return Ok(true);
+        self.st.mark(2);
+        for (buf, write) in &self.bounce {
+            let Some(i) = *write else { continue };
+            let w = &plan.writes[i];
+            for &(a, b) in plan.pieces_of(i) {
+                // SAFETY: a resolved piece of a checked destination; `buf` holds the
+                // whole write.
+                unsafe { std::ptr::copy_nonoverlapping(buf[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
+            }
         }
-        Ok(replied.iter().all(|&r| r) && ffi::test_all(&mut data.reqs)?)
-    })?;
-    if let Some(e) = error {
-        return Err(e);
-    }
-    st.mark(3);
-    for (buf, write) in &data.bounce {
-        let Some(i) = *write else { continue };
-        let w = &plan.writes[i];
-        for &(a, b) in plan.pieces_of(i) {
-            // SAFETY: a resolved piece of a checked destination; `buf` holds the
-            // whole write.
-            unsafe { std::ptr::copy_nonoverlapping(buf[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
-        }
+        self.st.mark(3);
+        self.large = !self.reqs.is_empty() || !self.bounce.is_empty() || out.iter().any(|o| !o.raw.is_empty());
+        Ok(())
     }
 
-    st.mark(4);
-    // ---- No final barrier. Every write into this process's memory is done (its
-    // receives completed), and every read of it by a get (the replies were sent);
-    // the peers' likewise when their syncs return. An error found here fails this
-    // process only: it leaves the section saying why, and the others fail at their
-    // next sync or at the end of the section (`MpiChannel::finish`; docs/mpi.md,
-    // "Errors"). This saves the round that agreeing in every sync would cost. ----
-    let large = !data.reqs.is_empty() || !data.bounce.is_empty() || out.iter().any(|o| !o.raw.is_empty());
-    st.mark(5);
-    st.done(large as usize);
-    ch.finish_sync(incoming, plan, section, step)
+    /// No final barrier. Every write into this process's memory is done (its receives
+    /// completed), and every read of it by a get (the replies were sent); the peers'
+    /// likewise when their syncs return. An error found here fails this process only:
+    /// it leaves the section saying why, and the others fail at their next sync or at
+    /// the end of the section (`MpiChannel::finish`; docs/mpi.md, "Errors"). This saves
+    /// the round that agreeing in every sync would cost (unless the channel agrees on
+    /// errors).
+    fn complete(&mut self, ch: &mut MpiChannel, id: SyncId, found: Found) -> Result<()> {
+        let r = ch.end_sync(id, found);
+        self.st.mark(4);
+        r
+    }
 }
 
-/// The get reply from `q`, if it came.
-fn ch_take(ch: &mut MpiChannel, q: usize, section: u32, step: u64) -> Option<Vec<u8>> {
-    ch.take_frame(q, section, Kind::GetReply, step, 0).map(|f| f.body)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_payload_in_order_one_message_even_for_no_bytes() {
+        for len in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 5] {
+            let v: Vec<(usize, usize)> = chunks(len).collect();
+            assert!(v.iter().all(|&(_, c)| c <= CHUNK) && v.len() == len.div_ceil(CHUNK).max(1), "len {len}");
+            assert!(v.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0) && v[0].0 == 0, "len {len}");
+            assert_eq!(v.iter().map(|c| c.1).sum::<usize>(), len);
+        }
+    }
+
+    #[test]
+    fn data_tags_tell_neighbouring_syncs_apart_and_stay_below_the_bound() {
+        let tag = |step, k, ub| DataTag { step, k }.mpi(ub);
+        assert!(tag(7, 3, i32::MAX) != tag(8, 3, i32::MAX) && tag(7, 3, i32::MAX) != tag(7, 4, i32::MAX));
+        for k in [0, 1, 32767, 32768, 1 << 20, u32::MAX] {
+            assert!((0..=32767).contains(&tag(7, k, 32767)) && tag(1023, k, i32::MAX) >= 0, "k {k}");
+        }
+    }
 }

@@ -8,10 +8,9 @@
 //! - **key exchange**: at the activation point (the first sync after global slots were
 //!   registered) each process exposes the new slots and their keys travel in the same
 //!   allgather as their sizes;
-//! - **conflict resolution** at the destination, as for every engine
-//!   ([`crate::phases::conflict`]); the destination then answers each origin with the
-//!   surviving pieces of its large puts (whole, trimmed, or rejected) and the status of
-//!   the gets asked of it (`GetReply` message), so a write never touches bytes a later
+//! - **put plans**: after conflict resolution (the driver's) the destination answers
+//!   each origin with the surviving pieces of its large puts (whole, trimmed, rejected)
+//!   and the status of its gets (`GetReply`), so a write never touches bytes a later
 //!   write covers and a rejected request writes nothing;
 //! - **work-request batching**: the writes of the surviving pieces and the reads of the
 //!   origin's own surviving get pieces, grouped by peer, go to the transport in one
@@ -25,9 +24,8 @@
 use super::channel::MpiChannel;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{all_inline, apply_inline, plan_reusing, Locals};
-use crate::phases::requests::{Built, Outgoing};
-use crate::phases::{allgather, meta_exchange, note, Channel};
+use crate::phases::driver::{self, Exchange, SyncId, Transport};
+use crate::phases::{allgather, note, Channel, Found};
 use crate::register::Register;
 use crate::types::Memslot;
 use crate::wire::{Get, Kind, Put};
@@ -81,17 +79,19 @@ pub(crate) trait OneSided: Send {
     fn close(&mut self);
 }
 
-/// The slot table of a one-sided engine.
+/// The slot table of a one-sided engine, and its data moves in a sync.
 pub(crate) struct OneSidedState {
     pub t: Box<dyn OneSided>,
     /// `exposed[index]`: the slot (generation included) whose memory is exposed there,
     /// per local LPF process.
     exposed: Vec<Option<Vec<Memslot>>>,
+    /// The global slots written into in the current sync (made visible at its end).
+    written: Vec<usize>,
 }
 
 impl OneSidedState {
     pub fn new(t: Box<dyn OneSided>) -> OneSidedState {
-        OneSidedState { t, exposed: Vec::new() }
+        OneSidedState { t, exposed: Vec::new(), written: Vec::new() }
     }
 
     pub fn close(&mut self) {
@@ -134,7 +134,7 @@ pub(crate) fn activate(
             words.extend_from_slice(&keys);
         }
     }
-    let offsets = ch.offsets().to_vec();
+    let offsets = ch.layout.offsets.to_vec();
     let nprocs = offsets[ch.layout.n] as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
@@ -180,157 +180,135 @@ const REJECTED: u8 = 0;
 const WHOLE: u8 = 1;
 const TRIMMED: u8 = 2;
 
-/// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`).
-pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    ch.with_requests(steps, |ch, built| run(ch, os, section, step, steps, built))
+/// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`):
+/// the driver's phases ([`crate::phases::driver`]) over the one-sided transport.
+pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, id: SyncId, steps: &[&Superstep<'_>]) -> Result<()> {
+    os.written.clear();
+    driver::sync(ch, os, id, steps)
 }
 
-fn run(ch: &mut MpiChannel, os: &mut OneSidedState, section: u32, step: u64, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
-    let (me, n) = (ch.layout.me, ch.layout.n);
-    let base = ch.layout.offsets[me];
-    let out = &built.out;
-
-    // ---- Phase 1: meta-data (headers only; small payloads inline). ----
-    let mut send = |ch: &mut MpiChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-        let mut counts = [0u8; 8];
-        ch.post_parts(d, kind, 0, section, step, &o.parts(prefix, &mut counts), o.raw_len);
-    };
-    let (incoming, global_any) = meta_exchange(ch, section, step, out, built.any, &mut send)?;
-    if !global_any {
-        ch.recycle_table(incoming);
-        return Ok(());
-    }
-
-    // ---- Phase 2: conflict resolution at the destination; tell the origins. ----
-    let loc = Locals { steps, base, me };
-    if all_inline(&incoming, &built.local, out) {
-        // Every byte to write is here: no plan, no one-sided operations, no notices.
-        let found = apply_inline(&loc, &incoming, &built.local);
-        return ch.finish_sync_found(incoming, found, section, step);
-    }
-    let (writes, pieces) = ch.plan_buffers.take().unwrap_or_default();
-    let mut plan = plan_reusing(&loc, &incoming, &built.local, out, writes, pieces);
-    plan.copy_local();
-    let mut written: Vec<usize> = Vec::new();
-    for q in (0..n).filter(|&q| q != me) {
-        let Some(inc) = &incoming[q] else { continue };
-        let nraw = inc.raw_puts().count();
-        if nraw == 0 && inc.gets.is_empty() {
-            continue;
-        }
-        let mut body = Vec::new();
-        for (k, p) in inc.raw_puts().enumerate() {
-            match plan.put_writes[q][k].filter(|_| !plan.discard) {
-                None => body.u8(REJECTED),
-                Some(i) => {
-                    let w = &plan.writes[i];
-                    let pieces = plan.pieces_of(i);
-                    written.push(p.slot.index());
-                    if pieces.len() == 1 && pieces[0] == (w.addr, w.addr + w.len) {
-                        body.u8(WHOLE);
-                    } else {
-                        body.u8(TRIMMED);
-                        body.u32(pieces.len() as u32);
-                        for &(a, b) in pieces {
-                            body.u64((a - w.addr) as u64);
-                            body.u64((b - a) as u64);
+/// Large puts move after the destination's plan: the meta-data carries headers only
+/// (small payloads inline).
+impl Transport<MpiChannel> for OneSidedState {
+    fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
+        let SyncId { section, step } = x.id;
+        let me = x.loc.me;
+        // ---- Tell each origin the surviving pieces of its large puts and the status of
+        // its gets. ----
+        for q in x.peers() {
+            let Some(inc) = &x.incoming[q] else { continue };
+            if inc.raw_puts().next().is_none() && inc.gets.is_empty() {
+                continue;
+            }
+            let plan = &*x.plan;
+            let mut body = Vec::new();
+            for (k, p) in inc.raw_puts().enumerate() {
+                match plan.put_writes[q][k].filter(|_| !plan.discard) {
+                    None => body.u8(REJECTED),
+                    Some(i) => {
+                        self.written.push(p.slot.index());
+                        if plan.whole(i) {
+                            body.u8(WHOLE);
+                        } else {
+                            let (w, pieces) = (&plan.writes[i], plan.pieces_of(i));
+                            body.u8(TRIMMED);
+                            body.u32(pieces.len() as u32);
+                            for &(a, b) in pieces {
+                                body.u64((a - w.addr) as u64);
+                                body.u64((b - a) as u64);
+                            }
                         }
                     }
                 }
             }
+            x.serve_gets(q, |_, at| body.u8(at.is_some() as u8));
+            ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
         }
-        for g in &inc.gets {
-            let what = || format!("get by process {} from process {}", g.requester, g.src);
-            match loc.area_of(g.src, g.slot, g.off, g.size, &what) {
-                Ok(_) => body.u8(1),
-                Err(e) => {
-                    body.u8(0);
-                    note(&mut plan.found, me, e);
-                }
-            }
-        }
-        ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
-    }
 
-    // ---- Phase 3: the origin writes what survives and reads its gets. ----
-    let mut ops: Vec<Op> = Vec::new();
-    for d in (0..n).filter(|&d| d != me && (!out[d].raw.is_empty() || !out[d].my_gets.is_empty())) {
-        let f = ch.expect(d, section, Kind::GetReply, step, 0)?;
-        let mut g = Get::new(&f.body);
-        for r in &out[d].raw {
-            let index = r.dst_slot.index();
-            let mut write = |delta: usize, len: usize| {
-                if delta.checked_add(len).is_none_or(|e| e > r.size) {
-                    return Err(Error::fatal(format!("malformed put plan from process {d}")));
-                }
-                // The source stays valid and unchanged until the sync returns.
-                ops.push(Op { kind: OpKind::Write, pid: r.dst_pid as usize, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
-                Ok(())
-            };
-            match g.u8()? {
-                REJECTED => {}
-                WHOLE => write(0, r.size)?,
-                TRIMMED => {
-                    for _ in 0..g.u32()? {
-                        let (delta, len) = (g.usize()?, g.usize()?);
-                        write(delta, len)?;
+        // ---- The origin writes what survives and reads its gets. ----
+        let (out, plan) = (x.out, &*x.plan);
+        let touches = |d: usize| !out[d].raw.is_empty() || !out[d].my_gets.is_empty();
+        let mut ops: Vec<Op> = Vec::new();
+        for d in x.peers().filter(|&d| touches(d)) {
+            let f = ch.expect(d, section, Kind::GetReply, step, 0)?;
+            let mut g = Get::new(&f.body);
+            for r in &out[d].raw {
+                let index = r.dst_slot.index();
+                let mut write = |delta: usize, len: usize| {
+                    if delta.checked_add(len).is_none_or(|e| e > r.size) {
+                        return Err(Error::fatal(format!("malformed put plan from process {d}")));
                     }
+                    // The source stays valid and unchanged until the sync returns.
+                    ops.push(Op { kind: OpKind::Write, pid: r.dst_pid as usize, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
+                    Ok(())
+                };
+                match g.u8()? {
+                    REJECTED => {}
+                    WHOLE => write(0, r.size)?,
+                    TRIMMED => {
+                        for _ in 0..g.u32()? {
+                            let (delta, len) = (g.usize()?, g.usize()?);
+                            write(delta, len)?;
+                        }
+                    }
+                    other => return Err(Error::fatal(format!("malformed put plan from process {d} (status {other})"))),
                 }
-                other => return Err(Error::fatal(format!("malformed put plan from process {d} (status {other})"))),
+            }
+            for (k, mg) in out[d].my_gets.iter().enumerate() {
+                let ok = g.u8()? != 0;
+                if !ok || plan.discard {
+                    continue;
+                }
+                let i = plan.get_writes[d] + k;
+                let w = &plan.writes[i];
+                for &(a, b) in plan.pieces_of(i) {
+                    ops.push(Op {
+                        kind: OpKind::Read,
+                        pid: mg.src_pid as usize,
+                        index: mg.src_slot.index(),
+                        off: mg.src_offset + (a - w.addr),
+                        local: a as *mut u8,
+                        len: b - a,
+                    });
+                }
+            }
+            if !g.is_done() {
+                return Err(Error::fatal(format!("malformed put plan from process {d} (trailing bytes)")));
             }
         }
-        for (k, mg) in out[d].my_gets.iter().enumerate() {
-            let ok = g.u8()? != 0;
-            if !ok || plan.discard {
-                continue;
+        ops.sort_by_key(|o| o.pid);
+        let posted = self.t.post(&ops).map(|_| ops.len());
+        // Whatever was posted must complete before the sync may return.
+        let completed = self.t.complete(*posted.as_ref().unwrap_or(&0));
+        posted?;
+        if let Err(e) = completed {
+            note(&mut x.plan.found, me, e);
+        }
+
+        // ---- Completion notices instead of a barrier (unless errors are agreed: then
+        // `end_sync`'s barrier does both): each origin tells the destinations it touched;
+        // each destination waits for those it answered, then (`complete`) makes the
+        // arrivals visible. An error found here fails this process only (as mpimsg). ----
+        if !ch.agree_errors {
+            for d in x.peers().filter(|&d| touches(d)) {
+                ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
             }
-            let i = plan.get_writes[d] + k;
-            let w = &plan.writes[i];
-            for &(a, b) in plan.pieces_of(i) {
-                ops.push(Op {
-                    kind: OpKind::Read,
-                    pid: mg.src_pid as usize,
-                    index: mg.src_slot.index(),
-                    off: mg.src_offset + (a - w.addr),
-                    local: a as *mut u8,
-                    len: b - a,
-                });
+            for q in x.peers() {
+                if x.incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
+                    ch.expect(q, section, Kind::Barrier, step, 0)?;
+                }
             }
         }
-        if !g.is_done() {
-            return Err(Error::fatal(format!("malformed put plan from process {d} (trailing bytes)")));
-        }
-    }
-    ops.sort_by_key(|o| o.pid);
-    let posted = os.t.post(&ops).map(|_| ops.len());
-    // Whatever was posted must complete before the sync may return.
-    let completed = os.t.complete(*posted.as_ref().unwrap_or(&0));
-    posted?;
-    if let Err(e) = completed {
-        note(&mut plan.found, me, e);
+        Ok(())
     }
 
-    // ---- Phase 4: completion notices instead of a barrier: each origin tells the
-    // destinations it wrote to or read from that its operations are complete; each
-    // destination waits for those it answered with a plan, then makes the arrivals
-    // visible. Errors are not agreed here (as for mpimsg): an error found here fails
-    // this process, which leaves saying why. ----
-    // (With agreement on errors the final barrier of `finish_sync` does both.)
-    if !ch.agree_errors {
-        for d in (0..n).filter(|&d| d != me && (!out[d].raw.is_empty() || !out[d].my_gets.is_empty())) {
-            ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
+    fn complete(&mut self, ch: &mut MpiChannel, id: SyncId, found: Found) -> Result<()> {
+        ch.end_sync(id, found)?;
+        self.written.sort_unstable();
+        self.written.dedup();
+        for &index in &self.written {
+            self.t.arrived(index)?;
         }
-        for q in (0..n).filter(|&q| q != me) {
-            if incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
-                ch.expect(q, section, Kind::Barrier, step, 0)?;
-            }
-        }
+        Ok(())
     }
-    ch.finish_sync(incoming, plan, section, step)?;
-    written.sort_unstable();
-    written.dedup();
-    for index in written {
-        os.t.arrived(index)?;
-    }
-    Ok(())
 }

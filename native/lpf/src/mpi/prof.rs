@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-const PHASES: usize = 6;
+const PHASES: usize = 5;
 const CLASSES: usize = 2;
 static ACC: [[AtomicU64; PHASES + 1]; CLASSES] = [const { [const { AtomicU64::new(0) }; PHASES + 1] }; CLASSES];
 
@@ -52,6 +52,6 @@ pub(crate) fn report(who: usize) {
     for (c, acc) in ACC.iter().enumerate() {
         let n = acc[PHASES].load(Ordering::Relaxed).max(1);
         let v: Vec<String> = (0..PHASES).map(|i| format!("{:.2}", acc[i].load(Ordering::Relaxed) as f64 / n as f64 / 1e3)).collect();
-        eprintln!("lpf prof rank {who} class {c}: {} syncs, mean us per phase [build, meta, plan+recv, data, copy, barrier] = {}", acc[PHASES].load(Ordering::Relaxed), v.join(" "));
+        eprintln!("lpf prof rank {who} class {c}: {} syncs, mean us per phase [build+meta+plan, recv, data, copy, end] = {}", acc[PHASES].load(Ordering::Relaxed), v.join(" "));
     }
 }

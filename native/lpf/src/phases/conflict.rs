@@ -142,7 +142,6 @@ impl Locals<'_, '_> {
 
 /// The buffers of a plan's writes and pieces, kept for the next sync's plan
 /// ([`Plan::into_buffers`], [`plan_reusing`]).
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) type PlanBuffers = (Vec<Write>, Vec<(usize, usize)>);
 
 /// The outcome of phase 2.
@@ -163,8 +162,16 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Whether write `i` is to be done and survives whole (a transport may then fill it
+    /// in place, or in one operation).
+    #[cfg(feature = "mpi")]
+    pub fn whole(&self, i: usize) -> bool {
+        let w = &self.writes[i];
+        let p = self.pieces_of(i);
+        !self.discard && p.len() == 1 && p[0] == (w.addr, w.addr + w.len)
+    }
+
     /// The surviving pieces of write `i`.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn pieces_of(&self, i: usize) -> &[(usize, usize)] {
         let w = &self.writes[i];
         &self.pieces[w.lo..w.hi]
@@ -174,7 +181,6 @@ impl Plan {
     /// this node's processes), unless this node discards.
     /// The buffers of its writes and pieces, for [`plan_reusing`]. (The writes hold
     /// addresses of this sync's memory: nothing reads them before they are overwritten.)
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn into_buffers(self) -> PlanBuffers {
         (self.writes, self.pieces)
     }
@@ -201,13 +207,8 @@ impl Plan {
 /// Checks every request that touches this node's memory, counts the incoming messages
 /// against each local process's queue capacity, and resolves the write conflicts.
 /// `incoming[s]`: the requests from node s (None for none and for this node); `out[d]`
-/// the requests this node sends (its gets' destinations are writes here too).
-pub(crate) fn plan(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], local: &[(Pid, Request)], out: &[Outgoing]) -> Plan {
-    plan_reusing(loc, incoming, local, out, Vec::new(), Vec::new())
-}
-
-/// As [`plan`], reusing the buffers of an earlier plan's writes and pieces (emptied
-/// here): [`Plan::into_buffers`].
+/// the requests this node sends (its gets' destinations are writes here too). The
+/// buffers of an earlier plan ([`Plan::into_buffers`]) are reused.
 pub(crate) fn plan_reusing(
     loc: &Locals<'_, '_>,
     incoming: &[Option<Incoming>],
@@ -454,7 +455,7 @@ mod tests {
             let loc_b = Locals { steps: &[&step_b], base: 0, me: 0 };
             assert!(all_inline(&incoming, &[], &[]));
             assert!(apply_inline(&loc_a, &incoming, &[]).is_none());
-            let plan = plan(&loc_b, &incoming, &[], &[]);
+            let plan = plan_reusing(&loc_b, &incoming, &[], &[], Vec::new(), Vec::new());
             assert!(plan.found.is_none());
             plan.copy_local();
             assert_eq!(a, b, "round {round}: {:?}", puts.iter().map(|p| (p.1, p.2.len())).collect::<Vec<_>>());
@@ -470,7 +471,7 @@ mod tests {
         let loc = Locals { steps: &[&step], base: 0, me: 0 };
         let incoming = vec![None, Some(from_node1(&[(slot, 60, vec![7; 8]), (slot, 0, vec![9; 4])]))];
         let found = apply_inline(&loc, &incoming, &[]).expect("out of bounds");
-        assert_eq!(found.1, plan(&loc, &incoming, &[], &[]).found.unwrap().1);
+        assert_eq!(found.1, plan_reusing(&loc, &incoming, &[], &[], Vec::new(), Vec::new()).found.unwrap().1);
         assert_eq!(&mem[..4], &[9; 4]);
         assert_eq!(&mem[60..], &[0; 4]);
 

@@ -1,15 +1,12 @@
-//! The transport-independent parts of a sync, shared by the TCP, hybrid, MPI and
-//! one-sided engines (the paper's four phases):
-//!
-//! 1. meta-data exchange, direct or randomised Bruck ([`meta_exchange`]), over any
-//!    [`Channel`] (TCP mesh frames, MPI messages);
-//! 2. checks and write-conflict resolution at the destination ([`conflict`]);
-//! 3. data exchange: the transport's own;
-//! 4. the final dissemination barrier carrying the first error ([`barrier`]).
-//!
-//! Also the allgather of a sync that registers global slots ([`allgather`]).
+//! The transport-independent parts of a sync, shared by the network engines: the
+//! sync driver ([`driver`]: the phases in order, over a transport), control messages
+//! ([`Channel`]), the meta-data exchange, direct or randomised Bruck
+//! ([`meta_exchange`]), the request headers ([`requests`]), checks and write-conflict
+//! resolution ([`conflict`]), the dissemination [`barrier`] carrying the first error,
+//! and the [`allgather`] of a sync that registers global slots.
 
 pub(crate) mod conflict;
+pub(crate) mod driver;
 pub(crate) mod requests;
 
 use crate::error::{Error, Result};
@@ -97,6 +94,12 @@ impl Layout {
     pub fn nprocs(&self) -> Pid {
         self.offsets[self.n]
     }
+    /// The nodes this one sends to and hears from at distance `dist` in the random
+    /// order (a round of Bruck and of the dissemination barrier).
+    pub fn partners(&self, dist: usize) -> (usize, usize) {
+        let (v, n) = (self.perm[self.me], self.n);
+        (self.inv[(v + dist) % n], self.inv[(v + n - dist % n) % n])
+    }
     /// The node holding global pid `q`.
     #[inline]
     pub fn node_of(&self, q: Pid) -> usize {
@@ -108,6 +111,32 @@ impl Layout {
     }
 }
 
+/// The sections (hooks and rehooks) a node has seen: numbered from 1 in the order they
+/// start, the same on every node; the messages of one that ended here are of no use.
+#[derive(Clone, Default)]
+pub(crate) struct Sections {
+    /// The last section started.
+    last: u32,
+    open: Vec<u32>,
+}
+
+impl Sections {
+    /// Starts a section.
+    pub fn open(&mut self) -> u32 {
+        self.last += 1;
+        self.open.push(self.last);
+        self.last
+    }
+    /// Ends `section` here.
+    pub fn close(&mut self, section: u32) {
+        self.open.retain(|&s| s != section);
+    }
+    /// Whether messages of `section` are of no use any more: it ended here.
+    pub fn is_stale(&self, section: u32) -> bool {
+        section <= self.last && !self.open.contains(&section)
+    }
+}
+
 /// Control messages between the nodes of a job (a node: an OS process holding one or
 /// more LPF processes). Every message is tagged with (section, kind, step, round); a
 /// channel keeps what arrived until it is asked for, drops what belongs to sections
@@ -115,35 +144,12 @@ impl Layout {
 pub(crate) trait Channel {
     /// Where the job's LPF processes live, as this node sees it.
     fn layout(&self) -> &Layout;
-    /// This node's index, and the number of nodes.
-    fn me(&self) -> usize {
-        self.layout().me
-    }
-    fn n(&self) -> usize {
-        self.layout().n
-    }
-    /// Node i holds global pids `offsets()[i]..offsets()[i + 1]`.
-    fn offsets(&self) -> &[Pid] {
-        &self.layout().offsets
-    }
-    /// The random permutation of the nodes (virtual ranks of Bruck and the barrier),
-    /// the same everywhere, and its inverse.
-    fn perm(&self) -> &[usize] {
-        &self.layout().perm
-    }
-    fn inv(&self) -> &[usize] {
-        &self.layout().inv
-    }
-    fn meta_algo(&self) -> MetaAlgo {
-        self.layout().meta
-    }
     /// Queues a message for node `to`; `raw` announces payload bytes that the
     /// transport sends besides it (0 for none).
     #[allow(clippy::too_many_arguments)]
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64);
     /// As [`Channel::post`], with the body given as parts that are sent as their
     /// concatenation (a channel may gather them without building the body first).
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     #[allow(clippy::too_many_arguments)]
     fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
         self.post(to, kind, round, section, step, &parts.concat(), raw)
@@ -170,13 +176,45 @@ pub(crate) trait Channel {
     }
     /// Takes back the table of a sync that is over, with the requests still in it
     /// (the default drops it).
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
         drop(table);
     }
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
+}
+
+/// Why a wait for the message of `mine` from peer `name` fails when the peer sent one
+/// of another operation (`theirs`) at the same step.
+pub(crate) fn out_of_step(name: &str, theirs: Kind, mine: Kind) -> Error {
+    const RETURNED: &str = "has left the section (returned from its SPMD function)";
+    if theirs == Kind::End || mine == Kind::End {
+        let (theirs, mine) = if theirs == Kind::End {
+            (RETURNED.to_string(), format!("is in {}", mine.operation()))
+        } else {
+            (format!("is in {}", theirs.operation()), RETURNED.to_string())
+        };
+        return Error::fatal(format!(
+            "{name} {theirs} while this process {mine} (sync and rehook are collective: every process calls them \
+             the same number of times)"
+        ));
+    }
+    Error::fatal(format!(
+        "{name} is out of step: it is in {} while this process is in {} (register_global, sync and rehook are \
+         collective: every process calls them in the same order)",
+        theirs.operation(),
+        mine.operation()
+    ))
+}
+
+/// Why a wait for peer `name` fails when it left the section, saying `why` (empty: it
+/// returned from its SPMD function).
+pub(crate) fn left_section(name: &str, why: &str) -> Error {
+    let why = if why.is_empty() { String::new() } else { format!(": {why}") };
+    Error::fatal(format!(
+        "{name} has left the section (returned from its SPMD function, failed, or called sync a different number of \
+         times){why}"
+    ))
 }
 
 /// The first error of a sync, tagged with the node that found it (the lowest wins, so
@@ -214,7 +252,7 @@ pub(crate) fn meta_exchange<C: Channel>(
     any: bool,
     send: &mut SendRequests<'_, C>,
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
-    let (me, n) = (ch.me(), ch.n());
+    let (me, n) = (ch.layout().me, ch.layout().n);
     // Taken after this node's messages left (the channel may tidy the table of the
     // last sync then, off the path from arrival to the next send).
     let table = |ch: &mut C| {
@@ -229,7 +267,7 @@ pub(crate) fn meta_exchange<C: Channel>(
         incoming
     };
     let mut incoming;
-    let flags = match ch.meta_algo() {
+    let flags = match ch.layout().meta {
         MetaAlgo::Direct => {
             for d in (0..n).filter(|&d| d != me) {
                 send(ch, d, &out[d], Kind::Meta, &[any as u8]);
@@ -279,16 +317,15 @@ pub(crate) fn meta_exchange<C: Channel>(
 /// Randomised Bruck exchange of the message counts: returns the nodes that send us
 /// requests, and whether anybody communicates in this sync at all.
 pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u32], any: bool) -> Result<(Vec<usize>, bool)> {
-    let (me, n) = (ch.me(), ch.n());
-    let v = ch.perm()[me];
+    let (me, n) = (ch.layout().me, ch.layout().n);
+    let v = ch.layout().perm[me];
     let mut blocks: Vec<(u32, u32, u32)> =
         (0..n).filter(|&d| d != me && counts[d] > 0).map(|d| (me as u32, d as u32, counts[d])).collect();
     let mut flag = any;
     for r in 0..rounds(n) {
         let dist = 1usize << r;
-        let to = ch.inv()[(v + dist) % n];
-        let from = ch.inv()[(v + n - dist % n) % n];
-        let perm = ch.perm();
+        let (to, from) = ch.layout().partners(dist);
+        let perm = &ch.layout().perm;
         let (send, keep): (Vec<_>, Vec<_>) =
             blocks.into_iter().partition(|b| ((perm[b.1 as usize] + n - v) % n) & dist != 0);
         let mut body = Vec::with_capacity(5 + 12 * send.len());
@@ -321,8 +358,8 @@ pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u
 /// Allgather over all nodes: `mine` holds this node's LPF processes' values, `len`
 /// each; process q's land at `all[q * len..][..len]`.
 pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-    let (me, n) = (ch.me(), ch.n());
-    let offsets = ch.offsets().to_vec();
+    let (me, n) = (ch.layout().me, ch.layout().n);
+    let offsets = ch.layout().offsets.to_vec();
     let base = offsets[me] as usize;
     all[base * len..base * len + mine.len()].copy_from_slice(mine);
     let mut body = Vec::with_capacity(8 + 8 * mine.len());
@@ -360,12 +397,9 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
 /// Dissemination barrier over all nodes; carries the error found by the lowest node
 /// and returns it.
 pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kind, mut found: Found) -> Result<Found> {
-    let (me, n) = (ch.me(), ch.n());
-    let v = ch.perm()[me];
+    let n = ch.layout().n;
     for r in 0..rounds(n) {
-        let dist = 1usize << r;
-        let to = ch.inv()[(v + dist) % n];
-        let from = ch.inv()[(v + n - dist % n) % n];
+        let (to, from) = ch.layout().partners(1usize << r);
         let mut body = Vec::new();
         match &found {
             None => body.u8(0),
@@ -508,6 +542,32 @@ mod tests {
         }
     }
 
+    /// In every round of the dissemination pattern, the node a node sends to hears from
+    /// it (else Bruck and the barrier would wait for a message nobody sends).
+    #[test]
+    fn partners_are_mutual_in_every_round() {
+        for n in 1..=9usize {
+            let offsets: Vec<Pid> = (0..=n as Pid).collect();
+            let layouts: Vec<Layout> = (0..n).map(|me| Layout::new(me, offsets.clone(), 42 + n as u64, MetaAlgo::Direct)).collect();
+            for r in 0..rounds(n) {
+                for (me, l) in layouts.iter().enumerate() {
+                    let (to, _) = l.partners(1 << r);
+                    assert_eq!(layouts[to].partners(1 << r).1, me, "n {n}, round {r}, node {me}");
+                }
+            }
+        }
+    }
+
+    /// A section's messages are dropped once it ended here, never before it started.
+    #[test]
+    fn sections_are_stale_once_closed_only() {
+        let mut s = Sections::default();
+        let (a, b) = (s.open(), s.open());
+        assert!(a != b && !s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
+        s.close(a);
+        assert!(s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
+    }
+
     /// The direct exchange through `meta_exchange`: with no requests anywhere, the
     /// anybody flag is still the OR over all nodes.
     #[test]
@@ -517,7 +577,7 @@ mod tests {
                 let got = on_nodes(n, MetaAlgo::Direct, |ch, me| {
                     let out: Vec<Outgoing> = (0..n).map(|_| Outgoing::default()).collect();
                     let mut send = |ch: &mut FakeChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-                        ch.post(d, kind, 0, 0, 3, &o.body(prefix), 0)
+                        ch.post_parts(d, kind, 0, 0, 3, &o.parts(prefix, &mut [0; 8]), 0)
                     };
                     meta_exchange(ch, 0, 3, &out, me == talker, &mut send).map(|(_, flag)| flag)
                 });

@@ -160,19 +160,8 @@ pub(crate) struct MyGet {
 }
 
 impl Outgoing {
-    /// The message body: `prefix`, then the put and get headers.
-    pub fn body(&self, prefix: &[u8]) -> Vec<u8> {
-        let mut b = Vec::with_capacity(prefix.len() + 8 + self.puts.len() + self.gets.len());
-        b.bytes(prefix);
-        b.u32(self.nput);
-        b.u32(self.nget);
-        b.bytes(&self.puts);
-        b.bytes(&self.gets);
-        b
-    }
     /// The message body as parts (for transports that gather them without a copy):
     /// `prefix`, the counts (written into `counts`), the put and get headers.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn parts<'a>(&'a self, prefix: &'a [u8], counts: &'a mut [u8; 8]) -> [&'a [u8]; 4] {
         counts[..4].copy_from_slice(&self.nput.to_le_bytes());
         counts[4..].copy_from_slice(&self.nget.to_le_bytes());
@@ -194,14 +183,6 @@ pub(crate) struct Built {
     pub any: bool,
 }
 
-/// Builds the outgoing requests of this node's LPF processes `steps` (global pids
-/// `layout.offsets[layout.me]..`), sorted by destination node.
-pub(crate) fn build(steps: &[&Superstep<'_>], layout: &Layout) -> Built {
-    let mut built = Built::default();
-    built.rebuild(steps, layout);
-    built
-}
-
 impl Outgoing {
     /// Empties it, keeping its buffers for the next sync.
     fn clear(&mut self) {
@@ -216,8 +197,9 @@ impl Outgoing {
 }
 
 impl Built {
-    /// As [`build`], into this one's buffers (a node that syncs often allocates
-    /// nothing here once warm).
+    /// Builds the outgoing requests of this node's LPF processes `steps` (global pids
+    /// `layout.offsets[layout.me]..`), sorted by destination node, into this one's
+    /// buffers (a node that syncs often allocates nothing here once warm).
     pub fn rebuild(&mut self, steps: &[&Superstep<'_>], layout: &Layout) {
         // A build without requests left everything empty (the common small sync).
         if self.any {

@@ -1,43 +1,29 @@
-//! One sync over the mesh, in the paper's four phases, for the group of LPF processes
-//! living in this OS process (one for the TCP engine, k threads for the hybrid one):
-//!
-//! 1. **Meta-data exchange.** Direct: one `Meta` frame to every other process,
-//!    carrying the request headers for it (puts with payloads up to
-//!    [`INLINE_MAX`] coalesced, get requests) and whether this process communicates at
-//!    all; large payloads follow raw. Bruck: ceil(log2 n) rounds of count blocks tell
-//!    each process whom to expect, then the request headers go in `Hdrs` frames to the
-//!    processes actually addressed. Either way every process has heard from
-//!    every other (directly or transitively) before anything is written, so a process
-//!    that left fails the sync with nothing written; and if nobody communicates the
-//!    sync ends here.
-//! 2. **Write-conflict resolution** at the destination: every write into this
-//!    process's memory (incoming puts, puts among its own threads, its own gets) is
-//!    put in one order, and each keeps only the bytes no later write covers. The
-//!    surviving pieces are disjoint, so they can be filled in any order - straight from
-//!    the socket into user memory - and the result is that serialisation. Remote bounds
-//!    and the incoming message count are checked here; a bad request writes nothing.
-//! 3. **Data exchange**: raw payloads into their pieces, gets served from memory with
-//!    vectored writes, replies into their pieces.
-//! 4. **Final barrier** (dissemination, ceil(log2 n) rounds) carrying the first error,
-//!    so an error anywhere fails the sync everywhere with the same message.
+//! How data moves in a sync over the TCP mesh (the phases are the sync driver's,
+//! [`crate::phases::driver`]; docs/tcp.md): large put payloads follow the frame that
+//! announces them raw, and are read from the socket straight into their surviving
+//! pieces (disjoint, so any order of arrival gives the plan's serialisation); gets are
+//! served from memory with vectored writes, the replies read into their pieces; the
+//! sync ends with the dissemination barrier carrying the first error, so an error
+//! anywhere fails the sync everywhere with the same message.
 
 use super::mesh::{Mesh, Seg};
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
-use crate::phases::conflict::{all_inline, apply_inline, plan, Locals, Plan, Write};
-use crate::phases::requests::{build, Outgoing};
-use crate::phases::{final_barrier, meta_exchange, note};
-use crate::types::Pid;
+use crate::phases::conflict::Write;
+use crate::phases::driver::{self, Exchange, SyncId, Transport};
+use crate::phases::requests::Outgoing;
+use crate::phases::{final_barrier, Channel, Found};
 use crate::wire::{Kind, INLINE_MAX};
 
-/// The raw segments for a write of `w` whose bytes arrive in order.
+/// The raw segments for a write of `w`, whose surviving pieces are `pieces`, when its
+/// bytes arrive in order.
 fn segments(w: &Write, pieces: &[(usize, usize)], discard: bool, out: &mut Vec<Seg>) {
     if discard {
         out.push(Seg::Skip(w.len));
         return;
     }
     let mut at = w.addr;
-    for &(s, e) in &pieces[w.lo..w.hi] {
+    for &(s, e) in pieces {
         if s > at {
             out.push(Seg::Skip(s - at));
         }
@@ -49,146 +35,127 @@ fn segments(w: &Write, pieces: &[(usize, usize)], discard: bool, out: &mut Vec<S
     }
 }
 
-/// One sync of the processes `steps` (global pids `offsets[me]..`) of this mesh. The
-/// shared phases live in [`crate::phases`]; what is TCP's own here is how payloads
-/// travel: raw after the frame that announces them, read straight into their pieces.
-pub(crate) fn sync(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let r = run(mesh, section, step, steps);
+/// One sync of the processes `steps` (global pids `offsets[me]..`) of this mesh: the
+/// driver's phases ([`crate::phases::driver`]) over [`TcpStreams`].
+pub(crate) fn sync(mesh: &mut Mesh, id: SyncId, steps: &[&Superstep<'_>]) -> Result<()> {
+    let r = driver::sync(mesh, &mut TcpStreams, id, steps);
     mesh.detach();
     r
 }
 
-fn run(mesh: &mut Mesh, section: u32, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-    let (me, n) = (mesh.layout.me, mesh.layout.n);
-    let base = mesh.layout.offsets[me];
-    debug_assert_eq!(steps.len() as Pid, mesh.layout.offsets[me + 1] - base);
-    let built = build(steps, &mesh.layout);
-    let out = &built.out;
+/// How data moves on the TCP mesh: raw bytes on the streams, each after the frame
+/// that announces it, read straight into their pieces.
+pub(crate) struct TcpStreams;
 
-    // ---- Phase 1: meta-data exchange; large put payloads follow their frame raw. ----
-    let mut send_requests = |mesh: &mut Mesh, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-        let body = o.body(prefix);
-        mesh.send(d, kind, 0, section, step, &body, o.raw_len);
+impl Transport<Mesh> for TcpStreams {
+    /// Large put payloads follow their frame raw.
+    fn send_payloads(&mut self, mesh: &mut Mesh, d: usize, o: &Outgoing) -> Result<()> {
         for r in &o.raw {
             // SAFETY: `r.src..+size` was checked against its registration when the put
             // was queued; `sync` detaches before returning.
             unsafe { mesh.send_mem(d, r.src, r.size) };
         }
-    };
-    let (incoming, global_any) = meta_exchange(mesh, section, step, out, built.any, &mut send_requests)?;
-    if !global_any {
-        return Ok(());
+        Ok(())
     }
 
-    // ---- Phase 2: checks and write-conflict resolution. ----
-    let loc = Locals { steps, base, me };
-    if all_inline(&incoming, &built.local, out) {
-        // Every byte to write is here: no plan, no raw data; the barrier remains.
-        let found = apply_inline(&loc, &incoming, &built.local);
-        return final_barrier(mesh, section, step, found);
-    }
-    let Plan { writes, pieces, put_writes, get_writes, mut found, discard } = {
-        let p = plan(&loc, &incoming, &built.local, out);
-        p.copy_local();
-        p
-    };
-    // Raw put payloads go straight into their pieces.
-    for s in (0..n).filter(|&s| s != me) {
-        let Some(inc) = &incoming[s] else { continue };
-        let mut segs = Vec::new();
-        for (k, p) in inc.raw_puts().enumerate() {
-            match put_writes[s][k] {
-                Some(i) => segments(&writes[i], &pieces, discard, &mut segs),
-                None => segs.push(Seg::Skip(p.size)),
+    fn exchange(&mut self, mesh: &mut Mesh, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
+        let SyncId { section, step } = x.id;
+        // Raw put payloads go straight into their pieces.
+        for s in x.peers() {
+            let Some(inc) = &x.incoming[s] else { continue };
+            let mut segs = Vec::new();
+            for (k, p) in inc.raw_puts().enumerate() {
+                match x.plan.put_writes[s][k] {
+                    Some(i) => segments(&x.plan.writes[i], x.plan.pieces_of(i), x.plan.discard, &mut segs),
+                    None => segs.push(Seg::Skip(p.size)),
+                }
+            }
+            if inc.raw > 0 {
+                // SAFETY: every `To` segment is a resolved piece of a checked destination.
+                unsafe { mesh.install_plan(s, segs)? };
             }
         }
-        if inc.raw > 0 {
-            // SAFETY: every `To` segment is a resolved piece of a checked destination.
-            unsafe { mesh.install_plan(s, segs)? };
-        }
-    }
 
-    // ---- Phase 3: data exchange. Serve the gets asked of us, then wait. ----
-    for s in (0..n).filter(|&s| s != me) {
-        let Some(inc) = &incoming[s] else { continue };
-        if inc.gets.is_empty() {
-            continue;
-        }
-        let mut status = Vec::with_capacity(inc.gets.len());
-        let mut parts: Vec<(*const u8, usize)> = Vec::new();
-        let mut raw = 0u64;
-        for g in &inc.gets {
-            let what = || format!("get by process {} from process {}", g.requester, g.src);
-            match loc.area_of(g.src, g.slot, g.off, g.size, &what) {
-                Ok(p) => {
-                    status.push(1u8);
+        // Serve the gets asked of us: statuses in a frame, the data raw after it.
+        for s in x.peers() {
+            if x.incoming[s].as_ref().is_none_or(|inc| inc.gets.is_empty()) {
+                continue;
+            }
+            let mut status = Vec::new();
+            let mut parts: Vec<(*const u8, usize)> = Vec::new();
+            let mut raw = 0u64;
+            x.serve_gets(s, |g, at| {
+                status.push(at.is_some() as u8);
+                if let Some(p) = at {
                     parts.push((p, g.size));
                     raw += g.size as u64;
                 }
-                Err(e) => {
-                    status.push(0u8);
-                    note(&mut found, me, e);
+            });
+            mesh.post(s, Kind::GetReply, 0, section, step, &status, raw);
+            let mut small: Vec<u8> = Vec::new();
+            for (p, len) in parts {
+                if len == 0 {
+                } else if len <= INLINE_MAX {
+                    // SAFETY: checked against the source registration by `serve_gets`.
+                    small.extend_from_slice(unsafe { std::slice::from_raw_parts(p, len) });
+                } else {
+                    mesh.send_owned(s, std::mem::take(&mut small));
+                    // SAFETY: as above; the memory stays put until this sync returns.
+                    unsafe { mesh.send_mem(s, p, len) };
                 }
             }
+            mesh.send_owned(s, small);
         }
-        mesh.send(s, Kind::GetReply, 0, section, step, &status, raw);
-        let mut small: Vec<u8> = Vec::new();
-        for (p, len) in parts {
-            if len == 0 {
-            } else if len <= INLINE_MAX {
-                // SAFETY: checked against the source registration just above.
-                small.extend_from_slice(unsafe { std::slice::from_raw_parts(p, len) });
-            } else {
-                mesh.send_owned(s, std::mem::take(&mut small));
-                // SAFETY: as above; the memory stays put until this sync returns.
-                unsafe { mesh.send_mem(s, p, len) };
-            }
-        }
-        mesh.send_owned(s, small);
-    }
-    let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
-    replied[me] = true;
-    let watch: Vec<usize> = (0..n).filter(|&s| s != me && (incoming[s].is_some() || !replied[s])).collect();
-    mesh.wait(|m| {
-        let mut done = true;
-        for &s in &watch {
-            // The reply comes after the raw put payloads from s (stream order), so
-            // its frame, once here, owns whatever raw bytes are pending.
-            if !replied[s] {
-                match m.take(s, section, Kind::GetReply, step, 0) {
-                    None => {
-                        m.check_peer(s, section, step, Kind::GetReply)?;
-                        done = false;
-                        continue;
-                    }
-                    Some(f) => {
-                        replied[s] = true;
-                        let gets = &out[s].my_gets;
-                        if f.body.len() != gets.len() {
-                            return Err(Error::fatal(format!("malformed get reply from {}", m.link(s).name)));
-                        }
-                        let mut segs = Vec::new();
-                        for (k, &ok) in f.body.iter().enumerate() {
-                            if ok != 0 {
-                                segments(&writes[get_writes[s] + k], &pieces, discard, &mut segs);
-                            }
-                        }
-                        // SAFETY: every `To` segment is a resolved piece of one of our own
-                        // get destinations, checked when the get was queued.
-                        unsafe { m.install_plan(s, segs)? };
-                    }
-                }
-            }
-            if m.raw_pending(s) > 0 {
-                m.check_peer(s, section, step, Kind::GetReply)?;
-                done = false;
-            }
-        }
-        Ok(done)
-    })?;
 
-    // ---- Phase 4: final barrier, agreeing on the first error. ----
-    final_barrier(mesh, section, step, found)
+        // Wait for our replies and every raw byte announced to us.
+        let me = x.loc.me;
+        let (out, plan) = (x.out, &*x.plan);
+        let mut replied: Vec<bool> = out.iter().map(|o| o.my_gets.is_empty()).collect();
+        replied[me] = true;
+        let watch: Vec<usize> = x.peers().filter(|&s| x.incoming[s].is_some() || !replied[s]).collect();
+        mesh.wait(|m| {
+            let mut done = true;
+            for &s in &watch {
+                // The reply comes after the raw put payloads from s (stream order), so
+                // its frame, once here, owns whatever raw bytes are pending.
+                if !replied[s] {
+                    match m.take(s, section, Kind::GetReply, step, 0) {
+                        None => {
+                            m.check_peer(s, section, step, Kind::GetReply)?;
+                            done = false;
+                            continue;
+                        }
+                        Some(f) => {
+                            replied[s] = true;
+                            if f.body.len() != out[s].my_gets.len() {
+                                return Err(Error::fatal(format!("malformed get reply from {}", m.link(s).name)));
+                            }
+                            let mut segs = Vec::new();
+                            for (k, &ok) in f.body.iter().enumerate() {
+                                if ok != 0 {
+                                    let i = plan.get_writes[s] + k;
+                                    segments(&plan.writes[i], plan.pieces_of(i), plan.discard, &mut segs);
+                                }
+                            }
+                            // SAFETY: every `To` segment is a resolved piece of one of our own
+                            // get destinations, checked when the get was queued.
+                            unsafe { m.install_plan(s, segs)? };
+                        }
+                    }
+                }
+                if m.raw_pending(s) > 0 {
+                    m.check_peer(s, section, step, Kind::GetReply)?;
+                    done = false;
+                }
+            }
+            Ok(done)
+        })
+    }
+
+    /// The final barrier, agreeing on the first error.
+    fn complete(&mut self, mesh: &mut Mesh, id: SyncId, found: Found) -> Result<()> {
+        final_barrier(mesh, id.section, id.step, found)
+    }
 }
 
 #[cfg(test)]
@@ -202,7 +169,7 @@ mod tests {
         let mut ws = vec![w(0, 10), w(5, 10), w(2, 2)];
         let p = resolve(&mut ws);
         let mut segs = Vec::new();
-        segments(&ws[0], &p, false, &mut segs);
+        segments(&ws[0], &p[ws[0].lo..ws[0].hi], false, &mut segs);
         let lens: Vec<(bool, usize)> = segs.iter().map(|s| match *s {
             Seg::To(_, n) => (true, n),
             Seg::Skip(n) => (false, n),

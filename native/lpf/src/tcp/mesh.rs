@@ -13,7 +13,8 @@
 //! Frames of a section that has already ended here are dropped on arrival (their raw
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
-use crate::phases::{Channel, Layout, MetaAlgo};
+use crate::phases::driver::{Pooled, Pools};
+use crate::phases::{left_section, out_of_step, Channel, Layout, MetaAlgo, Sections};
 use crate::wire::{Frame, Header, Kind, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
@@ -367,11 +368,12 @@ pub(crate) struct Mesh {
     /// the LPF processes live.
     pub layout: Layout,
     links: Vec<Option<Link>>,
-    next_section: u32,
-    open: Vec<u32>,
+    /// Hooks and rehooks, in the same order everywhere.
+    pub sections: Sections,
     scratch: Vec<u8>,
     spin: Duration,
     pfds: Vec<libc::pollfd>,
+    pools: Pools,
 }
 
 // SAFETY: the raw pointers in `Out::Mem` and `Seg::To` are only present while a sync
@@ -386,11 +388,11 @@ impl Mesh {
         Mesh {
             layout: Layout::new(me, offsets, token, meta),
             links,
-            next_section: 1,
-            open: Vec::new(),
+            sections: Sections::default(),
             scratch: vec![0; RX_CHUNK],
             spin: Duration::from_micros(spin),
             pfds: Vec::new(),
+            pools: Pools::default(),
         }
     }
 
@@ -398,27 +400,15 @@ impl Mesh {
         self.layout.nprocs()
     }
 
-    /// Starts a section (hook or rehook); sections start in the same order everywhere.
-    pub fn open_section(&mut self) -> u32 {
-        let s = self.next_section;
-        self.next_section += 1;
-        self.open.push(s);
-        s
-    }
-
-    /// Whether frames of `section` are of no use any more: it ended here.
-    fn is_stale(next: u32, open: &[u32], section: u32) -> bool {
-        section < next && !open.contains(&section)
-    }
 
     /// This process leaves `section`: peers are told (with `reason`), and whatever of it
     /// is still queued or arrives later is dropped.
     pub fn leave(&mut self, section: u32, reason: &str) {
-        self.open.retain(|&s| s != section);
-        let (next, open) = (self.next_section, self.open.clone());
+        self.sections.close(section);
+        let sections = &self.sections;
         for link in self.links.iter_mut().flatten() {
-            link.inbox.retain(|f| !Self::is_stale(next, &open, f.h.section));
-            if link.paused() && Self::is_stale(next, &open, link.raw_section) {
+            link.inbox.retain(|f| !sections.is_stale(f.h.section));
+            if link.paused() && sections.is_stale(link.raw_section) {
                 link.skip_raw();
             }
             if link.dead.is_none() {
@@ -435,19 +425,6 @@ impl Mesh {
 
     pub fn link(&self, i: usize) -> &Link {
         self.links[i].as_ref().expect("no link to self")
-    }
-
-    /// Queues a frame for process `to`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn send(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        let link = self.links[to].as_mut().expect("no link to self");
-        if link.dead.is_some() {
-            return;
-        }
-        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
-        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
-        v.extend_from_slice(body);
-        link.out.push_back(Out::Owned(v, 0));
     }
 
     /// Queues bytes the caller owns, after the last frame (raw data).
@@ -505,33 +482,10 @@ impl Mesh {
     pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
         let link = self.link(from);
         if let Some(f) = link.inbox.iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            if f.h.kind == Kind::End || kind == Kind::End {
-                let (theirs, mine) = if f.h.kind == Kind::End {
-                    ("has left the section (returned from its SPMD function)".to_string(), format!("is in {}", kind.operation()))
-                } else {
-                    (format!("is in {}", f.h.kind.operation()), "has left the section (returned from its SPMD function)".to_string())
-                };
-                return Err(Error::fatal(format!(
-                    "{} {theirs} while this process {mine} (sync and rehook are collective: every process calls them \
-                     the same number of times)",
-                    link.name
-                )));
-            }
-            return Err(Error::fatal(format!(
-                "{} is out of step: it is in {} while this process is in {} (register_global, sync and rehook are \
-                 collective: every process calls them in the same order)",
-                link.name,
-                f.h.kind.operation(),
-                kind.operation()
-            )));
+            return Err(out_of_step(&link.name, f.h.kind, kind));
         }
         if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == section) {
-            let why = if why.is_empty() { String::new() } else { format!(": {why}") };
-            return Err(Error::fatal(format!(
-                "{} has left the section (returned from its SPMD function, failed, or called sync a different \
-                 number of times){why}",
-                link.name
-            )));
+            return Err(left_section(&link.name, why));
         }
         if let Some(why) = &link.dead {
             return Err(Error::fatal(format!("lost {}: {why}", link.name)));
@@ -560,8 +514,8 @@ impl Mesh {
     }
 
     fn pump_all_rx(&mut self) {
-        let (next, open) = (self.next_section, self.open.clone());
-        let stale = move |s: u32| Self::is_stale(next, &open, s);
+        let sections = &self.sections;
+        let stale = |s: u32| sections.is_stale(s);
         for link in self.links.iter_mut().flatten() {
             link.pump_rx(&stale, &mut self.scratch);
         }
@@ -577,14 +531,13 @@ impl Mesh {
                     link.pump_tx();
                 }
             }
-            let (next, open) = (self.next_section, std::mem::take(&mut self.open));
-            let stale = |s: u32| Self::is_stale(next, &open, s);
+            let sections = &self.sections;
+            let stale = |s: u32| sections.is_stale(s);
             for link in self.links.iter_mut().flatten() {
                 if link.has_buffered_work() {
                     link.pump_rx(&stale, &mut self.scratch);
                 }
             }
-            self.open = open;
             if done(self)? {
                 return Ok(());
             }
@@ -626,8 +579,8 @@ impl Mesh {
             }
             return Err(Error::fatal(format!("poll failed: {e}")));
         }
-        let (next, open) = (self.next_section, self.open.clone());
-        let stale = move |s: u32| Self::is_stale(next, &open, s);
+        let sections = &self.sections;
+        let stale = |s: u32| sections.is_stale(s);
         for (k, &i) in which.iter().enumerate() {
             let re = self.pfds[k].revents;
             if re == 0 {
@@ -668,12 +621,26 @@ impl Mesh {
     }
 }
 
+impl Pooled for Mesh {
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
+    }
+}
+
 impl Channel for Mesh {
     fn layout(&self) -> &Layout {
         &self.layout
     }
+    /// Queues a frame for process `to`.
     fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        self.send(to, kind, round, section, step, body, raw);
+        let link = self.links[to].as_mut().expect("no link to self");
+        if link.dead.is_some() {
+            return;
+        }
+        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
+        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
+        v.extend_from_slice(body);
+        link.out.push_back(Out::Owned(v, 0));
     }
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
         let mut got = None;

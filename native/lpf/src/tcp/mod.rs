@@ -29,9 +29,11 @@ pub(crate) use crate::wire;
 pub use crate::phases::MetaAlgo;
 
 use crate::context::{run_process, Spmd};
-use crate::engine::{Engine, Superstep};
+use crate::engine::Superstep;
+use crate::network::NetEngine;
 use crate::error::{Error, Result};
-use crate::types::{Args, Pid, SyncAttr};
+use crate::phases::driver::SyncId;
+use crate::types::{Args, Pid};
 use mesh::{Link, Mesh};
 use std::net::{IpAddr, TcpListener};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -382,11 +384,7 @@ impl TcpInit {
         if self.hybrid {
             return crate::hybrid::hook(Box::new(TcpSection::open(&self.mesh)), spmd, args);
         }
-        let (section, pid, nprocs) = {
-            let mut m = lock(&self.mesh);
-            (m.open_section(), m.layout.offsets[m.layout.me], m.nprocs())
-        };
-        let engine = TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid, nprocs, failure: String::new() };
+        let engine = NetEngine::new(Box::new(TcpSection::open(&self.mesh)), ENGINE_NAME);
         run_process(Box::new(engine), 1, spmd, args)
     }
 }
@@ -398,83 +396,8 @@ impl Drop for TcpInit {
     }
 }
 
-/// A process of a section on the TCP engine.
-pub(crate) struct TcpEngine {
-    mesh: Arc<Mutex<Mesh>>,
-    section: u32,
-    step: u64,
-    pid: Pid,
-    nprocs: Pid,
-    failure: String,
-}
-
-impl Engine for TcpEngine {
-    fn name(&self) -> &'static str {
-        ENGINE_NAME
-    }
-    fn pid(&self) -> Pid {
-        self.pid
-    }
-    fn nprocs(&self) -> Pid {
-        self.nprocs
-    }
-
-    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
-        self.step += 1;
-        let r = exchange::sync(&mut lock(&self.mesh), self.section, self.step, &[step]);
-        r.map_err(|e| {
-            let e = Error::fatal(format!("sync on process {}: {}", self.pid, e.message()));
-            self.failure = e.message().to_string();
-            e
-        })
-    }
-
-    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        self.step += 1;
-        let r = crate::phases::allgather(&mut *lock(&self.mesh), self.section, self.step, mine, mine.len(), all);
-        r.map_err(|e| {
-            let e = Error::fatal(format!("sync on process {}: {}", self.pid, e.message()));
-            self.failure = e.message().to_string();
-            e
-        })
-    }
-
-    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
-        self.step += 1;
-        let mut m = lock(&self.mesh);
-        crate::phases::barrier(&mut *m, self.section, self.step, Kind::Fresh, None)
-            .map_err(|e| Error::fatal(format!("rehook on process {}: {}", self.pid, e.message())))?;
-        let section = m.open_section();
-        Ok(Box::new(TcpEngine { mesh: self.mesh.clone(), section, step: 0, pid: self.pid, nprocs: self.nprocs, failure: String::new() }))
-    }
-
-    /// The SPMD function returned: a barrier with every other process's end of the
-    /// section, so that a process that returned while others still sync (or rehook)
-    /// fails too, as they do ("out of step" here or "has left the section" there).
-    fn finish(&mut self) -> Result<()> {
-        self.step += 1;
-        let r = end_barrier(&mut lock(&self.mesh), self.section, self.step);
-        r.map_err(|e| {
-            let e = Error::fatal(format!("end of the section on process {}: {}", self.pid, e.message()));
-            self.failure = e.message().to_string();
-            e
-        })
-    }
-
-    fn leave(&mut self) {
-        lock(&self.mesh).leave(self.section, &self.failure);
-    }
-}
-
-/// The barrier at the end of a section (see [`TcpEngine::finish`]).
-fn end_barrier(mesh: &mut Mesh, section: u32, step: u64) -> Result<()> {
-    match crate::phases::barrier(mesh, section, step, Kind::End, None)? {
-        None => Ok(()),
-        Some((_, msg)) => Err(Error::fatal(msg)),
-    }
-}
-
-/// One section of the mesh as the hybrid engine's network between OS processes.
+/// One section of the mesh as the network between OS processes (of the `tcp` engine's
+/// [`NetEngine`] or of the hybrid engine).
 struct TcpSection {
     mesh: Arc<Mutex<Mesh>>,
     section: u32,
@@ -488,11 +411,11 @@ impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
         let mut m = lock(mesh);
-        TcpSection { section: m.open_section(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
+        TcpSection { section: m.sections.open(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
     }
 }
 
-impl crate::hybrid::Network for TcpSection {
+impl crate::network::Network for TcpSection {
     fn offsets(&self) -> &[Pid] {
         &self.offsets
     }
@@ -501,25 +424,23 @@ impl crate::hybrid::Network for TcpSection {
     }
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
         self.step = step;
-        exchange::sync(&mut lock(&self.mesh), self.section, step, steps)
+        exchange::sync(&mut lock(&self.mesh), SyncId { section: self.section, step }, steps)
     }
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         self.step = step;
         crate::phases::allgather(&mut *lock(&self.mesh), self.section, step, mine, len, all)
     }
-    fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::hybrid::Network>> {
+    fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::network::Network>> {
         self.step = step;
         crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
     }
-    /// A group that returned early must fail like the groups still syncing: see
-    /// [`TcpEngine::finish`].
-    fn needs_finish(&self) -> bool {
-        true
-    }
+    /// The barrier at the end of a section: a process that returned while others still
+    /// sync (or rehook) fails too, as they do ("out of step" here or "has left the
+    /// section" there). Nobody carries an error into it.
     fn finish(&mut self) -> Result<()> {
         self.step += 1;
-        end_barrier(&mut lock(&self.mesh), self.section, self.step)
+        crate::phases::barrier(&mut *lock(&self.mesh), self.section, self.step, Kind::End, None).map(drop)
     }
     fn leave(&mut self, why: &str) {
         lock(&self.mesh).leave(self.section, why);

@@ -1,0 +1,127 @@
+//! The network between the OS processes of a job (the TCP mesh, MPI), one section of
+//! it behind [`Network`], and the engine of one LPF process per OS process over any
+//! network, [`NetEngine`] (the `tcp`, `mpimsg`, `mpirma` and `ibverbs` engines). The
+//! hybrid engine ([`crate::hybrid`]) composes the same networks with shared memory.
+
+use crate::engine::{Engine, Superstep};
+use crate::error::{Error, Result};
+use crate::register::Register;
+use crate::types::{Pid, SyncAttr};
+
+/// One section of the network between the OS processes of a job, as the LPF
+/// process(es) of one OS process use it: [`NetEngine`]'s one process, or the group of
+/// threads of a hybrid engine's OS process, where only one thread calls it at a time
+/// (thread 0 inside a collective operation, or the first thread to leave). `step` numbers the
+/// collective operations of the section, the same on every OS process.
+pub(crate) trait Network: Send {
+    /// Which global pids each OS process holds: `offsets()[i]..offsets()[i + 1]`.
+    fn offsets(&self) -> &[Pid];
+    /// This OS process's index.
+    fn me(&self) -> usize;
+    /// The sync of this OS process's LPF processes `steps` (global pids
+    /// `offsets()[me()]..`), with everyone else's.
+    fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()>;
+    /// Allgather: `mine` holds `len` values per LPF process of this OS process; process
+    /// q's land at `all[q * len..][..len]`.
+    fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()>;
+    /// The activation point of the global slots registered in this superstep (see
+    /// [`Engine::activate`]), with the register of each LPF process of this OS process.
+    fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+        let _ = registers;
+        self.allgather(step, mine, len, all)
+    }
+    /// `rehook`: a barrier over the section, then the next section (the same on every
+    /// OS process, which all get here).
+    fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>>;
+    /// The LPF processes of this OS process returned from their SPMD function without
+    /// failing (see [`Engine::finish`]): waits for the other OS processes, fails if one
+    /// failed or is still in another operation (TCP: a barrier; MPI, whose syncs do not
+    /// fail everywhere together: every rank's leave message).
+    fn finish(&mut self) -> Result<()>;
+    /// This OS process's group leaves the section: the others are told `why`.
+    fn leave(&mut self, why: &str);
+}
+
+/// A section on one LPF process per OS process over a network: the step counter,
+/// the error every failed operation returns (naming the operation and the process),
+/// and the reason this process gives the others when it leaves (its first error).
+pub(crate) struct NetEngine {
+    net: Box<dyn Network>,
+    name: &'static str,
+    /// The last collective operation of the section (the same count everywhere).
+    step: u64,
+    pid: Pid,
+    nprocs: Pid,
+    failure: String,
+}
+
+impl NetEngine {
+    /// The engine `name` (as `LPF_ENGINE` spells it) over a section of a network whose
+    /// OS processes hold one LPF process each.
+    pub fn new(net: Box<dyn Network>, name: &'static str) -> NetEngine {
+        let offsets = net.offsets();
+        let (pid, nprocs) = (offsets[net.me()], offsets[offsets.len() - 1]);
+        debug_assert_eq!(offsets[net.me() + 1], pid + 1, "NetEngine runs one LPF process per OS process");
+        NetEngine { net, name, step: 0, pid, nprocs, failure: String::new() }
+    }
+}
+
+/// The error of operation `what` (sync, rehook, the end of the section) on process
+/// `pid`, kept in `failure` (the reason the process gives the others when it leaves) if
+/// it is the first.
+pub(crate) fn failed(what: &str, pid: Pid, e: Error, failure: &mut String) -> Error {
+    let e = Error::fatal(format!("{what} on process {pid}: {}", e.message()));
+    if failure.is_empty() {
+        *failure = e.message().to_string();
+    }
+    e
+}
+
+impl Engine for NetEngine {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn pid(&self) -> Pid {
+        self.pid
+    }
+    fn nprocs(&self) -> Pid {
+        self.nprocs
+    }
+
+    fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
+        self.step += 1;
+        let r = self.net.sync(self.step, &[step]);
+        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
+    }
+
+    fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        self.step += 1;
+        let r = self.net.allgather(self.step, mine, mine.len(), all);
+        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
+    }
+
+    fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
+        self.step += 1;
+        let r = self.net.activate(self.step, &[register], mine, mine.len(), all);
+        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
+    }
+
+    fn fresh(&mut self) -> Result<Box<dyn Engine>> {
+        self.step += 1;
+        let r = self.net.fresh(self.step);
+        let net = r.map_err(|e| failed("rehook", self.pid, e, &mut self.failure))?;
+        Ok(Box::new(NetEngine::new(net, self.name)))
+    }
+
+    /// A process that returned while others still sync (or rehook) must fail as they
+    /// do, and on networks whose syncs do not agree on errors, a process must learn
+    /// here that a peer failed: [`Network::finish`].
+    fn finish(&mut self) -> Result<()> {
+        let r = self.net.finish();
+        r.map_err(|e| failed("the end of the section", self.pid, e, &mut self.failure))
+    }
+
+    fn leave(&mut self) {
+        self.net.leave(&self.failure);
+    }
+}
