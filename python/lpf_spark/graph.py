@@ -65,7 +65,7 @@ class LpfGraph:
     >>> ranks = LpfGraph(edges, vertices, src="from", dst="to").pageRank(tol=1e-9)
     >>> depths = LpfGraph(edges).bfs("a")          # DataFrame (id, depth)
 
-    The graph kernels (:meth:`bfs`, :meth:`wcc`, :meth:`cdlp`, :meth:`sssp`) follow the
+    The graph kernels (:meth:`bfs`, :meth:`wcc`, :meth:`cdlp`, :meth:`sssp`, :meth:`lcc`) follow the
     LDBC Graphalytics semantics and return DataFrames computed and persisted before they
     are returned (``unpersist()`` them when done). ``nprocs``: LPF processes (default: the
     cluster's task slots); ``threads``: threads per process (default ``spark.task.cpus``).
@@ -141,3 +141,10 @@ class LpfGraph:
         ``inf`` where the source does not lead. An absent source or column, a null or
         negative weight raise :class:`LpfError` naming them."""
         return self._kernel(lambda: self._jgraph.sssp(source, weightCol, int(nprocs), int(threads)))
+
+    def lcc(self, nprocs: int = 0, threads: int = 0) -> DataFrame:
+        """Local clustering coefficient: a DataFrame ``(id, lcc)``, ``lcc`` a double: with
+        N(v) the neighbours of v over in- and out-edges (v itself, duplicate edges and
+        self-loops left out), the directed edges between distinct members of N(v) divided
+        by |N(v)|(|N(v)| - 1); 0 when |N(v)| < 2."""
+        return self._kernel(lambda: self._jgraph.lcc(int(nprocs), int(threads)))

@@ -95,6 +95,21 @@ def cdlp_ref(vertices: Sequence[str], edges: Sequence[Edge], iterations: int) ->
     return label
 
 
+def lcc_ref(vertices: Sequence[str], edges: Sequence[Edge]) -> Dict[str, float]:
+    """N(v) = in- and out-neighbours but v; directed edges between distinct members of
+    N(v) over |N(v)|(|N(v)| - 1), 0 when |N(v)| < 2."""
+    arcs = {(u, v) for u, v, _ in edges if u != v}
+    nbrs: Dict[str, set] = {v: set() for v in vertices}
+    for u, v in arcs:
+        nbrs[u].add(v)
+        nbrs[v].add(u)
+    out = {}
+    for v in vertices:
+        n, d = nbrs[v], len(nbrs[v])
+        out[v] = 0.0 if d < 2 else sum(1 for a, b in arcs if a in n and b in n) / (d * (d - 1))
+    return out
+
+
 @pytest.fixture(scope="module")
 def graph(spark: SparkSession) -> Tuple[LpfGraph, List[str], List[Edge], DataFrame]:
     name, edges = make_graph()
@@ -143,6 +158,18 @@ def test_sssp_equals_dijkstra(graph) -> None:
     got = collected(df, "distance")
     assert got == sssp_ref(name, edges, name[1])
     assert float("inf") in got.values()
+
+
+def test_lcc_equals_the_definition(graph) -> None:
+    g, name, edges, _ = graph
+    df = g.lcc(nprocs=2)
+    assert dict(df.dtypes)["lcc"] == "double"
+    got = collected(df, "lcc")
+    want = lcc_ref(name, edges)
+    assert got.keys() == want.keys()
+    bad = {v: (got[v], want[v]) for v in want if abs(got[v] - want[v]) > 1e-12}
+    assert not bad, f"{len(bad)} LCC values differ, e.g. {list(bad.items())[:3]}"
+    assert sum(1 for c in got.values() if c > 0) > 10
 
 
 def test_errors_are_lpf_errors_naming_the_problem(graph) -> None:

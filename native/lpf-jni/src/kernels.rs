@@ -1,5 +1,5 @@
 //! The bundled algorithm `graph-kernel`: graphblas-pagerank's distributed BFS, WCC,
-//! CDLP and SSSP (`dist::{bfs_spmd, wcc_spmd, cdlp_spmd, sssp_spmd}`) on the group's LPF
+//! CDLP, SSSP and LCC (`dist::{bfs_spmd, wcc_spmd, cdlp_spmd, sssp_spmd, lcc_spmd}`) on the group's LPF
 //! context, over edges whose vertices the caller numbered `0..n`.
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
@@ -12,7 +12,7 @@
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | 8 bytes | magic `LPFGKQ01` |
-//! | 8 | u32 | kernel: 1 BFS, 2 WCC, 3 CDLP, 4 SSSP |
+//! | 8 | u32 | kernel: 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC |
 //! | 12 | u32 | threads per process (0 = 1) |
 //! | 16 | u64 | n: the vertices are numbered `0..n` (the same on every process) |
 //! | 24 | u64 | source vertex number (BFS, SSSP; else 0) |
@@ -31,16 +31,16 @@
 //! | 0 | 8 bytes | magic `LPFGKR01` |
 //! | 8 | u64 | n, vertices of the whole graph |
 //! | 16 | u64 | edges of the whole graph (duplicates counted once) |
-//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP iterations, SSSP rounds) |
+//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP iterations, SSSP rounds; LCC 0) |
 //! | 32 | f64 | load seconds (this process) |
 //! | 40 | f64 | compute seconds (this process) |
 //! | 48 | u64 | k, vertices this process owns |
-//! | 56 | | k u64 vertex numbers, then k values of 8 bytes: BFS i64 depth (9223372036854775807 unreachable), WCC u64 the smallest number of the component, CDLP u64 a label (a number), SSSP f64 distance (infinity unreachable) |
+//! | 56 | | k u64 vertex numbers, then k values of 8 bytes: BFS i64 depth (9223372036854775807 unreachable), WCC u64 the smallest number of the component, CDLP u64 a label (a number), SSSP f64 distance (infinity unreachable), LCC f64 local clustering coefficient |
 
 use crate::algorithms::exchange_words;
 use crate::pagerank::{fnv, Reader};
 use crate::progress::ProgressSink;
-use graphblas_pagerank::dist::{bfs_spmd, cdlp_spmd, sssp_spmd, wcc_spmd, Input, VertexValues};
+use graphblas_pagerank::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, Input, VertexValues};
 use lpf::Context;
 
 pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGKQ01";
@@ -54,6 +54,7 @@ pub enum Kernel {
     Wcc,
     Cdlp { iterations: usize },
     Sssp,
+    Lcc,
 }
 
 pub struct Request {
@@ -82,7 +83,8 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
         2 => Kernel::Wcc,
         3 => Kernel::Cdlp { iterations: check_iterations(iterations)? },
         4 => Kernel::Sssp,
-        x => return Err(format!("kernel code {x} is not 1 (BFS), 2 (WCC), 3 (CDLP) or 4 (SSSP)")),
+        5 => Kernel::Lcc,
+        x => return Err(format!("kernel code {x} is not 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP) or 5 (LCC)")),
     };
     let agreed_end = r.at();
     let edges = crate::pagerank::edge_pairs(&mut r)?;
@@ -166,6 +168,7 @@ pub fn run(ctx: &mut Context, input: &[u8], _progress: Option<&ProgressSink>) ->
             let input = Input::WeightedNumberedEdges { n, edges, weights };
             reply(sssp_spmd(ctx, input, req.source, t).map_err(err)?, |d| d.to_bits())
         }
+        Kernel::Lcc => reply(lcc_spmd(ctx, Input::NumberedEdges { n, edges }, t).map_err(err)?, |c| c.to_bits()),
     })
 }
 
@@ -252,6 +255,21 @@ mod tests {
         let out = on_threads(vec![request(4, 6, 0, 0, &EDGES[..2], Some(&w[..2])), request(4, 6, 0, 0, &EDGES[2..], Some(&w[2..]))]);
         let inf = f64::INFINITY.to_bits();
         assert_eq!(values(&out), vec![(0, 0f64.to_bits()), (1, 2.5f64.to_bits()), (2, 2.5f64.to_bits()), (3, inf), (4, inf), (5, inf)]);
+    }
+
+    #[test]
+    fn lcc_over_two_processes() {
+        // A directed triangle 0 -> 1 -> 2 -> 0 and 0 -> 3: N(0) = {1, 2, 3} holds 1 -> 2 of
+        // 6 possible edges; N(1) = {0, 2} holds 2 -> 0, N(2) = {0, 1} holds 0 -> 1, of 2.
+        let e = [(0, 1), (1, 2), (2, 0), (0, 3)];
+        let out = on_threads(vec![request(5, 4, 0, 0, &e[..2], None), request(5, 4, 0, 0, &e[2..], None)]);
+        let got: Vec<(u64, f64)> = values(&out).into_iter().map(|(v, b)| (v, f64::from_bits(b))).collect();
+        let want = [(0, 1.0 / 6.0), (1, 0.5), (2, 0.5), (3, 0.0)];
+        assert_eq!(got.len(), want.len());
+        for ((v, c), (wv, wc)) in got.iter().zip(want) {
+            assert_eq!(*v, wv);
+            assert!((c - wc).abs() < 1e-15, "vertex {v}: {c} != {wc}");
+        }
     }
 
     #[test]

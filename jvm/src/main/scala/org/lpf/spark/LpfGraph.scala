@@ -170,6 +170,21 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int): DataFrame =
     sssp(source, weightCol, nprocs, threads, LpfSettings())
 
+  /**
+   * Local clustering coefficient (Graphalytics LCC): a DataFrame `(id, lcc)`, every vertex
+   * once, `lcc` a double: with N(v) the neighbours of v over in- and out-edges (v itself,
+   * duplicate edges and self-loops left out), the directed edges between distinct
+   * members of N(v) divided by |N(v)|(|N(v)| - 1); 0 when |N(v)| < 2.
+   */
+  def lcc(): DataFrame = lcc(0, 0, LpfSettings())
+
+  /** [[lcc]] on `nprocs` LPF processes of `threads` threads. */
+  def lcc(nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
+    kernel(LpfKernels.Lcc, None, 0, None, nprocs, threads, settings)
+
+  /** [[lcc]] with the default settings (for Java and Python). */
+  def lcc(nprocs: Int, threads: Int): DataFrame = lcc(nprocs, threads, LpfSettings())
+
   private def kernel(k: LpfKernels.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String], nprocs: Int,
                      threads: Int, settings: LpfSettings): DataFrame = {
     LpfKernels.checkParameters(k, iterations) // before any Spark job
@@ -186,6 +201,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
         val (column, valueType, out) = k match {
           case LpfKernels.Bfs => ("depth", LongType, withIds.map { case (v, id) => Row(id, v) })
           case LpfKernels.Sssp => ("distance", DoubleType, withIds.map { case (v, id) => Row(id, java.lang.Double.longBitsToDouble(v)) })
+          case LpfKernels.Lcc => ("lcc", DoubleType, withIds.map { case (v, id) => Row(id, java.lang.Double.longBitsToDouble(v)) })
           case LpfKernels.Wcc | LpfKernels.Cdlp => // the value is a vertex number: its id
             (if (k == LpfKernels.Wcc) "component" else "label", idType,
               withIds.join(idOf, p).values.map { case (id, label) => Row(id, label) })

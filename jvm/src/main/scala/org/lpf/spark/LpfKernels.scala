@@ -10,7 +10,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.storage.StorageLevel
 
 /**
- * The graph kernels BFS, WCC, CDLP and SSSP of graphblas-pagerank (distributed over LPF)
+ * The graph kernels BFS, WCC, CDLP, SSSP and LCC of graphblas-pagerank (distributed over LPF)
  * on the Spark executors: one barrier stage, one LPF process per partition, the bundled
  * algorithm `graph-kernel`. The vertices are numbered `0..n-1` by the caller
  * ([[LpfGraph]] does); results carry the numbers. The bytes that cross into native code
@@ -27,6 +27,7 @@ private[spark] object LpfKernels {
   case object Wcc extends Kernel(2, "WCC")
   case object Cdlp extends Kernel(3, "CDLP")
   case object Sssp extends Kernel(4, "SSSP")
+  case object Lcc extends Kernel(5, "LCC")
 
   /**
    * This partition's request: `rows` are `(source number, target number)`, with a third
@@ -95,7 +96,7 @@ private[spark] object LpfKernels {
   /**
    * Runs `kernel` over the numbered `edges` (n vertices) on `p` LPF processes: every
    * vertex number once with its value's 64 bits (BFS an i64 depth, WCC and CDLP a
-   * vertex number, SSSP an f64 distance), persisted; the caller unpersists it.
+   * vertex number, SSSP an f64 distance, LCC an f64 coefficient), persisted; the caller unpersists it.
    */
   def run(edges: RDD[Row], n: Long, kernel: Kernel, source: Long, iterations: Int, p: Int, threads: Int,
           settings: LpfSettings): RDD[(Long, Long)] = {

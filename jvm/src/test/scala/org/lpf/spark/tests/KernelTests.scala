@@ -9,7 +9,7 @@ import org.lpf.spark._
 import org.lpf.spark.tests.TestSupport._
 
 /**
- * The graph kernels of LpfGraph (bfs, wcc, cdlp, sssp) as a real Spark application
+ * The graph kernels of LpfGraph (bfs, wcc, cdlp, sssp, lcc) as a real Spark application
  * (tests/spark/run.sh):
  *
  *   spark-submit --master M --class org.lpf.spark.tests.KernelTests \
@@ -98,6 +98,18 @@ object KernelTests {
     label
   }
 
+  /** LCC from its definition: N(v) = in- and out-neighbours but v; directed edges between distinct members. */
+  private def lccRef[K](g: Graph[K]): Map[K, Double] = {
+    val arcs = g.edges.collect { case (u, v, _) if u != v => (u, v) }.toSet
+    val nbrs = mutable.Map[K, Set[K]]().withDefaultValue(Set.empty)
+    arcs.foreach { case (u, v) => nbrs(u) += v; nbrs(v) += u }
+    g.ids.map { v =>
+      val nv = nbrs(v)
+      val d = nv.size
+      v -> (if (d < 2) 0.0 else arcs.count { case (a, b) => nv(a) && nv(b) }.toDouble / (d.toDouble * (d - 1)))
+    }.toMap
+  }
+
   private def collected[K, V](df: DataFrame, column: String): Map[K, V] = {
     val rows = df.collect()
     expect(df.columns.toSeq == Seq("id", column), s"columns ${df.columns.mkString(", ")}, expected id, $column")
@@ -159,6 +171,18 @@ object KernelTests {
       val got = collected[String, Double](df, "distance")
       same(got, ssspRef(g, source), "SSSP")
       expect(got.values.exists(_.isInfinite), "SSSP: no unreachable vertex")
+    }
+
+    test("kernels-string-ids-lcc-equals-the-definition") {
+      val df = graph.lcc(p, 0, settings)
+      expect(df.schema("lcc").dataType == DoubleType, s"schema ${df.schema}")
+      val got = collected[String, Double](df, "lcc")
+      val want = lccRef(g)
+      expect(got.keySet == want.keySet, s"LCC: ids differ (${got.size} vs ${want.size} vertices)")
+      val bad = want.filter { case (k, v) => math.abs(got(k) - v) > 1e-12 }
+      expect(bad.isEmpty, s"LCC: ${bad.size} values differ by more than 1e-12, e.g. " +
+        bad.take(3).map { case (k, v) => s"$k: got ${got(k)}, want $v" }.mkString("; "))
+      expect(got.values.count(_ > 0) > 10, "LCC: a trivial graph")
     }
 
     test("kernels-64-bit-ids-keep-their-order-and-type") {
