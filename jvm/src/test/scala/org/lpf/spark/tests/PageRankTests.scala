@@ -352,6 +352,21 @@ object PageRankTests {
         runs.map { case (w, d, _) => f"$w $d%.2e" }.mkString(", "))
     }
 
+    test("groups-form-without-a-one-second-barrier-round") {
+      // Spark's allGather sleeps 1 s at a time until its reply is there, so a group formed
+      // with one took >= 1 s on every process; through the driver's rendezvous (TCP) or the
+      // task infos alone (threads) it takes milliseconds. The best of three runs, so that
+      // one slow moment of a shared machine does not decide.
+      val tiny = sc.parallelize(Seq((0L, 1L), (1L, 2L), (2L, 0L)), p)
+      val seconds = Seq.fill(3) {
+        val r = LpfPageRank.run(tiny, nprocs = p, settings = settings, progress = false)
+        r.unpersist()
+        r.bootstrapSeconds
+      }
+      expect(seconds.min < 0.9, f"forming the group took ${seconds.map(s => f"$s%.3f").mkString(", ")} s: a barrier round?")
+      println(f"RESULT info bootstrap seconds (slowest process) of 3 runs: ${seconds.map(s => f"$s%.3f").mkString(", ")}")
+    }
+
     test("twenty-hooks-leak-no-threads-fds-or-memory") {
       val graph = Graphs.rmat(sc, 14, 16, 3L, p).persist(StorageLevel.MEMORY_AND_DISK)
       graph.count()
