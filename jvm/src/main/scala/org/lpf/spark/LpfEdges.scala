@@ -60,12 +60,16 @@ private[spark] object LpfEdges {
         else current.array())
   }
 
-  /** One partition's elements as batches. */
-  def batches[T](it: Iterator[T], read: Reader[T], batchEdges: Int = BatchEdges): Iterator[Array[Byte]] = {
-    val b = new Batcher(batchEdges)
-    read(it, b)
-    b.batches.iterator
-  }
+  /**
+   * One partition's elements as batches, read when the result is first used (so that a
+   * barrier task's ingest time, taken around its use, includes the reading).
+   */
+  def batches[T](it: Iterator[T], read: Reader[T], batchEdges: Int = BatchEdges): Iterator[Array[Byte]] =
+    Iterator.single(()).flatMap { _ =>
+      val b = new Batcher(batchEdges)
+      read(it, b)
+      b.batches.iterator
+    }
 
   /**
    * Can `rdd` end a barrier stage of `n` tasks as it is? Spark refuses a barrier stage

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory
  *                         bootstrap, load, iterations, results back to the driver
  * @param ingestSeconds    reading this call's input partitions into native memory (the
  *                         request's direct buffer; slowest process; includes computing the
- *                         partitions if they were not cached)
+ *                         elements if they were not cached; for an input moved through a
+ *                         shuffle, reading the moved batches: the map side is in hookSeconds)
  * @param bootstrapSeconds forming the LPF group (slowest process)
  * @param setupSeconds     the driver's work before the job: task slots, checks, progress listener
  * @param exchange         the contribution exchange that ran (`allgather` or `plan`)

@@ -352,6 +352,15 @@ object PageRankTests {
         runs.map { case (w, d, _) => f"$w $d%.2e" }.mkString(", "))
     }
 
+    test("ingest-seconds-include-reading-the-partitions") {
+      // Edges that take 0.2 s each to compute (partitions of 1 and 2 edges): reading them is
+      // ingest, inside the barrier tasks.
+      val slow = sc.parallelize(Seq((0L, 1L), (1L, 2L), (2L, 0L)), p).map { e => Thread.sleep(200); e }
+      val r = LpfPageRank.run(slow, nprocs = p, settings = settings, progress = false)
+      r.unpersist()
+      expect(r.ingestSeconds >= 0.4, f"ingest ${r.ingestSeconds}%.3f s, but reading the larger partition takes 0.4 s")
+    }
+
     test("groups-form-without-a-one-second-barrier-round") {
       // Spark's allGather sleeps 1 s at a time until its reply is there, so a group formed
       // with one took >= 1 s on every process; through the driver's rendezvous (TCP) or the
