@@ -24,7 +24,9 @@ import org.apache.spark.storage.StorageLevel
  * ids, or a vertex DataFrame, are numbered densely first (distinct ids, `zipWithIndex`),
  * and the native side is told the vertex count, so that vertices without edges are
  * vertices; the ranks are joined back to the ids. Numbering, not hashing: exact (no
- * collision to detect and resolve), and the count of vertices is needed anyway.
+ * collision to detect and resolve), and the count of vertices is needed anyway. Either
+ * way the edges are read from the DataFrame's internal rows straight into batches of
+ * native memory (see [[LpfEdges]]), never as a `Row` or a tuple per edge.
  *
  * Errors found on the driver (a missing column, a column of another type, a null id) are
  * an [[LpfException]] with pid -1, host `driver`, phase `argument`, naming the column.
@@ -78,13 +80,14 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     // join): by default as many processes as the cluster has task slots, as fromFile.
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, "LpfGraph.pageRank")
-    val (edgeRdd, vertexCount, numbers) = if (numbered) {
-      val (rows, n, ns) = numberedEdges(ordered = false, weight = None)
-      (rows.map(r => (r.getLong(0), r.getLong(1))), Some(n), Some(ns))
+    val (edgePairs, vertexCount, numbers) = if (numbered) {
+      val (pairs, n, ns) = numberedEdges(ordered = false, weight = None)
+      (pairs, Some(n), Some(ns))
     } else (longEdges(), None, None)
-    val run = try LpfPageRank.runEdges(edgeRdd, vertexCount, alpha, tol, maxIter, p, threads, "auto",
-      progress = true, settings)
+    val run = try LpfPageRank.runEdges(LpfEdges.rowsOf(edgePairs), LpfEdges.longRows, vertexCount, alpha, tol, maxIter,
+      p, threads, "auto", progress = true, settings)
     catch { case e: Throwable => numbers.foreach(_.unpersist(blocking = false)); throw e }
+    val t0 = System.nanoTime
     try {
       // An RDD join into p partitions: a cached DataFrame join would keep all of
       // spark.sql.shuffle.partitions (adaptive execution leaves cached plans alone).
@@ -95,8 +98,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       val ranks = spark.createDataFrame(rows, StructType(Seq(StructField(IdColumn, if (numbered) idType else LongType,
         nullable = false), StructField(RankColumn, DoubleType, nullable = false))))
         .select(col(IdColumn).cast(idType).as(IdColumn), col(RankColumn))
-      ranks.persist(StorageLevel.MEMORY_AND_DISK).count()
-      LpfGraphPageRank(ranks, run)
+      // Materialised by one pass over its partitions (count() would add an aggregation
+      // and, with adaptive execution, two more stages).
+      ranks.persist(StorageLevel.MEMORY_AND_DISK).foreachPartition((it: Iterator[Row]) => it.foreach(_ => ()))
+      LpfGraphPageRank(ranks, run, (System.nanoTime - t0) / 1e9)
     } finally {
       run.unpersist()
       numbers.foreach(_.unpersist(blocking = false))
@@ -191,10 +196,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     val weight = weightCol.map(w => checkedWeight(field(edges, w, "edge", "weight")))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
-    val (rows, n, numbers) = numberedEdges(ordered = true, weight)
+    val (pairs, n, numbers) = numberedEdges(ordered = true, weight)
     try {
       val sourceNumber = source.map(s => numberOf(numbers, s, s"${k.name} source"))
-      val values = LpfKernels.run(rows, n, k, sourceNumber.getOrElse(0L), iterations, p, threads, settings)
+      val values = LpfKernels.run(pairs.rdd, n, k, sourceNumber.getOrElse(0L), iterations, p, threads, settings)
       try {
         val idOf = numbers.map(r => (r.getLong(1), r.get(0)))
         val withIds = values.join(idOf, p).values // (value bits, id)
@@ -236,19 +241,22 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     w
   }
 
-  /** Integral ids as they are (the null check only if the schema allows nulls). */
-  private def longEdges(): RDD[(Long, Long)] = {
-    val pairs = edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
+  /**
+   * Integral ids as they are, as two long columns (the null check only if the schema
+   * allows nulls).
+   */
+  private def longEdges(): DataFrame = {
     if (srcField.nullable || dstField.nullable) noNulls(edges, Seq(src, dst), "edge")
-    pairs.rdd.map(r => (r.getLong(0), r.getLong(1)))
+    edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
   }
 
   /**
    * Vertices numbered 0..n-1 (`ordered`: in the order of their ids, so that the smallest
-   * number is the smallest id): the edges in those numbers as rows (s, d) or, with a
-   * `weight` column, (s, d, weight as a double), n, and the rows (id, number), persisted.
+   * number is the smallest id): the edges in those numbers as two long columns (s, d) or,
+   * with a `weight` column, (s, d, weight as a double), n, and the rows (id, number),
+   * persisted.
    */
-  private def numberedEdges(ordered: Boolean, weight: Option[StructField]): (RDD[Row], Long, RDD[Row]) = {
+  private def numberedEdges(ordered: Boolean, weight: Option[StructField]): (DataFrame, Long, RDD[Row]) = {
     val named = Seq(edges.select(column(srcField).cast(idType).as(IdColumn)),
       edges.select(column(dstField).cast(idType).as(IdColumn))) ++
       vertices.map(v => v.select(column(idField.get).cast(idType).as(IdColumn)))
@@ -273,7 +281,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       val weights = weight.map(w => column(w).cast(DoubleType).as("w")).toSeq
       val pairs = edges.select(Seq(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id")) ++ weights: _*)
         .join(s, "s_id").join(d, "d_id").select("s", Seq("d") ++ weights.map(_ => "w"): _*)
-      (pairs.rdd, counts.getLong(0), numbers)
+      (pairs, counts.getLong(0), numbers)
     } catch { case e: Throwable => numbers.unpersist(blocking = false); throw e }
   }
 
@@ -286,9 +294,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
 /**
  * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (persisted) and the native run's
  * figures. `run.ranks` is released when this is returned (and, for string ids or a vertex
- * DataFrame, holds vertex numbers, not ids): use `ranks`.
+ * DataFrame, holds vertex numbers, not ids): use `ranks`. `conversionSeconds`: the
+ * driver's view of turning the native results into the persisted `ranks`.
  */
-case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult) {
+case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult, conversionSeconds: Double = Double.NaN) {
   def iterations: Int = run.iterations
   def residual: Double = run.residual
   def converged: Boolean = run.converged

@@ -45,7 +45,8 @@ case class LpfSettings(
  * TCP groups carry it in their job name. Serializable: capture it in the closure of
  * `rdd.barrier().mapPartitions`.
  */
-case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String, id: String = LpfHook.newId())
+case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String, id: String = LpfHook.newId(),
+                  rendezvous: Option[LpfRendezvousTarget] = None)
 
 /**
  * The bridge between Spark tasks and LPF.
@@ -59,9 +60,11 @@ case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String, id: String
  *   })  // not .collect(): Spark cannot rerun a barrier stage whose result goes to the driver
  * }}}
  * pid = the partition index, p = the number of partitions; pid 0 listens on its
- * executor's address on a port the OS chooses and publishes `host:port` to the others
- * with `BarrierTaskContext.allGather`. When every task runs in the same executor JVM the
- * group is formed from threads (shared-memory engine) instead.
+ * executor's address on a port the OS chooses and publishes the port to the others
+ * through the driver's rendezvous service ([[LpfRendezvous]]; with
+ * `BarrierTaskContext.allGather` when the driver has none). When every task runs in the
+ * same executor JVM (the task infos' executor addresses say) the group is formed from
+ * threads (shared-memory engine) instead.
  *
  * Driver side: [[LpfHook.runStage]] runs the whole barrier stage for an RDD of byte
  * arrays; [[LpfHook.runWithoutBarrier]] does it the LPF paper's way (one process per
@@ -185,10 +188,13 @@ object LpfHook {
         sc.master, nprocs)
   }
 
-  /** Driver: checks, then a job description with a fresh secret for `nprocs` processes. */
+  /**
+   * Driver: checks, then a job description with a fresh secret for `nprocs` processes and
+   * the driver's rendezvous service (see [[LpfRendezvous]]).
+   */
   def prepare(sc: SparkContext, nprocs: Int, settings: LpfSettings = LpfSettings()): LpfJob = {
     check(sc, nprocs, settings)
-    LpfJob(settings, nprocs, newSecret())
+    LpfJob(settings, nprocs, newSecret(), rendezvous = LpfRendezvous.target(sc))
   }
 
   /** The host of a barrier task's address (`host:port` on clusters, `host` in local mode). */
@@ -218,11 +224,79 @@ object LpfHook {
       throw new LpfException(pid, host, "check", s"the job was prepared for ${job.nprocs} processes, but the barrier " +
         s"stage has $p partitions: call LpfHook.prepare(sc, rdd.getNumPartitions) on the RDD you run")
     LpfNative.ensureLoaded()
-    val executor = SparkEnv.get.executorId
     // The group's name: this job (its random id), this stage and attempt. Tasks of an
     // earlier attempt of this stage are refused by this one's (TCP), and shared-memory
     // groups of different jobs never mix, whatever their sizes.
     val jobName = s"spark-job-${job.id}-stage-${ctx.stageId()}-attempt-${ctx.stageAttemptNumber()}"
+    val group = job.rendezvous match {
+      case Some(r) => groupByRendezvous(job, r, ctx, pid, p, host, jobName)
+      case None => groupByAllGather(job, ctx, pid, p, host, jobName)
+    }
+    try body(group) finally group.close()
+  }
+
+  /** The engine for a group whose tasks run in one executor JVM (`sameJvm`) or not (`executors` says which). */
+  private def engineFor(job: LpfJob, sameJvm: Boolean, pid: Int, host: String, executors: => String): String =
+    job.settings.engine match {
+      case "auto" => if (sameJvm) "shm" else "tcp"
+      case "shm" if !sameJvm =>
+        throw new LpfException(pid, host, "check", "engine=shm needs every task in one executor JVM, but they run " +
+          s"on executors $executors: use engine=auto or tcp")
+      case e => e
+    }
+
+  /**
+   * The group without a barrier round: where each task runs is in the task infos (an
+   * executor's address, `host:port`, is its JVM's), and pid 0's port goes through the
+   * driver's rendezvous service (see [[LpfRendezvous]] for why).
+   */
+  private def groupByRendezvous(job: LpfJob, r: LpfRendezvousTarget, ctx: BarrierTaskContext, pid: Int, p: Int,
+                                host: String, jobName: String): LpfGroup = {
+    val addresses = ctx.getTaskInfos().map(_.address)
+    val engine = engineFor(job, addresses.distinct.length == 1, pid, host, addresses.distinct.mkString(", "))
+    log.info("LPF pid {}/{} on {}: engine {}", Integer.valueOf(pid), Integer.valueOf(p), addresses(pid), engine)
+    val timeout = job.settings.bootstrapTimeoutMs
+    val service = s"the driver's rendezvous service at ${r.host}:${r.port}"
+    engine match {
+      case "shm" => LpfGroup.shm(jobName, pid, p, timeout, host)
+      case _ if pid == 0 =>
+        val g = LpfGroup.tcp(host, job.settings.port, 0, p, timeout, job.secret, job.settings.threads, jobName, host)
+        try {
+          val port = try g.boundPort() catch {
+            case NonFatal(e) =>
+              try LpfRendezvous.put(r, jobName, "!" + String.valueOf(e.getMessage)) catch { case NonFatal(_) => }
+              throw e
+          }
+          try LpfRendezvous.put(r, jobName, port.toString) catch {
+            case NonFatal(e) => throw new LpfException(pid, host, "bootstrap",
+              s"pid 0 could not publish its port $port to $service: $e (executors must reach the driver's address)")
+          }
+          g.join()
+        } catch { case e: Throwable => g.close(); throw e }
+      case _ =>
+        val where = try LpfRendezvous.await(r, jobName, timeout) catch {
+          case e: java.io.IOException => throw new LpfException(pid, host, "bootstrap",
+            s"could not ask $service for pid 0's port: $e (executors must reach the driver's address)")
+        }
+        where match {
+          case None => throw new LpfException(pid, host, "bootstrap",
+            s"pid 0 published no port at $service within the bootstrap timeout of $timeout ms")
+          case Some(w) if w.startsWith("!") =>
+            throw new LpfException(pid, host, "bootstrap", s"pid 0 could not start the group: ${w.substring(1)}")
+          case Some(w) if !w.forall(_.isDigit) =>
+            throw new LpfException(pid, host, "bootstrap", s"pid 0 published no port (got '$w')")
+          case Some(w) =>
+            val g = LpfGroup.tcp(hostOf(addresses(0)), w.toInt, pid, p, timeout, job.secret, job.settings.threads,
+              jobName, host)
+            try g.join() catch { case e: Throwable => g.close(); throw e }
+        }
+    }
+  }
+
+  /** The group with one allGather round (used when the driver has no rendezvous service). */
+  private def groupByAllGather(job: LpfJob, ctx: BarrierTaskContext, pid: Int, p: Int, host: String,
+                               jobName: String): LpfGroup = {
+    val executor = SparkEnv.get.executorId
     // One allGather round (each costs about a second: Spark's BarrierTaskContext polls
     // its barrier once a second): who runs where (executor ids, not hosts: two executors
     // may share a host), and where pid 0 listens. pid 0 binds its port (the OS chooses)
@@ -244,16 +318,9 @@ object LpfHook {
     val members = try ctx.allGather(s"$executor\t$host\t$listen").map(_.split("\t", 3)) catch {
       case e: Throwable => early.foreach(_.foreach(_.close())); throw e
     }
-    val sameJvm = members.forall(_(0) == executor)
-    val engine = job.settings.engine match {
-      case "auto" => if (sameJvm) "shm" else "tcp"
-      case "shm" if !sameJvm =>
-        throw new LpfException(pid, host, "check", "engine=shm needs every task in one executor JVM, but they run " +
-          s"on executors ${members.map(_(0)).distinct.mkString(", ")}: use engine=auto or tcp")
-      case e => e
-    }
+    val engine = engineFor(job, members.forall(_(0) == executor), pid, host, members.map(_(0)).distinct.mkString(", "))
     log.info("LPF pid {}/{} on executor {} ({}): engine {}", Integer.valueOf(pid), Integer.valueOf(p), executor, host, engine)
-    val group = engine match {
+    engine match {
       case "shm" =>
         early.foreach(_.foreach(_.close())) // threads: pid 0's listener is not needed
         LpfGroup.shm(jobName, pid, p, job.settings.bootstrapTimeoutMs, host)
@@ -272,7 +339,6 @@ object LpfHook {
           job.settings.threads, jobName, host)
         try g.join() catch { case e: Throwable => g.close(); throw e }
     }
-    try body(group) finally group.close()
   }
 
   /**

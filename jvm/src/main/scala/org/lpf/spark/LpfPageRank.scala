@@ -22,8 +22,15 @@ import org.slf4j.LoggerFactory
  * @param loadSeconds      native load: read or receive the edges, route, renumber, build
  *                         (slowest process)
  * @param iterationSeconds the iterations (slowest process)
- * @param hookSeconds      driver's view of the barrier stage that ran the hook: handing the
- *                         edges to native code, group bootstrap, load, iterations, results
+ * @param hookSeconds      driver's view of the job that ran the hook: moving the edges (if
+ *                         they had to change partition), handing them to native code, group
+ *                         bootstrap, load, iterations, results back to the driver
+ * @param ingestSeconds    reading this call's input partitions into native memory (the
+ *                         request's direct buffer; slowest process; includes computing the
+ *                         elements if they were not cached; for an input moved through a
+ *                         shuffle, reading the moved batches: the map side is in hookSeconds)
+ * @param bootstrapSeconds forming the LPF group (slowest process)
+ * @param setupSeconds     the driver's work before the job: task slots, checks, progress listener
  * @param exchange         the contribution exchange that ran (`allgather` or `plan`)
  * @param processes        LPF processes (= partitions of the barrier stage)
  */
@@ -39,7 +46,10 @@ case class LpfPageRankResult(
     hookSeconds: Double,
     exchange: String,
     processes: Int,
-    private val persisted: RDD[_]) {
+    private val persisted: RDD[_],
+    ingestSeconds: Double = Double.NaN,
+    bootstrapSeconds: Double = Double.NaN,
+    setupSeconds: Double = Double.NaN) {
   def secondsPerIteration: Double = if (iterations > 0) iterationSeconds / iterations else 0.0
 
   /** Releases the cached native outputs behind [[ranks]]. */
@@ -121,22 +131,19 @@ object LpfPageRank {
   }
 
   /**
-   * The request for this partition's edges (a direct buffer; native code reads it in
-   * place). `vertices`: `Some(n)` when the caller numbered the vertices `0..n-1` (every
-   * number is a vertex, with or without edges), `None` for any Long ids.
+   * The request for this partition's edges, from its batches (see [[LpfEdges]]): a direct
+   * buffer that native code reads in place. `vertices`: `Some(n)` when the caller
+   * numbered the vertices `0..n-1` (every number is a vertex, with or without edges),
+   * `None` for any Long ids.
    */
-  private[spark] def edgesRequest(p: Params, it: Iterator[(Long, Long)], vertices: Option[Long]): ByteBuffer = {
-    var a = new Array[Long](1 << 12)
-    var k = 0
-    it.foreach { case (s, t) =>
-      if (k + 2 > a.length) a = java.util.Arrays.copyOf(a, a.length * 2)
-      a(k) = s; a(k + 1) = t; k += 2
-    }
-    val b = direct(RequestHeader + 8L * vertices.size + 8 + 8L * k)
+  private[spark] def edgesRequest(p: Params, batches: Iterator[Array[Byte]], vertices: Option[Long]): ByteBuffer = {
+    val all = batches.toArray
+    val bytes = all.foldLeft(0L)(_ + _.length)
+    val b = direct(RequestHeader + 8L * vertices.size + 8 + bytes)
     header(b, p, if (vertices.isDefined) SourceNumberedEdges else SourceEdges)
     vertices.foreach(n => b.putLong(n))
-    b.putLong(k / 2)
-    b.asLongBuffer().put(a, 0, k)
+    b.putLong(bytes / 16)
+    all.foreach(a => b.put(a))
     b.clear()
     b
   }
@@ -211,44 +218,57 @@ object LpfPageRank {
   private def runRequests[T](input: RDD[T], p: Int, progress: Boolean, settings: LpfSettings)
                             (request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
     val sc = input.sparkContext
+    val t0 = System.nanoTime
     val job = LpfHook.prepare(sc, p, settings)
     val what = s"LpfPageRank ($p processes)"
     val listener = if (progress) LpfProgress.open(sc, what) else None
-    try LpfJobWatch(sc, job, what)(runJob(input, p, job, listener.map(_.target))(request))
+    val setup = (System.nanoTime - t0) / 1e9
+    try LpfJobWatch(sc, job, what)(runJob(input, p, job, listener.map(_.target))(request)).copy(setupSeconds = setup)
     finally listener.foreach(_.close())
   }
+
+  /** A process's own timings, carried beside its reply: seconds of ingest and of group bootstrap. */
+  private case class TaskSeconds(ingest: Double, bootstrap: Double)
 
   private def runJob[T](input: RDD[T], p: Int, job: LpfJob, progress: Option[LpfProgressTarget])
                        (request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
     val program = LpfProgram.bundled(Algorithm)
     val t0 = System.nanoTime
     val replies = input.barrier().mapPartitions { it =>
+      val t0 = System.nanoTime
       val req = request(it)
+      val t1 = System.nanoTime
+      var t2 = t1
       val out = try LpfHook.withGroup(job) { g =>
+        t2 = System.nanoTime
         progress.filter(_ => g.pid == 0) match {
           case Some(t) => g.produce(program, req, t.host, t.port, t.hello(BarrierTaskContext.get().stageAttemptNumber()))
           case None => g.produce(program, req)
         }
       } finally LpfSparkAccess.dispose(req)
-      Iterator((BarrierTaskContext.get().partitionId(), out))
+      Iterator((BarrierTaskContext.get().partitionId(), (TaskSeconds((t1 - t0) / 1e9, (t2 - t1) / 1e9), out)))
     }.partitionBy(new HashPartitioner(p)).setName("LpfPageRank replies").persist(StorageLevel.MEMORY_AND_DISK)
-    val heads = replies.map { case (pid, bytes) => (pid, replyHeader(bytes)) }.collect().sortBy(_._1).map(_._2)
+    val heads = replies.map { case (pid, (secs, bytes)) => (pid, (replyHeader(bytes), secs)) }.collect().sortBy(_._1)
+      .map(_._2)
     val hookSeconds = (System.nanoTime - t0) / 1e9
     if (heads.length != p)
       throw new LpfException(-1, "driver", "hook", s"expected $p native pagerank replies, got ${heads.length}")
-    val h = heads.head
-    val ranks = replies.mapPartitions(_.flatMap { case (_, bytes) => replyPairs(bytes) }, preservesPartitioning = false)
+    val h = heads.head._1
+    val ranks = replies.mapPartitions(_.flatMap { case (_, (_, bytes)) => replyPairs(bytes) }, preservesPartitioning = false)
       .setName("LpfPageRank ranks")
     LpfPageRankResult(ranks, h.vertices, h.edges, h.iterations.toInt, h.residual, h.converged,
-      heads.map(_.loadSeconds).max, heads.map(_.iterationSeconds).max, hookSeconds,
-      if (h.exchange == 2) "plan" else "allgather", p, replies)
+      heads.map(_._1.loadSeconds).max, heads.map(_._1.iterationSeconds).max, hookSeconds,
+      if (h.exchange == 2) "plan" else "allgather", p, replies,
+      ingestSeconds = heads.map(_._2.ingest).max, bootstrapSeconds = heads.map(_._2.bootstrap).max)
   }
 
   /**
    * PageRank of the graph whose edges are `edges` (source, target; any Long ids, a
    * vertex exists if some edge names it; duplicates count once). One LPF process per
    * partition of `edges`: at most as many partitions as the cluster has task slots (an
-   * RDD with another count is repartitioned to `nprocs`, default the task slots).
+   * RDD with another count, or one that cannot end a barrier stage as it is, has its
+   * edges moved to `nprocs` partitions, default the task slots, as a few large arrays per
+   * partition: see docs/spark.md, "How the edges reach native code").
    *
    * @param threads threads per LPF process for the iterations (default spark.task.cpus)
    * @param exchange `auto`, `allgather` or `plan` (see docs/pagerank.md)
@@ -259,16 +279,17 @@ object LpfPageRank {
   def run(edges: RDD[(Long, Long)], alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
           nprocs: Int = 0, threads: Int = 0, exchange: String = "auto", progress: Boolean = true,
           settings: LpfSettings = LpfSettings()): LpfPageRankResult =
-    runEdges(edges, None, alpha, tol, maxIter, nprocs, threads, exchange, progress, settings)
+    runEdges(edges, LpfEdges.pairs, None, alpha, tol, maxIter, nprocs, threads, exchange, progress, settings)
 
   /**
-   * As [[run]]; with `vertices = Some(n)` the ids of `edges` are numbers in `0..n-1` that
-   * the caller gave the vertices (LpfGraph does), and all n are vertices, with or without
-   * edges; the ranks carry the numbers.
+   * As [[run]], for edges of any form that `read` turns into batches (see [[LpfEdges]]);
+   * with `vertices = Some(n)` the ids of `edges` are numbers in `0..n-1` that the caller
+   * gave the vertices (LpfGraph does), and all n are vertices, with or without edges; the
+   * ranks carry the numbers.
    */
-  private[spark] def runEdges(edges: RDD[(Long, Long)], vertices: Option[Long], alpha: Double, tol: Double,
-                              maxIter: Int, nprocs: Int, threads: Int, exchange: String, progress: Boolean,
-                              settings: LpfSettings): LpfPageRankResult = {
+  private[spark] def runEdges[T](edges: RDD[T], read: LpfEdges.Reader[T], vertices: Option[Long], alpha: Double,
+                                 tol: Double, maxIter: Int, nprocs: Int, threads: Int, exchange: String,
+                                 progress: Boolean, settings: LpfSettings): LpfPageRankResult = {
     val sc = edges.sparkContext
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val parts = edges.getNumPartitions
@@ -277,9 +298,7 @@ object LpfPageRank {
     // fewer (with a warning) if the cluster has fewer slots.
     val p = if (nprocs > 0) nprocs
       else availableProcesses(sc, if (parts > 0) Some(parts) else None, settings, s"an edges RDD of $parts partitions")
-    // A barrier stage must not narrow its parent's partitions (coalesce): shuffle instead.
-    val input = if (parts == p) edges else edges.repartition(p)
-    runRequests(input, p, progress, settings)(it => edgesRequest(params, it, vertices))
+    runRequests(LpfEdges.inPartitions(edges, p, read), p, progress, settings)(it => edgesRequest(params, it, vertices))
   }
 
   /**

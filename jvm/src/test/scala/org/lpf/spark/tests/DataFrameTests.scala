@@ -132,6 +132,31 @@ object DataFrameTests {
       println(f"RESULT info 64-bit ids: ${named.length} vertices, largest difference $d%.2e; with 2 more vertices $d2%.2e")
     }
 
+    test("dataframe-ingest-empty-and-one-edge-partitions-unions-and-huge-ids-give-the-same-ranks") {
+      val rnd = new Random(22L)
+      val ids = (Seq(Long.MinValue, Long.MaxValue, -1L, 0L) ++ Iterator.continually(rnd.nextLong()).take(3000)).distinct
+      val edges = Seq.fill(20000)((ids(rnd.nextInt(ids.length)), ids(rnd.nextInt(ids.length)))) :+ ((Long.MinValue, Long.MaxValue))
+      val (want, _) = referenceRanks(edges, alpha, tol, maxIter)
+      def frame(parts: Seq[Seq[(Long, Long)]], nullable: Boolean = false): DataFrame = spark.createDataFrame(
+        sc.parallelize(parts, parts.length).flatMap(x => x).map { case (u, v) => Row(u, v) },
+        StructType(Seq(StructField("src", LongType, nullable), StructField("dst", LongType, nullable))))
+      val (a, b) = edges.splitAt(edges.length / 2)
+      val layouts = Seq(
+        "5 partitions: empty ones, a single edge" -> frame(Seq(Seq(), edges.take(1), Seq(), edges.drop(1), Seq())),
+        "p partitions, one empty" -> frame(Seq(edges, Seq())),
+        "a union of two frames" -> frame(Seq(a)).union(frame(Seq(b))),
+        "nullable columns, 3 partitions" -> frame(Seq(a, Seq(), b), nullable = true))
+      val runs = layouts.map { case (what, df) =>
+        val ranks = LpfGraph(df).pageRankRun(alpha, tol, maxIter, nprocs = p, settings = settings).ranks
+        val got = try ranks.collect().toSeq.map(r => (r.getLong(0), r.getDouble(1))) finally ranks.unpersist()
+        (what, compare(got, want, what, 1e-10), got.toMap)
+      }
+      for ((what, _, got) <- runs.tail; (v, r) <- got)
+        expect(math.abs(r - runs.head._3(v)) < 1e-13, s"$what: vertex $v has rank $r, ${runs.head._1} ${runs.head._3(v)}")
+      println(s"RESULT info ingest layouts, ${want.size} vertices, ${edges.length} edges: " +
+        runs.map { case (w, d, _) => f"$w $d%.2e" }.mkString(", "))
+    }
+
     test("dataframe-int-and-short-ids-keep-their-type") {
       val edges = Seq((0, 1), (1, 2), (2, 0), (2, 3))
       val want = powerIteration(4, edges, alpha, tol, maxIter)._1.zipWithIndex.map { case (r, i) => (i + 100) -> r }.toMap

@@ -305,6 +305,77 @@ object PageRankTests {
         f"largest difference from the test's power iteration $d0%.2e ($referenceIterations iterations); from the CLI: run $d1%.2e, fromFile $d2%.2e; ${r.secondsPerIteration * 1e3}%.3f ms/iteration (${r.exchange})")
     }
 
+    test("ingest-batches-hold-every-edge-across-batch-and-partition-boundaries") {
+      // LpfEdges alone (no native code): a partition of 2 batches and a bit, and batches
+      // of 3 edges moved from 7 partitions (empty ones, single edges) into p.
+      def decode(batches: Seq[Array[Byte]]): Seq[(Long, Long)] = batches.flatMap { a =>
+        val b = java.nio.ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        Seq.fill(a.length / 16)((b.getLong, b.getLong))
+      }
+      val big = Seq.tabulate(2 * LpfEdges.BatchEdges + 1)(i => (Long.MaxValue - i, Long.MinValue + 3L * i))
+      val one = LpfEdges.batches(big.iterator, LpfEdges.pairs).toSeq
+      expect(one.map(_.length) == Seq(16 << 16, 16 << 16, 16), s"batch sizes ${one.map(_.length)}")
+      expect(decode(one) == big, "the batches do not hold the edges in order")
+      val edges = Seq.tabulate(40)(i => (i.toLong * 0x0123456789abcdefL, -i.toLong))
+      val parts = Seq(edges.take(1), Seq(), edges.slice(1, 20), Seq(), edges.slice(20, 21), edges.drop(21), Seq())
+      val rdd = sc.parallelize(parts, parts.length).flatMap(x => x)
+      val moved = LpfEdges.inPartitions(rdd, p, LpfEdges.pairs, batchEdges = 3)
+      expect(moved.getNumPartitions == p, s"${moved.getNumPartitions} partitions, not $p")
+      val got = moved.glom().collect().toSeq
+      expect(got.forall(_.nonEmpty), s"batches per partition ${got.map(_.length)}: the batches were not spread")
+      expect(decode(got.flatten).sorted == edges.sorted, "edges lost or changed on the way")
+    }
+
+    test("ingest-empty-and-one-edge-partitions-unions-and-huge-ids-give-the-same-ranks") {
+      // 64-bit ids (the extremes, negative ones), more edges than one batch holds.
+      val rnd = new scala.util.Random(21L)
+      val ids = (Seq(Long.MinValue, Long.MaxValue, -1L, 0L) ++ Iterator.continually(rnd.nextLong()).take(6000)).distinct
+      val edges = (Seq.fill(LpfEdges.BatchEdges + 5000)((ids(rnd.nextInt(ids.length)), ids(rnd.nextInt(ids.length)))) ++
+        Seq((Long.MinValue, Long.MaxValue), (Long.MaxValue, -1L))).toArray
+      val tol = 1e-10
+      val (want, _) = referenceRanks(edges.toSeq, 0.85, tol, 1000)
+      val (a, b) = edges.splitAt(edges.length / 2)
+      val layouts = Seq(
+        "p partitions, one empty" -> sc.parallelize(Seq(Seq.empty[(Long, Long)], edges.toSeq), p).flatMap(x => x),
+        "7 partitions: empty ones, single edges" -> sc.parallelize(
+          Seq(Seq(), edges.take(1).toSeq, Seq(), edges.slice(1, 2).toSeq, edges.drop(2).toSeq, Seq(), Seq()), 7).flatMap(x => x),
+        // A union of p partitions cannot end a barrier stage as it is (Spark refuses it).
+        "a union of p partitions" -> sc.parallelize(a.toSeq, 1).union(sc.parallelize(b.toSeq, 1)))
+      val runs = layouts.map { case (what, rdd) =>
+        val r = LpfPageRank.run(rdd, tol = tol, nprocs = p, settings = settings)
+        val got = try r.ranks.collect().toMap finally r.unpersist()
+        expect(r.processes == p && r.edges == edges.distinct.length, s"$what: ${r.processes} processes, ${r.edges} edges")
+        (what, compare(got, want, what, "the test's power iteration", 1e-10), got)
+      }
+      for ((what, _, got) <- runs.tail) compare(got, runs.head._3, what, runs.head._1, 1e-13)
+      println(s"RESULT info ingest layouts, ${want.size} vertices, ${edges.length} edges: " +
+        runs.map { case (w, d, _) => f"$w $d%.2e" }.mkString(", "))
+    }
+
+    test("ingest-seconds-include-reading-the-partitions") {
+      // Edges that take 0.2 s each to compute (partitions of 1 and 2 edges): reading them is
+      // ingest, inside the barrier tasks.
+      val slow = sc.parallelize(Seq((0L, 1L), (1L, 2L), (2L, 0L)), p).map { e => Thread.sleep(200); e }
+      val r = LpfPageRank.run(slow, nprocs = p, settings = settings, progress = false)
+      r.unpersist()
+      expect(r.ingestSeconds >= 0.4, f"ingest ${r.ingestSeconds}%.3f s, but reading the larger partition takes 0.4 s")
+    }
+
+    test("groups-form-without-a-one-second-barrier-round") {
+      // Spark's allGather sleeps 1 s at a time until its reply is there, so a group formed
+      // with one took >= 1 s on every process; through the driver's rendezvous (TCP) or the
+      // task infos alone (threads) it takes milliseconds. The best of three runs, so that
+      // one slow moment of a shared machine does not decide.
+      val tiny = sc.parallelize(Seq((0L, 1L), (1L, 2L), (2L, 0L)), p)
+      val seconds = Seq.fill(3) {
+        val r = LpfPageRank.run(tiny, nprocs = p, settings = settings, progress = false)
+        r.unpersist()
+        r.bootstrapSeconds
+      }
+      expect(seconds.min < 0.9, f"forming the group took ${seconds.map(s => f"$s%.3f").mkString(", ")} s: a barrier round?")
+      println(f"RESULT info bootstrap seconds (slowest process) of 3 runs: ${seconds.map(s => f"$s%.3f").mkString(", ")}")
+    }
+
     test("twenty-hooks-leak-no-threads-fds-or-memory") {
       val graph = Graphs.rmat(sc, 14, 16, 3L, p).persist(StorageLevel.MEMORY_AND_DISK)
       graph.count()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Per-call cost of PageRank through the bridge (issue 14's benchmark; not a timed test):
+# org.lpf.spark.examples.CallBenchmark on generated Graph500 R-MAT graphs (kron16, kron18)
+# in local-cluster[2,1,M] (two executor JVMs): for the RDD and the DataFrame paths, per
+# call, total wall, driver set-up, ingest, group bootstrap, native load and compute,
+# result conversion, overhead (wall - native compute); beside GraphFrames-style GraphX
+# PageRank (pageRank(tol)) on the same DataFrame; and the `pagerank` CLI's native load of
+# the same edges. Results (CSV, PNG chart) in spark-examples/bench/results/calls.*; the
+# full logs in build/bench-logs/calls-kronS.log.
+#
+# Environment (optional):
+#   BENCH_SCALES       graphs to run (default "16 18")
+#   BENCH_PATHS        what to run (default rdd,dataframe,graphx)
+#   BENCH_CALLS        timed calls per LPF path, the median reported (default 3)
+#   BENCH_EXEC_MEM     executor memory in MiB (default 3072)
+#   BENCH_SKIP_BUILD=1 use the jars in build/libs and target/release/pagerank
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+out=$here/results
+mkdir -p "$out" "$root/build/bench-logs"
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+cli=${CARGO_TARGET_DIR:-$root/target}/release/pagerank
+if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+    bash scripts/setup.sh
+    bash scripts/build-jar.sh
+    cargo build --release -p graphblas-pagerank --bin pagerank
+fi
+export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))')}
+export SPARK_LOCAL_IP=127.0.0.1
+log4j="-Dlog4j2.configurationFile=file:$root/tests/spark/log4j2.properties"
+mem=${BENCH_EXEC_MEM:-3072}
+append=
+for s in ${BENCH_SCALES:-16 18}; do
+    log=$root/build/bench-logs/calls-kron$s.log
+    echo "=== kron$s in local-cluster[2,1,$mem] (log $log)"
+    "$SPARK_HOME/bin/spark-submit" \
+        --master "local-cluster[2,1,$mem]" \
+        --conf "spark.executor.memory=${mem}m" \
+        --driver-memory 4g \
+        --jars build/libs/lpf-spark.jar \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.ui.enabled=false \
+        --conf spark.barrier.sync.timeout=600s \
+        --conf spark.network.timeout=600s \
+        --conf spark.executor.heartbeatInterval=60s \
+        --class org.lpf.spark.examples.CallBenchmark build/libs/lpf-spark-examples.jar \
+        --scale "$s" --partitions 2 --tol 1e-7 --paths "${BENCH_PATHS:-rdd,dataframe,graphx}" \
+        --calls "${BENCH_CALLS:-3}" --cli "$cli" --out "$out" $append 2>&1 | tee "$log" | grep -E '^callbench'
+    append=--append
+done
+echo "=== results: $out/calls.csv, $out/calls.png"
+cat "$out/calls.csv"

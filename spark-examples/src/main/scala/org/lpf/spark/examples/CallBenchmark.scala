@@ -1,0 +1,190 @@
+package org.lpf.spark.examples
+
+import java.io.{BufferedWriter, File, FileWriter, PrintWriter}
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.graphx.{Edge, Graph}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types.{DoubleType, LongType, StructField, StructType}
+import org.apache.spark.storage.StorageLevel
+import org.lpf.spark.{LpfGraph, LpfPageRank}
+
+/**
+ * What one PageRank call costs through the bridge (issue 14's benchmark), per graph:
+ *
+ *   rdd        LpfPageRank.run on a cached RDD[(Long, Long)], ranks RDD materialised
+ *   dataframe  LpfGraph(df).pageRankRun on a cached DataFrame (src, dst: bigint), ranks
+ *              DataFrame materialised and persisted (DataFrame in, DataFrame out)
+ *   graphx     GraphFrames-style on the same DataFrame: its rows to a GraphX graph,
+ *              pageRank(tol), the vertices back to a DataFrame (id, pagerank), persisted
+ *
+ * Each LPF path runs once to warm up, then `--calls` times; the row has the median
+ * call's wall time and that call's parts: driver set-up, ingest (partitions into native
+ * memory, slowest process), group bootstrap, native load and compute (slowest process),
+ * result conversion (driver's view), and the overhead = wall - native compute. GraphX
+ * runs once. With `--cli PATH` the edges are also written as an edge list and loaded by
+ * the `pagerank` CLI (`-p P --engine shm`): its load time is the native load of the same
+ * graph that ingest is compared with. All to tol (L1 for LPF, GraphX's own per-vertex
+ * tolerance for GraphX). Writes (merging with earlier runs of other graphs)
+ * OUT/calls.csv and OUT/calls.png.
+ */
+object CallBenchmark {
+  case class Result(graph: String, path: String, vertices: Long, edges: Long, wall: Double, setup: Double,
+                    ingest: Double, bootstrap: Double, nativeLoad: Double, nativeCompute: Double, conversion: Double,
+                    cliLoad: Double, iterations: Int) {
+    def overhead: Double = wall - nativeCompute
+    def csv: String = Seq(graph, path, vertices, edges, wall, setup, ingest, bootstrap, nativeLoad, nativeCompute,
+      conversion, overhead, cliLoad, iterations).map {
+      case d: Double => if (d.isNaN) "" else f"$d%.4f"
+      case x => x.toString
+    }.mkString(",")
+  }
+
+  val Header = "graph,path,vertices,edges,wall_s,setup_s,ingest_s,bootstrap_s,native_load_s,native_compute_s," +
+    "conversion_s,overhead_s,cli_native_load_s,iterations"
+
+  private def parse(line: String): Result = {
+    val f = line.split(",", -1)
+    def d(i: Int) = if (f(i).isEmpty) Double.NaN else f(i).toDouble
+    Result(f(0), f(1), f(2).toLong, f(3).toLong, d(4), d(5), d(6), d(7), d(8), d(9), d(10), d(12), f(13).toInt)
+  }
+
+  private def seconds[T](body: => T): (T, Double) = {
+    val t0 = System.nanoTime
+    val x = body
+    (x, (System.nanoTime - t0) / 1e9)
+  }
+
+  /** Load seconds of the `pagerank` CLI on the edge list `file` (p processes, shared memory). */
+  private def cliLoad(cli: String, file: File, p: Int): Double = {
+    val out = new java.io.ByteArrayOutputStream
+    val pr = new ProcessBuilder(cli, "--input", file.getPath, "--format", "edges", "--engine", "shm", "-p", p.toString,
+      "--max-iters", "1", "--quiet").redirectErrorStream(true).start()
+    pr.getInputStream.transferTo(out)
+    val text = out.toString(StandardCharsets.UTF_8)
+    if (pr.waitFor() != 0) throw new RuntimeException(s"$cli failed on $file: $text")
+    "load_s=([0-9.]+)".r.findFirstMatchIn(text).map(_.group(1).toDouble)
+      .getOrElse(throw new RuntimeException(s"$cli printed no load_s: $text"))
+  }
+
+  def main(args: Array[String]): Unit = {
+    // Options of this benchmark alone; the rest are the examples' common Options.
+    val (cli, calls, paths, rest) = {
+      var cli: Option[String] = None
+      var calls = 3
+      var paths = Seq("rdd", "dataframe", "graphx")
+      val rest = Vector.newBuilder[String]
+      var i = 0
+      while (i < args.length) {
+        args(i) match {
+          case "--cli" => cli = Some(args(i + 1)); i += 1
+          case "--calls" => calls = args(i + 1).toInt; i += 1
+          case "--paths" => paths = args(i + 1).split(",").map(_.trim).filter(_.nonEmpty).toSeq; i += 1
+          case a => rest += a
+        }
+        i += 1
+      }
+      (cli, calls, paths, rest.result().toArray)
+    }
+    val o = Options.parse(rest, "CallBenchmark")
+    val spark = SparkSession.builder().appName(s"PageRank per-call benchmark ${o.describe}").getOrCreate()
+    val sc = spark.sparkContext
+    val graph = o.describe
+    val edges = o.edges(sc).setName(s"edges of $graph").persist(StorageLevel.MEMORY_AND_DISK)
+    val m = edges.count()
+    val df = spark.createDataFrame(edges.map { case (u, v) => Row(u, v) },
+      StructType(Seq(StructField("src", LongType, nullable = false), StructField("dst", LongType, nullable = false))))
+      .persist(StorageLevel.MEMORY_AND_DISK)
+    df.count()
+    val p = edges.getNumPartitions
+    println(s"callbench: graph $graph, $m edges in $p partitions; master ${sc.master}")
+    val cliSeconds = cli.map { path =>
+      val file = File.createTempFile(s"callbench-$graph-", ".edges")
+      file.deleteOnExit()
+      val w = new BufferedWriter(new FileWriter(file), 1 << 20)
+      try edges.toLocalIterator.foreach { case (u, v) => w.write(s"$u $v\n") } finally w.close()
+      val s = cliLoad(path, file, p)
+      file.delete()
+      println(f"callbench: pagerank CLI native load of the same edges ($p processes, shm): $s%.4f s")
+      s
+    }.getOrElse(Double.NaN)
+
+    def median(rs: Seq[Result]): Result = rs.sortBy(_.wall).apply(rs.length / 2)
+    def lpfRdd(): Result = {
+      val (r, wall0) = seconds(LpfPageRank.run(edges, o.alpha, o.tol, o.maxIter))
+      val (_, conv) = seconds(r.ranks.count())
+      r.unpersist()
+      Result(graph, "rdd", r.vertices, r.edges, wall0 + conv, r.setupSeconds, r.ingestSeconds, r.bootstrapSeconds,
+        r.loadSeconds, r.iterationSeconds, conv, cliSeconds, r.iterations)
+    }
+    def lpfDf(): Result = {
+      val (g, wall) = seconds(LpfGraph(df).pageRankRun(o.alpha, o.tol, o.maxIter))
+      g.ranks.unpersist()
+      val r = g.run
+      Result(graph, "dataframe", r.vertices, r.edges, wall, r.setupSeconds, r.ingestSeconds, r.bootstrapSeconds,
+        r.loadSeconds, r.iterationSeconds, g.conversionSeconds, cliSeconds, r.iterations)
+    }
+    def report(r: Result): Result = {
+      println(f"callbench: ${r.path}%-9s wall ${r.wall}%.3f s (setup ${r.setup}%.3f, ingest ${r.ingest}%.3f, " +
+        f"bootstrap ${r.bootstrap}%.3f, native load ${r.nativeLoad}%.3f, native compute ${r.nativeCompute}%.3f, " +
+        f"conversion ${r.conversion}%.3f), overhead ${r.overhead}%.3f s, ${r.iterations} iterations")
+      r
+    }
+    var rows = Vector.empty[Result]
+    for (path <- paths) path match {
+      case "rdd" => lpfRdd(); rows :+= report(median(Seq.fill(calls)(report(lpfRdd()))))
+      case "dataframe" => lpfDf(); rows :+= report(median(Seq.fill(calls)(report(lpfDf()))))
+      case "graphx" =>
+        val t0 = System.nanoTime
+        val g = Graph.fromEdges(df.rdd.map(r => Edge(r.getLong(0), r.getLong(1), 1)), 1,
+          edgeStorageLevel = StorageLevel.MEMORY_AND_DISK, vertexStorageLevel = StorageLevel.MEMORY_AND_DISK).cache()
+        val n = g.vertices.count()
+        val load = (System.nanoTime - t0) / 1e9
+        val run = GraphXPageRank.untilTolerance(g, o.tol, o.alpha)
+        val (ranks, conv) = seconds {
+          val out = spark.createDataFrame(run.ranks.map { case (v, r) => Row(v, r) },
+            StructType(Seq(StructField("id", LongType, nullable = false), StructField("pagerank", DoubleType, nullable = false))))
+            .persist(StorageLevel.MEMORY_AND_DISK)
+          out.count()
+          out
+        }
+        ranks.unpersist()
+        run.ranks.unpersist(blocking = false)
+        g.unpersist(blocking = false)
+        rows :+= report(Result(graph, "graphx", n, g.edges.count(), load + run.seconds + conv, Double.NaN, load,
+          Double.NaN, Double.NaN, run.seconds, conv, cliSeconds, run.iterations.getOrElse(-1)))
+      case other => throw new IllegalArgumentException(s"unknown implementation $other (rdd, dataframe, graphx)")
+    }
+
+    val out = new File(o.out)
+    out.mkdirs()
+    val csvFile = new File(out, "calls.csv")
+    val earlier = if (o.append && csvFile.exists())
+      Files.readAllLines(csvFile.toPath, StandardCharsets.UTF_8).asScala.drop(1).filter(_.nonEmpty).map(parse)
+        .filterNot(r => r.graph == graph).toVector
+    else Vector.empty
+    val all = earlier ++ rows
+    val w = new PrintWriter(csvFile, "UTF-8")
+    try { w.println(Header); all.foreach(r => w.println(r.csv)) } finally w.close()
+    val graphs = all.map(_.graph).distinct
+    def panel(title: String, f: Result => Double, paths: Seq[String]) =
+      Chart.Panel(title, "s", all.filter(r => paths.contains(r.path)).map(r => (r.graph, r.path) -> f(r)).toMap)
+    val lpf = Seq("rdd", "dataframe")
+    Chart.write(new File(out, "calls.png"), s"PageRank per call through Spark (${sc.master}, tol ${o.tol})", graphs,
+      all.map(_.path).distinct, Seq(
+        panel("total wall per call", _.wall, lpf :+ "graphx"),
+        panel("ingest", _.ingest, lpf),
+        panel("overhead (wall - native compute)", _.overhead, lpf),
+        panel("result conversion", _.conversion, lpf :+ "graphx")))
+    for (r <- all.filter(_.path == "dataframe"); x <- all.find(x => x.graph == r.graph && x.path == "graphx"))
+      println(f"callbench: ${r.graph}: DataFrame in, DataFrame out ${x.wall / r.wall}%.1fx faster than GraphX")
+    for (r <- all.filter(x => lpf.contains(x.path)))
+      println(f"callbench: ${r.graph} ${r.path}: ingest / native load: ${r.ingest / r.nativeLoad}%.2f (in the call), " +
+        f"${r.ingest / r.cliLoad}%.2f (CLI)")
+    println(s"callbench: wrote $csvFile, ${new File(out, "calls.png")}")
+    spark.stop()
+  }
+}
