@@ -18,7 +18,7 @@ case "${1:-master}" in
     submit)
         shift
         exec "$SPARK_HOME/bin/spark-submit" --master "$master_url" \
-            --jars "$jars/lpf-spark.jar" \
+            --jars "$(ls "$jars"/lpf-spark_2.13-*.jar | grep -v -- -sources.jar)" \
             --conf spark.barrier.sync.timeout=300s \
             --conf spark.dynamicAllocation.enabled=false \
             "$@" ;;

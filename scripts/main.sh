@@ -36,8 +36,9 @@ cc -std=c99 -O2 -I"$inc" -Itests/c tests/c/hello.c -o target/c-examples/hello \
     -Ltarget/release -llpf_core -Wl,-rpath,"$root/target/release" -lpthread
 LPF_MAX_PROCS=2 ./target/c-examples/hello
 
-echo "=== Spark bridge: build/libs/lpf-spark.jar and lpf-spark-examples.jar"
-bash scripts/build-jar.sh
+echo "=== Spark bridge (Spark 4, Scala 2.13): build/libs/lpf-spark_2.13-<version>.jar and lpf-spark-examples_2.13.jar"
+bash scripts/build-jar.sh --scala 2.13
+version=$(bash scripts/spark-version.sh)
 
 scale=${MAIN_SCALE:-16}
 impls=${MAIN_IMPLS:-lpf,canonical,correct,graphx}
@@ -52,12 +53,12 @@ echo "=== Spark: PageRank on kron$scale, LPF vs Spark ($impls), local-cluster[2,
     --master "local-cluster[2,1,$mem]" \
     --conf "spark.executor.memory=${mem}m" \
     --driver-memory 2g \
-    --jars build/libs/lpf-spark.jar \
+    --jars "build/libs/lpf-spark_2.13-$version.jar" \
     --driver-java-options "$log4j" \
     --conf "spark.executor.extraJavaOptions=$log4j" \
     --conf spark.ui.enabled=false \
     --conf spark.barrier.sync.timeout=300s \
-    --class org.lpf.spark.examples.Benchmark build/libs/lpf-spark-examples.jar \
+    --class org.lpf.spark.examples.Benchmark build/libs/lpf-spark-examples_2.13.jar \
     --scale "$scale" --partitions 2 --tol 1e-7 --impls "$impls" \
     --checkpoint-dir "$out/checkpoints" --out "$out" 2>&1 | tee "$out/spark.log" | grep -E '^(benchmark|\||- )'
 echo "=== results: $out/pagerank.md, $out/pagerank.csv, $out/pagerank.png"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up of a Debian 12 machine for building and testing this
 # repository: a C/C++ toolchain (build-essential), a Rust toolchain with
-# cargo, and for the Spark bridge a JDK (javac) and pyspark 4.3.0
-# (Spark, with its Scala compiler). Run as root (or with sudo available).
+# cargo, and for the Spark bridge a JDK (javac), pyspark 4.3.0 (Spark, with its Scala
+# 2.13 compiler) and pyspark 3.5.9 (Scala 2.12) in the virtual environment
+# /opt/lpf-pyspark-3.5. Run as root (or with sudo available).
 # Anything already present is left alone; nothing else is installed.
 set -euo pipefail
 
@@ -84,6 +85,20 @@ if [ "$have_pyspark" != "$pyspark_version" ]; then
     fi
 fi
 
+# --- Spark 3.5 (Scala 2.12) in a virtual environment of its own ---------------
+# The bridge is built and tested for both Spark lines (scripts/build-jar.sh,
+# tests/spark/run.sh): pyspark 3.5 from PyPI ships Spark with Scala 2.12 and its
+# compiler (scala-compiler-2.12.*.jar), kept apart from the system's pyspark 4.3.
+pyspark35_version=3.5.9
+pyspark35_venv=/opt/lpf-pyspark-3.5
+have_pyspark35=$("$pyspark35_venv/bin/python" -c 'import pyspark; print(pyspark.__version__)' 2>/dev/null || true)
+if [ "$have_pyspark35" != "$pyspark35_version" ]; then
+    python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+    log "installing pyspark==$pyspark35_version into $pyspark35_venv (had: ${have_pyspark35:-none})"
+    [ -x "$pyspark35_venv/bin/python" ] || as_root python3 -m venv "$pyspark35_venv"
+    as_root "$pyspark35_venv/bin/python" -m pip install -q "pyspark==$pyspark35_version"
+fi
+
 # --- Rust -------------------------------------------------------------------
 if [ -d "$HOME/.cargo/bin" ]; then
     case ":$PATH:" in
@@ -126,5 +141,6 @@ cargo nextest --version >/dev/null 2>&1 || { log "no cargo-nextest after set-up"
 command -v cargo >/dev/null 2>&1 || { log "no cargo after set-up" >&2; exit 1; }
 command -v javac >/dev/null 2>&1 || { log "no javac after set-up" >&2; exit 1; }
 python3 -c 'import pyspark' 2>/dev/null || { log "no pyspark after set-up" >&2; exit 1; }
+"$pyspark35_venv/bin/python" -c 'import pyspark' 2>/dev/null || { log "no pyspark 3.5 in $pyspark35_venv after set-up" >&2; exit 1; }
 command -v mpirun >/dev/null 2>&1 || { log "no mpirun after set-up" >&2; exit 1; }
-log "ok: $(cc --version | head -n 1); $(cargo --version); $(javac -version 2>&1); pyspark $(python3 -c 'import pyspark; print(pyspark.__version__)')"
+log "ok: $(cc --version | head -n 1); $(cargo --version); $(javac -version 2>&1); pyspark $(python3 -c 'import pyspark; print(pyspark.__version__)') and $("$pyspark35_venv/bin/python" -c 'import pyspark; print(pyspark.__version__)') ($pyspark35_venv)"

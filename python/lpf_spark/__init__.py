@@ -9,9 +9,14 @@
 The work runs in the JVM and native code: executors need no Python beyond what
 PySpark itself needs. Failures raise :class:`LpfError` (pid, host, phase, message).
 """
+from importlib import metadata as _metadata
+
 from .errors import LpfError
 from .graph import LpfGraph, PageRankRun
-from .session import configure, jar_path
+from .session import configure, jar_path, scala_version
 
-__all__ = ["LpfGraph", "PageRankRun", "LpfError", "configure", "jar_path"]
-__version__ = "0.1.0"
+__all__ = ["LpfGraph", "PageRankRun", "LpfError", "configure", "jar_path", "scala_version"]
+try:  # the installed distribution's version: pyproject.toml's, also the jars'
+    __version__ = _metadata.version("lpf-spark")
+except _metadata.PackageNotFoundError:  # imported from the source tree, not installed
+    __version__ = "unknown"

@@ -1,7 +1,8 @@
 # The PySpark package's tests (sourced by tests/spark/run.sh, which defines pass/fail/built):
 #   pyspark_suite JAR WORKDIR
 # installs python/ with pip into a fresh virtual environment that sees the system's
-# pyspark (pip install of the repository's python/ directory, the jar taken from JAR),
+# pyspark (pip install of the repository's python/ directory, the jars taken from JAR's
+# directory; the package must pick JAR, the system Spark's Scala version),
 # installs pytest if the system has none, then runs tests/pyspark under pytest, bounded
 # by LPF_PYSPARK_TIMEOUT seconds (default 600). Every pytest case counts as "ok
 # pyspark/NAME" or "FAIL pyspark/NAME".
@@ -17,8 +18,8 @@ pyspark_suite() {
         return
     fi
     py=$venv/bin/python
-    # What a user does: pip install ./python (here with the jar this run built).
-    if LPF_SPARK_JAR=$jar "$py" -m pip install --no-cache-dir "$root/python" >"$work/pip.log" 2>&1; then
+    # What a user does: pip install ./python (here with the jars this run built).
+    if LPF_SPARK_JAR_DIR=$(dirname "$jar") "$py" -m pip install --no-cache-dir "$root/python" >"$work/pip.log" 2>&1; then
         built pyspark/pip-install-python-package
     else
         fail pyspark/pip-install-python-package "$work/pip.log"
@@ -26,9 +27,9 @@ pyspark_suite() {
     fi
     if "$py" -c 'import lpf_spark, sys, filecmp; sys.exit(0 if filecmp.cmp(lpf_spark.jar_path(), sys.argv[1], shallow=False) else 1)' \
         "$jar" >"$work/jar.log" 2>&1; then
-        pass pyspark/package-carries-the-jar
+        pass pyspark/package-carries-and-picks-the-jar
     else
-        fail pyspark/package-carries-the-jar "$work/jar.log"
+        fail pyspark/package-carries-and-picks-the-jar "$work/jar.log"
     fi
     if ! "$py" -c 'import pytest' 2>/dev/null; then
         "$py" -m pip install -q pytest >"$work/pytest-install.log" 2>&1 || {

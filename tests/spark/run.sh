@@ -22,7 +22,9 @@
 # its group needs. BridgeTests always runs with 1. With local-cluster[2,1,1024]:
 # DataFrameTests (the DataFrame API, LpfGraph), KernelTests (its graph kernels), ProgressTests (PageRank's per-iteration
 # progress in the driver's log) and the PySpark package's pytest suite
-# (tests/pyspark/suite.sh: pip install ./python into a fresh venv, pytest).
+# (tests/pyspark/suite.sh: pip install ./python into a fresh venv, pytest), and the
+# snippets of README.md and docs/spark.md (tests/spark/doc-snippets.sh); then Spark 3.5
+# (Scala 2.12, its own pyspark installation): the core cases with the 2.12 jars.
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; build steps print
 # "built NAME" and count only when they fail. The last line is "N passed, M failed",
 # or "N passed, M failed, K skipped (NAME, ...)" when something was skipped. Nothing
@@ -34,7 +36,9 @@
 #   LPF_SPARK_MASTERS     masters to run (default "local[4] local-cluster[2,1,1024] standalone")
 #   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 360)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
-#   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated)
+#   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated);
+#                         "doc" and "spark3.5" run the docs' snippets and the Spark 3.5 block
+#                         (also with LPF_SPARK_MASTERS=" ", no other master)
 set -u
 set -o pipefail
 
@@ -80,13 +84,50 @@ if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
         finish
     fi
 fi
-jar=$root/build/libs/lpf-spark.jar
-examples_jar=$root/build/libs/lpf-spark-examples.jar
-tests_jar=$root/build/libs/lpf-spark-tests.jar
-for j in "$jar" "$examples_jar" "$tests_jar"; do
-    [ -f "$j" ] || { fail "missing-$(basename "$j")"; finish; }
+version=$(bash scripts/spark-version.sh) || { fail spark-version; finish; }
+# jars_for SCALA: sets jar, examples_jar, tests_jar to those of Scala version SCALA.
+jars_for() {
+    jar=$root/build/libs/lpf-spark_$1-$version.jar
+    examples_jar=$root/build/libs/lpf-spark-examples_$1.jar
+    tests_jar=$root/build/libs/lpf-spark-tests_$1.jar
+}
+for sv in 2.12 2.13; do
+    jars_for "$sv"
+    for j in "$jar" "$examples_jar" "$tests_jar" "${jar%.jar}-sources.jar" "${jar%.jar}.pom"; do
+        [ -f "$j" ] || { fail "missing-$(basename "$j")"; finish; }
+    done
+    # The published artifacts: a POM whose every dependency is `provided` (Spark, Scala,
+    # SLF4J come with the running Spark) and names this Scala version's Spark; a sources
+    # jar with the Scala and Java sources the jar was compiled from.
+    if python3 - "${jar%.jar}.pom" "$sv" "$version" >"$build/pom-$sv.log" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+pom, sv, version = sys.argv[1:]
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+root = ET.parse(pom).getroot()
+text = lambda e, tag: e.findtext(f"m:{tag}", namespaces=ns)
+assert text(root, "artifactId") == f"lpf-spark_{sv}", text(root, "artifactId")
+assert text(root, "version") == version, text(root, "version")
+deps = {text(d, "artifactId"): (text(d, "version"), text(d, "scope")) for d in root.iterfind("m:dependencies/m:dependency", ns)}
+print(deps)
+assert {f"spark-core_{sv}", f"spark-sql_{sv}", "scala-library"} <= set(deps), deps
+assert all(scope == "provided" and v for v, scope in deps.values()), deps
+assert deps["scala-library"][0].startswith(sv + "."), deps
+PY
+    then
+        pass "pom-$sv-names-spark-and-scala-as-provided"
+    else
+        fail "pom-$sv-names-spark-and-scala-as-provided" "$build/pom-$sv.log"
+    fi
+    sources=$(unzip -Z1 "${jar%.jar}-sources.jar" 2>&1)
+    classes=$(unzip -Z1 "$jar" 2>&1)
+    if grep -qx 'org/lpf/spark/LpfPageRank.scala' <<<"$sources" && grep -qx 'org/lpf/spark/LpfNative.java' <<<"$sources" &&
+        grep -qx 'org/lpf/spark/LpfPageRank.class' <<<"$classes"; then
+        pass "sources-jar-$sv-has-the-jars-sources"
+    else
+        fail "sources-jar-$sv-has-the-jars-sources"
+    fi
 done
-
+jars_for 2.13
 listing=$(unzip -l "$jar" 2>&1)
 if grep -q 'native/linux-x86_64/liblpf_jni.so' <<<"$listing"; then
     pass jar-contains-native-library
@@ -294,6 +335,78 @@ if [[ " $masters " == *" local-cluster[2,1,1024] "* ]]; then
         echo "--- pytest tests/pyspark (pip install ./python; local-cluster[2,1,1024])"
         source "$root/tests/pyspark/suite.sh"
         pyspark_suite "$jar" "$build/pyspark"
+    fi
+fi
+
+# The snippets of README.md and docs/spark.md (Python ones with the package that
+# the PySpark suite installed, else with one installed here).
+if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TESTS:-}" ]; } ||
+    [[ ",${LPF_SPARK_TESTS:-}," == *,doc,* ]]; then
+    echo "--- the snippets of README.md and docs/spark.md (tests/spark/doc-snippets.sh)"
+    doc_python=$build/pyspark/venv/bin/python
+    if ! "$doc_python" -c 'import lpf_spark' 2>/dev/null; then
+        doc_python=$build/doc-venv/bin/python
+        rm -rf "$build/doc-venv"
+        python3 -m venv --system-site-packages "$build/doc-venv" >"$build/doc-venv.log" 2>&1 &&
+            LPF_SPARK_JAR_DIR=$(dirname "$jar") "$doc_python" -m pip install -q --no-cache-dir "$root/python" \
+                >>"$build/doc-venv.log" 2>&1 || fail doc/pip-install-python-package "$build/doc-venv.log"
+    fi
+    source "$here/doc-snippets.sh"
+    doc_snippets_suite "$build/doc-snippets" "$jar" "$doc_python"
+fi
+
+# --- Spark 3.5 (Scala 2.12) from its own pyspark installation (scripts/setup.sh's
+# virtual environment): the core cases on local-cluster[2,1,1024] with the 2.12 jars (a
+# user C function, a fatal error in it, a bad input, RDD PageRank against the power
+# iteration and the CLI, DataFrame PageRank with string and 64-bit ids, a bad column, a
+# malformed graph), and the Python package picking the 2.12 jar by itself. Runs unless
+# LPF_SPARK_TESTS is set without "spark3.5".
+if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TESTS:-}" ]; } ||
+    [[ ",${LPF_SPARK_TESTS:-}," == *,spark3.5,* ]]; then
+    spark35_python=${LPF_SPARK35_PYTHON:-/opt/lpf-pyspark-3.5/bin/python}
+    if spark35_home=$("$spark35_python" -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))' 2>"$build/spark35.log") &&
+        [[ $("$spark35_python" -c 'import pyspark; print(pyspark.__version__)') == 3.5.* ]]; then
+        saved_home=$SPARK_HOME
+        export SPARK_HOME=$spark35_home
+        jars_for 2.12
+        c35="local-cluster[2,1,1024]"
+        opts35=(--driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j"
+            --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1)
+        echo "--- Spark 3.5 ($SPARK_HOME): spark-submit --master $c35 (user C function, bad input)"
+        LPF_SPARK_TESTS=c-library-spmd,c-library-fatal-error,unequal-inputs \
+            submit spark3.5 "$c35" org.lpf.spark.tests.BridgeTests "$build/spark35-bridge.log" "${opts35[@]}" -- "$clib"
+        # The spark-submit these cases ran is Spark 3.5's with Scala 2.12.
+        if "$SPARK_HOME/bin/spark-submit" --version >"$build/spark35-version.log" 2>&1 &&
+            grep -q 'version 3\.5\.' "$build/spark35-version.log" && grep -q 'Scala version 2\.12\.' "$build/spark35-version.log"; then
+            pass spark3.5/runs-on-spark-3.5-scala-2.12
+        else
+            fail spark3.5/runs-on-spark-3.5-scala-2.12 "$build/spark35-version.log"
+        fi
+        echo "--- Spark 3.5: spark-submit --master $c35 (RDD PageRank)"
+        LPF_SPARK_TESTS=ranks-equal-a-power-iteration \
+            submit spark3.5 "$c35" org.lpf.spark.tests.PageRankTests "$build/spark35-pagerank.log" "${opts35[@]}" \
+            -- "$cli" "$build/pagerank-spark35" no-retries
+        echo "--- Spark 3.5: spark-submit --master $c35 (DataFrame PageRank)"
+        LPF_SPARK_TESTS=dataframe-string-ids,dataframe-64-bit-ids,dataframe-bad-column-name,dataframe-malformed-graph \
+            submit spark3.5 "$c35" org.lpf.spark.tests.DataFrameTests "$build/spark35-dataframe.log" "${opts35[@]}" --
+        echo "--- Spark 3.5: the Python package picks the 2.12 jar (pip install --target, Spark 3.5's python)"
+        rm -rf "$build/spark35-site"
+        if "$spark35_python" -m pip install -q --no-cache-dir --target "$build/spark35-site" "$root/python" \
+            >"$build/spark35-pip.log" 2>&1; then
+            if PYTHONPATH=$build/spark35-site timeout -k 10 "$limit" "$spark35_python" "$here/pick_jar.py" 2.12 \
+                >"$build/spark35-pick.log" 2>&1; then
+                pass spark3.5/python-package-picks-the-2.12-jar
+                grep -E '^(picked|ranks) ' "$build/spark35-pick.log" | sed 's/^/    /'
+            else
+                fail spark3.5/python-package-picks-the-2.12-jar "$build/spark35-pick.log"
+            fi
+        else
+            fail spark3.5/pip-install-python-package "$build/spark35-pip.log"
+        fi
+        export SPARK_HOME=$saved_home
+        jars_for 2.13
+    else
+        fail "spark3.5/pyspark-3.5-installed ($spark35_python: run scripts/setup.sh)" "$build/spark35.log"
     fi
 fi
 

@@ -426,7 +426,7 @@ object LpfHook {
     check(sc, p, settings)
     val job = LpfJob(settings, p, newSecret())
     val secret = job.secret
-    log.info("LPF without barrier mode: {} processes on executors {}", Integer.valueOf(p), members.mkString(", "))
+    log.info(s"LPF without barrier mode: $p processes on executors ${members.mkString(", ")}")
     val shared = sc.broadcast(members)
     val inputs = (0 until p).map(i => (i, input(i)))
     val placed = inputs.map { case (i, bytes) =>
@@ -453,7 +453,7 @@ object LpfHook {
               settings.threads, s"spark-job-${job.id}-no-barrier", host)
             try g.join() catch { case e: Throwable => g.close(); throw e }
           }
-        try (pid, group.hook(program, bytes, n)) finally group.close()
+        try { (pid, group.hook(program, bytes, n)) } finally group.close()
       }
     }.collect() }
     out.sortBy(_._1).map(_._2)

@@ -14,7 +14,7 @@ import org.lpf.spark.tests.TestSupport._
  * tests/spark/run.sh:
  *
  *   spark-submit --master local[4] | local-cluster[2,1,1024] --class org.lpf.spark.tests.BridgeTests \
- *     --jars lpf-spark.jar lpf-spark-tests.jar <path of libspmd_test.so>
+ *     --jars lpf-spark_<scala>-<version>.jar lpf-spark-tests_<scala>.jar <path of libspmd_test.so>
  *
  * Prints one line per case, `RESULT ok NAME` or `RESULT FAIL NAME: why`, then
  * `RESULT done`.

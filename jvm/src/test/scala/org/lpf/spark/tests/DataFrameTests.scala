@@ -11,7 +11,7 @@ import org.lpf.spark.tests.TestSupport._
  * The DataFrame API (LpfGraph) as a real Spark application (tests/spark/run.sh):
  *
  *   spark-submit --master M --class org.lpf.spark.tests.DataFrameTests \
- *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar
+ *     --jars lpf-spark_<scala>-<version>.jar,lpf-spark-examples_<scala>.jar lpf-spark-tests_<scala>.jar
  *
  * Ranks are compared with a plain power iteration written here (not the native code's
  * algorithm: dense vectors, one pass over the edge list per iteration). Prints

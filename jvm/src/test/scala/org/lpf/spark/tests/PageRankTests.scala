@@ -27,7 +27,7 @@ import org.lpf.spark.tests.TestSupport._
  * LPF PageRank through the Spark bridge, as a real Spark application (tests/spark/run.sh):
  *
  *   spark-submit --master M --class org.lpf.spark.tests.PageRankTests \
- *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar <pagerank CLI> <work dir> <group>
+ *     --jars lpf-spark_<scala>-<version>.jar,lpf-spark-examples_<scala>.jar lpf-spark-tests_<scala>.jar <pagerank CLI> <work dir> <group>
  *
  * The cases come in two groups, one per submission, because Spark's retries are fixed per
  * application: `no-retries` (spark.task.maxFailures = 1: a flaky hook fails its case

@@ -18,7 +18,7 @@ import org.lpf.spark.tests.TestSupport._
  * local-cluster: process 0 runs in an executor JVM):
  *
  *   spark-submit --master local-cluster[2,1,1024] --class org.lpf.spark.tests.ProgressTests \
- *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar
+ *     --jars lpf-spark_<scala>-<version>.jar,lpf-spark-examples_<scala>.jar lpf-spark-tests_<scala>.jar
  *
  * An appender added here to the driver's logger `org.lpf.spark.progress` records every
  * line with its time. Prints `RESULT ok|FAIL|skip NAME`, `RESULT info ...` and `RESULT done`.

@@ -71,7 +71,7 @@ object GraphXPageRank {
   }
 
   /**
-   * spark-submit --class org.lpf.spark.examples.GraphXPageRank lpf-spark-examples.jar
+   * spark-submit --class org.lpf.spark.examples.GraphXPageRank lpf-spark-examples_<scala>.jar
    *   (--scale S | --input FILE) [--tol X] [--partitions P] [--top K]
    */
   def main(args: Array[String]): Unit = {

@@ -8,8 +8,8 @@ import org.lpf.spark.{LpfPageRank, LpfPageRankResult}
  * Accelerated PageRank: the graph's edges (an RDD) handed to LPF's native PageRank in
  * the executors, or with --native-read a file read in parallel by native code.
  *
- *   spark-submit --jars lpf-spark.jar --conf spark.barrier.sync.timeout=300s \
- *     --class org.lpf.spark.examples.LpfPageRankApp lpf-spark-examples.jar (--scale S | --input FILE) [--tol X]
+ *   spark-submit --jars lpf-spark_<scala>-<version>.jar --conf spark.barrier.sync.timeout=300s \
+ *     --class org.lpf.spark.examples.LpfPageRankApp lpf-spark-examples_<scala>.jar (--scale S | --input FILE) [--tol X]
  */
 object LpfPageRankApp {
   def describe(r: LpfPageRankResult): String =

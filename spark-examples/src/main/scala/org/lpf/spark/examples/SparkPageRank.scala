@@ -107,7 +107,7 @@ object SparkPageRank {
   }
 
   /**
-   * spark-submit --class org.lpf.spark.examples.SparkPageRank lpf-spark-examples.jar
+   * spark-submit --class org.lpf.spark.examples.SparkPageRank lpf-spark-examples_<scala>.jar
    *   (--scale S | --input FILE) [--canonical ITERS] [--tol X] [--partitions P] [--top K]
    */
   def main(args: Array[String]): Unit = {
