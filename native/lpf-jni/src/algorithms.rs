@@ -19,6 +19,9 @@ use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
 /// The result of a bundled algorithm on one process: `Err` carries a message.
 pub type Outcome = Result<(), String>;
 
+/// An algorithm that produces its output (see [`Body::Produces`]).
+pub type Produce = fn(&mut Context, &[u8], Option<&ProgressSink>) -> Result<Vec<u8>, String>;
+
 /// How an algorithm returns its output.
 #[derive(Clone, Copy)]
 pub enum Body {
@@ -26,7 +29,7 @@ pub enum Body {
     Fixed { output_len: fn(usize) -> usize, run: fn(&mut Context, Args<'_>) -> Outcome },
     /// Produces its output, whose size is known only after the run (the JVM gets a
     /// fresh byte array); reports its progress to the sink, if this process has one.
-    Produces(fn(&mut Context, &[u8], Option<&ProgressSink>) -> Result<Vec<u8>, String>),
+    Produces(Produce),
 }
 
 pub struct Algorithm {
