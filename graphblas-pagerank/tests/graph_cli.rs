@@ -346,8 +346,8 @@ fn lcc_and_pr_bad_input_and_usage() {
     }
     for (args, says) in [
         (vec!["pr", "--iterations", "5", "--tol", "1e-9", "--input", "x.el"], "not both"),
-        (vec!["pr", "--damping", "1.5", "--input", "x.el"], "--damping must be in [0, 1]"),
-        (vec!["pr", "--tol", "-1", "--input", "x.el"], "--tol must be"),
+        (vec!["pr", "--damping", "1.5", "--input", "x.el"], "alpha must be in [0, 1], got 1.5 (alpha is --damping"),
+        (vec!["pr", "--tol", "-1", "--input", "x.el"], "tol must be a finite number >= 0, got -1"),
         (vec!["lcc", "--iterations", "3", "--input", "x.el"], "unknown argument \"--iterations\""),
         (vec!["lcc", "--source", "1", "--input", "x.el"], "unknown argument \"--source\""),
     ] {

@@ -382,7 +382,7 @@ fn bad_input_is_the_same_clear_error_everywhere() {
         let f = mtx.clone();
         let cfg = PageRankConfig { alpha: 1.5, ..PageRankConfig::fixed_iterations(10) };
         let res = run_all(shm, p, LIMIT, move |ctx| pagerank_spmd(ctx, Input::file(f.clone()), &cfg));
-        assert!(same_error(&res).contains("alpha must be in [0, 1] (got 1.5)"));
+        assert!(same_error(&res).contains("alpha must be in [0, 1], got 1.5"));
         let f = bad.clone();
         let res = run_all(shm, p, LIMIT, move |ctx| lcc_spmd(ctx, Input::file(f.clone()), 2));
         assert!(same_error(&res).starts_with(&format!("{}:4:", bad.display())));

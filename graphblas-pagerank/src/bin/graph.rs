@@ -142,11 +142,11 @@ fn parse() -> Opts {
     if o.iterations.is_some() && (o.tol.is_some() || o.max_iters.is_some()) {
         usage("pr takes either --iterations N (Graphalytics' fixed count) or --tol X [--max-iters M], not both");
     }
-    if !(0.0..=1.0).contains(&o.damping) {
-        usage(&format!("--damping must be in [0, 1] (got {})", o.damping));
-    }
-    if o.tol.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
-        usage(&format!("--tol must be a finite number >= 0 (got {})", o.tol.unwrap()));
+    if kernel == Kernel::Pr {
+        // PageRank's one parameter check (the pagerank CLI, dist and the Spark bridge use it).
+        if let Err(e) = pagerank_config(&o).check() {
+            usage(&format!("pr: {e} (alpha is --damping; max_iters --iterations or --max-iters)"));
+        }
     }
     if matches!(kernel, Kernel::Bfs | Kernel::Sssp) && o.source.is_none() {
         usage(&format!("{} needs --source ID (an id of the input)", args[0]));
