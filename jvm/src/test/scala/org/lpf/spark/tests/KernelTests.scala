@@ -216,11 +216,11 @@ object KernelTests {
     test("request-layouts-written-here-are-the-ones-native-code-reads") {
       // Every field distinct, so that a shifted or swapped field shows.
       val pr = LpfPageRank.Params(0.5, 0.001, 17L, 3, "plan")
-      val req = LpfPageRank.edgesRequest(pr, Iterator((5L, -6L), (7L, 8L)), None)
+      val req = LpfPageRank.edgesRequest(pr, LpfEdges.batches(Iterator((5L, -6L), (7L, 8L)), LpfEdges.pairs), None)
       expect(LpfNative.describeRequest("pagerank", req) ==
         "pagerank alpha=0.5 tol=0.001 max_iters=17 threads=3 exchange=Plan progress=false edges [(5, 18446744073709551610), (7, 8)]",
         s"pagerank edges: ${LpfNative.describeRequest("pagerank", req)}")
-      val numbered = LpfPageRank.edgesRequest(pr.copy(exchange = "allgather"), Iterator((0L, 1L)), Some(9L))
+      val numbered = LpfPageRank.edgesRequest(pr.copy(exchange = "allgather"), LpfEdges.batches(Iterator((0L, 1L)), LpfEdges.pairs), Some(9L))
       expect(LpfNative.describeRequest("pagerank", numbered).endsWith("exchange=Allgather progress=false numbered n=9 edges [(0, 1)]"),
         s"pagerank numbered: ${LpfNative.describeRequest("pagerank", numbered)}")
       val file = LpfPageRank.fileRequest(pr, "/data/g.el", "edges")
