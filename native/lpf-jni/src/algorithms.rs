@@ -97,6 +97,35 @@ pub(crate) fn exchange_words(ctx: &mut Context, word: u64, slots: usize, msgs: u
     Ok(sizes)
 }
 
+/// The collective check of a bundled algorithm's requests: every process learns whether
+/// every request parsed and whether their agreed parts (`digest`: a hash with the top
+/// bit clear) are equal, and all return the same verdict: the request, or the parse
+/// error (its own on the failing process, a pointer to it elsewhere), or which process
+/// differs in `agreed` (the fields named in the message).
+pub(crate) fn agree_on_request<R>(
+    ctx: &mut Context,
+    parsed: Result<R, String>,
+    digest: impl Fn(&R) -> u64,
+    agreed: &str,
+) -> Result<R, String> {
+    /// Marks a process whose request did not parse (digests have the top bit clear).
+    const BAD: u64 = u64::MAX;
+    let word = parsed.as_ref().map_or(BAD, digest);
+    let words = exchange_words(ctx, word, 2, 2)?;
+    if let Some(q) = words.iter().position(|&w| w == BAD) {
+        return Err(match parsed {
+            Err(m) if q == ctx.pid() as usize => format!("bad request: {m}"),
+            _ => format!("the request of process {q} does not parse (its own error says why)"),
+        });
+    }
+    if let Some(q) = words.iter().position(|&w| w != words[0]) {
+        return Err(format!(
+            "the parameters ({agreed}) of process {q} differ from process 0's; only the edges may differ between processes"
+        ));
+    }
+    parsed
+}
+
 /// The same verdict on every process: all inputs `len` bytes, a multiple of `unit`, and
 /// every output buffer big enough.
 fn check_sizes(sizes: &[u64], unit: usize, what: &str) -> Outcome {

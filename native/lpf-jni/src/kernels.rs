@@ -37,7 +37,7 @@
 //! | 48 | u64 | k, vertices this process owns |
 //! | 56 | | k u64 vertex numbers, then k values of 8 bytes: BFS i64 depth (9223372036854775807 unreachable), WCC u64 the smallest number of the component, CDLP u64 a label (a number), SSSP f64 distance (infinity unreachable), LCC f64 local clustering coefficient |
 
-use crate::algorithms::exchange_words;
+use crate::algorithms::agree_on_request;
 use crate::pagerank::{fnv, Reader};
 use crate::progress::ProgressSink;
 use graphblas_pagerank::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, Input, VertexValues};
@@ -114,9 +114,6 @@ pub fn check_iterations(iterations: i64) -> Result<usize, String> {
     usize::try_from(iterations).map_err(|_| format!("iterations must be >= 0, got {iterations}"))
 }
 
-/// Marks a process whose request did not parse (digests have the top bit clear).
-const BAD: u64 = u64::MAX;
-
 fn reply<T>(r: VertexValues<T>, bits: impl Fn(&T) -> u64) -> Vec<u8> {
     let k = r.ids.len();
     let mut out = Vec::with_capacity(REPLY_HEADER + 16 * k);
@@ -138,25 +135,7 @@ fn reply<T>(r: VertexValues<T>, bits: impl Fn(&T) -> u64) -> Vec<u8> {
 
 /// The SPMD body: check the requests collectively, run the kernel, encode the reply.
 pub fn run(ctx: &mut Context, input: &[u8], _progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
-    let parsed = parse(input);
-    let word = match &parsed {
-        Ok(r) => r.digest,
-        Err(_) => BAD,
-    };
-    let words = exchange_words(ctx, word, 2, 2)?;
-    if let Some(q) = words.iter().position(|&w| w == BAD) {
-        return Err(match parsed {
-            Err(m) if q == ctx.pid() as usize => format!("bad request: {m}"),
-            _ => format!("the request of process {q} does not parse (its own error says why)"),
-        });
-    }
-    if let Some(q) = words.iter().position(|&w| w != words[0]) {
-        return Err(format!(
-            "the parameters (kernel, threads, n, source, iterations) of process {q} differ from process 0's; \
-             only the edges may differ between processes"
-        ));
-    }
-    let req = parsed.expect("checked above");
+    let req = agree_on_request(ctx, parse(input), |r| r.digest, "kernel, threads, n, source, iterations")?;
     let err = |e: graphblas_pagerank::dist::DistError| e.to_string();
     let (n, edges, t) = (req.n, req.edges, req.threads);
     Ok(match req.kernel {

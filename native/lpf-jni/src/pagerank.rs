@@ -43,7 +43,7 @@
 //!
 //! Over all processes every vertex appears once and the ranks sum to 1.
 
-use crate::algorithms::exchange_words;
+use crate::algorithms::agree_on_request;
 use crate::progress::ProgressSink;
 use graphblas_pagerank::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
 use graphblas_pagerank::kron::KronParams;
@@ -200,32 +200,11 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
     ))
 }
 
-/// Marks a process whose request did not parse (digests have the top bit clear).
-const BAD: u64 = u64::MAX;
-
 /// The SPMD body: check the requests collectively, run, encode the reply. LPF process 0
 /// reports its progress to `progress` (the JVM gives one to the task of pid 0 when the
 /// driver listens) and, with flag bit 0, to its stderr.
 pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
-    let parsed = parse(input);
-    let word = match &parsed {
-        Ok(r) => r.digest,
-        Err(_) => BAD,
-    };
-    let words = exchange_words(ctx, word, 2, 2)?;
-    if let Some(q) = words.iter().position(|&w| w == BAD) {
-        return Err(match parsed {
-            Err(m) if q == ctx.pid() as usize => format!("bad request: {m}"),
-            _ => format!("the request of process {q} does not parse (its own error says why)"),
-        });
-    }
-    if let Some(q) = words.iter().position(|&w| w != words[0]) {
-        return Err(format!(
-            "the parameters (alpha, tol, max_iters, threads, flags, source) of process {q} differ from process 0's; \
-             only the edges may differ between processes"
-        ));
-    }
-    let req = parsed.expect("checked above");
+    let req = agree_on_request(ctx, parse(input), |r| r.digest, "alpha, tol, max_iters, threads, flags, source")?;
     // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
     let on_stderr = req.opts.progress && ctx.pid() == 0;
     let sink = progress.filter(|_| ctx.pid() == 0);
