@@ -53,18 +53,7 @@ object BridgeTests {
   private var results = Vector.empty[String]
 
 
-  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
-    val t0 = System.nanoTime
-    val line =
-      try {
-        body
-        s"RESULT ok $name"
-      } catch {
-        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
-      }
-    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
-    results :+= line
-  }
+  private def test(name: String)(body: => Unit): Unit = runCase(name)(body).foreach(line => results :+= line)
 
   def main(args: Array[String]): Unit = {
     val clib = args(0)

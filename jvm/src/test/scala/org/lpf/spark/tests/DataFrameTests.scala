@@ -21,14 +21,7 @@ object DataFrameTests {
 
 
 
-  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
-    val t0 = System.nanoTime
-    val line =
-      try { body; s"RESULT ok $name" } catch {
-        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
-      }
-    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
-  }
+  private def test(name: String)(body: => Unit): Unit = { runCase(name)(body); () }
 
   /** A random graph over `n` vertices (numbers), with duplicates and self-loops, some vertices without edges. */
   private def randomEdges(n: Int, m: Int, seed: Long): Seq[(Int, Int)] = {

@@ -21,14 +21,7 @@ import org.lpf.spark.tests.TestSupport._
  * `RESULT ok|FAIL NAME` lines and `RESULT done`, as DataFrameTests.
  */
 object KernelTests {
-  private def test(name: String)(body: => Unit): Unit = if (only.isEmpty || only.exists(name.contains)) {
-    val t0 = System.nanoTime
-    val line =
-      try { body; s"RESULT ok $name" } catch {
-        case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
-      }
-    println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
-  }
+  private def test(name: String)(body: => Unit): Unit = { runCase(name)(body); () }
 
   /** A graph over ids: edges with integer weights (zero included), duplicates, self-loops, several components. */
   final case class Graph[K](ids: Seq[K], edges: Seq[(K, K, Double)])

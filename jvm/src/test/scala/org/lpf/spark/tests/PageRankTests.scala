@@ -51,14 +51,7 @@ object PageRankTests {
    * `applies` (e.g. it needs executor JVMs) and LPF_SPARK_TESTS selects it.
    */
   private def test(name: String, retries: Boolean = false, applies: Boolean = true)(body: => Unit): Unit =
-    if (!misconfigured && retries == retrying && applies && (only.isEmpty || only.exists(name.contains))) {
-      val t0 = System.nanoTime
-      val line =
-        try { body; s"RESULT ok $name" } catch {
-          case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
-        }
-      println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
-    }
+    if (!misconfigured && retries == retrying && applies) { runCase(name)(body); () }
 
   /** A graph with ids 0..n-1, every one named by some edge (so a file and an RDD of it have the same n). */
   private def denseGraph(sc: SparkContext, scale: Int, seed: Long): Array[(Long, Long)] = {

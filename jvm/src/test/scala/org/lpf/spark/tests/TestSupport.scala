@@ -19,6 +19,22 @@ private[tests] object TestSupport {
   /** `LPF_SPARK_TESTS=a,b` (environment of spark-submit) runs only the cases whose names contain a or b. */
   val only: Seq[String] = sys.env.get("LPF_SPARK_TESTS").map(_.split(",").toSeq.filter(_.nonEmpty)).getOrElse(Nil)
 
+  /**
+   * Runs the case `name` unless the filter leaves it out, and prints its verdict line
+   * (`RESULT ok NAME` or `RESULT FAIL NAME: why`) with its time; the verdict, if it ran.
+   */
+  def runCase(name: String)(body: => Unit): Option[String] =
+    if (only.nonEmpty && !only.exists(name.contains)) None
+    else {
+      val t0 = System.nanoTime
+      val line =
+        try { body; s"RESULT ok $name" } catch {
+          case e: Throwable => s"RESULT FAIL $name: ${messages(e).replace('\n', ' ').take(1500)}"
+        }
+      println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
+      Some(line)
+    }
+
   /** Runs `body`, which must throw; returns what it threw. */
   def thrown(body: => Any): Throwable =
     try { body; throw new Failed("expected a failure, but it succeeded") } catch {
