@@ -178,12 +178,12 @@ impl TcpConfig {
 
     fn check(&self) -> Result<()> {
         if self.nprocs == 0 || self.pid >= self.nprocs {
-            return Err(Error::fatal(format!("TCP init: pid {} of nprocs {} is out of range", self.pid, self.nprocs)));
+            return Err(Error::config(format!("TCP init: pid {} of nprocs {} is out of range", self.pid, self.nprocs)));
         }
         // Every process is an LPF process at least (a global pid), and per-process
         // tables are sized by nprocs: refuse what no job can have before allocating.
         if self.nprocs > crate::shm::barrier::MAX_PROCS {
-            return Err(Error::fatal(format!(
+            return Err(Error::config(format!(
                 "TCP init: nprocs {} is more than the {} LPF processes a job can have",
                 self.nprocs,
                 crate::shm::barrier::MAX_PROCS
@@ -191,7 +191,7 @@ impl TcpConfig {
         }
         if let Some(s) = &self.secret {
             if s.len() < MIN_SECRET_LEN {
-                return Err(Error::fatal(format!(
+                return Err(Error::config(format!(
                     "TCP init: the shared secret is {} bytes long; at least {MIN_SECRET_LEN} are required (a short \
                      secret is guessed offline from one recorded handshake); pass none at all to run without \
                      authentication",
@@ -200,10 +200,10 @@ impl TcpConfig {
             }
         }
         if self.threads == 0 || self.threads > crate::shm::barrier::MAX_PROCS {
-            return Err(Error::fatal(format!("TCP init: {} threads per process is out of range", self.threads)));
+            return Err(Error::config(format!("TCP init: {} threads per process is out of range", self.threads)));
         }
         if self.pid != 0 && self.port == 0 {
-            return Err(Error::fatal("TCP init: only pid 0 may ask for port 0; the others need the port it got"));
+            return Err(Error::config("TCP init: only pid 0 may ask for port 0; the others need the port it got"));
         }
         Ok(())
     }
@@ -266,7 +266,7 @@ impl Prepared {
             offsets[i + 1] = offsets[i]
                 .checked_add(joined.threads[i])
                 .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::fatal("TCP init: too many LPF processes in total"))?;
+                .ok_or_else(|| Error::config("TCP init: too many LPF processes in total"))?;
         }
         let mut links = Vec::with_capacity(n);
         for (i, s) in joined.links.into_iter().enumerate() {
@@ -274,7 +274,7 @@ impl Prepared {
                 None => None,
                 Some(s) => {
                     boot::tune(&s);
-                    s.set_nonblocking(true).map_err(|e| Error::fatal(format!("socket: {e}")))?;
+                    s.set_nonblocking(true).map_err(|e| Error::io(format!("socket: {e}")))?;
                     let _ = s.set_read_timeout(None);
                     let _ = s.set_write_timeout(None);
                     Some(Link::new(s, joined.names[i].clone()))
@@ -320,7 +320,7 @@ impl TcpInit {
         }
         if let Some((lo, hi)) = cfg.listen_ports {
             if lo == 0 || lo > hi {
-                return Err(Error::fatal(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));
+                return Err(Error::config(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));
             }
         }
         let deadline = Instant::now() + cfg.timeout;
@@ -473,7 +473,7 @@ pub fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let init = init.as_ref().map_err(|e| e.clone())?;
     let total = init.total_procs();
     if p < total {
-        return Err(Error::fatal(format!(
+        return Err(Error::misuse("lpf_exec", format!(
             "exec over TCP runs on all {total} LPF processes of the job (asked for {p}); start lpfrun with fewer \
              processes"
         )));
