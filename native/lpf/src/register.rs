@@ -330,10 +330,10 @@ mod tests {
         let c = r.add(true, std::ptr::null_mut(), 0).unwrap();
         assert_eq!(c.index(), a.index());
         assert_ne!(c, a);
-        assert!(r.area(a).is_err());
+        assert!(r.area(a, "lpf_put").is_err());
         assert!(r.remove(a).is_err());
         r.on_sync(&[0, 0, 0]);
-        assert!(r.area(b).is_ok() && r.area(c).is_ok());
+        assert!(r.area(b, "lpf_put").is_ok() && r.area(c, "lpf_put").is_ok());
     }
 
     #[test]
@@ -352,7 +352,7 @@ mod tests {
         let pending = r.add(true, mem.as_mut_ptr(), 16).unwrap();
         for slot in [local, active, gone, dead, pending, Memslot::INVALID] {
             for (off, len) in [(0, 16), (4, 8), (16, 0), (8, 9), (17, 0), (usize::MAX, 2)] {
-                let slow = r.area(slot).and_then(|a| a.range(slot, off, len, "test")).ok();
+                let slow = r.area(slot, "lpf_put").and_then(|a| a.range(slot, off, len, "lpf_put", "test")).ok();
                 assert_eq!(r.active_range(slot, off, len), slow, "{slot} {off} {len}");
             }
         }

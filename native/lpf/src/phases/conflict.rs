@@ -479,7 +479,7 @@ mod tests {
         mem.iter_mut().for_each(|b| *b = 0);
         let three = vec![None, Some(from_node1(&[(slot, 0, vec![1; 4]), (slot, 8, vec![2; 4]), (slot, 16, vec![3; 4])]))];
         let found = apply_inline(&loc, &three, &[]).expect("capacity");
-        assert!(found.1.contains("target of 3 messages"), "{}", found.1);
+        assert!(found.1.message().contains("target of 3 messages"), "{}", found.1);
         assert!(mem.iter().all(|&b| b == 0));
     }
 
