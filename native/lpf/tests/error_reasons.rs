@@ -144,3 +144,33 @@ fn a_wrong_secret_is_authentication() {
         assert_eq!(e.reason(), Reason::Timeout, "{e}");
     });
 }
+
+/// Pid 0 registers a global slot before a sync and pid 1 does not: pid 0's sync
+/// begins with the collective that activates it, pid 1's with the exchange.
+fn register_global_on_pid_0_only(ctx: &mut Context, reasons: &Mutex<Vec<Option<Reason>>>) {
+    ctx.resize_memory_register(1).unwrap();
+    ctx.sync(SYNC_DEFAULT).unwrap();
+    let mut area = [0u64; 1];
+    let _slot = (ctx.pid() == 0).then(|| ctx.register_global(&mut area).unwrap());
+    let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
+    reasons.lock().unwrap()[ctx.pid() as usize] = Some(e.reason());
+}
+
+#[test]
+fn processes_in_different_collectives_are_out_of_step() {
+    let reasons = Mutex::new(vec![None; 2]);
+    let r = Root::with_max_procs(2).exec(2, &|ctx: &mut Context, _| register_global_on_pid_0_only(ctx, &reasons), Args::none());
+    assert!(r.is_err());
+    assert_eq!(reasons.into_inner().unwrap(), vec![Some(Reason::OutOfStep); 2], "shared memory");
+    // Over TCP the first to see the other's message says OutOfStep; the other may see
+    // it leave first.
+    let reasons = Mutex::new(vec![None; 2]);
+    let results = over_tcp(2, &|ctx: &mut Context, _| register_global_on_pid_0_only(ctx, &reasons));
+    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+    let reasons = reasons.into_inner().unwrap();
+    assert!(reasons.contains(&Some(Reason::OutOfStep)), "{reasons:?}");
+    for (pid, r) in reasons.iter().enumerate() {
+        let other = Some(1 - pid as Pid);
+        assert!(*r == Some(Reason::OutOfStep) || *r == Some(Reason::PeerLeft { pid: other }), "{pid}: {r:?}");
+    }
+}
