@@ -2,7 +2,7 @@
 //! [`PROCESS_COUNTS`](crate::PROCESS_COUNTS) unless it needs at least two processes.
 
 use crate::{counts, setup, Launcher, Rng};
-use lpf::{Args, Context, ErrorKind, Memslot, Pid, MSG_DEFAULT, SYNC_DEFAULT};
+use lpf::{Args, Context, ErrorKind, Memslot, Pid, Reason, MSG_DEFAULT, SYNC_DEFAULT};
 
 type Section<'a> = &'a (dyn Fn(&mut Context, Args<'_>) + Sync);
 
@@ -584,6 +584,7 @@ pub fn unmatched_syncs_are_fatal(l: &dyn Launcher) {
             if pid == 0 {
                 let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
                 assert_eq!(e.kind(), ErrorKind::Fatal);
+                assert!(matches!(e.reason(), Reason::PeerLeft { .. }), "{e}");
                 // The failed state is sticky.
                 assert!(ctx.sync(SYNC_DEFAULT).is_err());
             }
@@ -605,7 +606,10 @@ pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
                 args.output.copy_from_slice(b"first");
             }
             for _ in 0..3 {
-                assert_eq!(ctx.sync(SYNC_DEFAULT).unwrap_err().kind(), ErrorKind::Fatal);
+                let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::Fatal);
+                // A process that left (the last, or one that failed because of it).
+                assert!(matches!(e.reason(), Reason::PeerLeft { pid } if pid != Some(ctx.pid())), "{e}");
             }
         }, Args::new(&[], &mut out));
         assert_eq!(r.unwrap_err().kind(), ErrorKind::Fatal);
@@ -660,6 +664,7 @@ pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
                     let e = (bad.call)(ctx, s.slot(), d.slot(), local.slot(), g.slot()).unwrap_err();
                     assert_eq!(e.kind(), ErrorKind::Fatal, "{}: {e}", bad.name);
                     assert!(e.message().contains(bad.expect), "{}: message `{}` lacks `{}`", bad.name, e.message(), bad.expect);
+                    assert!(matches!(e.reason(), Reason::Misuse { call: "lpf_put" | "lpf_get" }), "{}: {e}", bad.name);
                 }
                 assert_eq!(ctx.sync(SYNC_DEFAULT).unwrap_err().kind(), ErrorKind::Fatal, "{}", bad.name);
                 assert_eq!(ctx.slice(&d), &[0u64; 8], "{}: nothing may be written", bad.name);
@@ -693,6 +698,7 @@ pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
                     };
                     let e = r.unwrap_err();
                     assert!(e.is_fatal() && e.message().contains("exceeds"), "{e}");
+                    assert_eq!(e.reason(), Reason::Misuse { call: if by_get { "lpf_get" } else { "lpf_put" } }, "{e}");
                     assert!(e.message().contains(&format!("at process {last}")), "{e}");
                     assert!(e.message().contains(&format!("{} bytes", 8 * n)), "{e}");
                 }
@@ -740,7 +746,8 @@ pub fn non_collective_calls_fail_everywhere(l: &dyn Launcher) {
             setup(ctx, 1, 1);
             let mut x = [0u64; 2];
             let _g = (ctx.pid() == 0).then(|| ctx.register_global(&mut x).unwrap());
-            assert!(ctx.sync(SYNC_DEFAULT).unwrap_err().is_fatal());
+            let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
+            assert!(e.is_fatal() && matches!(e.reason(), Reason::OutOfStep | Reason::PeerLeft { .. }), "{e}");
         });
         assert!(e.message().contains("collective") || e.message().contains("left"), "{e}");
         // Only pid 0 rehooks while the others sync.
@@ -777,6 +784,12 @@ pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
                 Ok(()) => panic!("pid {pid}: the sync should have failed"),
             };
             assert!(e.message().contains("reserved"), "{e}");
+            // Found at pid 0's node; elsewhere told by the sync, or without agreement by
+            // that node leaving.
+            assert!(
+                e.reason() == Reason::ResourceExhausted || (!agreed && matches!(e.reason(), Reason::PeerLeft { .. })),
+                "pid {pid}: {e}"
+            );
             assert!(ctx.slice(&d).iter().all(|&x| x == 0));
         });
         assert!(e.message().contains("reserved"), "{e}");
