@@ -174,3 +174,12 @@ fn processes_in_different_collectives_are_out_of_step() {
         assert!(*r == Some(Reason::OutOfStep) || *r == Some(Reason::PeerLeft { pid: other }), "{pid}: {r:?}");
     }
 }
+
+#[test]
+fn an_impossible_configuration_is_config() {
+    let e = lpf::tcp::parse_port_range("7100-7000").unwrap_err();
+    assert_eq!(e.reason(), Reason::Config, "{e}");
+    // Only pid 0 may ask for port 0.
+    let e = TcpInit::prepare(cfg(0, 1, 2)).err().expect("pid 1 on port 0");
+    assert_eq!(e.reason(), Reason::Config, "{e}");
+}

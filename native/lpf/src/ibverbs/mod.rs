@@ -51,7 +51,7 @@ pub fn probe_device() -> Result<String> {
     match wanted {
         None => Ok(names.remove(0)),
         Some(w) if names.contains(&w) => Ok(w),
-        Some(w) => Err(Error::fatal(format!("ibverbs engine: RDMA device {w:?} (LPF_IBV_DEVICE) not found; present: {names:?}"))),
+        Some(w) => Err(Error::config(format!("ibverbs engine: RDMA device {w:?} (LPF_IBV_DEVICE) not found; present: {names:?}"))),
     }
 }
 

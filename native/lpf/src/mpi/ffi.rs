@@ -106,7 +106,7 @@ impl ThreadLevel {
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "single" => Ok(ThreadLevel::Single),
                 "serialized" => Ok(ThreadLevel::Serialized),
-                _ => Err(Error::fatal(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
+                _ => Err(Error::config(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
             },
             None => Ok(if threads.unwrap_or(1) > 1 { ThreadLevel::Serialized } else { ThreadLevel::Single }),
         }

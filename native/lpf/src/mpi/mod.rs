@@ -101,7 +101,7 @@ pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
         Some(v) => match MpiEngineKind::parse(&v) {
             Some(k @ (MpiEngineKind::Msg | MpiEngineKind::Rma)) => k,
             _ => {
-                return Err(Error::fatal(format!(
+                return Err(Error::config(format!(
                     "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET={v:?} names no MPI engine the hybrid engine runs over \
                      (mpimsg or mpirma)"
                 )))
@@ -115,7 +115,7 @@ pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
             .parse::<Pid>()
             .ok()
             .filter(|&k| (1..=crate::shm::barrier::MAX_PROCS).contains(&k))
-            .ok_or_else(|| Error::fatal(format!("LPF_THREADS={v:?} is not a thread count (1..=65535)")))?,
+            .ok_or_else(|| Error::config(format!("LPF_THREADS={v:?} is not a thread count (1..=65535)")))?,
     };
     Ok((kind, Some(threads)))
 }

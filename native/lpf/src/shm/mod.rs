@@ -265,7 +265,7 @@ pub fn max_procs_from_env() -> Result<Pid> {
     match std::env::var("LPF_MAX_PROCS") {
         Ok(v) => match v.trim().parse::<Pid>() {
             Ok(n) if n >= 1 => Ok(n.min(barrier::MAX_PROCS)),
-            _ => Err(Error::fatal(format!("LPF_MAX_PROCS={v:?} is not a positive integer"))),
+            _ => Err(Error::config(format!("LPF_MAX_PROCS={v:?} is not a positive integer"))),
         },
         Err(_) => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),
     }
@@ -508,7 +508,7 @@ impl ShmInit {
             Ok(v) => match v.trim().parse::<u64>() {
                 Ok(ms) if ms > 0 => Duration::from_millis(ms),
                 _ => {
-                    return Err(Error::fatal(format!(
+                    return Err(Error::config(format!(
                         "LPF_PTHREAD_TIMEOUT_MS={v:?} is not a positive number of milliseconds"
                     )))
                 }

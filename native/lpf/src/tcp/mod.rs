@@ -85,7 +85,7 @@ pub struct TcpConfig {
 
 /// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
 pub fn parse_port_range(text: &str) -> Result<(u16, u16)> {
-    let bad = || Error::fatal(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
+    let bad = || Error::config(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
     let (lo, hi) = text.trim().split_once('-').ok_or_else(bad)?;
     let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
     let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
@@ -155,14 +155,14 @@ impl TcpConfig {
         let num = |k: &str, default: u64| -> Result<u64> {
             match var(k) {
                 None => Ok(default),
-                Some(v) => v.trim().parse().map_err(|_| Error::fatal(format!("{k}={v:?} is not a number"))),
+                Some(v) => v.trim().parse().map_err(|_| Error::config(format!("{k}={v:?} is not a number"))),
             }
         };
         let nprocs = num("LPF_NPROCS", 1)? as Pid;
         let pid = num("LPF_PID", 0)? as Pid;
         let master = var("LPF_TCP_MASTER").unwrap_or_else(|| "127.0.0.1".into());
         if nprocs > 1 && var("LPF_TCP_MASTER").is_none() {
-            return Err(Error::fatal("LPF_NPROCS > 1 but LPF_TCP_MASTER is not set (start the program with lpfrun)"));
+            return Err(Error::config("LPF_NPROCS > 1 but LPF_TCP_MASTER is not set (start the program with lpfrun)"));
         }
         let mut cfg = TcpConfig::new(master, num("LPF_TCP_PORT", 7177)? as u16, pid, nprocs)
             .timeout(Duration::from_millis(num("LPF_TCP_TIMEOUT_MS", 60_000)?))
@@ -170,7 +170,7 @@ impl TcpConfig {
             .job(var("LPF_TCP_JOB").unwrap_or_default());
         cfg.secret = var("LPF_TCP_SECRET").map(String::into_bytes);
         if let Some(b) = var("LPF_TCP_BIND") {
-            cfg.bind = Some(b.parse().map_err(|_| Error::fatal(format!("LPF_TCP_BIND={b:?} is not an IP address")))?);
+            cfg.bind = Some(b.parse().map_err(|_| Error::config(format!("LPF_TCP_BIND={b:?} is not an IP address")))?);
         }
         cfg.hybrid = var("LPF_ENGINE").is_some_and(|e| e == "hybrid");
         Ok(cfg)
@@ -214,7 +214,7 @@ fn meta_code(cfg: &TcpConfig) -> Result<u8> {
         Some(m) => Some(m),
         None => match std::env::var("LPF_TCP_META") {
             Ok(v) if !v.is_empty() => Some(
-                MetaAlgo::parse(&v).ok_or_else(|| Error::fatal(format!("LPF_TCP_META={v:?}: expected direct or bruck")))?,
+                MetaAlgo::parse(&v).ok_or_else(|| Error::config(format!("LPF_TCP_META={v:?}: expected direct or bruck")))?,
             ),
             _ => None,
         },
@@ -313,7 +313,7 @@ impl TcpInit {
             if let Ok(v) = std::env::var("LPF_TCP_PORT_RANGE") {
                 if !v.trim().is_empty() {
                     cfg.listen_ports = Some(parse_port_range(&v).map_err(|e| {
-                        Error::fatal(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
+                        Error::config(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
                     })?);
                 }
             }
