@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 /// First bytes of every greeting: tells an LPF peer from anything else on the port.
 pub(crate) const MAGIC: [u8; 8] = *b"LPF-TCP\0";
 /// Protocol version; peers of different versions refuse each other.
-pub(crate) const VERSION: u16 = 1;
+pub(crate) const VERSION: u16 = 2;
 /// Puts and get replies of at most this many bytes travel inside a coalesced frame
 /// body; larger ones follow the body as raw bytes, written from and read into user
 /// memory directly.
