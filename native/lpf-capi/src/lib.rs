@@ -330,7 +330,7 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         if is_root(ctx) {
             if let Some(f) = root_failure() {
-                return Err(Error::fatal(format!("LPF_ROOT failed earlier ({})", f.message())));
+                return Err(Error::with_reason(f.kind(), f.reason(), format!("LPF_ROOT failed earlier ({})", f.message())));
             }
             match launch::root_job() {
                 Some(job) => job?.exec(p as Pid, &f, &run, rust_args(&args)),
