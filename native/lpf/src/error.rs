@@ -41,20 +41,22 @@ pub enum Reason {
     /// does not accept: a pid out of range, a range past a registered area, an unknown or
     /// stale slot, a read-write conflict, a NULL pointer given to the C interface.
     Misuse { call: &'static str },
-    /// A capacity, memory or thread limit: the register or queue is full, an allocation
-    /// failed, a thread could not be created.
+    /// A capacity, memory or thread limit: the register or queue is full (here or at a
+    /// put's destination), an allocation failed, a thread could not be created, every
+    /// port of the listening range is taken.
     ResourceExhausted,
     /// An operating-system or MPI call failed (sockets, poll, bind, MPI functions).
     Io,
-    /// The other side refused this process: a job secret that does not match, or a
-    /// master that does not accept it.
+    /// The two sides of a TCP connection do not hold the same job secret (or one has
+    /// none): the handshake's authentication failed. (A master that refuses a process
+    /// for another reason, a wrong job or nprocs, is [`Reason::Config`].)
     Authentication,
     /// A wait for other processes ran out of time.
     Timeout,
     /// A peer sent a message that breaks the protocol (malformed or inconsistent).
     Protocol,
     /// The configuration is invalid: an environment variable's value, an engine that is
-    /// not built in, an impossible process layout.
+    /// not built in, an impossible process layout, a TCP job that refuses this process.
     Config,
     /// None of the above (a panic, an internal state that should not happen).
     Other,
