@@ -91,7 +91,7 @@ unsafe fn check_root(coll: &lpf_coll_t, root: lpf_pid_t) -> lpf::Result<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn init(ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, members: Vec<lpf_pid_t>, max_elem: usize, max_bytes: usize, coll: *mut lpf_coll_t, what: &str) -> lpf::Result<()> {
+unsafe fn init(ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, members: Vec<lpf_pid_t>, max_elem: usize, max_bytes: usize, coll: *mut lpf_coll_t, what: &'static str) -> lpf::Result<()> {
     if coll.is_null() {
         return Err(Error::fatal("the lpf_coll_t out-pointer is NULL"));
     }
@@ -180,7 +180,7 @@ pub unsafe extern "C" fn lpf_collectives_destroy(coll: lpf_coll_t) -> lpf_err_t 
 }
 
 /// Runs one collective: checks the struct, then `body(ctx, coll)`.
-unsafe fn run(what: &str, coll: &lpf_coll_t, body: impl FnOnce(&mut lpf::Context, &mut Scratch) -> lpf::Result<()>) -> lpf_err_t {
+unsafe fn run(what: &'static str, coll: &lpf_coll_t, body: impl FnOnce(&mut lpf::Context, &mut Scratch) -> lpf::Result<()>) -> lpf_err_t {
     guarded(what, || {
         let sc = scratch(coll)?;
         let c = context(coll.ctx, what)?;
@@ -272,7 +272,7 @@ pub unsafe extern "C" fn lpf_alltoall(coll: lpf_coll_t, src: lpf_memslot_t, dst:
 /// in group order into `element` with `fold(block_count, blocks, into)`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn reduce_common(
-    what: &str,
+    what: &'static str,
     coll: &lpf_coll_t,
     element: *mut c_void,
     element_slot: lpf_memslot_t,
@@ -328,7 +328,7 @@ pub unsafe extern "C" fn lpf_allreduce(coll: lpf_coll_t, element: *mut c_void, e
     reduction("lpf_allreduce", coll, element, element_slot, size, reducer, None)
 }
 
-unsafe fn reduction(what: &str, coll: lpf_coll_t, element: *mut c_void, element_slot: lpf_memslot_t, size: usize, reducer: lpf_reducer_t, root: Option<lpf_pid_t>) -> lpf_err_t {
+unsafe fn reduction(what: &'static str, coll: lpf_coll_t, element: *mut c_void, element_slot: lpf_memslot_t, size: usize, reducer: lpf_reducer_t, root: Option<lpf_pid_t>) -> lpf_err_t {
     let Some(f) = reducer else {
         return guarded(what, || Err(Error::fatal("the reducer is NULL")));
     };
@@ -351,7 +351,7 @@ pub unsafe extern "C" fn lpf_allcombine(coll: lpf_coll_t, array: *mut c_void, sl
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn combination(what: &str, coll: lpf_coll_t, array: *mut c_void, slot: lpf_memslot_t, num: usize, size: usize, combiner: lpf_combiner_t, root: Option<lpf_pid_t>) -> lpf_err_t {
+unsafe fn combination(what: &'static str, coll: lpf_coll_t, array: *mut c_void, slot: lpf_memslot_t, num: usize, size: usize, combiner: lpf_combiner_t, root: Option<lpf_pid_t>) -> lpf_err_t {
     let Some(f) = combiner else {
         return guarded(what, || Err(Error::fatal("the combiner is NULL")));
     };

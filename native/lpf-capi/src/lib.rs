@@ -205,9 +205,9 @@ impl LiveContexts {
 /// # Safety
 /// The `&mut` is used only within the calling `lpf_*` function, on this thread, while
 /// the context's SPMD function is running (it is what called us).
-unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
+unsafe fn context<'a>(ctx: lpf_t, what: &'static str) -> lpf::Result<&'a mut Context> {
     if ctx.is_null() {
-        return Err(Error::fatal(format!("{what}: the context is NULL (LPF_NONE)")));
+        return Err(Error::misuse(what, format!("{what}: the context is NULL (LPF_NONE)")));
     }
     if is_root(ctx) {
         return root_context(what);
@@ -222,7 +222,7 @@ unsafe fn context<'a>(ctx: lpf_t, what: &str) -> lpf::Result<&'a mut Context> {
             } else {
                 "this library never gave it out"
             };
-            Err(Error::fatal(format!("{what}: the context {ctx:p} is not alive on this thread: {why}")))
+            Err(Error::misuse(what, format!("{what}: the context {ctx:p} is not alive on this thread: {why}")))
         }
     }
 }
@@ -289,8 +289,8 @@ struct CSpmd {
 unsafe impl Sync for CSpmd {}
 
 impl CSpmd {
-    fn new(spmd: lpf_spmd_t, args: &lpf_args_t, what: &str) -> lpf::Result<CSpmd> {
-        let spmd = spmd.ok_or_else(|| Error::fatal(format!("{what}: the SPMD function is NULL")))?;
+    fn new(spmd: lpf_spmd_t, args: &lpf_args_t, what: &'static str) -> lpf::Result<CSpmd> {
+        let spmd = spmd.ok_or_else(|| Error::misuse(what, format!("{what}: the SPMD function is NULL")))?;
         Ok(CSpmd { spmd, f_symbols: if args.f_size == 0 { std::ptr::null() } else { args.f_symbols }, f_size: args.f_size })
     }
 
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         if is_root(ctx) {
             if let Some(f) = root_failure() {
-                return Err(Error::fatal(format!("LPF_ROOT failed earlier ({})", f.message())));
+                return Err(Error::with_reason(f.kind(), f.reason(), format!("LPF_ROOT failed earlier ({})", f.message())));
             }
             match launch::root_job() {
                 Some(job) => job?.exec(p as Pid, &f, &run, rust_args(&args)),
@@ -602,10 +602,10 @@ unsafe fn register(ctx: lpf_t, pointer: *mut c_void, size: usize, memslot: *mut 
     guarded(what, || {
         let c = context(ctx, what)?;
         if memslot.is_null() {
-            return Err(Error::fatal("the memslot out-pointer is NULL"));
+            return Err(Error::misuse(what, "the memslot out-pointer is NULL"));
         }
         if pointer.is_null() && size > 0 {
-            return Err(Error::fatal(format!("NULL pointer with size {size}")));
+            return Err(Error::misuse(what, format!("NULL pointer with size {size}")));
         }
         let slot = if global { c.register_global_raw(pointer.cast(), size)? } else { c.register_local_raw(pointer.cast(), size)? };
         *memslot = slot.to_raw();
@@ -732,4 +732,19 @@ pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
     };
     eprintln!("lpf: lpf_abort called by process {who}");
     std::process::abort()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_null_or_dead_context_is_misuse_of_the_call() {
+        // SAFETY: neither handle is dereferenced: no context is alive on this thread.
+        let null = unsafe { context(std::ptr::null_mut(), "lpf_put") }.err().expect("NULL is no context");
+        assert_eq!(null.reason(), lpf::Reason::Misuse { call: "lpf_put" }, "{null}");
+        let dead = unsafe { context(3 as lpf_t, "lpf_sync") }.err().expect("handle 3 is not alive here");
+        assert_eq!(dead.reason(), lpf::Reason::Misuse { call: "lpf_sync" }, "{dead}");
+        assert!(dead.message().contains("not alive on this thread"), "{dead}");
+    }
 }

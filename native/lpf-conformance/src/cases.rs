@@ -2,7 +2,8 @@
 //! [`PROCESS_COUNTS`](crate::PROCESS_COUNTS) unless it needs at least two processes.
 
 use crate::{counts, setup, Launcher, Rng};
-use lpf::{Args, Context, ErrorKind, Memslot, Pid, MSG_DEFAULT, SYNC_DEFAULT};
+use lpf::{Args, Context, ErrorKind, Memslot, Pid, Reason, MSG_DEFAULT, SYNC_DEFAULT};
+use std::sync::Mutex;
 
 type Section<'a> = &'a (dyn Fn(&mut Context, Args<'_>) + Sync);
 
@@ -19,6 +20,24 @@ fn run_fatal(l: &dyn Launcher, p: Pid, spmd: Section<'_>) -> lpf::Error {
             assert_eq!(e.kind(), ErrorKind::Fatal, "p = {p}: {e}");
             e
         }
+    }
+}
+
+/// Reasons checked inside the SPMD function of a section that fails anyway: an
+/// assertion failing there would be caught as just another process error, so the
+/// mismatches are collected and asserted after the run.
+#[derive(Default)]
+struct Mismatches(Mutex<Vec<String>>);
+
+impl Mismatches {
+    fn check(&self, ok: bool, what: impl FnOnce() -> String) {
+        if !ok {
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push(what());
+        }
+    }
+    fn assert_none(self, case: impl std::fmt::Display) {
+        let found = self.0.into_inner().unwrap_or_else(|e| e.into_inner());
+        assert!(found.is_empty(), "{case}: {found:#?}");
     }
 }
 
@@ -578,23 +597,27 @@ pub fn rehook_isolates_registrations(l: &dyn Launcher) {
 
 pub fn unmatched_syncs_are_fatal(l: &dyn Launcher) {
     for p in counts(l).into_iter().filter(|&p| p >= 2) {
+        let wrong = Mismatches::default();
         let e = run_fatal(l, p, &|ctx, _| {
             let pid = ctx.pid();
             sync(ctx);
             if pid == 0 {
                 let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
                 assert_eq!(e.kind(), ErrorKind::Fatal);
+                wrong.check(matches!(e.reason(), Reason::PeerLeft { .. }), || format!("{:?}: {e}", e.reason()));
                 // The failed state is sticky.
                 assert!(ctx.sync(SYNC_DEFAULT).is_err());
             }
         });
         assert!(e.message().contains("left"), "{e}");
+        wrong.assert_none(format_args!("p = {p}"));
     }
 }
 
 pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
     for p in counts(l).into_iter().filter(|&p| p >= 2) {
         let mut out = [0u8; 5];
+        let wrong = Mismatches::default();
         let r = l.run(p, &|ctx, args| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 0, 0);
@@ -605,11 +628,16 @@ pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
                 args.output.copy_from_slice(b"first");
             }
             for _ in 0..3 {
-                assert_eq!(ctx.sync(SYNC_DEFAULT).unwrap_err().kind(), ErrorKind::Fatal);
+                let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::Fatal);
+                // A process that left (the last, or one that failed because of it).
+                let me = ctx.pid();
+                wrong.check(matches!(e.reason(), Reason::PeerLeft { pid } if pid != Some(me)), || format!("pid {me}: {:?}: {e}", e.reason()));
             }
         }, Args::new(&[], &mut out));
         assert_eq!(r.unwrap_err().kind(), ErrorKind::Fatal);
         assert_eq!(&out, b"first", "p = {p}");
+        wrong.assert_none(format_args!("p = {p}"));
     }
 }
 
@@ -641,6 +669,7 @@ const BAD_CALLS: &[BadCall] = &[
 pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
     for p in counts(l) {
         for bad in BAD_CALLS {
+            let wrong = Mismatches::default();
             let e = run_fatal(l, p, &|ctx, _| {
                 let (pid, n) = (ctx.pid(), ctx.nprocs());
                 setup(ctx, 6, 2 * n as usize);
@@ -660,12 +689,14 @@ pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
                     let e = (bad.call)(ctx, s.slot(), d.slot(), local.slot(), g.slot()).unwrap_err();
                     assert_eq!(e.kind(), ErrorKind::Fatal, "{}: {e}", bad.name);
                     assert!(e.message().contains(bad.expect), "{}: message `{}` lacks `{}`", bad.name, e.message(), bad.expect);
+                    wrong.check(matches!(e.reason(), Reason::Misuse { call: "lpf_put" | "lpf_get" }), || format!("{:?}: {e}", e.reason()));
                 }
                 assert_eq!(ctx.sync(SYNC_DEFAULT).unwrap_err().kind(), ErrorKind::Fatal, "{}", bad.name);
                 assert_eq!(ctx.slice(&d), &[0u64; 8], "{}: nothing may be written", bad.name);
                 assert_eq!(ctx.slice(&local), &[0u64; 8]);
             });
             assert!(e.message().contains(bad.expect) || e.message().contains("left"), "{}: {e}", bad.name);
+            wrong.assert_none(format_args!("p = {p}, {}", bad.name));
         }
     }
 }
@@ -673,6 +704,7 @@ pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
 pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
     for p in counts(l) {
         for by_get in [false, true] {
+            let wrong = Mismatches::default();
             let e = run_fatal(l, p, &|ctx, _| {
                 let (pid, n) = (ctx.pid(), ctx.nprocs());
                 setup(ctx, 2, 2 * n as usize);
@@ -693,6 +725,8 @@ pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
                     };
                     let e = r.unwrap_err();
                     assert!(e.is_fatal() && e.message().contains("exceeds"), "{e}");
+                    let call = if by_get { "lpf_get" } else { "lpf_put" };
+                    wrong.check(e.reason() == Reason::Misuse { call }, || format!("{:?}: {e}", e.reason()));
                     assert!(e.message().contains(&format!("at process {last}")), "{e}");
                     assert!(e.message().contains(&format!("{} bytes", 8 * n)), "{e}");
                 }
@@ -704,6 +738,7 @@ pub fn remote_bounds_are_checked_at_the_call(l: &dyn Launcher) {
                 assert_eq!(ctx.slice(&s), &[9u64; 4]);
             });
             assert!(e.message().contains("exceeds") || e.message().contains("left"), "{e}");
+            wrong.assert_none(format_args!("p = {p}, by_get {by_get}"));
         }
     }
 }
@@ -736,13 +771,17 @@ pub fn registration_sizes_are_learnt_per_process(l: &dyn Launcher) {
 pub fn non_collective_calls_fail_everywhere(l: &dyn Launcher) {
     for p in counts(l).into_iter().filter(|&p| p >= 2) {
         // Only pid 0 registers a global slot: register_global is collective.
+        let wrong = Mismatches::default();
         let e = run_fatal(l, p, &|ctx, _| {
             setup(ctx, 1, 1);
             let mut x = [0u64; 2];
             let _g = (ctx.pid() == 0).then(|| ctx.register_global(&mut x).unwrap());
-            assert!(ctx.sync(SYNC_DEFAULT).unwrap_err().is_fatal());
+            let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
+            assert!(e.is_fatal());
+            wrong.check(matches!(e.reason(), Reason::OutOfStep | Reason::PeerLeft { .. }), || format!("{:?}: {e}", e.reason()));
         });
         assert!(e.message().contains("collective") || e.message().contains("left"), "{e}");
+        wrong.assert_none(format_args!("p = {p}"));
         // Only pid 0 rehooks while the others sync.
         let e = run_fatal(l, p, &|ctx, _| {
             setup(ctx, 1, 1);
@@ -759,6 +798,7 @@ pub fn non_collective_calls_fail_everywhere(l: &dyn Launcher) {
 pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
     let agreed = l.errors_agreed_at_sync();
     for p in counts(l).into_iter().filter(|&p| p >= 2) {
+        let wrong = Mismatches::default();
         let e = run_fatal(l, p, &|ctx, _| {
             let pid = ctx.pid();
             setup(ctx, 2, 1);
@@ -777,9 +817,16 @@ pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
                 Ok(()) => panic!("pid {pid}: the sync should have failed"),
             };
             assert!(e.message().contains("reserved"), "{e}");
+            // Found at pid 0's node; elsewhere told by the sync, or without agreement by
+            // that node leaving.
+            wrong.check(
+                e.reason() == Reason::ResourceExhausted || (!agreed && matches!(e.reason(), Reason::PeerLeft { .. })),
+                || format!("pid {pid}: {:?}: {e}", e.reason()),
+            );
             assert!(ctx.slice(&d).iter().all(|&x| x == 0));
         });
         assert!(e.message().contains("reserved"), "{e}");
+        wrong.assert_none(format_args!("p = {p}"));
     }
 }
 

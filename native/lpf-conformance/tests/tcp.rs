@@ -156,9 +156,9 @@ mod faults {
             wrong_version.extend_from_slice(&[7u8; 32]);
             refused(&wrong_version);
             let e = TcpInit::new(cfg(port, 1, 2).secret("a wrong secret of 16+ bytes")).err().expect("wrong secret");
-            assert!(e.message().contains("authentication"), "{e}");
+            assert!(e.message().contains("authentication") && e.reason() == lpf::Reason::Authentication, "{e}");
             let e = TcpInit::new(cfg(port, 1, 2).job("another job")).err().expect("wrong job");
-            assert!(e.message().contains("not this job"), "{e}");
+            assert!(e.message().contains("not this job") && e.reason() == lpf::Reason::Config, "{e}");
             TcpInit::new(cfg(port, 1, 2)).unwrap().hook(&ring, Args::none()).unwrap();
             master.join().unwrap().unwrap();
         });
@@ -264,6 +264,11 @@ mod faults {
             for (pid, r) in results.iter().enumerate() {
                 let e = r.as_ref().expect_err(&format!("threads {threads:?} hybrid {hybrid}: process {pid}'s hook succeeded"));
                 assert!(e.is_fatal() && e.message().contains("left"), "{e}");
+                // The processes that waited name one that left (the early one, or one
+                // that failed because of it).
+                if pid < 2 {
+                    assert!(matches!(e.reason(), lpf::Reason::PeerLeft { pid: who } if who != Some(pid as Pid)), "{e}");
+                }
             }
         }
     }

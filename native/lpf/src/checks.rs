@@ -53,16 +53,16 @@ const KIND_PUT: u64 = 0;
 const KIND_GET: u64 = 1;
 
 impl Checks {
-    pub(crate) fn msg_attr(&self, what: &str, attr: MsgAttr) -> Result<()> {
+    pub(crate) fn msg_attr(&self, call: &'static str, what: &str, attr: MsgAttr) -> Result<()> {
         if attr != MSG_DEFAULT {
-            return Err(Error::fatal(format!("{what}: unknown message attribute {attr} (only LPF_MSG_DEFAULT = {MSG_DEFAULT} exists)")));
+            return Err(Error::misuse(call, format!("{what}: unknown message attribute {attr} (only LPF_MSG_DEFAULT = {MSG_DEFAULT} exists)")));
         }
         Ok(())
     }
 
     pub(crate) fn sync_attr(&self, attr: SyncAttr) -> Result<()> {
         if attr != SYNC_DEFAULT {
-            return Err(Error::fatal(format!("sync: unknown sync attribute {attr} (only LPF_SYNC_DEFAULT = {SYNC_DEFAULT} exists)")));
+            return Err(Error::misuse("lpf_sync", format!("sync: unknown sync attribute {attr} (only LPF_SYNC_DEFAULT = {SYNC_DEFAULT} exists)")));
         }
         Ok(())
     }
@@ -89,13 +89,13 @@ impl Checks {
         for q in 1..p {
             let (count, their_hash) = (all[q * 3 + 1], all[q * 3 + 2]);
             if count != all[1] {
-                return Err(Error::fatal(format!(
+                return Err(Error::out_of_step(format!(
                     "sync: process {q} deregistered {count} global slots in this superstep, process 0 deregistered {} (global deregistration is collective)",
                     all[1]
                 )));
             }
             if their_hash != all[2] {
-                return Err(Error::fatal(format!(
+                return Err(Error::out_of_step(format!(
                     "sync: processes 0 and {q} deregistered their {count} global slots of this superstep in different orders (global deregistration is collective and ordered)"
                 )));
             }
@@ -172,7 +172,7 @@ fn conflicts_at(me: Pid, register: &Register, own: &[Request], all: &[u64], long
         let n = writes.partition_point(|w| w.0 < read.1);
         if n > 0 && reach[n - 1].0 > read.0 {
             let write = &writes[reach[n - 1].1];
-            return Err(Error::fatal(format!(
+            return Err(Error::misuse("lpf_sync", format!(
                 "sync: read-write conflict in the memory of process {me}: {} reads bytes that {} writes in the same superstep",
                 describe(me, own, read.2),
                 describe(me, own, write.2)

@@ -11,6 +11,10 @@ use crate::types::{Args, Memslot, MsgAttr, Pid, Pod, SyncAttr};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+
+/// The C names of the calls whose misuse an [`Error`] names.
+const PUT: &str = "lpf_put";
+const GET: &str = "lpf_get";
 use std::rc::{Rc, Weak};
 
 /// An SPMD function: run by every process of a section with its context and args.
@@ -133,7 +137,7 @@ impl Context {
     fn check_alive(&self, what: &str) -> Result<()> {
         match &self.failure {
             None => Ok(()),
-            Some(f) => Err(Error::fatal(format!("{what}: this process failed earlier ({})", f.message()))),
+            Some(f) => Err(Error::with_reason(f.kind(), f.reason(), format!("{what}: this process failed earlier ({})", f.message()))),
         }
     }
 
@@ -229,7 +233,7 @@ impl Context {
         if size == 0 {
             return self.skip_empty("put");
         }
-        let r = self.check_msg_attr("put", attr);
+        let r = self.check_msg_attr(PUT, "put", attr);
         let r = r.and_then(|()| self.check_put(src, src_offset, dst_pid, dst, dst_offset, size));
         let r = r.and_then(|src_ptr| {
             self.queue.push(Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size })
@@ -242,10 +246,10 @@ impl Context {
 
     fn check_put(&self, src: Memslot, src_offset: usize, dst_pid: Pid, dst: Memslot, dst_offset: usize, size: usize) -> Result<*const u8> {
         self.check_alive("put")?;
-        self.check_pid(dst_pid, "put")?;
+        self.check_pid(dst_pid, PUT, "put")?;
         let reg = self.register.borrow();
-        let src_ptr = reg.area(src).and_then(|a| a.range(src, src_offset, size, "put source"))?;
-        self.check_remote(&reg, dst, dst_pid, dst_offset, size, "put destination")?;
+        let src_ptr = reg.area(src, PUT).and_then(|a| a.range(src, src_offset, size, PUT, "put source"))?;
+        self.check_remote(&reg, dst, dst_pid, dst_offset, size, PUT, "put destination")?;
         Ok(src_ptr)
     }
 
@@ -266,7 +270,7 @@ impl Context {
         if size == 0 {
             return self.skip_empty("get");
         }
-        let r = self.check_msg_attr("get", attr);
+        let r = self.check_msg_attr(GET, "get", attr);
         let r = r.and_then(|()| self.check_get(src_pid, src, src_offset, dst, dst_offset, size));
         let r = r.and_then(|dst_ptr| {
             self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size })
@@ -279,10 +283,10 @@ impl Context {
 
     fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {
         self.check_alive("get")?;
-        self.check_pid(src_pid, "get")?;
+        self.check_pid(src_pid, GET, "get")?;
         let reg = self.register.borrow();
-        self.check_remote(&reg, src, src_pid, src_offset, size, "get source")?;
-        reg.area(dst).and_then(|a| a.range(dst, dst_offset, size, "get destination"))
+        self.check_remote(&reg, src, src_pid, src_offset, size, GET, "get source")?;
+        reg.area(dst, GET).and_then(|a| a.range(dst, dst_offset, size, GET, "get destination"))
     }
 
     /// A put or get of 0 bytes moves nothing, so it is skipped whatever pid, slots and
@@ -294,25 +298,26 @@ impl Context {
     }
 
     /// In debug mode, only the default message attribute is accepted.
-    fn check_msg_attr(&self, what: &str, attr: MsgAttr) -> Result<()> {
-        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr(what, attr))
+    fn check_msg_attr(&self, call: &'static str, what: &str, attr: MsgAttr) -> Result<()> {
+        self.checks.as_ref().map_or(Ok(()), |c| c.msg_attr(call, what, attr))
     }
 
-    fn check_pid(&self, pid: Pid, what: &str) -> Result<()> {
+    fn check_pid(&self, pid: Pid, call: &'static str, what: &str) -> Result<()> {
         if pid >= self.nprocs() {
-            return Err(Error::fatal(format!("{what}: pid {pid} is not below nprocs {}", self.nprocs())));
+            return Err(Error::misuse(call, format!("{what}: pid {pid} is not below nprocs {}", self.nprocs())));
         }
         Ok(())
     }
 
     /// The remote side of a put or get must be a global slot, known here (global ids are
     /// the same everywhere), usable in this superstep, and hold the range at `pid`.
-    fn check_remote(&self, reg: &Register, slot: Memslot, pid: Pid, offset: usize, size: usize, what: &str) -> Result<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn check_remote(&self, reg: &Register, slot: Memslot, pid: Pid, offset: usize, size: usize, call: &'static str, what: &str) -> Result<()> {
         if !slot.is_global() && slot != Memslot::INVALID {
-            return Err(Error::fatal(format!("{what}: {slot} is local; remote areas must be global slots")));
+            return Err(Error::misuse(call, format!("{what}: {slot} is local; remote areas must be global slots")));
         }
-        let area = reg.remote_area(slot, pid).map_err(|e| e.context(what))?;
-        area.range(slot, offset, size, format_args!("{what} at process {pid}")).map(|_| ())
+        let area = reg.remote_area(slot, pid, call).map_err(|e| e.context(what))?;
+        area.range(slot, offset, size, call, format_args!("{what} at process {pid}")).map(|_| ())
     }
 
     /// `lpf_sync`: ends the superstep; all puts and gets are complete when it returns.
@@ -326,7 +331,7 @@ impl Context {
                 c.at_sync(&mut *self.engine, &self.register.borrow(), &self.queue)?;
             }
             if let Some(slot) = self.register.borrow().released_while_queued() {
-                return Err(Error::fatal(format!(
+                return Err(Error::misuse("lpf_sync", format!(
                     "sync: the memory of {slot} was released (its Registered dropped) while a put or get queued in this superstep names it"
                 )));
             }

@@ -1,6 +1,9 @@
-//! The error type: one variant per LPF error code other than success.
+//! The error type: an LPF error code (the C ABI's), a [`Reason`] a caller can match on,
+//! and a message that names the problem.
 
 use std::fmt;
+
+use crate::Pid;
 
 /// What kind of failure an [`Error`] is; maps one-to-one onto LPF's error codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,25 +25,154 @@ impl ErrorKind {
     }
 }
 
-/// An LPF error: its code and a message that names the problem.
+/// Why an operation failed, beside the LPF code: what a caller matches on to tell
+/// failures apart (the message says the details).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// Another process left the section: it returned from its SPMD function, failed,
+    /// died or lost its connection while this one waited for it. `pid` is its LPF pid
+    /// (the first one of an OS process running several); `None` where the engine cannot
+    /// tell who left (the shared-memory engine's barrier counts departures only).
+    PeerLeft { pid: Option<Pid> },
+    /// The processes are in different collective operations (sync, register_global,
+    /// rehook, a different number of global (de)registrations).
+    OutOfStep,
+    /// The program called `call` (its C name, e.g. `"lpf_put"`) with an argument LPF
+    /// does not accept: a pid out of range, a range past a registered area, an unknown or
+    /// stale slot, a read-write conflict, a NULL pointer given to the C interface.
+    Misuse { call: &'static str },
+    /// A capacity, memory or thread limit: the register or queue is full (here or at a
+    /// put's destination), an allocation failed, a thread could not be created, every
+    /// port of the listening range is taken.
+    ResourceExhausted,
+    /// An operating-system or MPI call failed (sockets, poll, bind, MPI functions).
+    Io,
+    /// The two sides of a TCP connection do not hold the same job secret (or one has
+    /// none): the handshake's authentication failed. (A master that refuses a process
+    /// for another reason, a wrong job or nprocs, is [`Reason::Config`].)
+    Authentication,
+    /// A wait for other processes ran out of time.
+    Timeout,
+    /// A peer sent a message that breaks the protocol (malformed or inconsistent).
+    Protocol,
+    /// The configuration is invalid: an environment variable's value, an engine that is
+    /// not built in, an impossible process layout, a TCP job that refuses this process.
+    Config,
+    /// None of the above (a panic, an internal state that should not happen).
+    Other,
+}
+
+impl Reason {
+    /// The calls whose misuse a sync finds and tells the other processes: an `Error`
+    /// crossing to another process carries the call by its position here (a call not
+    /// listed arrives as [`Reason::Other`]).
+    pub const CALLS: &'static [&'static str] = &[
+        "lpf_put",
+        "lpf_get",
+        "lpf_sync",
+        "lpf_register_global",
+        "lpf_register_local",
+        "lpf_deregister",
+        "lpf_exec",
+        "lpf_rehook",
+        "lpf_hook",
+        "lpf_pthread_initialize",
+        "lpf_mpi_initialize_with_mpicomm",
+    ];
+
+    /// The reason as two numbers, for an error crossing to another process; see
+    /// [`Reason::from_wire`].
+    pub(crate) fn to_wire(self) -> (u8, u32) {
+        match self {
+            Reason::PeerLeft { pid } => (0, pid.unwrap_or(u32::MAX)),
+            Reason::OutOfStep => (1, 0),
+            Reason::Misuse { call } => (2, Self::CALLS.iter().position(|&c| c == call).map_or(u32::MAX, |i| i as u32)),
+            Reason::ResourceExhausted => (3, 0),
+            Reason::Io => (4, 0),
+            Reason::Authentication => (5, 0),
+            Reason::Timeout => (6, 0),
+            Reason::Protocol => (7, 0),
+            Reason::Config => (8, 0),
+            Reason::Other => (9, 0),
+        }
+    }
+
+    /// The reason [`Reason::to_wire`] encoded; `Other` for what it cannot have made.
+    pub(crate) fn from_wire(tag: u8, arg: u32) -> Reason {
+        match tag {
+            0 => Reason::PeerLeft { pid: (arg != u32::MAX).then_some(arg) },
+            1 => Reason::OutOfStep,
+            2 => Self::CALLS.get(arg as usize).map_or(Reason::Other, |&call| Reason::Misuse { call }),
+            3 => Reason::ResourceExhausted,
+            4 => Reason::Io,
+            5 => Reason::Authentication,
+            6 => Reason::Timeout,
+            7 => Reason::Protocol,
+            8 => Reason::Config,
+            _ => Reason::Other,
+        }
+    }
+}
+
+/// An LPF error: its code, its reason and a message that names the problem.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
+    reason: Reason,
     message: String,
 }
 
 impl Error {
+    /// An error of code `kind` and no particular reason ([`Reason::Other`]).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Self::with_reason(kind, Reason::Other, message)
     }
+    pub fn with_reason(kind: ErrorKind, reason: Reason, message: impl Into<String>) -> Self {
+        Error { kind, reason, message: message.into() }
+    }
+    /// A fatal error of no particular reason ([`Reason::Other`]).
     pub fn fatal(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Fatal, message)
+        Self::with_reason(ErrorKind::Fatal, Reason::Other, message)
     }
+    /// `LPF_ERR_OUT_OF_MEMORY`: a capacity or allocation that the call could not get; it
+    /// had no effect.
     pub fn out_of_memory(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::OutOfMemory, message)
+        Self::with_reason(ErrorKind::OutOfMemory, Reason::ResourceExhausted, message)
+    }
+    /// A fatal error because a limit was reached (threads, memory the process needs).
+    pub fn exhausted(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::ResourceExhausted, message)
+    }
+    pub fn peer_left(pid: Option<Pid>, message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::PeerLeft { pid }, message)
+    }
+    pub fn out_of_step(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::OutOfStep, message)
+    }
+    /// A bad argument to `call` (its C name).
+    pub fn misuse(call: &'static str, message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Misuse { call }, message)
+    }
+    pub fn io(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Io, message)
+    }
+    pub fn authentication(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Authentication, message)
+    }
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Timeout, message)
+    }
+    pub fn protocol(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Protocol, message)
+    }
+    pub fn config(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Config, message)
     }
     pub fn kind(&self) -> ErrorKind {
         self.kind
+    }
+    pub fn reason(&self) -> Reason {
+        self.reason
     }
     pub fn message(&self) -> &str {
         &self.message
@@ -48,7 +180,7 @@ impl Error {
     pub fn is_fatal(&self) -> bool {
         self.kind == ErrorKind::Fatal
     }
-    /// The same error with `context` put in front of its message.
+    /// The same error (code and reason) with `context` put in front of its message.
     pub fn context(mut self, context: impl fmt::Display) -> Self {
         self.message = format!("{context}: {}", self.message);
         self
@@ -68,3 +200,40 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_survives_the_wire() {
+        let mut all = vec![
+            Reason::PeerLeft { pid: Some(7) },
+            Reason::PeerLeft { pid: None },
+            Reason::OutOfStep,
+            Reason::ResourceExhausted,
+            Reason::Io,
+            Reason::Authentication,
+            Reason::Timeout,
+            Reason::Protocol,
+            Reason::Config,
+            Reason::Other,
+        ];
+        all.extend(Reason::CALLS.iter().map(|&call| Reason::Misuse { call }));
+        for r in all {
+            let (tag, arg) = r.to_wire();
+            assert_eq!(Reason::from_wire(tag, arg), r);
+        }
+        let (tag, arg) = Reason::Misuse { call: "lpf_probe" }.to_wire();
+        assert_eq!(Reason::from_wire(tag, arg), Reason::Other);
+    }
+
+    #[test]
+    fn context_keeps_code_and_reason() {
+        let e = Error::misuse("lpf_put", "pid 9 is not below nprocs 2").context("put");
+        assert_eq!(e.reason(), Reason::Misuse { call: "lpf_put" });
+        assert_eq!(e.kind(), ErrorKind::Fatal);
+        assert_eq!(e.message(), "put: pid 9 is not below nprocs 2");
+        assert_eq!(Error::out_of_memory("x").reason(), Reason::ResourceExhausted);
+    }
+}

@@ -48,7 +48,7 @@ pub(crate) mod wire;
 pub mod ibverbs;
 
 pub use context::{Context, Registered, Spmd};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Reason, Result};
 pub use machine::{CostPoint, CostTable, Machine};
 pub use shm::ShmInit;
 pub use types::{Args, Func, Memslot, MsgAttr, Pid, Pod, SyncAttr, MAX_P, MSG_DEFAULT, SYNC_DEFAULT};

@@ -4,7 +4,7 @@
 //! hybrid engine ([`crate::hybrid`]) composes the same networks with shared memory.
 
 use crate::engine::{Engine, Superstep};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::register::Register;
 use crate::types::{Pid, SyncAttr};
 
@@ -70,7 +70,7 @@ impl NetEngine {
 /// `pid`, kept in `failure` (the reason the process gives the others when it leaves) if
 /// it is the first.
 pub(crate) fn failed(what: &str, pid: Pid, e: Error, failure: &mut String) -> Error {
-    let e = Error::fatal(format!("{what} on process {pid}: {}", e.message()));
+    let e = Error::with_reason(ErrorKind::Fatal, e.reason(), format!("{what} on process {pid}: {}", e.message()));
     if failure.is_empty() {
         *failure = e.message().to_string();
     }

@@ -38,12 +38,12 @@ pub struct Area {
 }
 
 impl Area {
-    /// The pointer to `offset..offset + len` of the area, or an error naming `what`
-    /// (formatted only on error: pass `format_args!` on hot paths).
-    pub fn range(&self, slot: Memslot, offset: usize, len: usize, what: impl std::fmt::Display) -> Result<*mut u8> {
+    /// The pointer to `offset..offset + len` of the area, or a misuse of `call` naming
+    /// `what` (formatted only on error: pass `format_args!` on hot paths).
+    pub fn range(&self, slot: Memslot, offset: usize, len: usize, call: &'static str, what: impl std::fmt::Display) -> Result<*mut u8> {
         match offset.checked_add(len) {
             Some(end) if end <= self.size => Ok(self.ptr.wrapping_add(offset)),
-            _ => Err(Error::fatal(format!(
+            _ => Err(Error::misuse(call, format!(
                 "{what}: offset {offset} + size {len} exceeds the {} bytes registered under {slot}",
                 self.size
             ))),
@@ -188,8 +188,8 @@ impl Register {
 
     /// The area of global `slot` at process `pid` as seen from here: its size is what
     /// `pid` registered; the pointer is meaningful only for `pid` = this process.
-    pub fn remote_area(&self, slot: Memslot, pid: u32) -> Result<Area> {
-        let local = self.area(slot)?;
+    pub fn remote_area(&self, slot: Memslot, pid: u32, call: &'static str) -> Result<Area> {
+        let local = self.area(slot, call)?;
         let size = self.remote_sizes.get(slot.index() * self.nprocs + pid as usize).copied().unwrap_or(0);
         Ok(Area { ptr: local.ptr, size })
     }
@@ -237,12 +237,12 @@ impl Register {
         let superstep = self.superstep;
         let table = self.table_mut(slot);
         let Some(e) = table.entry_mut(slot) else {
-            return Err(Error::fatal(format!("deregister: {slot} is not registered")));
+            return Err(Error::misuse("lpf_deregister", format!("deregister: {slot} is not registered")));
         };
         if e.queued_in == superstep + 1 {
             // Its pointer sits in the queue; the caller may free the memory once this
             // returns, so refuse rather than let the sync touch freed memory.
-            return Err(Error::fatal(format!(
+            return Err(Error::misuse("lpf_deregister", format!(
                 "deregister: {slot} is the local side of a put or get queued in this superstep; deregister it after the next sync"
             )));
         }
@@ -293,17 +293,19 @@ impl Register {
         (e.state == State::Active && end <= e.size).then(|| e.ptr.wrapping_add(offset))
     }
 
-    pub fn area(&self, slot: Memslot) -> Result<Area> {
+    /// The area under `slot`, or why a request of `call` may not use it.
+    pub fn area(&self, slot: Memslot, call: &'static str) -> Result<Area> {
+        let misuse = |msg: String| Err(Error::misuse(call, msg));
         match self.table(slot).entry(slot) {
             Some(Entry { state: State::Active, ptr, size, .. }) => Ok(Area { ptr: *ptr, size: *size }),
-            Some(Entry { state: State::Pending, .. }) => Err(Error::fatal(format!(
-                "{slot} was registered in this superstep and is usable only after the next sync"
-            ))),
-            Some(Entry { state: State::Dead, .. }) => {
-                Err(Error::fatal(format!("{slot} refers to memory that was released without deregister")))
+            Some(Entry { state: State::Pending, .. }) => {
+                misuse(format!("{slot} was registered in this superstep and is usable only after the next sync"))
             }
-            _ if slot == Memslot::INVALID => Err(Error::fatal("LPF_INVALID_MEMSLOT used for communication")),
-            _ => Err(Error::fatal(format!("{slot} is not registered (unknown or deregistered)"))),
+            Some(Entry { state: State::Dead, .. }) => {
+                misuse(format!("{slot} refers to memory that was released without deregister"))
+            }
+            _ if slot == Memslot::INVALID => misuse("LPF_INVALID_MEMSLOT used for communication".into()),
+            _ => misuse(format!("{slot} is not registered (unknown or deregistered)")),
         }
     }
 
@@ -328,10 +330,10 @@ mod tests {
         let c = r.add(true, std::ptr::null_mut(), 0).unwrap();
         assert_eq!(c.index(), a.index());
         assert_ne!(c, a);
-        assert!(r.area(a).is_err());
+        assert!(r.area(a, "lpf_put").is_err());
         assert!(r.remove(a).is_err());
         r.on_sync(&[0, 0, 0]);
-        assert!(r.area(b).is_ok() && r.area(c).is_ok());
+        assert!(r.area(b, "lpf_put").is_ok() && r.area(c, "lpf_put").is_ok());
     }
 
     #[test]
@@ -350,7 +352,7 @@ mod tests {
         let pending = r.add(true, mem.as_mut_ptr(), 16).unwrap();
         for slot in [local, active, gone, dead, pending, Memslot::INVALID] {
             for (off, len) in [(0, 16), (4, 8), (16, 0), (8, 9), (17, 0), (usize::MAX, 2)] {
-                let slow = r.area(slot).and_then(|a| a.range(slot, off, len, "test")).ok();
+                let slow = r.area(slot, "lpf_put").and_then(|a| a.range(slot, off, len, "lpf_put", "test")).ok();
                 assert_eq!(r.active_range(slot, off, len), slow, "{slot} {off} {len}");
             }
         }

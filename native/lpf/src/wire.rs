@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 /// First bytes of every greeting: tells an LPF peer from anything else on the port.
 pub(crate) const MAGIC: [u8; 8] = *b"LPF-TCP\0";
 /// Protocol version; peers of different versions refuse each other.
-pub(crate) const VERSION: u16 = 1;
+pub(crate) const VERSION: u16 = 2;
 /// Puts and get replies of at most this many bytes travel inside a coalesced frame
 /// body; larger ones follow the body as raw bytes, written from and read into user
 /// memory directly.
@@ -169,7 +169,7 @@ impl<'a> Get<'a> {
                 self.pos = end;
                 Ok(s)
             }
-            _ => Err(Error::fatal("malformed frame from a peer (truncated)")),
+            _ => Err(Error::protocol("malformed frame from a peer (truncated)")),
         }
     }
     pub fn u8(&mut self) -> Result<u8> {
@@ -182,7 +182,7 @@ impl<'a> Get<'a> {
         Ok(u64::from_le_bytes(self.bytes(8)?.try_into().unwrap()))
     }
     pub fn usize(&mut self) -> Result<usize> {
-        usize::try_from(self.u64()?).map_err(|_| Error::fatal("malformed frame from a peer (size)"))
+        usize::try_from(self.u64()?).map_err(|_| Error::protocol("malformed frame from a peer (size)"))
     }
     pub fn str(&mut self) -> Result<&'a [u8]> {
         let n = self.u32()? as usize;

@@ -125,13 +125,13 @@ impl Group {
             let finish = Op::Finish.code();
             if op == finish || first == finish {
                 let (gone, other, what) = if op == finish { (b, a, first) } else { (a, b, op) };
-                return Err(Error::fatal(format!(
+                return Err(Error::peer_left(Some(gone), format!(
                     "process {gone} has left the section (returned from its SPMD function) while process {other} is in \
                      {} (sync and rehook are collective: every process calls them the same number of times)",
                     Op::name(what)
                 )));
             }
-            return Err(Error::fatal(if op & 3 == 3 && first & 3 == 3 {
+            return Err(Error::out_of_step(if op & 3 == 3 && first & 3 == 3 {
                 format!(
                     "register_global is collective, but process {a} registered {} global slots in this superstep \
                      and process {b} registered {}",
@@ -160,7 +160,8 @@ struct HybridEngine {
 
 impl HybridEngine {
     fn broken(&self) -> Error {
-        Error::fatal(format!(
+        // The barrier counts departures, not who departed.
+        Error::peer_left(None, format!(
             "sync on process {}: a peer has left the section (returned from its SPMD function, failed, or called \
              sync a different number of times)",
             self.group.base + self.t
@@ -320,7 +321,7 @@ pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Res
                     for _ in t..k {
                         group.barrier.depart();
                     }
-                    not_started = Some(Error::fatal(format!(
+                    not_started = Some(Error::exhausted(format!(
                         "cannot start process {} (thread {t} of the {k} of this OS process): {e}",
                         group.base + t
                     )));

@@ -35,7 +35,7 @@ pub fn probe_device() -> Result<String> {
         if !list.is_null() {
             unsafe { ibv_free_device_list(list) };
         }
-        return Err(Error::fatal(
+        return Err(Error::config(
             "ibverbs engine: no RDMA device found (ibv_get_device_list lists 0 devices: no InfiniBand, RoCE or iWARP \
              adapter, or its kernel driver/rdma-core provider is missing); use LPF_ENGINE=mpimsg or mpirma instead",
         ));
@@ -51,7 +51,7 @@ pub fn probe_device() -> Result<String> {
     match wanted {
         None => Ok(names.remove(0)),
         Some(w) if names.contains(&w) => Ok(w),
-        Some(w) => Err(Error::fatal(format!("ibverbs engine: RDMA device {w:?} (LPF_IBV_DEVICE) not found; present: {names:?}"))),
+        Some(w) => Err(Error::config(format!("ibverbs engine: RDMA device {w:?} (LPF_IBV_DEVICE) not found; present: {names:?}"))),
     }
 }
 
@@ -83,7 +83,7 @@ pub(crate) struct Verbs {
 unsafe impl Send for Verbs {}
 
 fn err(what: &str) -> Error {
-    Error::fatal(format!("ibverbs engine: {what} failed: {}", std::io::Error::last_os_error()))
+    Error::io(format!("ibverbs engine: {what} failed: {}", std::io::Error::last_os_error()))
 }
 
 impl Verbs {
@@ -270,7 +270,7 @@ impl Verbs {
             for c in &wc[..k as usize] {
                 self.outstanding -= 1;
                 if c.status != ibv_wc_status::IBV_WC_SUCCESS {
-                    return Err(Error::fatal(format!("ibverbs engine: work request failed with status {}", c.status)));
+                    return Err(Error::io(format!("ibverbs engine: work request failed with status {}", c.status)));
                 }
             }
             if k == 0 {
@@ -322,7 +322,7 @@ impl OneSided for Verbs {
                 .remote
                 .get(op.index)
                 .and_then(|v| v.get(op.pid))
-                .ok_or_else(|| Error::fatal(format!("ibverbs: global slot {} has no remote key", op.index)))?;
+                .ok_or_else(|| Error::protocol(format!("ibverbs: global slot {} has no remote key", op.index)))?;
             let lkey = self.lkey(op.local, op.len)?;
             let mut done = 0;
             while done < op.len.max(1) {

@@ -332,7 +332,9 @@ impl MpiChannel {
         r?;
         match failed {
             None => Ok(()),
-            Some((q, why)) => Err(Error::fatal(format!("{} failed in this section: {why}", self.name_of_rank(q)))),
+            Some((q, why)) => {
+                Err(Error::peer_left(Some(self.layout.offsets[q]), format!("{} failed in this section: {why}", self.name_of_rank(q))))
+            }
         }
     }
 
@@ -377,14 +379,14 @@ impl MpiChannel {
 
     /// The receive posted for `q` completed with `len` bytes.
     fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
-        let malformed = || Error::fatal(format!("malformed control message from process {q}"));
+        let malformed = || Error::protocol(format!("malformed control message from process {q}"));
         match std::mem::replace(&mut self.posted[q], Posted::Message) {
             Posted::Message => {
                 if len < HEADER_LEN {
                     return Err(malformed());
                 }
                 let h = Header::decode(&self.rbuf[q][..HEADER_LEN])
-                    .map_err(|e| Error::fatal(format!("control message from process {q}: {e}")))?;
+                    .map_err(|e| Error::protocol(format!("control message from process {q}: {e}")))?;
                 let body_len = usize::try_from(h.body).map_err(|_| malformed())?;
                 if len == HEADER_LEN + body_len {
                     // Into a recycled buffer (an empty body allocates nothing).
@@ -422,7 +424,7 @@ impl MpiChannel {
         if self.agree_errors {
             return final_barrier(self, id.section, id.step, found);
         }
-        found.map_or(Ok(()), |(_, msg)| Err(Error::fatal(msg)))
+        found.map_or(Ok(()), |(_, e)| Err(e))
     }
 
     /// Posts the receive of the next chunk of a long body from `q` (bytes `at..`).
@@ -468,10 +470,10 @@ impl MpiChannel {
             return Ok(());
         }
         if let Some(f) = self.inbox[from].iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            return Err(out_of_step(&self.name_of_rank(from), f.h.kind, kind));
+            return Err(out_of_step(&self.name_of_rank(from), self.layout.offsets[from], f.h.kind, kind));
         }
         if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == section) {
-            return Err(left_section(&self.name_of_rank(from), why));
+            return Err(left_section(&self.name_of_rank(from), self.layout.offsets[from], why));
         }
         Ok(())
     }

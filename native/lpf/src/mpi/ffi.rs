@@ -46,7 +46,7 @@ fn failure(rc: c_int, what: &str) -> Error {
     } else {
         format!("error code {rc}")
     };
-    Error::fatal(format!("{what} failed: {text}"))
+    Error::io(format!("{what} failed: {text}"))
 }
 
 pub(crate) fn world() -> Comm {
@@ -106,7 +106,7 @@ impl ThreadLevel {
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "single" => Ok(ThreadLevel::Single),
                 "serialized" => Ok(ThreadLevel::Serialized),
-                _ => Err(Error::fatal(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
+                _ => Err(Error::config(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
             },
             None => Ok(if threads.unwrap_or(1) > 1 { ThreadLevel::Serialized } else { ThreadLevel::Single }),
         }
@@ -130,7 +130,7 @@ pub(crate) fn ensure_initialized(level: ThreadLevel) -> Result<()> {
         sys::MPI_Finalized(&mut fin);
     }
     if fin != 0 {
-        return Err(Error::fatal("MPI has already been finalised in this process"));
+        return Err(Error::config("MPI has already been finalised in this process"));
     }
     if init != 0 {
         return Ok(());
@@ -423,7 +423,7 @@ pub(crate) fn allgather_bytes(c: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
     check(rc, "MPI_Allgather")?;
     let total: u64 = lens.iter().sum();
     if total > i32::MAX as u64 {
-        return Err(Error::fatal("allgather_bytes: more than 2 GiB in total"));
+        return Err(Error::exhausted("allgather_bytes: more than 2 GiB in total"));
     }
     let counts: Vec<c_int> = lens.iter().map(|&l| l as c_int).collect();
     let mut displs = vec![0 as c_int; n];

@@ -101,7 +101,7 @@ pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
         Some(v) => match MpiEngineKind::parse(&v) {
             Some(k @ (MpiEngineKind::Msg | MpiEngineKind::Rma)) => k,
             _ => {
-                return Err(Error::fatal(format!(
+                return Err(Error::config(format!(
                     "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET={v:?} names no MPI engine the hybrid engine runs over \
                      (mpimsg or mpirma)"
                 )))
@@ -115,7 +115,7 @@ pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
             .parse::<Pid>()
             .ok()
             .filter(|&k| (1..=crate::shm::barrier::MAX_PROCS).contains(&k))
-            .ok_or_else(|| Error::fatal(format!("LPF_THREADS={v:?} is not a thread count (1..=65535)")))?,
+            .ok_or_else(|| Error::config(format!("LPF_THREADS={v:?} is not a thread count (1..=65535)")))?,
     };
     Ok((kind, Some(threads)))
 }
@@ -198,7 +198,7 @@ impl MpiInit {
     /// As [`MpiInit::with_comm`].
     pub unsafe fn with_comm_threads(comm: MPI_Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
         if !ffi::is_active() {
-            return Err(Error::fatal("MPI is not initialised (call MPI_Init first) or already finalised"));
+            return Err(Error::misuse("lpf_mpi_initialize_with_mpicomm", "MPI is not initialised (call MPI_Init first) or already finalised"));
         }
         Self::over(Comm(comm), kind, threads)
     }
@@ -209,7 +209,7 @@ impl MpiInit {
             #[cfg(feature = "ibverbs")]
             crate::ibverbs::probe_device()?;
             #[cfg(not(feature = "ibverbs"))]
-            return Err(Error::fatal("LPF_ENGINE=ibverbs: this library was built without the `ibverbs` feature"));
+            return Err(Error::config("LPF_ENGINE=ibverbs: this library was built without the `ibverbs` feature"));
         }
         let comm = ffi::dup(comm)?;
         Self::from_dup(comm, kind, threads)
@@ -239,7 +239,7 @@ impl MpiInit {
         for (r, b) in all.iter().enumerate() {
             let kr = Pid::from_le_bytes(b[..4].try_into().unwrap());
             if kr == 0 || kr > crate::shm::barrier::MAX_PROCS {
-                return Err(Error::fatal(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
+                return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
             }
             hybrid |= b[4] != 0 || kr > 1;
             if kr > 1 && b[5] == 0 && unsafe_threads.is_none() {
@@ -248,13 +248,13 @@ impl MpiInit {
             offsets[r + 1] = offsets[r]
                 .checked_add(kr)
                 .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::fatal("MPI init: too many LPF processes in total"))?;
+                .ok_or_else(|| Error::config("MPI init: too many LPF processes in total"))?;
         }
         if hybrid && !matches!(kind, MpiEngineKind::Msg | MpiEngineKind::Rma) {
-            return Err(Error::fatal(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
+            return Err(Error::config(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
         }
         if let Some(r) = unsafe_threads {
-            return Err(Error::fatal(format!(
+            return Err(Error::config(format!(
                 "the hybrid engine over MPI: rank {r} brings several threads but its MPI was not initialised with \
                  MPI_THREAD_SERIALIZED or better (a program that initialises MPI calls MPI_Init_thread for it; \
                  where LPF initialises MPI, LPF_MPI_THREAD_LEVEL=single forbids it)"
@@ -267,7 +267,7 @@ impl MpiInit {
         let mut agreed = [0u8; 18];
         if rank == 0 {
             let mut t = [0u8; 8];
-            getrandom::fill(&mut t).map_err(|e| Error::fatal(format!("OS random source: {e}")))?;
+            getrandom::fill(&mut t).map_err(|e| Error::io(format!("OS random source: {e}")))?;
             agreed[..8].copy_from_slice(&t);
             agreed[8] = match std::env::var("LPF_MPI_META").ok().and_then(|v| MetaAlgo::parse(&v)) {
                 Some(MetaAlgo::Direct) => 1,
@@ -523,7 +523,7 @@ impl Section {
             #[cfg(feature = "ibverbs")]
             MpiEngineKind::Ibverbs => Some(OneSidedState::new(Box::new(crate::ibverbs::Verbs::connect(data)?))),
             #[cfg(not(feature = "ibverbs"))]
-            MpiEngineKind::Ibverbs => return Err(Error::fatal("the ibverbs engine is not built in (feature `ibverbs`)")),
+            MpiEngineKind::Ibverbs => return Err(Error::config("the ibverbs engine is not built in (feature `ibverbs`)")),
         };
         Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false })
     }
@@ -606,7 +606,7 @@ pub fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, spmd: Spm
 fn exec_on(init: &MpiInit, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let total = init.total_procs();
     if p < total {
-        return Err(Error::fatal(format!(
+        return Err(Error::misuse("lpf_exec", format!(
             "exec over MPI runs on all {total} LPF processes of the job (asked for {p}); start mpirun with fewer \
              processes"
         )));
@@ -650,7 +650,7 @@ pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'st
     });
     let init = init.as_ref().map_err(|e| e.clone())?;
     if init.kind != kind || init.hybrid != threads.is_some() {
-        return Err(Error::fatal(format!("this process already runs the {} engine", init.engine_name())));
+        return Err(Error::config(format!("this process already runs the {} engine", init.engine_name())));
     }
     Ok(init)
 }

@@ -212,7 +212,7 @@ impl Transport<MpiChannel> for MpiMessages {
                 replied[q] = true;
                 let gets = &out[q].my_gets;
                 if pos.len() < gets.len() {
-                    return Err(Error::fatal(format!("malformed get reply from process {q}")));
+                    return Err(Error::protocol(format!("malformed get reply from process {q}")));
                 }
                 let mut at = gets.len();
                 for (k, g) in gets.iter().enumerate() {
@@ -222,7 +222,7 @@ impl Transport<MpiChannel> for MpiMessages {
                     let i = plan.get_writes[q] + k;
                     if g.size <= INLINE_MAX {
                         if at + g.size > pos.len() {
-                            return Err(Error::fatal(format!("malformed get reply from process {q}")));
+                            return Err(Error::protocol(format!("malformed get reply from process {q}")));
                         }
                         if !plan.discard {
                             let w = &plan.writes[i];

@@ -124,7 +124,7 @@ pub(crate) fn activate(
     let mut words = Vec::with_capacity(mine.len() * per);
     for (t, areas) in pending.iter().enumerate() {
         if areas.len() != len {
-            return Err(Error::fatal("register_global is collective, but the processes of this rank registered different numbers of global slots"));
+            return Err(Error::out_of_step("register_global is collective, but the processes of this rank registered different numbers of global slots"));
         }
         for (k, &(slot, ptr, size)) in areas.iter().enumerate() {
             words.push(mine[t * len + k]);
@@ -144,7 +144,7 @@ pub(crate) fn activate(
             all[q * len + k] = gathered[q * wlen + k * per];
             let (index, first) = (gathered[q * wlen + k * per + 1], gathered[k * per + 1]);
             if index != first {
-                return Err(Error::fatal(format!(
+                return Err(Error::out_of_step(format!(
                     "register_global is collective (same order everywhere), but the global slot process 0 \
                      registered as its {k}-th in this superstep has index {first} and process {q}'s has index {index}"
                 )));
@@ -236,7 +236,7 @@ impl Transport<MpiChannel> for OneSidedState {
                 let index = r.dst_slot.index();
                 let mut write = |delta: usize, len: usize| {
                     if delta.checked_add(len).is_none_or(|e| e > r.size) {
-                        return Err(Error::fatal(format!("malformed put plan from process {d}")));
+                        return Err(Error::protocol(format!("malformed put plan from process {d}")));
                     }
                     // The source stays valid and unchanged until the sync returns.
                     ops.push(Op { kind: OpKind::Write, pid: r.dst_pid as usize, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
@@ -251,7 +251,7 @@ impl Transport<MpiChannel> for OneSidedState {
                             write(delta, len)?;
                         }
                     }
-                    other => return Err(Error::fatal(format!("malformed put plan from process {d} (status {other})"))),
+                    other => return Err(Error::protocol(format!("malformed put plan from process {d} (status {other})"))),
                 }
             }
             for (k, mg) in out[d].my_gets.iter().enumerate() {
@@ -273,7 +273,7 @@ impl Transport<MpiChannel> for OneSidedState {
                 }
             }
             if !g.is_done() {
-                return Err(Error::fatal(format!("malformed put plan from process {d} (trailing bytes)")));
+                return Err(Error::protocol(format!("malformed put plan from process {d} (trailing bytes)")));
             }
         }
         ops.sort_by_key(|o| o.pid);

@@ -53,7 +53,7 @@ impl MpiRma {
             .and_then(Option::as_ref)
             .and_then(|w| w.get(t))
             .copied()
-            .ok_or_else(|| Error::fatal(format!("mpirma: global slot {index} has no window (not activated)")))
+            .ok_or_else(|| Error::protocol(format!("mpirma: global slot {index} has no window (not activated)")))
     }
 }
 

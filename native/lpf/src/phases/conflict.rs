@@ -115,28 +115,29 @@ pub(crate) struct Locals<'a, 's> {
 
 impl Locals<'_, '_> {
     /// The checked address of `size` bytes at `off` of global `slot` of local process
-    /// `pid`; `what` names the request in an error (formatted only then).
+    /// `pid` for a request of `call`; `what` names the request in an error (formatted
+    /// only then).
     #[inline]
-    pub fn area_of(&self, pid: Pid, slot: Memslot, off: usize, size: usize, what: &dyn Fn() -> String) -> Result<*mut u8> {
+    pub fn area_of(&self, pid: Pid, slot: Memslot, off: usize, size: usize, call: &'static str, what: &dyn Fn() -> String) -> Result<*mut u8> {
         let local = pid.checked_sub(self.base).map(|t| t as usize).filter(|&t| t < self.steps.len());
         match local.and_then(|t| self.steps[t].register.active_range(slot, off, size)) {
             Some(p) => Ok(p),
-            None => self.area_error(pid, slot, off, size, what),
+            None => self.area_error(pid, slot, off, size, call, what),
         }
     }
 
     /// Why [`Locals::area_of`] refused (always an error).
     #[cold]
-    fn area_error(&self, pid: Pid, slot: Memslot, off: usize, size: usize, what: &dyn Fn() -> String) -> Result<*mut u8> {
+    fn area_error(&self, pid: Pid, slot: Memslot, off: usize, size: usize, call: &'static str, what: &dyn Fn() -> String) -> Result<*mut u8> {
         let Some(t) = pid.checked_sub(self.base).map(|t| t as usize).filter(|&t| t < self.steps.len()) else {
-            return Err(Error::fatal(format!("{}: process {pid} does not live here (protocol error)", what())));
+            return Err(Error::protocol(format!("{}: process {pid} does not live here (protocol error)", what())));
         };
         let what_lazy = std::fmt::from_fn(|f| f.write_str(&what()));
         self.steps[t]
             .register
-            .area(slot)
+            .area(slot, call)
             .map_err(|e| e.context(what()))
-            .and_then(|a| a.range(slot, off, size, what_lazy))
+            .and_then(|a| a.range(slot, off, size, call, what_lazy))
     }
 }
 
@@ -240,7 +241,7 @@ pub(crate) fn plan_reusing(
     for &(requester, r) in local {
         if let Request::Get { src_pid, src_slot, src_offset, dst, size } = r {
             let what = || format!("get by process {requester} from process {src_pid}");
-            match loc.area_of(src_pid, src_slot, src_offset, size, &what) {
+            match loc.area_of(src_pid, src_slot, src_offset, size, "lpf_get", &what) {
                 Ok(src) => writes.push(Write::new(dst as usize, size, Source::Copy(src))),
                 Err(e) => note(&mut found, me, e),
             }
@@ -311,7 +312,7 @@ fn for_each_put(
             for &(origin, r) in local {
                 if let Request::Put { src, dst_pid, dst_slot, dst_offset, size } = r {
                     let what = || format!("put from process {origin} into process {dst_pid}");
-                    let dst = checked(loc.area_of(dst_pid, dst_slot, dst_offset, size, &what), found);
+                    let dst = checked(loc.area_of(dst_pid, dst_slot, dst_offset, size, "lpf_put", &what), found);
                     f(s, dst, size, Source::Copy(src));
                 }
             }
@@ -320,7 +321,7 @@ fn for_each_put(
         let Some(inc) = inc else { continue };
         for p in &inc.puts {
             let what = || format!("put from process {} into process {}", p.origin, p.dst);
-            let dst = checked(loc.area_of(p.dst, p.slot, p.off, p.size, &what), found);
+            let dst = checked(loc.area_of(p.dst, p.slot, p.off, p.size, "lpf_put", &what), found);
             let src = match p.inline {
                 Some(o) => Source::Copy(inc.body[o..].as_ptr()),
                 None => Source::Remote,
@@ -374,7 +375,7 @@ fn count_targets_per_process(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>]
         let cap = loc.steps[t].queue.capacity();
         if c > cap {
             discard = true;
-            note(&mut found, me, Error::fatal(format!(
+            note(&mut found, me, Error::exhausted(format!(
                 "process {} is the target of {c} messages in this superstep but reserved room for {cap} \
                  (resize_message_queue)",
                 base + t as Pid
@@ -478,7 +479,7 @@ mod tests {
         mem.iter_mut().for_each(|b| *b = 0);
         let three = vec![None, Some(from_node1(&[(slot, 0, vec![1; 4]), (slot, 8, vec![2; 4]), (slot, 16, vec![3; 4])]))];
         let found = apply_inline(&loc, &three, &[]).expect("capacity");
-        assert!(found.1.contains("target of 3 messages"), "{}", found.1);
+        assert!(found.1.message().contains("target of 3 messages"), "{}", found.1);
         assert!(mem.iter().all(|&b| b == 0));
     }
 

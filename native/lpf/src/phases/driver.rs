@@ -64,7 +64,7 @@ impl Exchange<'_, '_, '_> {
         let Some(inc) = &self.incoming[s] else { return };
         for g in &inc.gets {
             let what = || format!("get by process {} from process {}", g.requester, g.src);
-            match self.loc.area_of(g.src, g.slot, g.off, g.size, &what) {
+            match self.loc.area_of(g.src, g.slot, g.off, g.size, "lpf_get", &what) {
                 Ok(p) => each(g, Some(p)),
                 Err(e) => {
                     note(&mut self.plan.found, self.loc.me, e);

@@ -9,7 +9,7 @@ pub(crate) mod conflict;
 pub(crate) mod driver;
 pub(crate) mod requests;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Reason, Result};
 use crate::types::Pid;
 use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put};
@@ -184,9 +184,9 @@ pub(crate) trait Channel {
     fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
 }
 
-/// Why a wait for the message of `mine` from peer `name` fails when the peer sent one
-/// of another operation (`theirs`) at the same step.
-pub(crate) fn out_of_step(name: &str, theirs: Kind, mine: Kind) -> Error {
+/// Why a wait for the message of `mine` from peer `name` (LPF pid `pid`) fails when the
+/// peer sent one of another operation (`theirs`) at the same step.
+pub(crate) fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Error {
     const RETURNED: &str = "has left the section (returned from its SPMD function)";
     if theirs == Kind::End || mine == Kind::End {
         let (theirs, mine) = if theirs == Kind::End {
@@ -194,12 +194,12 @@ pub(crate) fn out_of_step(name: &str, theirs: Kind, mine: Kind) -> Error {
         } else {
             (format!("is in {}", theirs.operation()), RETURNED.to_string())
         };
-        return Error::fatal(format!(
+        return Error::peer_left(Some(pid), format!(
             "{name} {theirs} while this process {mine} (sync and rehook are collective: every process calls them \
              the same number of times)"
         ));
     }
-    Error::fatal(format!(
+    Error::out_of_step(format!(
         "{name} is out of step: it is in {} while this process is in {} (register_global, sync and rehook are \
          collective: every process calls them in the same order)",
         theirs.operation(),
@@ -207,11 +207,11 @@ pub(crate) fn out_of_step(name: &str, theirs: Kind, mine: Kind) -> Error {
     ))
 }
 
-/// Why a wait for peer `name` fails when it left the section, saying `why` (empty: it
-/// returned from its SPMD function).
-pub(crate) fn left_section(name: &str, why: &str) -> Error {
+/// Why a wait for peer `name` (LPF pid `pid`) fails when it left the section, saying
+/// `why` (empty: it returned from its SPMD function).
+pub(crate) fn left_section(name: &str, pid: Pid, why: &str) -> Error {
     let why = if why.is_empty() { String::new() } else { format!(": {why}") };
-    Error::fatal(format!(
+    Error::peer_left(Some(pid), format!(
         "{name} has left the section (returned from its SPMD function, failed, or called sync a different number of \
          times){why}"
     ))
@@ -219,11 +219,11 @@ pub(crate) fn left_section(name: &str, why: &str) -> Error {
 
 /// The first error of a sync, tagged with the node that found it (the lowest wins, so
 /// every process reports the same one).
-pub(crate) type Found = Option<(u32, String)>;
+pub(crate) type Found = Option<(u32, Error)>;
 
 pub(crate) fn note(found: &mut Found, node: usize, e: Error) {
     if found.is_none() {
-        *found = Some((node as u32, e.message().to_string()));
+        *found = Some((node as u32, e));
     }
 }
 
@@ -344,13 +344,13 @@ pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u
         for _ in 0..g.u32()? {
             let b = (g.u32()?, g.u32()?, g.u32()?);
             if b.0 as usize >= n || b.1 as usize >= n {
-                return Err(Error::fatal("malformed meta-data block from a peer"));
+                return Err(Error::protocol("malformed meta-data block from a peer"));
             }
             blocks.push(b);
         }
     }
     if blocks.iter().any(|b| b.1 as usize != me) {
-        return Err(Error::fatal("meta-data exchange went wrong: a block did not reach its process"));
+        return Err(Error::protocol("meta-data exchange went wrong: a block did not reach its process"));
     }
     Ok((blocks.iter().map(|b| b.0 as usize).collect(), flag))
 }
@@ -378,7 +378,7 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
         let count = (offsets[s + 1] - offsets[s]) as usize;
         if theirs != len {
             bad.get_or_insert_with(|| {
-                Error::fatal(format!(
+                Error::out_of_step(format!(
                     "register_global is collective, but process {} registered {len} global slots in this superstep \
                      and process {} registered {theirs}",
                     base, offsets[s]
@@ -395,7 +395,7 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
 }
 
 /// Dissemination barrier over all nodes; carries the error found by the lowest node
-/// and returns it.
+/// (its reason and message; a sync's error is fatal) and returns it.
 pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kind, mut found: Found) -> Result<Found> {
     let n = ch.layout().n;
     for r in 0..rounds(n) {
@@ -403,10 +403,13 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kin
         let mut body = Vec::new();
         match &found {
             None => body.u8(0),
-            Some((node, msg)) => {
+            Some((node, e)) => {
+                let (tag, arg) = e.reason().to_wire();
                 body.u8(1);
                 body.u32(*node);
-                body.str(msg.as_bytes());
+                body.u8(tag);
+                body.u32(arg);
+                body.str(e.message().as_bytes());
             }
         }
         ch.post(to, kind, r, section, step, &body, 0);
@@ -414,9 +417,10 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kin
         let mut g = Get::new(&f.body);
         if g.u8()? != 0 {
             let node = g.u32()?;
+            let reason = Reason::from_wire(g.u8()?, g.u32()?);
             let msg = String::from_utf8_lossy(g.str()?).into_owned();
             if found.as_ref().is_none_or(|(k, _)| node < *k) {
-                found = Some((node, msg));
+                found = Some((node, Error::with_reason(ErrorKind::Fatal, reason, msg)));
             }
         }
     }
@@ -427,7 +431,7 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kin
 pub(crate) fn final_barrier<C: Channel>(ch: &mut C, section: u32, step: u64, found: Found) -> Result<()> {
     match barrier(ch, section, step, Kind::Barrier, found)? {
         None => Ok(()),
-        Some((_, msg)) => Err(Error::fatal(msg)),
+        Some((_, e)) => Err(e),
     }
 }
 
@@ -478,7 +482,7 @@ mod tests {
                 }
                 let now = Instant::now();
                 if now >= deadline {
-                    return Err(Error::fatal(format!("node {} waited in vain for {key:?}", self.layout.me)));
+                    return Err(Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me)));
                 }
                 boxes = self.net.arrived.wait_timeout(boxes, deadline - now).unwrap().0;
             }

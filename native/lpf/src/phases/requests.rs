@@ -36,7 +36,7 @@ fn decode_request(g: &mut Get<'_>) -> Result<ReqFields> {
     let h: &[u8; REQ_HDR] = g.bytes(REQ_HDR)?.try_into().expect("REQ_HDR bytes");
     let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
     let usize_at = |i: usize| {
-        usize::try_from(u64::from_le_bytes(h[i..i + 8].try_into().unwrap())).map_err(|_| Error::fatal("malformed frame from a peer (size)"))
+        usize::try_from(u64::from_le_bytes(h[i..i + 8].try_into().unwrap())).map_err(|_| Error::protocol("malformed frame from a peer (size)"))
     };
     Ok((u32_at(0), u32_at(4), Memslot::from_raw(usize_at(8)?), usize_at(16)?, usize_at(24)?))
 }
@@ -114,7 +114,7 @@ pub(crate) fn parse_requests(inc: &mut Incoming, body: Vec<u8>, raw: u64, start:
         gets.push(InGet { requester, src, slot, off, size });
     }
     if !g.is_done() {
-        return Err(Error::fatal("malformed request message from a peer (trailing bytes)"));
+        return Err(Error::protocol("malformed request message from a peer (trailing bytes)"));
     }
     inc.body = body;
     inc.raw = raw;

@@ -108,7 +108,8 @@ impl ShmEngine {
     }
 
     fn broken(&self) -> Error {
-        Error::fatal(format!(
+        // The barrier counts departures, not who departed.
+        Error::peer_left(None, format!(
             "sync on process {}: a peer has left the section (returned from its SPMD function, \
              failed, or called sync a different number of times)",
             self.pid
@@ -132,7 +133,7 @@ impl ShmEngine {
         // it borrows) is live and unchanged: its owner is blocked in this function.
         let peer = |q: Pid| unsafe { &*sh.published[q as usize].load(Acquire) };
         let result = match (0..sh.nprocs).find(|&q| std::mem::discriminant(peer(q)) != std::mem::discriminant(&mine)) {
-            Some(q) => Err(Error::fatal(format!(
+            Some(q) => Err(Error::out_of_step(format!(
                 "collectives out of step: process {} called {} while process {q} called {}",
                 self.pid,
                 mine.name(),
@@ -164,7 +165,7 @@ impl ShmEngine {
         // The target side of the message count, checked before any write.
         let incoming: usize = (0..sh.nprocs).map(|q| peer(q).queue.to_peer(self.pid).len()).sum();
         if incoming > mine.queue.capacity() {
-            return Err(Error::fatal(format!(
+            return Err(Error::exhausted(format!(
                 "process {} is the target of {incoming} messages in this superstep but reserved room for {} \
                  (resize_message_queue)",
                 self.pid,
@@ -176,7 +177,7 @@ impl ShmEngine {
             for r in peer(q).queue.to_peer(self.pid) {
                 if let Request::Put { src, dst_slot, dst_offset, size, .. } = *r {
                     let what = format_args!("put from process {q} into process {}", self.pid);
-                    match mine.register.area(dst_slot).and_then(|a| a.range(dst_slot, dst_offset, size, what)) {
+                    match mine.register.area(dst_slot, "lpf_put").and_then(|a| a.range(dst_slot, dst_offset, size, "lpf_put", what)) {
                         // `copy`, not `copy_nonoverlapping`: a put to self may overlap.
                         Ok(dst) => std::ptr::copy(src, dst, size),
                         Err(e) => {
@@ -189,7 +190,7 @@ impl ShmEngine {
         for r in mine.queue.requests() {
             if let Request::Get { src_pid, src_slot, src_offset, dst, size } = *r {
                 let what = format_args!("get by process {} from process {src_pid}", self.pid);
-                match peer(src_pid).register.area(src_slot).and_then(|a| a.range(src_slot, src_offset, size, what)) {
+                match peer(src_pid).register.area(src_slot, "lpf_get").and_then(|a| a.range(src_slot, src_offset, size, "lpf_get", what)) {
                     Ok(src) => std::ptr::copy(src, dst, size),
                     Err(e) => {
                         first_error.get_or_insert(e);
@@ -233,7 +234,7 @@ impl Engine for ShmEngine {
             for q in 0..self.shared.nprocs {
                 let Phase::Allgather(theirs) = phase(q) else { unreachable!("phases were checked to agree") };
                 if theirs.len() != n {
-                    return Err(Error::fatal(format!(
+                    return Err(Error::out_of_step(format!(
                         "register_global is collective, but process {} registered {n} global slots in this \
                          superstep and process {q} registered {}",
                         self.pid,
@@ -264,7 +265,7 @@ pub fn max_procs_from_env() -> Result<Pid> {
     match std::env::var("LPF_MAX_PROCS") {
         Ok(v) => match v.trim().parse::<Pid>() {
             Ok(n) if n >= 1 => Ok(n.min(barrier::MAX_PROCS)),
-            _ => Err(Error::fatal(format!("LPF_MAX_PROCS={v:?} is not a positive integer"))),
+            _ => Err(Error::config(format!("LPF_MAX_PROCS={v:?} is not a positive integer"))),
         },
         Err(_) => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),
     }
@@ -354,7 +355,7 @@ pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, a
     let shared = Shared::new(n);
     let symbols = args.symbols;
     let stack = thread_stack_size();
-    let not_started = || Error::fatal("the section did not start: another of its threads could not be created");
+    let not_started = || Error::exhausted("the section did not start: another of its threads could not be created");
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         let mut failure = None;
@@ -381,7 +382,7 @@ pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, a
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    failure = Some(Error::fatal(format!(
+                    failure = Some(Error::exhausted(format!(
                         "exec of {n} processes: cannot create the thread of process {pid} ({e}); {pid} of {n} \
                          processes were started, each a thread with a {} KiB stack: lower p (LPF_MAX_PROCS) or \
                          raise the limits on threads and memory (ulimit -u, ulimit -v, \
@@ -464,7 +465,7 @@ struct Filling {
     joined: Vec<bool>,
     count: Pid,
     /// Set when the group cannot form; every waiter returns it.
-    failed: Option<String>,
+    failed: Option<Error>,
 }
 
 impl Filling {
@@ -474,8 +475,8 @@ impl Filling {
 
     /// What a waiter of this group returns now, if anything: the group formed or failed.
     fn outcome(&self, pid: Pid) -> Option<Result<ShmInit>> {
-        if let Some(why) = &self.failed {
-            return Some(Err(Error::fatal(why.clone())));
+        if let Some(e) = &self.failed {
+            return Some(Err(e.clone()));
         }
         (self.count == self.nprocs)
             .then(|| Ok(ShmInit { group: self.group.clone(), pid, nprocs: self.nprocs, hooks: 0.into() }))
@@ -495,6 +496,9 @@ fn forming() -> &'static Forming {
     FORMING.get_or_init(|| Forming { table: Mutex::new(HashMap::new()), changed: std::sync::Condvar::new() })
 }
 
+/// The C name of the call that forms a group of threads.
+const INITIALIZE: &str = "lpf_pthread_initialize";
+
 impl ShmInit {
     /// `lpf_pthread_initialize`: joins thread `pid` of `nprocs` to the unnamed group of
     /// that size, waiting for the others up to `LPF_PTHREAD_TIMEOUT_MS` (default 60 s).
@@ -504,7 +508,7 @@ impl ShmInit {
             Ok(v) => match v.trim().parse::<u64>() {
                 Ok(ms) if ms > 0 => Duration::from_millis(ms),
                 _ => {
-                    return Err(Error::fatal(format!(
+                    return Err(Error::config(format!(
                         "LPF_PTHREAD_TIMEOUT_MS={v:?} is not a positive number of milliseconds"
                     )))
                 }
@@ -524,7 +528,7 @@ impl ShmInit {
 
     fn form(key: GroupKey, pid: Pid, nprocs: Pid, timeout: Duration) -> Result<ShmInit> {
         if nprocs == 0 || nprocs > barrier::MAX_PROCS || pid >= nprocs {
-            return Err(Error::fatal(format!(
+            return Err(Error::misuse(INITIALIZE, format!(
                 "pthread initialize: pid {pid} of nprocs {nprocs} is out of range (nprocs 1..={}, pid < nprocs)",
                 barrier::MAX_PROCS
             )));
@@ -547,11 +551,11 @@ impl ShmInit {
             .clone();
         // A group's state changes only under the table's lock too (the one waiters sleep
         // on), so no change is missed between a waiter's look and its sleep.
-        let fail_group = |table: &mut HashMap<GroupKey, Arc<Mutex<Filling>>>, f: &mut Filling, why: String| {
-            f.failed = Some(why.clone());
+        let fail_group = |table: &mut HashMap<GroupKey, Arc<Mutex<Filling>>>, f: &mut Filling, e: Error| {
+            f.failed = Some(e.clone());
             table.remove(&key);
             forming.changed.notify_all();
-            Err(Error::fatal(why))
+            Err(e)
         };
         {
             let mut f = filling.lock().unwrap_or_else(|e| e.into_inner());
@@ -561,11 +565,11 @@ impl ShmInit {
                     key.describe(),
                     f.nprocs
                 );
-                return fail_group(&mut table, &mut f, why);
+                return fail_group(&mut table, &mut f, Error::misuse(INITIALIZE, why));
             }
             if std::mem::replace(&mut f.joined[pid as usize], true) {
                 let why = format!("pthread initialize: pid {pid} of {nprocs} joined {} twice", key.describe());
-                return fail_group(&mut table, &mut f, why);
+                return fail_group(&mut table, &mut f, Error::misuse(INITIALIZE, why));
             }
             f.count += 1;
             if f.count == nprocs {
@@ -587,7 +591,7 @@ impl ShmInit {
                     timeout.as_millis(),
                     f.missing()
                 );
-                return fail_group(&mut table, &mut f, why);
+                return fail_group(&mut table, &mut f, Error::timeout(why));
             }
             drop(f);
             table = forming.changed.wait_timeout(table, deadline - now).unwrap_or_else(|e| e.into_inner()).0;

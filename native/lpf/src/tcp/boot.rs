@@ -39,8 +39,37 @@ pub(crate) fn log(msg: impl AsRef<str>) {
     eprintln!("lpf: {}", msg.as_ref());
 }
 
-fn fatal(msg: impl Into<String>) -> Error {
-    Error::fatal(msg)
+/// Why a handshake (or an attempt to join) failed.
+enum HandshakeError {
+    /// The exchange broke (refused connection, reset, timeout): another attempt may work.
+    Broken(String),
+    /// The other side answered but refused this process, saying why.
+    Refused(String),
+    /// The other side could not prove that it holds this job's secret.
+    Unauthenticated(String),
+    /// This process's own failure (it cannot listen for its links): no retry helps.
+    Local(Error),
+}
+
+impl HandshakeError {
+    /// The same failure with `context` put in front of what it says.
+    fn context(self, context: &str) -> Self {
+        match self {
+            HandshakeError::Broken(why) => HandshakeError::Broken(format!("{context}: {why}")),
+            HandshakeError::Refused(why) => HandshakeError::Refused(format!("{context}: {why}")),
+            HandshakeError::Unauthenticated(why) => HandshakeError::Unauthenticated(format!("{context}: {why}")),
+            HandshakeError::Local(e) => HandshakeError::Local(e.context(context)),
+        }
+    }
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeError::Broken(why) | HandshakeError::Refused(why) | HandshakeError::Unauthenticated(why) => f.write_str(why),
+            HandshakeError::Local(e) => f.write_str(e.message()),
+        }
+    }
 }
 
 fn nonce() -> [u8; 32] {
@@ -66,21 +95,23 @@ fn greeting(secret: bool, nonce: &[u8; 32]) -> Vec<u8> {
 }
 
 /// Checks a peer's greeting; returns its nonce or why it is refused.
-fn check_greeting(g: &[u8], secret: bool) -> std::result::Result<[u8; 32], String> {
+fn check_greeting(g: &[u8], secret: bool) -> std::result::Result<[u8; 32], HandshakeError> {
     if g[..8] != MAGIC {
-        return Err("garbage bytes instead of an LPF greeting (not an LPF process?)".into());
+        return Err(HandshakeError::Refused("garbage bytes instead of an LPF greeting (not an LPF process?)".into()));
     }
     let version = u16::from_le_bytes([g[8], g[9]]);
     if version != VERSION {
-        return Err(format!("protocol version {version}, this process speaks version {VERSION} (mixed LPF builds?)"));
+        return Err(HandshakeError::Refused(format!(
+            "protocol version {version}, this process speaks version {VERSION} (mixed LPF builds?)"
+        )));
     }
     let theirs = u16::from_le_bytes([g[10], g[11]]) & 1 == 1;
     if theirs != secret {
-        return Err(if theirs {
+        return Err(HandshakeError::Unauthenticated(if theirs {
             "the peer uses a shared secret and this process does not".into()
         } else {
             "this process requires a shared secret and the peer has none".into()
-        });
+        }));
     }
     Ok(g[12..44].try_into().unwrap())
 }
@@ -142,7 +173,7 @@ impl Hello {
             token: g.u64()?,
         };
         if !g.is_done() {
-            return Err(fatal("trailing bytes"));
+            return Err(Error::protocol("trailing bytes"));
         }
         Ok(h)
     }
@@ -237,20 +268,20 @@ fn answer(secret: Option<&[u8]>, ok: bool, msg: &str, mine: &[u8; 32], theirs: &
     framed(&b)
 }
 
-/// The connecting side of a handshake on a fresh stream. Returns the acceptor's
-/// refusal as `Err(Ok(reason))`, a broken exchange as `Err(Err(io))`.
+/// The connecting side of a handshake on a fresh stream.
 fn connect_handshake(
     s: &mut TcpStream,
     secret: Option<&[u8]>,
     hello: &Hello,
     deadline: Instant,
-) -> std::result::Result<(), std::result::Result<String, String>> {
+) -> std::result::Result<(), HandshakeError> {
+    use HandshakeError::{Broken, Refused};
     let mine = nonce();
-    let io = |e: std::io::Error| Err(e.to_string());
+    let io = |e: std::io::Error| Broken(e.to_string());
     write_all_by(s, &greeting(secret.is_some(), &mine), deadline).map_err(io)?;
     let mut g = [0u8; GREETING_LEN];
     read_exact_by(s, &mut g, deadline).map_err(io)?;
-    let theirs = check_greeting(&g, secret.is_some()).map_err(|why| Ok(format!("not an LPF peer we can talk to: {why}")))?;
+    let theirs = check_greeting(&g, secret.is_some()).map_err(|e| e.context("not an LPF peer we can talk to"))?;
     let mut body = hello.encode();
     if let Some(k) = secret {
         let t = mac(k, b"lpf-hello", &theirs, &mine, &body);
@@ -260,21 +291,21 @@ fn connect_handshake(
     let reply = read_msg_by(s, deadline, MAX_MSG).map_err(io)?;
     let (content, tag) = match secret {
         Some(_) if reply.len() >= 32 => reply.split_at(reply.len() - 32),
-        Some(_) => return Err(Ok("malformed answer".into())),
+        Some(_) => return Err(Refused("malformed answer".into())),
         None => (&reply[..], &[][..]),
     };
     if let Some(k) = secret {
         if !mac_ok(k, b"lpf-answer", &mine, &theirs, content, tag) {
-            return Err(Ok("the peer failed authentication (a different shared secret?)".into()));
+            return Err(HandshakeError::Unauthenticated("the peer failed authentication (a different shared secret?)".into()));
         }
     }
     let mut r = Get::new(content);
-    let ok = r.u8().map_err(|_| Ok("malformed answer".to_string()))? != 0;
+    let ok = r.u8().map_err(|_| Refused("malformed answer".to_string()))? != 0;
     let msg = r.str().map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
     if ok {
         Ok(())
     } else {
-        Err(Ok(msg))
+        Err(Refused(msg))
     }
 }
 
@@ -300,9 +331,9 @@ fn accept_peers(
     deadline: Instant,
     mut verify: impl FnMut(&Hello, SocketAddr) -> std::result::Result<(), String>,
     on_timeout: impl Fn() -> String,
-    abort: &dyn Fn() -> Option<String>,
+    abort: &dyn Fn() -> Option<Error>,
 ) -> Result<Vec<(Hello, TcpStream)>> {
-    listener.set_nonblocking(true).map_err(|e| fatal(format!("listener: {e}")))?;
+    listener.set_nonblocking(true).map_err(|e| Error::io(format!("listener: {e}")))?;
     let mut pending: Vec<Pending> = Vec::new();
     let mut done: Vec<(Hello, TcpStream)> = Vec::new();
     // A failing accept (out of file descriptors, memory) leaves the connection in the
@@ -314,11 +345,11 @@ fn accept_peers(
     let mut failures = AcceptFailures::default();
     while done.len() < want {
         let now = Instant::now();
-        if let Some(why) = abort() {
-            return Err(fatal(why));
+        if let Some(e) = abort() {
+            return Err(e);
         }
         if now >= deadline {
-            return Err(fatal(on_timeout()));
+            return Err(Error::timeout(on_timeout()));
         }
         // Expired handshakes.
         pending.retain(|p| {
@@ -343,7 +374,7 @@ fn accept_peers(
         if r < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() != IoKind::Interrupted {
-                return Err(fatal(format!("poll: {e}")));
+                return Err(Error::io(format!("poll: {e}")));
             }
             continue;
         }
@@ -474,7 +505,7 @@ fn step_pending(
         }
         match p.stage {
             0 => {
-                p.theirs = check_greeting(&p.buf, secret.is_some())?;
+                p.theirs = check_greeting(&p.buf, secret.is_some()).map_err(|e| e.to_string())?;
                 p.stage = 1;
                 p.need = 4;
                 p.buf.clear();
@@ -560,14 +591,14 @@ pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
         Some(ip) => SocketAddr::new(ip, cfg.port),
         None => {
             let v = resolve(&cfg.master, cfg.port)
-                .map_err(|e| fatal(format!("cannot resolve the master host `{}`: {e}", cfg.master)))?;
-            *v.first().ok_or_else(|| fatal(format!("the master host `{}` has no address", cfg.master)))?
+                .map_err(|e| Error::io(format!("cannot resolve the master host `{}`: {e}", cfg.master)))?;
+            *v.first().ok_or_else(|| Error::io(format!("the master host `{}` has no address", cfg.master)))?
         }
     };
-    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(|e| fatal(format!("socket: {e}")))?;
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(|e| Error::io(format!("socket: {e}")))?;
     let _ = sock.set_reuse_address(true);
     if let Err(e) = sock.bind(&addr.into()) {
-        return Err(fatal(match e.kind() {
+        return Err(Error::io(match e.kind() {
             IoKind::AddrInUse => format!(
                 "pid 0 cannot listen on {}:{}: port {} is already in use ({}); choose another port, or 0 to let \
                  the OS choose one",
@@ -584,9 +615,9 @@ pub(crate) fn bind_master(cfg: &TcpConfig) -> Result<TcpListener> {
             _ => format!("pid 0 cannot listen on {addr} (master {}:{}): {e}", cfg.master, cfg.port),
         }));
     }
-    sock.listen(256).map_err(|e| fatal(format!("listen on {addr}: {e}")))?;
+    sock.listen(256).map_err(|e| Error::io(format!("listen on {addr}: {e}")))?;
     let listener: TcpListener = sock.into();
-    let bound = listener.local_addr().map_err(|e| fatal(e.to_string()))?;
+    let bound = listener.local_addr().map_err(|e| Error::io(e.to_string()))?;
     if bound.ip().is_loopback() && cfg.nprocs > 1 && cfg.master.parse::<IpAddr>().is_err() && cfg.master != "localhost" {
         log(format!(
             "warning: the master host `{}` resolves to {}, a loopback address: pid 0 listens only there, so \
@@ -615,14 +646,18 @@ fn claim(cfg: &TcpConfig, addr: SocketAddr) -> String {
         return "something that does not accept connections holds it".into();
     };
     match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, CLAIM, String::new(), 0), deadline) {
-        Err(Ok(why)) if why == CONTESTED => format!(
+        Err(HandshakeError::Refused(why)) if why == CONTESTED => format!(
             "by the pid 0 of another LPF job that cannot be told from this one (the same job identity `{}`{}): it was \
              told and fails its job too, as processes of this job may have joined it",
             cfg.job,
             if cfg.secret.is_some() { " and secret" } else { ", no secret" }
         ),
-        Err(Ok(why)) => format!("by another LPF job, which refused this one: {why}"),
-        Err(Err(_)) | Ok(()) => "by another LPF job that is running, or something else".into(),
+        Err(HandshakeError::Refused(why) | HandshakeError::Unauthenticated(why)) => {
+            format!("by another LPF job, which refused this one: {why}")
+        }
+        Err(HandshakeError::Broken(_) | HandshakeError::Local(_)) | Ok(()) => {
+            "by another LPF job that is running, or something else".into()
+        }
     }
 }
 
@@ -657,13 +692,13 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
     let mut seen: Vec<Option<SocketAddr>> = vec![None; n];
     let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
-    let contested = std::cell::RefCell::new(None::<String>);
+    let contested = std::cell::RefCell::new(None::<Error>);
     let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
         if h.kind == CLAIM && h.job == cfg.job && h.nprocs == cfg.nprocs {
             // Another job's pid 0 with this job's identity (and secret, if any) wants
             // this port: its processes (some may have joined here already) cannot be
             // told from ours. Fail rather than run with a foreign member.
-            *contested.borrow_mut() = Some(format!(
+            *contested.borrow_mut() = Some(Error::config(format!(
                 "pid 0 gives up: another LPF job's pid 0 (at {addr}, nprocs {}) tried to listen on this port \
                  {}:{port}; the two jobs' processes cannot be told apart (the same job identity `{}`{}), so \
                  processes of that job may have joined this one - give each job its own port, job identity \
@@ -672,7 +707,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
                 cfg.master,
                 cfg.job,
                 if cfg.secret.is_some() { " and the same secret" } else { ", no secret" }
-            ));
+            )));
             return Err(CONTESTED.into());
         }
         if h.kind == CLAIM {
@@ -758,7 +793,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     for (i, s) in links.iter_mut().enumerate() {
         if let Some(s) = s {
             write_all_by(s, &msg, deadline)
-                .map_err(|e| fatal(format!("sending the roster to pid {i} ({}) failed: {e}", addrs[i])))?;
+                .map_err(|e| Error::io(format!("sending the roster to pid {i} ({}) failed: {e}", addrs[i])))?;
         }
     }
     let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
@@ -775,7 +810,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     let mut last_err = String::from("no attempt");
     let (mut master, listener) = loop {
         if Instant::now() >= deadline {
-            return Err(fatal(format!(
+            return Err(Error::timeout(format!(
                 "pid {me} could not join the job: the master (pid 0) at {}:{} did not answer within {:.1} s \
                  (last error: {last_err}); is pid 0 running on `{}` with this port{}?{}",
                 cfg.master,
@@ -788,11 +823,17 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         }
         match try_join(cfg, deadline) {
             Ok(x) => break x,
-            Err(Ok(local)) if local.starts_with(LOCAL) => return Err(fatal(&local[LOCAL.len()..])),
-            Err(Ok(refused)) => {
-                return Err(fatal(format!("pid {me}: the master at {}:{} refused this process: {refused}", cfg.master, cfg.port)))
+            Err(HandshakeError::Local(e)) => return Err(e),
+            Err(HandshakeError::Refused(why)) => {
+                return Err(Error::config(format!("pid {me}: the master at {}:{} refused this process: {why}", cfg.master, cfg.port)))
             }
-            Err(Err(e)) => last_err = e,
+            Err(HandshakeError::Unauthenticated(why)) => {
+                return Err(Error::authentication(format!(
+                    "pid {me}: the master at {}:{} refused this process: {why}",
+                    cfg.master, cfg.port
+                )))
+            }
+            Err(HandshakeError::Broken(e)) => last_err = e,
         }
         let left = deadline.saturating_duration_since(Instant::now());
         std::thread::sleep(backoff.min(left));
@@ -802,26 +843,27 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     // The roster: a header, then per process its threads and address (bounded by the
     // master's checks), so its size follows nprocs (up to 65535 processes).
     let roster = read_msg_by(&mut master, deadline, MAX_MSG + n * (8 + MAX_ADDR)).map_err(|e| {
-        fatal(format!(
+        let msg = format!(
             "pid {me} joined the master at {}:{} but the job did not complete within {:.1} s: {e}",
             cfg.master,
             cfg.port,
             cfg.timeout.as_secs_f64()
-        ))
+        );
+        if e.kind() == IoKind::TimedOut { Error::timeout(msg) } else { Error::io(msg) }
     })?;
     let mut g = Get::new(&roster);
     let token = g.u64()?;
     let hybrid = g.u8()? != 0;
     let meta = g.u8()?;
     if g.u32()? as usize != n {
-        return Err(fatal("the master's roster has a different nprocs"));
+        return Err(Error::protocol("the master's roster has a different nprocs"));
     }
     let mut threads = Vec::with_capacity(n);
     let mut addrs = Vec::with_capacity(n);
     for _ in 0..n {
         let t = g.u32()?;
         if t == 0 {
-            return Err(fatal("the master's roster names a process with 0 threads"));
+            return Err(Error::protocol("the master's roster names a process with 0 threads"));
         }
         threads.push(t);
         addrs.push(String::from_utf8_lossy(g.str()?).into_owned());
@@ -830,21 +872,24 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     links[0] = Some(master);
     // Connect to the lower pids (other than 0) ...
     for j in 1..me {
-        let addr: SocketAddr = addrs[j].parse().map_err(|_| fatal(format!("bad address `{}` for pid {j}", addrs[j])))?;
+        let addr: SocketAddr = addrs[j].parse().map_err(|_| Error::protocol(format!("bad address `{}` for pid {j}", addrs[j])))?;
         let hello = hello_of(cfg, LINK, String::new(), token);
         let mut tries = 0;
         let s = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let r = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)).min(Duration::from_secs(5)))
-                .map_err(|e| Err(e.to_string()))
+                .map_err(|e| HandshakeError::Broken(e.to_string()))
                 .and_then(|mut s| connect_handshake(&mut s, secret, &hello, deadline).map(|_| s));
+            let refused = |why| format!("pid {j} at {addr} refused the link from pid {me}: {why}");
             match r {
                 Ok(s) => break s,
-                Err(Ok(refused)) => return Err(fatal(format!("pid {j} at {addr} refused the link from pid {me}: {refused}"))),
-                Err(Err(e)) if Instant::now() >= deadline || tries > 50 => {
-                    return Err(fatal(format!("pid {me} cannot link to pid {j} at {addr}: {e}")))
+                Err(HandshakeError::Refused(why)) => return Err(Error::config(refused(why))),
+                Err(HandshakeError::Unauthenticated(why)) => return Err(Error::authentication(refused(why))),
+                Err(HandshakeError::Local(e)) => return Err(e),
+                Err(HandshakeError::Broken(e)) if Instant::now() >= deadline || tries > 50 => {
+                    return Err(Error::io(format!("pid {me} cannot link to pid {j} at {addr}: {e}")))
                 }
-                Err(Err(_)) => {
+                Err(HandshakeError::Broken(_)) => {
                     tries += 1;
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -876,16 +921,12 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     Ok(Joined { links, names, threads, token, hybrid, meta })
 }
 
-type JoinErr = std::result::Result<String, String>;
-/// Marks a `JoinErr` that is this process's own failure, not the master's refusal.
-const LOCAL: &str = "\u{0}local: ";
-
 /// The listener of a process other than pid 0, for its links: on a port of
 /// `cfg.listen_ports` (tried from a random one on, so that processes on one host do
 /// not all race for the first), else on one the OS chooses.
-fn bind_listener(cfg: &TcpConfig, ip: IpAddr) -> std::result::Result<TcpListener, String> {
+fn bind_listener(cfg: &TcpConfig, ip: IpAddr) -> Result<TcpListener> {
     let Some((lo, hi)) = cfg.listen_ports else {
-        return TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| format!("cannot listen on {ip}: {e}"));
+        return TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| Error::io(format!("cannot listen on {ip}: {e}")));
     };
     let n = (hi - lo) as u64 + 1;
     let start = random_u64() % n;
@@ -895,27 +936,30 @@ fn bind_listener(cfg: &TcpConfig, ip: IpAddr) -> std::result::Result<TcpListener
         match TcpListener::bind(SocketAddr::new(ip, port)) {
             Ok(l) => return Ok(l),
             Err(e) if matches!(e.kind(), IoKind::AddrInUse) => last = Some(e),
-            Err(e) => return Err(format!("pid {} cannot listen on {ip}:{port} (of the port range {lo}-{hi}): {e}", cfg.pid)),
+            Err(e) => {
+                return Err(Error::io(format!("pid {} cannot listen on {ip}:{port} (of the port range {lo}-{hi}): {e}", cfg.pid)))
+            }
         }
     }
-    Err(format!(
+    Err(Error::exhausted(format!(
         "pid {} cannot listen on {ip}: all {n} ports of the port range {lo}-{hi} (LPF_TCP_PORT_RANGE) are in use ({})",
         cfg.pid,
         last.map(|e| e.to_string()).unwrap_or_default()
-    ))
+    )))
 }
 
 /// One attempt to join at the master: connect, bind our own listener on the
 /// interface that reaches the master, handshake.
-fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStream, Option<TcpListener>), JoinErr> {
-    let addrs = resolve(&cfg.master, cfg.port).map_err(|e| Err(format!("cannot resolve `{}`: {e}", cfg.master)))?;
-    let mut last = Err(format!("`{}` has no address", cfg.master));
+fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStream, Option<TcpListener>), HandshakeError> {
+    use HandshakeError::Broken;
+    let addrs = resolve(&cfg.master, cfg.port).map_err(|e| Broken(format!("cannot resolve `{}`: {e}", cfg.master)))?;
+    let mut last = Broken(format!("`{}` has no address", cfg.master));
     for a in addrs {
         let left = deadline.saturating_duration_since(Instant::now());
         let mut s = match TcpStream::connect_timeout(&a, left.clamp(Duration::from_millis(1), Duration::from_secs(2))) {
             Ok(s) => s,
             Err(e) => {
-                last = Err(format!("{a}: {e}"));
+                last = Broken(format!("{a}: {e}"));
                 continue;
             }
         };
@@ -924,21 +968,18 @@ fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStrea
         let listener = if me + 1 < cfg.nprocs as usize {
             let ip = match cfg.bind {
                 Some(ip) => ip,
-                None => s.local_addr().map_err(|e| Err(e.to_string()))?.ip(),
+                None => s.local_addr().map_err(|e| Broken(e.to_string()))?.ip(),
             };
-            Some(bind_listener(cfg, ip).map_err(|e| Ok(format!("{LOCAL}{e}")))?)
+            Some(bind_listener(cfg, ip).map_err(HandshakeError::Local)?)
         } else {
             None
         };
         let listen = match &listener {
-            Some(l) => l.local_addr().map_err(|e| Err(e.to_string()))?.to_string(),
+            Some(l) => l.local_addr().map_err(|e| Broken(e.to_string()))?.to_string(),
             None => String::new(),
         };
         let hello = hello_of(cfg, JOIN, listen, 0);
-        return match connect_handshake(&mut s, cfg.secret.as_deref(), &hello, deadline) {
-            Ok(()) => Ok((s, listener)),
-            Err(e) => Err(e),
-        };
+        return connect_handshake(&mut s, cfg.secret.as_deref(), &hello, deadline).map(|()| (s, listener));
     }
     Err(last)
 }

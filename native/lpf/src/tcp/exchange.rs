@@ -128,7 +128,7 @@ impl Transport<Mesh> for TcpStreams {
                         Some(f) => {
                             replied[s] = true;
                             if f.body.len() != out[s].my_gets.len() {
-                                return Err(Error::fatal(format!("malformed get reply from {}", m.link(s).name)));
+                                return Err(Error::protocol(format!("malformed get reply from {}", m.link(s).name)));
                             }
                             let mut segs = Vec::new();
                             for (k, &ok) in f.body.iter().enumerate() {

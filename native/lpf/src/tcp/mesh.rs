@@ -470,7 +470,7 @@ impl Mesh {
         if total != link.raw_left || !link.plan.is_empty() {
             let why = format!("protocol error: {} raw bytes announced, {total} expected", link.raw_left);
             link.kill(why.clone());
-            return Err(Error::fatal(format!("{}: {why}", link.name)));
+            return Err(Error::protocol(format!("{}: {why}", link.name)));
         }
         link.plan.extend(segs.into_iter().filter(|s| s.len() > 0));
         Ok(())
@@ -481,14 +481,15 @@ impl Mesh {
     /// connection, nor be in another collective operation at this step.
     pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
         let link = self.link(from);
+        let pid = self.layout.offsets[from];
         if let Some(f) = link.inbox.iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            return Err(out_of_step(&link.name, f.h.kind, kind));
+            return Err(out_of_step(&link.name, pid, f.h.kind, kind));
         }
         if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == section) {
-            return Err(left_section(&link.name, why));
+            return Err(left_section(&link.name, pid, why));
         }
         if let Some(why) = &link.dead {
-            return Err(Error::fatal(format!("lost {}: {why}", link.name)));
+            return Err(Error::peer_left(Some(pid), format!("lost {}: {why}", link.name)));
         }
         Ok(())
     }
@@ -577,7 +578,7 @@ impl Mesh {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 return Ok(());
             }
-            return Err(Error::fatal(format!("poll failed: {e}")));
+            return Err(Error::io(format!("poll failed: {e}")));
         }
         let sections = &self.sections;
         let stale = |s: u32| sections.is_stale(s);

@@ -85,7 +85,7 @@ pub struct TcpConfig {
 
 /// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
 pub fn parse_port_range(text: &str) -> Result<(u16, u16)> {
-    let bad = || Error::fatal(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
+    let bad = || Error::config(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
     let (lo, hi) = text.trim().split_once('-').ok_or_else(bad)?;
     let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
     let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
@@ -155,14 +155,14 @@ impl TcpConfig {
         let num = |k: &str, default: u64| -> Result<u64> {
             match var(k) {
                 None => Ok(default),
-                Some(v) => v.trim().parse().map_err(|_| Error::fatal(format!("{k}={v:?} is not a number"))),
+                Some(v) => v.trim().parse().map_err(|_| Error::config(format!("{k}={v:?} is not a number"))),
             }
         };
         let nprocs = num("LPF_NPROCS", 1)? as Pid;
         let pid = num("LPF_PID", 0)? as Pid;
         let master = var("LPF_TCP_MASTER").unwrap_or_else(|| "127.0.0.1".into());
         if nprocs > 1 && var("LPF_TCP_MASTER").is_none() {
-            return Err(Error::fatal("LPF_NPROCS > 1 but LPF_TCP_MASTER is not set (start the program with lpfrun)"));
+            return Err(Error::config("LPF_NPROCS > 1 but LPF_TCP_MASTER is not set (start the program with lpfrun)"));
         }
         let mut cfg = TcpConfig::new(master, num("LPF_TCP_PORT", 7177)? as u16, pid, nprocs)
             .timeout(Duration::from_millis(num("LPF_TCP_TIMEOUT_MS", 60_000)?))
@@ -170,7 +170,7 @@ impl TcpConfig {
             .job(var("LPF_TCP_JOB").unwrap_or_default());
         cfg.secret = var("LPF_TCP_SECRET").map(String::into_bytes);
         if let Some(b) = var("LPF_TCP_BIND") {
-            cfg.bind = Some(b.parse().map_err(|_| Error::fatal(format!("LPF_TCP_BIND={b:?} is not an IP address")))?);
+            cfg.bind = Some(b.parse().map_err(|_| Error::config(format!("LPF_TCP_BIND={b:?} is not an IP address")))?);
         }
         cfg.hybrid = var("LPF_ENGINE").is_some_and(|e| e == "hybrid");
         Ok(cfg)
@@ -178,12 +178,12 @@ impl TcpConfig {
 
     fn check(&self) -> Result<()> {
         if self.nprocs == 0 || self.pid >= self.nprocs {
-            return Err(Error::fatal(format!("TCP init: pid {} of nprocs {} is out of range", self.pid, self.nprocs)));
+            return Err(Error::config(format!("TCP init: pid {} of nprocs {} is out of range", self.pid, self.nprocs)));
         }
         // Every process is an LPF process at least (a global pid), and per-process
         // tables are sized by nprocs: refuse what no job can have before allocating.
         if self.nprocs > crate::shm::barrier::MAX_PROCS {
-            return Err(Error::fatal(format!(
+            return Err(Error::config(format!(
                 "TCP init: nprocs {} is more than the {} LPF processes a job can have",
                 self.nprocs,
                 crate::shm::barrier::MAX_PROCS
@@ -191,7 +191,7 @@ impl TcpConfig {
         }
         if let Some(s) = &self.secret {
             if s.len() < MIN_SECRET_LEN {
-                return Err(Error::fatal(format!(
+                return Err(Error::config(format!(
                     "TCP init: the shared secret is {} bytes long; at least {MIN_SECRET_LEN} are required (a short \
                      secret is guessed offline from one recorded handshake); pass none at all to run without \
                      authentication",
@@ -200,10 +200,10 @@ impl TcpConfig {
             }
         }
         if self.threads == 0 || self.threads > crate::shm::barrier::MAX_PROCS {
-            return Err(Error::fatal(format!("TCP init: {} threads per process is out of range", self.threads)));
+            return Err(Error::config(format!("TCP init: {} threads per process is out of range", self.threads)));
         }
         if self.pid != 0 && self.port == 0 {
-            return Err(Error::fatal("TCP init: only pid 0 may ask for port 0; the others need the port it got"));
+            return Err(Error::config("TCP init: only pid 0 may ask for port 0; the others need the port it got"));
         }
         Ok(())
     }
@@ -214,7 +214,7 @@ fn meta_code(cfg: &TcpConfig) -> Result<u8> {
         Some(m) => Some(m),
         None => match std::env::var("LPF_TCP_META") {
             Ok(v) if !v.is_empty() => Some(
-                MetaAlgo::parse(&v).ok_or_else(|| Error::fatal(format!("LPF_TCP_META={v:?}: expected direct or bruck")))?,
+                MetaAlgo::parse(&v).ok_or_else(|| Error::config(format!("LPF_TCP_META={v:?}: expected direct or bruck")))?,
             ),
             _ => None,
         },
@@ -266,7 +266,7 @@ impl Prepared {
             offsets[i + 1] = offsets[i]
                 .checked_add(joined.threads[i])
                 .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::fatal("TCP init: too many LPF processes in total"))?;
+                .ok_or_else(|| Error::config("TCP init: too many LPF processes in total"))?;
         }
         let mut links = Vec::with_capacity(n);
         for (i, s) in joined.links.into_iter().enumerate() {
@@ -274,7 +274,7 @@ impl Prepared {
                 None => None,
                 Some(s) => {
                     boot::tune(&s);
-                    s.set_nonblocking(true).map_err(|e| Error::fatal(format!("socket: {e}")))?;
+                    s.set_nonblocking(true).map_err(|e| Error::io(format!("socket: {e}")))?;
                     let _ = s.set_read_timeout(None);
                     let _ = s.set_write_timeout(None);
                     Some(Link::new(s, joined.names[i].clone()))
@@ -313,14 +313,14 @@ impl TcpInit {
             if let Ok(v) = std::env::var("LPF_TCP_PORT_RANGE") {
                 if !v.trim().is_empty() {
                     cfg.listen_ports = Some(parse_port_range(&v).map_err(|e| {
-                        Error::fatal(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
+                        Error::config(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
                     })?);
                 }
             }
         }
         if let Some((lo, hi)) = cfg.listen_ports {
             if lo == 0 || lo > hi {
-                return Err(Error::fatal(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));
+                return Err(Error::config(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));
             }
         }
         let deadline = Instant::now() + cfg.timeout;
@@ -473,7 +473,7 @@ pub fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let init = init.as_ref().map_err(|e| e.clone())?;
     let total = init.total_procs();
     if p < total {
-        return Err(Error::fatal(format!(
+        return Err(Error::misuse("lpf_exec", format!(
             "exec over TCP runs on all {total} LPF processes of the job (asked for {p}); start lpfrun with fewer \
              processes"
         )));
