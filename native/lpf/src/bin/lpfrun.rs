@@ -6,8 +6,9 @@
 //! ```
 //!
 //! The reference LPF launcher's spellings are accepted too: `-np P` (and `-npes P`) for
-//! `-n P`, `-engine E` for `--engine E`, and its engine name `pthread` for `shm`. With
-//! `shm` (threads of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
+//! `-n P`, `-engine E` for `--engine E`, and its engine name `pthread` for `shm` (an
+//! alias in the engine registry, `lpf::config`, as is `threads`). With `shm` (threads
+//! of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
 //!
 //! The processes' standard output and error go through lpfrun line by line: each
 //! complete line is written with one write under a lock, so lines of different
