@@ -220,7 +220,7 @@ const fn test_var(name: &'static str, allowed: &'static str, meaning: &'static s
 /// Every `LPF_*` variable [`Config::from_env`] reads.
 pub const VARIABLES: &[Variable] = &[
     var("LPF_ENGINE", "shm (pthread, threads), tcp, hybrid, mpimsg, mpirma, ibverbs", "shm", "the engine of a root exec", Some("nosuch")),
-    var("LPF_HYBRID_NET", "tcp, mpimsg, mpirma", "tcp", "the network between the processes of the hybrid engine", Some("shm")),
+    var("LPF_HYBRID_NET", "tcp, mpimsg or mpirma", "tcp", "the network between the processes of the hybrid engine", Some("shm")),
     var("LPF_THREADS", "1..=65535", "1", "LPF processes (threads) this OS process or rank brings (hybrid)", Some("0")),
     var("LPF_MAX_PROCS", "a positive integer", "hardware threads", "processors a shm root exec may use", Some("zero")),
     var("LPF_PTHREAD_TIMEOUT_MS", "a positive integer (ms)", "60000", "how long lpf_pthread_initialize waits for the group", Some("0")),
@@ -232,18 +232,18 @@ pub const VARIABLES: &[Variable] = &[
     var("LPF_TCP_SECRET", "a string of at least 16 bytes", "none (no authentication)", "shared secret every connection proves", None),
     var("LPF_TCP_BIND", "an IP address", "pid 0: the master address; others: the interface reaching it", "local address to listen on", Some("localhost:1")),
     var("LPF_TCP_JOB", "a string", "empty", "job identity: processes of different jobs refuse each other", None),
-    var("LPF_TCP_META", "direct, bruck", "by the number of processes", "meta-data exchange of the TCP engines (pid 0's applies)", Some("ring")),
+    var("LPF_TCP_META", "direct or bruck", "by the number of processes", "meta-data exchange of the TCP engines (pid 0's applies)", Some("ring")),
     var("LPF_TCP_PORT_RANGE", "LO-HI, ports 1-65535, LO <= HI", "an ephemeral port", "ports the processes other than pid 0 listen on", Some("9-3")),
     var("LPF_TCP_SPIN_US", "a non-negative integer (us)", "50", "how long a waiting TCP process spins before it blocks", Some("-5")),
-    var("LPF_MPI_META", "direct, bruck", "by the number of ranks", "meta-data exchange of the MPI engines (pid 0's applies)", Some("ring")),
+    var("LPF_MPI_META", "direct or bruck", "by the number of ranks", "meta-data exchange of the MPI engines (pid 0's applies)", Some("ring")),
     var("LPF_MPI_SPIN_US", "a non-negative integer (us)", "50, or 0 when the node is oversubscribed", "how long a waiting rank spins before it yields", Some("x")),
-    var("LPF_MPI_THREAD_LEVEL", "single, serialized", "serialized when a rank runs several threads, else single", "the MPI thread level LPF asks for when it initialises MPI", Some("multiple")),
-    var("LPF_MPI_PROF", "0, 1", "0", "print per-phase timings of MPI syncs on stderr", Some("yes")),
+    var("LPF_MPI_THREAD_LEVEL", "single or serialized", "serialized when a rank runs several threads, else single", "the MPI thread level LPF asks for when it initialises MPI", Some("multiple")),
+    var("LPF_MPI_PROF", "0 or 1", "0", "print per-phase timings of MPI syncs on stderr", Some("yes")),
     var("LPF_IBV_DEVICE", "an RDMA device name", "the first device", "the RDMA device of the ibverbs engine", None),
     var("LPF_PROBE_DIR", "a directory", "$XDG_CACHE_HOME/lpf, else $HOME/.cache/lpf", "where cost tables (<engine>.txt) are stored", None),
     var("LPF_DEBUG", "any string; empty or 0 is off", "off", "the debug checks of every primitive (#17 item 5)", None),
-    var("LPF_LOG", "quiet, stderr", "stderr", "whether the C ABI prints its error messages on stderr", Some("loud")),
-    test_var("LPF_MPI_AGREE_ERRORS", "0, 1", "syncs agree on errors at the cost of a message round (pid 0's applies)", "2"),
+    var("LPF_LOG", "quiet or stderr", "stderr", "whether the C ABI prints its error messages on stderr", Some("loud")),
+    test_var("LPF_MPI_AGREE_ERRORS", "0 or 1", "syncs agree on errors at the cost of a message round (pid 0's applies)", "2"),
     test_var("LPF_MPI_BODY_CHUNK", "a positive integer (bytes)", "a smaller chunk for long control messages (pid 0's applies)", "0"),
 ];
 
@@ -334,7 +334,7 @@ impl Default for Config {
 /// The error for variable `name` set to `value`, which is not one of `allowed`.
 fn invalid(name: &str, value: &str) -> Error {
     let allowed = VARIABLES.iter().find(|v| v.name == name).map_or("?", |v| v.allowed);
-    Error::fatal(format!("{name}={value:?} is invalid: expected {allowed}"))
+    Error::fatal(format!("{name}={value:?}: expected {allowed}"))
 }
 
 /// Reads variables through a lookup, refusing names the registry does not list.

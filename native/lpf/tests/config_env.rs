@@ -23,7 +23,7 @@ fn an_invalid_value_fails_the_root_exec_naming_the_variable_whatever_the_engine(
     // Variables of other engines are checked too, each as strictly (a bad LPF_MPI_META
     // used to fall back silently, a bad LPF_TCP_SPIN_US too).
     for (var, bad, allowed) in
-        [("LPF_MPI_META", "ring", "direct, bruck"), ("LPF_TCP_SPIN_US", "fast", "non-negative"), ("LPF_TCP_META", "ring", "direct, bruck")]
+        [("LPF_MPI_META", "ring", "direct or bruck"), ("LPF_TCP_SPIN_US", "fast", "non-negative"), ("LPF_TCP_META", "ring", "direct or bruck")]
     {
         std::env::set_var(var, bad);
         let e = exec_error();
