@@ -21,6 +21,7 @@
 //! other processes get none, as with every exec.
 
 use crate::{lpf_func_t, CSpmd};
+use lpf::config::{Config, Launcher};
 use lpf::{Args, Error, Pid, Result, Spmd};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -68,10 +69,13 @@ static AT_PROGRAM_START: extern "C" fn() = at_program_start;
 extern "C" fn at_program_start() {
     // Nothing may unwind out of a constructor.
     let started = std::panic::catch_unwind(|| {
-        if !launched_by_env() || !auto_initialize() {
-            return;
-        }
-        let made = Job::join();
+        // An invalid configuration is reported as a failed join (by pid 0 at its first
+        // lpf_exec, which would refuse it too).
+        let made = match Config::from_env() {
+            Ok(c) if !launched(&c) || !auto_initialize() => return,
+            Ok(c) => Job::join(&c),
+            Err(e) => Err(e),
+        };
         let job = JOB.get_or_init(|| made);
         match job {
             Ok(job) if job.first_pid() != 0 => job.serve(),
@@ -98,24 +102,19 @@ extern "C" fn at_program_start() {
 /// the launcher's environment is all there is): lpfrun's `LPF_PID`, else the MPI
 /// launchers' rank variables; without any, assumed so.
 fn launcher_says_pid_0() -> bool {
-    ["LPF_PID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok())
-        .is_none_or(|r| r.trim() == "0")
+    if let Some(pid) = Config::from_env().ok().and_then(|c| c.pid) {
+        return pid == 0;
+    }
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"].iter().find_map(|v| std::env::var(v).ok()).is_none_or(|r| r.trim() == "0")
 }
 
-/// Whether the environment names a launched engine: `LPF_ENGINE=tcp` or `hybrid` over
-/// TCP with lpfrun's `LPF_TCP_MASTER`, or an MPI engine (in a library built with MPI).
-fn launched_by_env() -> bool {
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    match var("LPF_ENGINE").as_str() {
-        "tcp" => !var("LPF_TCP_MASTER").is_empty(),
-        "hybrid" => match var("LPF_HYBRID_NET").as_str() {
-            "" | "tcp" => !var("LPF_TCP_MASTER").is_empty(),
-            _ => cfg!(feature = "mpi"),
-        },
-        "mpimsg" | "mpirma" | "ibverbs" => cfg!(feature = "mpi"),
-        _ => false,
+/// Whether the configuration names a launched engine: one run under lpfrun (with
+/// lpfrun's `LPF_TCP_MASTER`) or under mpirun (in a library built with MPI).
+fn launched(c: &Config) -> bool {
+    match c.launcher() {
+        Launcher::None => false,
+        Launcher::Lpfrun => c.tcp_master.is_some(),
+        Launcher::Mpirun => cfg!(feature = "mpi"),
     }
 }
 
@@ -167,20 +166,15 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    fn join() -> Result<Job> {
-        let net = match std::env::var("LPF_ENGINE").unwrap_or_default().as_str() {
+    fn join(c: &Config) -> Result<Job> {
+        let net = match c.launcher() {
             #[cfg(feature = "mpi")]
-            "mpimsg" | "mpirma" | "ibverbs" => {
-                let (kind, _) = lpf::mpi::engine_from_env()?;
-                Net::Mpi(lpf::mpi::world_init_with(kind, None)?)
-            }
-            #[cfg(feature = "mpi")]
-            "hybrid" if !matches!(std::env::var("LPF_HYBRID_NET").unwrap_or_default().as_str(), "" | "tcp") => {
+            Launcher::Mpirun => {
                 let (kind, threads) = lpf::mpi::engine_from_env()?;
-                Net::Mpi(lpf::mpi::world_init_with(kind, Some(threads.unwrap_or(1)))?)
+                Net::Mpi(lpf::mpi::world_init_with(kind, threads)?)
             }
             _ => {
-                let cfg = lpf::tcp::TcpConfig::from_env()?;
+                let cfg = lpf::tcp::TcpConfig::from_config(c)?;
                 Net::Tcp { init: lpf::tcp::TcpInit::new(cfg.clone())?, cfg }
             }
         };

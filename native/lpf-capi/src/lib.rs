@@ -119,7 +119,8 @@ thread_local! {
 
 fn record(e: &Error) -> lpf_err_t {
     let text = e.to_string();
-    if std::env::var("LPF_LOG").map_or(true, |v| v != "quiet") {
+    // An invalid LPF_LOG prints: the message may be the one naming it.
+    if !lpf::Config::from_env().is_ok_and(|c| c.log_quiet) {
         // One write(2) for the line (eprintln! writes its pieces apart), so that lines of
         // processes sharing a stderr pipe (e.g. under lpfrun) do not cut each other.
         use std::io::Write;
@@ -679,32 +680,44 @@ pub unsafe extern "C" fn lpf_resize_message_queue(ctx: lpf_t, max_msgs: usize) -
     guarded("lpf_resize_message_queue", || context(ctx, "lpf_resize_message_queue")?.resize_message_queue(max_msgs))
 }
 
-/// The engines whose cost tables C callers can reach through `lpf_machine_t`'s g and l
-/// (plain C function pointers, so one pair per engine).
-const ENGINES: [&str; 6] = ["shm", "tcp", "hybrid", "mpimsg", "mpirma", "ibverbs"];
+/// `lpf_machine_t`'s g and l are plain C function pointers (no closure state), so each
+/// engine of the registry gets its own pair, instantiated for its registry index `E`.
+/// Slots beyond the registry are never handed out.
+const COST_SLOTS: usize = 8;
+const _: () = assert!(lpf::config::ENGINES.len() <= COST_SLOTS, "more engines than cost-function slots: raise COST_SLOTS");
+
+/// The cost table of the engine at registry index `E`.
+fn cost_table<const E: usize>() -> std::sync::Arc<lpf::CostTable> {
+    lpf::machine::table_for(lpf::config::ENGINES[E.min(lpf::config::ENGINES.len() - 1)].kind.cost_table())
+}
 
 extern "C" fn cost_g<const E: usize>(p: lpf_pid_t, min_msg_size: usize, _attr: lpf_sync_attr_t) -> f64 {
-    lpf::machine::table_for(ENGINES[E]).lookup(p, min_msg_size).0
+    cost_table::<E>().lookup(p, min_msg_size).0
 }
 
 extern "C" fn cost_l<const E: usize>(p: lpf_pid_t, min_msg_size: usize, _attr: lpf_sync_attr_t) -> f64 {
-    lpf::machine::table_for(ENGINES[E]).lookup(p, min_msg_size).1
+    cost_table::<E>().lookup(p, min_msg_size).1
 }
 
+const fn cost_pair<const E: usize>() -> (lpf_cost_fn, lpf_cost_fn) {
+    (Some(cost_g::<E>), Some(cost_l::<E>))
+}
+
+const COST_FUNCTIONS: [(lpf_cost_fn, lpf_cost_fn); COST_SLOTS] = [
+    cost_pair::<0>(),
+    cost_pair::<1>(),
+    cost_pair::<2>(),
+    cost_pair::<3>(),
+    cost_pair::<4>(),
+    cost_pair::<5>(),
+    cost_pair::<6>(),
+    cost_pair::<7>(),
+];
+
+/// The g and l of the engine named `engine` (a shm table for a name the registry does
+/// not know).
 fn cost_functions(engine: &str) -> (lpf_cost_fn, lpf_cost_fn) {
-    macro_rules! pair {
-        ($e:literal) => {
-            (Some(cost_g::<$e> as extern "C" fn(_, _, _) -> f64), Some(cost_l::<$e> as extern "C" fn(_, _, _) -> f64))
-        };
-    }
-    match ENGINES.iter().position(|e| *e == engine) {
-        Some(1) => pair!(1),
-        Some(2) => pair!(2),
-        Some(3) => pair!(3),
-        Some(4) => pair!(4),
-        Some(5) => pair!(5),
-        _ => pair!(0),
-    }
+    COST_FUNCTIONS[lpf::EngineKind::from_name(engine).unwrap_or(lpf::EngineKind::Shm).index()]
 }
 
 #[no_mangle]

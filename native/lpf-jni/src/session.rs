@@ -153,8 +153,8 @@ impl Session {
 
     pub fn engine(&self) -> &'static str {
         match &*self.state.borrow() {
-            State::Shm(_) => "shm",
-            State::TcpPrepared(_) => "tcp",
+            State::Shm(_) => lpf::EngineKind::Shm.name(),
+            State::TcpPrepared(_) => lpf::EngineKind::Tcp.name(),
             State::Tcp(t) => t.engine_name(),
             State::Broken => "broken",
         }

@@ -37,7 +37,7 @@ pub fn enable() {
 pub fn enabled() -> bool {
     static FROM_ENV: OnceLock<bool> = OnceLock::new();
     ENABLED.load(Relaxed)
-        || *FROM_ENV.get_or_init(|| std::env::var("LPF_DEBUG").is_ok_and(|v| !v.is_empty() && v != "0"))
+        || *FROM_ENV.get_or_init(|| crate::config::Config::from_env().is_ok_and(|c| c.debug))
 }
 
 /// One context's debug state: what the sync checks need of the superstep.

@@ -29,6 +29,7 @@
 
 pub mod checks;
 pub mod collectives;
+pub mod config;
 pub mod context;
 pub mod engine;
 pub mod error;
@@ -47,6 +48,7 @@ pub(crate) mod wire;
 #[cfg(feature = "ibverbs")]
 pub mod ibverbs;
 
+pub use config::{Config, EngineKind};
 pub use context::{Context, Registered, Spmd};
 pub use error::{Error, ErrorKind, Reason, Result};
 pub use machine::{CostPoint, CostTable, Machine};
@@ -109,7 +111,7 @@ impl Root {
     /// g and l are that engine's.
     pub fn probe(&self) -> Result<Machine> {
         let (engine, p) = match RootEngine::from_env()? {
-            RootEngine::Shm => (shm::ENGINE_NAME, self.max_procs()?),
+            RootEngine::Shm => (EngineKind::Shm.cost_table(), self.max_procs()?),
             RootEngine::Tcp => tcp::job_from_env()?,
             #[cfg(feature = "mpi")]
             RootEngine::Mpi(kind, threads) => mpi::job_from_env(kind, threads)?,
@@ -128,8 +130,8 @@ impl Root {
     }
 }
 
-/// The engine of a root `exec`, as `LPF_ENGINE` (and `LPF_HYBRID_NET`, `LPF_THREADS`)
-/// name it.
+/// The engine of a root `exec`, as the configuration (`LPF_ENGINE`, `LPF_HYBRID_NET`,
+/// `LPF_THREADS`) names it.
 enum RootEngine {
     Shm,
     /// TCP between the OS processes lpfrun started (hybrid too: threads in them).
@@ -142,38 +144,28 @@ enum RootEngine {
 
 impl RootEngine {
     fn from_env() -> Result<RootEngine> {
-        let engine = std::env::var("LPF_ENGINE").unwrap_or_default();
-        match engine.as_str() {
-            "" | "shm" | "pthread" | "threads" => Ok(RootEngine::Shm),
-            "tcp" => Ok(RootEngine::Tcp),
-            // Threads in OS processes: over TCP (lpfrun), or over MPI (mpirun) when
-            // LPF_HYBRID_NET names an MPI engine.
-            "hybrid" => match std::env::var("LPF_HYBRID_NET").unwrap_or_default().as_str() {
-                "" | "tcp" => Ok(RootEngine::Tcp),
-                #[cfg(feature = "mpi")]
-                "mpimsg" | "mpirma" => {
-                    let (kind, threads) = mpi::engine_from_env()?;
-                    Ok(RootEngine::Mpi(kind, Some(threads.unwrap_or(1))))
-                }
-                #[cfg(not(feature = "mpi"))]
-                net @ ("mpimsg" | "mpirma") => Err(Error::fatal(format!(
-                    "LPF_HYBRID_NET={net}: this library was built without the `mpi` feature (cargo build --features mpi)"
-                ))),
-                other => Err(Error::fatal(format!(
-                    "LPF_HYBRID_NET={other:?} names no network the hybrid engine runs over (tcp, mpimsg, mpirma)"
-                ))),
-            },
+        let cfg = Config::from_env()?;
+        let engine = cfg.engine_built()?;
+        // The hybrid engine runs over the network LPF_HYBRID_NET names: TCP (lpfrun)
+        // or an MPI engine (mpirun).
+        let (net, threads) = match engine {
+            EngineKind::Hybrid => (cfg.root_hybrid_net(), Some(cfg.threads.unwrap_or(1))),
+            e => (e, None),
+        };
+        match net {
+            EngineKind::Shm => Ok(RootEngine::Shm),
+            EngineKind::Tcp => Ok(RootEngine::Tcp),
             #[cfg(feature = "mpi")]
-            "mpimsg" | "mpirma" | "ibverbs" => {
-                Ok(RootEngine::Mpi(mpi::MpiEngineKind::parse(&engine).expect("an MPI engine name"), None))
+            EngineKind::MpiMsg | EngineKind::MpiRma | EngineKind::Ibverbs => {
+                Ok(RootEngine::Mpi(mpi::MpiEngineKind::of(net).expect("an MPI engine"), threads))
             }
+            // Not reached: engine_built refused the engines this build lacks.
             #[cfg(not(feature = "mpi"))]
-            "mpimsg" | "mpirma" | "ibverbs" => Err(Error::fatal(format!(
-                "LPF_ENGINE={engine}: this library was built without the `mpi` feature (cargo build --features mpi)"
-            ))),
-            other => Err(Error::fatal(format!(
-                "LPF_ENGINE={other:?} names no engine of this library (known: shm, tcp, hybrid, mpimsg, mpirma, ibverbs)"
-            ))),
+            EngineKind::MpiMsg | EngineKind::MpiRma | EngineKind::Ibverbs => {
+                let _ = threads;
+                Err(Error::config(format!("engine {net}: this library was built without MPI")))
+            }
+            EngineKind::Hybrid => Err(Error::config("the hybrid engine cannot run over itself")),
         }
     }
 }

@@ -104,8 +104,10 @@ impl CostTable {
 /// Where the cost table of `engine` is stored: `$LPF_PROBE_DIR/<engine>.txt`, else
 /// `$XDG_CACHE_HOME/lpf/`, else `$HOME/.cache/lpf/`.
 pub fn table_path(engine: &str) -> Option<PathBuf> {
-    let dir = if let Some(d) = std::env::var_os("LPF_PROBE_DIR") {
-        PathBuf::from(d)
+    // An invalid configuration names no directory here; the exec or probe that reads
+    // the table has reported it.
+    let dir = if let Some(d) = crate::config::Config::from_env().ok().and_then(|c| c.probe_dir) {
+        d
     } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
         PathBuf::from(d).join("lpf")
     } else {

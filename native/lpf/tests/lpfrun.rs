@@ -51,6 +51,26 @@ fn hosts_file_prints_ssh_commands_for_remote_hosts() {
     }
 }
 
+/// `--engine` takes the registry's names and aliases; an unknown one is refused with the
+/// known engines listed, an MPI engine with the launcher it needs.
+#[test]
+fn engines_are_checked_against_the_registry() {
+    let run = |engine: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lpfrun")).args(["-n", "2", "--engine", engine, "/bin/true"]).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for alias in ["shm", "pthread", "threads"] {
+        assert_eq!(run(alias).0, Some(0), "{alias}: {}", run(alias).1);
+    }
+    let (code, err) = run("nosuch");
+    assert_eq!(code, Some(2), "{err}");
+    for kind in lpf::EngineKind::ALL {
+        assert!(err.contains("nosuch") && err.contains(kind.name()), "{err}");
+    }
+    let (code, err) = run("mpirma");
+    assert!(code == Some(2) && err.contains("runs under mpirun"), "{err}");
+}
+
 /// Runs `cmd` in its own process group and kills the group if it has not ended
 /// within `limit`: a hang is a test failure, not a hung test.
 fn output_within(mut cmd: Command, limit: Duration) -> (std::process::Output, Duration) {

@@ -6,8 +6,9 @@
 //! ```
 //!
 //! The reference LPF launcher's spellings are accepted too: `-np P` (and `-npes P`) for
-//! `-n P`, `-engine E` for `--engine E`, and its engine name `pthread` for `shm`. With
-//! `shm` (threads of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
+//! `-n P`, `-engine E` for `--engine E`, and its engine name `pthread` for `shm` (an
+//! alias in the engine registry, `lpf::config`, as is `threads`). With `shm` (threads
+//! of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
 //!
 //! The processes' standard output and error go through lpfrun line by line: each
 //! complete line is written with one write under a lock, so lines of different
@@ -48,6 +49,7 @@
 //! group the same way (a second one kills at once), and lpfrun then exits with 128 +
 //! that signal. Else it exits 0.
 
+use lpf::config::{EngineKind, Launcher, ENGINES};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -65,14 +67,27 @@ macro_rules! say {
 fn usage(msg: &str) -> ! {
     eprintln!("lpfrun: {msg}");
     eprintln!(
-        "usage: lpfrun -n|-np P [--engine|-engine tcp|hybrid|shm|pthread] [--threads K] [--hosts FILE] [--port N] [--timeout-ms T] [--] prog args..."
+        "usage: lpfrun -n|-np P [--engine|-engine ENGINE] [--threads K] [--hosts FILE] [--port N] [--timeout-ms T] [--] prog args...\n\
+         ENGINE: {} (default tcp)",
+        lpfrun_engines()
     );
     std::process::exit(2)
 }
 
+/// The engines lpfrun starts (the registry's engines that need no other launcher), with
+/// their aliases.
+fn lpfrun_engines() -> String {
+    ENGINES
+        .iter()
+        .filter(|e| e.launcher != Launcher::Mpirun)
+        .map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied()).collect::<Vec<_>>().join("|"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 struct Opts {
     n: u32,
-    engine: String,
+    engine: EngineKind,
     threads: u32,
     hosts: Option<String>,
     port: Option<u16>,
@@ -82,14 +97,18 @@ struct Opts {
 
 fn parse() -> Opts {
     let mut a = std::env::args().skip(1);
-    let mut o = Opts { n: 0, engine: "tcp".into(), threads: 1, hosts: None, port: None, timeout_ms: 60_000, prog: Vec::new() };
+    let mut o = Opts { n: 0, engine: EngineKind::Tcp, threads: 1, hosts: None, port: None, timeout_ms: 60_000, prog: Vec::new() };
     let num = |v: Option<String>, what: &str| -> u64 {
         v.and_then(|v| v.parse().ok()).unwrap_or_else(|| usage(&format!("{what} needs a number")))
     };
     while let Some(arg) = a.next() {
         match arg.as_str() {
             "-n" | "--np" | "-np" | "-npes" => o.n = num(a.next(), &arg) as u32,
-            "--engine" | "-engine" => o.engine = a.next().unwrap_or_else(|| usage(&format!("{arg} needs a value"))),
+            "--engine" | "-engine" => {
+                let name = a.next().unwrap_or_else(|| usage(&format!("{arg} needs a value")));
+                // `pthread`, the reference's name of its shared-memory engine, is an alias.
+                o.engine = EngineKind::parse(&name).unwrap_or_else(|e| usage(&format!("--engine: {}", e.message())));
+            }
             "--threads" => o.threads = num(a.next(), "--threads") as u32,
             "--hosts" => o.hosts = Some(a.next().unwrap_or_else(|| usage("--hosts needs a file"))),
             "--port" => o.port = Some(num(a.next(), "--port") as u16),
@@ -111,27 +130,23 @@ fn parse() -> Opts {
     if o.prog.is_empty() {
         usage("no program given");
     }
-    if o.engine == "pthread" {
-        // The reference's name of its shared-memory engine.
-        o.engine = "shm".into();
-    }
-    match o.engine.as_str() {
-        "tcp" | "hybrid" | "shm" => {}
-        "mpimsg" | "mpirma" | "ibverbs" => usage(&format!(
+    if o.engine.launcher() == Launcher::Mpirun {
+        usage(&format!(
             "engine {} runs under mpirun (LPF_ENGINE={} mpirun -np P prog, with the library built with the \
-             cargo feature mpi; docs/mpi.md), not under lpfrun",
-            o.engine, o.engine
-        )),
-        e => usage(&format!("unknown engine {e}: lpfrun runs tcp, hybrid and shm (pthread)")),
+             cargo feature {}; docs/mpi.md), not under lpfrun",
+            o.engine,
+            o.engine,
+            o.engine.entry().feature.unwrap_or("mpi")
+        ));
     }
-    if o.engine == "shm" && (o.threads > 1 || o.hosts.is_some()) {
+    if o.engine == EngineKind::Shm && (o.threads > 1 || o.hosts.is_some()) {
         usage("engine shm runs P threads in one process: --threads and --hosts do not apply");
     }
     if o.threads == 0 {
         usage("--threads must be at least 1");
     }
     if o.threads > 1 {
-        o.engine = "hybrid".into();
+        o.engine = EngineKind::Hybrid;
     }
     o
 }
@@ -299,7 +314,7 @@ fn check_limits(n: u32, local: u64, threads: u32) -> Result<(), String> {
 
 /// The OS processes of the job: on shm one process of P threads, else P.
 fn processes_of(o: &Opts) -> u32 {
-    if o.engine == "shm" {
+    if o.engine == EngineKind::Shm {
         1
     } else {
         o.n
@@ -421,7 +436,7 @@ fn main() {
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| ".".into());
     let is_remote = |pid: u32| o.hosts.is_some() && !is_local(&hosts[pid as usize % hosts.len()]);
     let local = (0..processes_of(&o)).filter(|&pid| !is_remote(pid)).count() as u64;
-    let threads_per_process = if o.engine == "shm" { o.n } else { o.threads };
+    let threads_per_process = if o.engine == EngineKind::Shm { o.n } else { o.threads };
     if let Err(why) = check_limits(o.n, local, threads_per_process) {
         say!("lpfrun: cannot run {} processes: {why}", o.n);
         std::process::exit(1);
@@ -452,11 +467,11 @@ fn main() {
     let processes = processes_of(&o);
     for pid in 0..processes {
         let host = &hosts[pid as usize % hosts.len()];
-        let env: Vec<(&str, String)> = if o.engine == "shm" {
-            vec![("LPF_ENGINE", o.engine.clone()), ("LPF_MAX_PROCS", o.n.to_string())]
+        let env: Vec<(&str, String)> = if o.engine == EngineKind::Shm {
+            vec![("LPF_ENGINE", o.engine.name().to_string()), ("LPF_MAX_PROCS", o.n.to_string())]
         } else {
             vec![
-                ("LPF_ENGINE", o.engine.clone()),
+                ("LPF_ENGINE", o.engine.name().to_string()),
                 ("LPF_TCP_MASTER", master.clone()),
                 ("LPF_TCP_PORT", port.to_string()),
                 ("LPF_PID", pid.to_string()),

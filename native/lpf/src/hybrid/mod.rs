@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
 use std::sync::{Arc, Mutex};
 
 /// Engine name for `LPF_ENGINE` and probe tables.
-pub const ENGINE_NAME: &str = "hybrid";
+pub const ENGINE_NAME: &str = crate::config::EngineKind::Hybrid.name();
 
 /// What the threads of one OS process share in one section.
 struct Group {

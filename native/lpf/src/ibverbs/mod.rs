@@ -40,7 +40,7 @@ pub fn probe_device() -> Result<String> {
              adapter, or its kernel driver/rdma-core provider is missing); use LPF_ENGINE=mpimsg or mpirma instead",
         ));
     }
-    let wanted = std::env::var("LPF_IBV_DEVICE").ok().filter(|s| !s.is_empty());
+    let wanted = crate::config::Config::from_env()?.ibv_device;
     let mut names = Vec::new();
     for i in 0..n as usize {
         // SAFETY: `i < n` entries of the list are valid devices.

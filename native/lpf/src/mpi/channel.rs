@@ -45,11 +45,10 @@ const RECLAIM_BATCH: usize = 8;
 
 /// How long a waiting rank spins before it yields: not at all when the node runs more
 /// LPF processes than it has cores (a spinning waiter would hold the core the awaited
-/// one needs), else 50 us; `LPF_MPI_SPIN_US` overrides.
-fn spin_for(node_ranks: usize, threads_per_rank: usize, cores: usize) -> Duration {
+/// one needs), else 50 us; `setting` (`LPF_MPI_SPIN_US`) overrides.
+fn spin_for(setting: Option<Duration>, node_ranks: usize, threads_per_rank: usize, cores: usize) -> Duration {
     let crowded = node_ranks * threads_per_rank > cores;
-    let default = if crowded { 0 } else { 50 };
-    Duration::from_micros(std::env::var("LPF_MPI_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(default))
+    setting.unwrap_or(Duration::from_micros(if crowded { 0 } else { 50 }))
 }
 
 /// What a wait polls, and when it asks again whether it is done.
@@ -127,16 +126,18 @@ pub(crate) struct MpiChannel {
     /// Hooks and rehooks, in the same order everywhere.
     pub sections: Sections,
     spin: Duration,
+    /// `LPF_MPI_SPIN_US`, which overrides the spin chosen by crowding.
+    spin_setting: Option<Duration>,
     /// Whether an unsuccessful poll of MPI already yields the core (Open MPI's
     /// `mpi_yield_when_idle`, on by default on an oversubscribed node): then a waiting
     /// rank that would yield does not yield a second time.
     mpi_yields: bool,
     /// Whether communicating syncs end with the barrier that agrees on the first
-    /// error (`LPF_MPI_AGREE_ERRORS=1`, the same on every rank); see docs/mpi.md.
+    /// error (test switch `LPF_MPI_AGREE_ERRORS=1`, pid 0's for every rank); see docs/mpi.md.
     pub agree_errors: bool,
     /// Long bodies travel in chunks of this many bytes: 1 GiB (MPI counts are C ints);
-    /// `LPF_MPI_BODY_CHUNK` on pid 0 sets a smaller one for every rank (the init
-    /// broadcasts it), for the tests of this path.
+    /// test switch `LPF_MPI_BODY_CHUNK` on pid 0 sets a smaller one for every rank (the
+    /// init broadcasts it), for the tests of this path.
     pub body_chunk: usize,
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
@@ -159,13 +160,14 @@ unsafe impl Send for MpiChannel {}
 
 impl MpiChannel {
     /// A channel over `comm` (collective: it asks how many ranks share each node).
-    pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo) -> Result<MpiChannel> {
+    /// `spin_setting`: how long a waiting rank spins, None to choose by crowding.
+    pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo, spin_setting: Option<Duration>) -> Result<MpiChannel> {
         // The node's cores, not this process's affinity mask: mpirun binds each rank
         // to one core.
         // SAFETY: sysconf has no preconditions.
         let cores = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
         let node_ranks = ffi::node_size(comm)?;
-        let spin = spin_for(node_ranks, 1, cores);
+        let spin = spin_for(spin_setting, node_ranks, 1, cores);
         let mpi_yields = ffi::progress_yields_when_idle();
         // SAFETY: reads an exported constant of the MPI library.
         let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
@@ -189,6 +191,7 @@ impl MpiChannel {
             spare: Vec::new(),
             sections: Sections::default(),
             spin,
+            spin_setting,
             mpi_yields,
             agree_errors: false,
             body_chunk: ffi::CHUNK,
@@ -273,7 +276,7 @@ impl MpiChannel {
         // Threads count as much as ranks for crowding the cores (the ranks of a node are
         // taken to bring as many threads as the job's average rank).
         let per_rank = (offsets[self.layout.n] as usize).div_ceil(self.layout.n.max(1));
-        self.spin = spin_for(self.node_ranks, per_rank, self.cores);
+        self.spin = spin_for(self.spin_setting, self.node_ranks, per_rank, self.cores);
         self.layout.offsets = offsets.into();
     }
 

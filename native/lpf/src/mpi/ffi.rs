@@ -3,6 +3,7 @@
 //! naming it. The unsafe blocks here only pass handles and buffers through; the
 //! callers state the buffer invariants.
 
+use crate::config::MpiThreadLevel;
 use crate::error::{Error, Result};
 use ::mpi::ffi as sys;
 use std::os::raw::c_int;
@@ -97,18 +98,16 @@ impl ThreadLevel {
     /// The level for a rank that runs `threads` LPF processes; `LPF_MPI_THREAD_LEVEL`
     /// (`single`, `serialized`) overrides.
     pub fn for_threads(threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
-        Self::choose(std::env::var("LPF_MPI_THREAD_LEVEL").ok().as_deref(), threads)
+        Ok(Self::choose(crate::config::Config::from_env()?.mpi_thread_level, threads))
     }
 
     /// The level for `threads` LPF processes per rank, or as `setting` says.
-    fn choose(setting: Option<&str>, threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
+    fn choose(setting: Option<MpiThreadLevel>, threads: Option<crate::types::Pid>) -> ThreadLevel {
         match setting {
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "single" => Ok(ThreadLevel::Single),
-                "serialized" => Ok(ThreadLevel::Serialized),
-                _ => Err(Error::config(format!("LPF_MPI_THREAD_LEVEL={v:?}: expected single or serialized"))),
-            },
-            None => Ok(if threads.unwrap_or(1) > 1 { ThreadLevel::Serialized } else { ThreadLevel::Single }),
+            Some(MpiThreadLevel::Single) => ThreadLevel::Single,
+            Some(MpiThreadLevel::Serialized) => ThreadLevel::Serialized,
+            None if threads.unwrap_or(1) > 1 => ThreadLevel::Serialized,
+            None => ThreadLevel::Single,
         }
     }
 }
@@ -535,15 +534,14 @@ pub(crate) fn win_sync(w: Win) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::ThreadLevel;
+    use crate::config::MpiThreadLevel;
 
     #[test]
     fn thread_level_follows_the_threads_per_rank_unless_set() {
-        assert_eq!(ThreadLevel::choose(None, None).unwrap(), ThreadLevel::Single);
-        assert_eq!(ThreadLevel::choose(None, Some(1)).unwrap(), ThreadLevel::Single);
-        assert_eq!(ThreadLevel::choose(None, Some(2)).unwrap(), ThreadLevel::Serialized);
-        assert_eq!(ThreadLevel::choose(Some(" Serialized "), None).unwrap(), ThreadLevel::Serialized);
-        assert_eq!(ThreadLevel::choose(Some("single"), Some(4)).unwrap(), ThreadLevel::Single);
-        let e = ThreadLevel::choose(Some("multiple"), None).unwrap_err();
-        assert!(e.message().contains("LPF_MPI_THREAD_LEVEL=\"multiple\""), "{}", e.message());
+        assert_eq!(ThreadLevel::choose(None, None), ThreadLevel::Single);
+        assert_eq!(ThreadLevel::choose(None, Some(1)), ThreadLevel::Single);
+        assert_eq!(ThreadLevel::choose(None, Some(2)), ThreadLevel::Serialized);
+        assert_eq!(ThreadLevel::choose(Some(MpiThreadLevel::Serialized), None), ThreadLevel::Serialized);
+        assert_eq!(ThreadLevel::choose(Some(MpiThreadLevel::Single), Some(4)), ThreadLevel::Single);
     }
 }

@@ -32,6 +32,7 @@ mod prof;
 pub(crate) mod onesided;
 mod rma;
 
+use crate::config::{Config, EngineKind, HybridNet};
 use crate::context::{run_process, Spmd};
 use crate::engine::Superstep;
 use crate::network::{NetEngine, Network};
@@ -61,25 +62,28 @@ pub enum MpiEngineKind {
 }
 
 impl MpiEngineKind {
-    pub fn name(self) -> &'static str {
+    /// Its entry in the engine registry.
+    pub const fn engine(self) -> EngineKind {
         match self {
-            MpiEngineKind::Msg => "mpimsg",
-            MpiEngineKind::Rma => "mpirma",
-            MpiEngineKind::Ibverbs => "ibverbs",
+            MpiEngineKind::Msg => EngineKind::MpiMsg,
+            MpiEngineKind::Rma => EngineKind::MpiRma,
+            MpiEngineKind::Ibverbs => EngineKind::Ibverbs,
         }
     }
-    pub fn parse(s: &str) -> Option<MpiEngineKind> {
-        match s {
-            "mpimsg" => Some(MpiEngineKind::Msg),
-            "mpirma" => Some(MpiEngineKind::Rma),
-            "ibverbs" => Some(MpiEngineKind::Ibverbs),
+    /// The MPI engine `engine` is, if it is one.
+    pub const fn of(engine: EngineKind) -> Option<MpiEngineKind> {
+        match engine {
+            EngineKind::MpiMsg => Some(MpiEngineKind::Msg),
+            EngineKind::MpiRma => Some(MpiEngineKind::Rma),
+            EngineKind::Ibverbs => Some(MpiEngineKind::Ibverbs),
             _ => None,
         }
     }
-    /// `LPF_ENGINE` if it names an MPI engine, else `mpimsg` (see [`engine_from_env`] for
-    /// the hybrid engine).
-    pub fn from_env() -> MpiEngineKind {
-        std::env::var("LPF_ENGINE").ok().and_then(|e| Self::parse(&e)).unwrap_or(MpiEngineKind::Msg)
+    pub const fn name(self) -> &'static str {
+        self.engine().name()
+    }
+    pub fn parse(s: &str) -> Option<MpiEngineKind> {
+        EngineKind::from_name(s).and_then(Self::of)
     }
 }
 
@@ -92,32 +96,64 @@ impl MpiEngineKind {
 ///   may differ);
 /// - anything else: `mpimsg`, one LPF process per rank.
 pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    if var("LPF_ENGINE").as_deref() != Some(crate::hybrid::ENGINE_NAME) {
-        return Ok((MpiEngineKind::from_env(), None));
+    let c = Config::from_env()?;
+    if c.engine != EngineKind::Hybrid {
+        return Ok((MpiEngineKind::of(c.engine).unwrap_or(MpiEngineKind::Msg), None));
     }
-    let kind = match var("LPF_HYBRID_NET") {
-        None => MpiEngineKind::Msg,
-        Some(v) => match MpiEngineKind::parse(&v) {
-            Some(k @ (MpiEngineKind::Msg | MpiEngineKind::Rma)) => k,
-            _ => {
-                return Err(Error::config(format!(
-                    "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET={v:?} names no MPI engine the hybrid engine runs over \
-                     (mpimsg or mpirma)"
-                )))
-            }
-        },
+    let kind = match c.hybrid_net {
+        None | Some(HybridNet::MpiMsg) => MpiEngineKind::Msg,
+        Some(HybridNet::MpiRma) => MpiEngineKind::Rma,
+        Some(HybridNet::Tcp) => {
+            return Err(Error::config(
+                "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET=tcp names no MPI engine the hybrid engine runs over \
+                 (mpimsg or mpirma)",
+            ))
+        }
     };
-    let threads = match var("LPF_THREADS") {
-        None => 1,
-        Some(v) => v
-            .trim()
-            .parse::<Pid>()
-            .ok()
-            .filter(|&k| (1..=crate::shm::barrier::MAX_PROCS).contains(&k))
-            .ok_or_else(|| Error::config(format!("LPF_THREADS={v:?} is not a thread count (1..=65535)")))?,
-    };
-    Ok((kind, Some(threads)))
+    Ok((kind, Some(c.threads.unwrap_or(1))))
+}
+
+/// What pid 0 of an init chooses for every rank: the random token, the meta-data
+/// algorithm (`LPF_MPI_META`; None: by the number of ranks) and the test switches
+/// (whether syncs agree on errors, docs/mpi.md "Errors"; the chunk size of long
+/// control messages).
+#[derive(Debug, PartialEq)]
+struct Agreed {
+    token: u64,
+    meta: Option<MetaAlgo>,
+    agree_errors: bool,
+    body_chunk: Option<usize>,
+}
+
+impl Agreed {
+    const BYTES: usize = 18;
+
+    fn to_bytes(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        b[..8].copy_from_slice(&self.token.to_le_bytes());
+        b[8] = match self.meta {
+            None => 0,
+            Some(MetaAlgo::Direct) => 1,
+            Some(MetaAlgo::Bruck) => 2,
+        };
+        b[9] = self.agree_errors as u8;
+        b[10..].copy_from_slice(&(self.body_chunk.unwrap_or(0) as u64).to_le_bytes());
+        b
+    }
+
+    fn from_bytes(b: &[u8; Self::BYTES]) -> Agreed {
+        let word = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8 bytes"));
+        Agreed {
+            token: word(0..8),
+            meta: match b[8] {
+                1 => Some(MetaAlgo::Direct),
+                2 => Some(MetaAlgo::Bruck),
+                _ => None,
+            },
+            agree_errors: b[9] != 0,
+            body_chunk: Some(word(10..18) as usize).filter(|&c| c > 0),
+        }
+    }
 }
 
 /// What the sections of one init share: the control channel over the init's
@@ -225,6 +261,9 @@ impl MpiInit {
     }
 
     fn from_dup_inner(comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
+        // Before any collective: every rank of a job has the same environment, so all
+        // fail alike on an invalid value.
+        let config = Config::from_env()?;
         let (rank, size) = ffi::rank_size(comm)?;
         // Every rank's LPF processes (threads), whether it asks for the hybrid engine,
         // and whether several of its threads may call MPI: one allgather, so that every
@@ -260,36 +299,26 @@ impl MpiInit {
                  where LPF initialises MPI, LPF_MPI_THREAD_LEVEL=single forbids it)"
             )));
         }
-        // Pid 0 chooses for all: the random permutation, the meta-data algorithm,
-        // whether syncs agree on errors (LPF_MPI_AGREE_ERRORS=1; docs/mpi.md,
-        // "Errors") and the chunk size of long control messages (LPF_MPI_BODY_CHUNK,
-        // for tests; 0: the default).
-        let mut agreed = [0u8; 18];
+        // Pid 0 chooses for all (see `Agreed`).
+        let mut agreed = [0u8; Agreed::BYTES];
         if rank == 0 {
-            let mut t = [0u8; 8];
-            getrandom::fill(&mut t).map_err(|e| Error::io(format!("OS random source: {e}")))?;
-            agreed[..8].copy_from_slice(&t);
-            agreed[8] = match std::env::var("LPF_MPI_META").ok().and_then(|v| MetaAlgo::parse(&v)) {
-                Some(MetaAlgo::Direct) => 1,
-                Some(MetaAlgo::Bruck) => 2,
-                None => 0,
+            let mut token = [0u8; 8];
+            getrandom::fill(&mut token).map_err(|e| Error::io(format!("OS random source: {e}")))?;
+            let mine = Agreed {
+                token: u64::from_le_bytes(token),
+                meta: config.mpi_meta,
+                agree_errors: config.testing.mpi_agree_errors,
+                body_chunk: config.testing.mpi_body_chunk,
             };
-            agreed[9] = std::env::var("LPF_MPI_AGREE_ERRORS").is_ok_and(|v| v == "1") as u8;
-            let chunk: u64 = std::env::var("LPF_MPI_BODY_CHUNK").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-            agreed[10..].copy_from_slice(&chunk.to_le_bytes());
+            agreed = mine.to_bytes();
         }
         ffi::bcast(comm, &mut agreed, 0)?;
-        let token = u64::from_le_bytes(agreed[..8].try_into().unwrap());
-        let meta = match agreed[8] {
-            1 => MetaAlgo::Direct,
-            2 => MetaAlgo::Bruck,
-            _ => MetaAlgo::for_nodes(size),
-        };
-        let mut ch = MpiChannel::new(comm, rank, size, token, meta)?;
+        let agreed = Agreed::from_bytes(&agreed);
+        let meta = agreed.meta.unwrap_or_else(|| MetaAlgo::for_nodes(size));
+        let mut ch = MpiChannel::new(comm, rank, size, agreed.token, meta, config.mpi_spin)?;
         ch.set_offsets(offsets.clone());
-        ch.agree_errors = agreed[9] != 0;
-        let chunk = u64::from_le_bytes(agreed[10..].try_into().unwrap()) as usize;
-        if chunk > 0 {
+        ch.agree_errors = agreed.agree_errors;
+        if let Some(chunk) = agreed.body_chunk {
             ch.body_chunk = chunk.min(ffi::CHUNK);
         }
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
@@ -297,7 +326,7 @@ impl MpiInit {
 
     /// Whether its syncs agree on errors (a request rejected at its destination fails
     /// that sync everywhere), at the cost of a message round per communicating sync:
-    /// `LPF_MPI_AGREE_ERRORS=1` on pid 0 when the init was made.
+    /// test switch `LPF_MPI_AGREE_ERRORS=1` on pid 0 when the init was made.
     pub fn agrees_on_errors(&self) -> bool {
         lock(&self.node).ch.agree_errors
     }
@@ -653,4 +682,20 @@ pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'st
         return Err(Error::config(format!("this process already runs the {} engine", init.engine_name())));
     }
     Ok(init)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Agreed, MetaAlgo};
+
+    #[test]
+    fn what_pid_0_chooses_survives_the_broadcast_bytes() {
+        for a in [
+            Agreed { token: 7, meta: None, agree_errors: false, body_chunk: None },
+            Agreed { token: u64::MAX, meta: Some(MetaAlgo::Bruck), agree_errors: true, body_chunk: Some(64) },
+            Agreed { token: 1, meta: Some(MetaAlgo::Direct), agree_errors: false, body_chunk: Some(1 << 40) },
+        ] {
+            assert_eq!(Agreed::from_bytes(&a.to_bytes()), a);
+        }
+    }
 }

@@ -12,7 +12,8 @@ static ACC: [[AtomicU64; PHASES + 1]; CLASSES] = [const { [const { AtomicU64::ne
 
 pub(crate) fn on() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("LPF_MPI_PROF").is_ok_and(|v| v == "1"))
+    // An invalid LPF_MPI_PROF already failed the init that started the section.
+    *ON.get_or_init(|| crate::config::Config::from_env().is_ok_and(|c| c.mpi_prof))
 }
 
 /// Phase stamps of one sync (nothing to fill when profiling is off).

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Engine name for `LPF_ENGINE` and probe tables.
-pub const ENGINE_NAME: &str = "shm";
+pub const ENGINE_NAME: &str = crate::config::EngineKind::Shm.name();
 
 /// The state the threads of one section share.
 pub(crate) struct Shared {
@@ -262,12 +262,9 @@ impl Engine for ShmEngine {
 /// The number of processors a root `exec` may use: `LPF_MAX_PROCS` when set, else the
 /// machine's hardware threads.
 pub fn max_procs_from_env() -> Result<Pid> {
-    match std::env::var("LPF_MAX_PROCS") {
-        Ok(v) => match v.trim().parse::<Pid>() {
-            Ok(n) if n >= 1 => Ok(n.min(barrier::MAX_PROCS)),
-            _ => Err(Error::config(format!("LPF_MAX_PROCS={v:?} is not a positive integer"))),
-        },
-        Err(_) => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),
+    match crate::config::Config::from_env()?.max_procs {
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),
     }
 }
 
@@ -437,9 +434,7 @@ pub struct ShmInit {
     hooks: std::cell::Cell<u64>,
 }
 
-/// How long `lpf_pthread_initialize` waits for the rest of its group, unless
-/// `LPF_PTHREAD_TIMEOUT_MS` says otherwise.
-pub const PTHREAD_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+pub use crate::config::PTHREAD_TIMEOUT_DEFAULT;
 
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 enum GroupKey {
@@ -503,17 +498,7 @@ impl ShmInit {
     /// `lpf_pthread_initialize`: joins thread `pid` of `nprocs` to the unnamed group of
     /// that size, waiting for the others up to `LPF_PTHREAD_TIMEOUT_MS` (default 60 s).
     pub fn new(pid: Pid, nprocs: Pid) -> Result<ShmInit> {
-        let timeout = match std::env::var("LPF_PTHREAD_TIMEOUT_MS") {
-            Err(_) => PTHREAD_TIMEOUT_DEFAULT,
-            Ok(v) => match v.trim().parse::<u64>() {
-                Ok(ms) if ms > 0 => Duration::from_millis(ms),
-                _ => {
-                    return Err(Error::config(format!(
-                        "LPF_PTHREAD_TIMEOUT_MS={v:?} is not a positive number of milliseconds"
-                    )))
-                }
-            },
-        };
+        let timeout = crate::config::Config::from_env()?.pthread_timeout;
         Self::form(GroupKey::Unnamed(nprocs), pid, nprocs, timeout)
     }
 

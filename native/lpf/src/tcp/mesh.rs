@@ -383,14 +383,13 @@ unsafe impl Send for Mesh {}
 
 impl Mesh {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo) -> Mesh {
-        let spin = std::env::var("LPF_TCP_SPIN_US").ok().and_then(|v| v.parse().ok()).unwrap_or(50u64);
+    pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo, spin: Duration) -> Mesh {
         Mesh {
             layout: Layout::new(me, offsets, token, meta),
             links,
             sections: Sections::default(),
             scratch: vec![0; RX_CHUNK],
-            spin: Duration::from_micros(spin),
+            spin,
             pfds: Vec::new(),
             pools: Pools::default(),
         }

@@ -28,6 +28,7 @@ pub(crate) use crate::wire;
 
 pub use crate::phases::MetaAlgo;
 
+use crate::config::{Config, EngineKind};
 use crate::context::{run_process, Spmd};
 use crate::engine::Superstep;
 use crate::network::NetEngine;
@@ -41,7 +42,7 @@ use std::time::{Duration, Instant};
 use wire::Kind;
 
 /// Engine name for `LPF_ENGINE` and probe tables.
-pub const ENGINE_NAME: &str = "tcp";
+pub const ENGINE_NAME: &str = crate::config::EngineKind::Tcp.name();
 
 /// The shortest shared secret accepted (bytes): shorter ones, the empty one included,
 /// are refused at init.
@@ -74,13 +75,16 @@ pub struct TcpConfig {
     pub hybrid: bool,
     /// Job identity: processes of different jobs refuse each other.
     pub job: String,
-    /// Meta-data exchange (pid 0's choice applies to all): `None` reads
-    /// `LPF_TCP_META` (`direct` or `bruck`), else chooses by the number of processes.
+    /// Meta-data exchange (pid 0's choice applies to all): `None` takes `LPF_TCP_META`
+    /// (`direct` or `bruck`), else chooses by the number of processes.
     pub meta: Option<MetaAlgo>,
     /// Ports (inclusive) the processes other than pid 0 listen on for the mesh links
-    /// (for firewalls between hosts); `None` reads `LPF_TCP_PORT_RANGE` (`LO-HI`), and
+    /// (for firewalls between hosts); `None` takes `LPF_TCP_PORT_RANGE` (`LO-HI`), and
     /// without it the OS chooses an ephemeral port.
     pub listen_ports: Option<(u16, u16)>,
+    /// How long a waiting process spins before it blocks; `None` takes
+    /// `LPF_TCP_SPIN_US` (default 50 us).
+    pub spin: Option<Duration>,
 }
 
 /// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
@@ -110,6 +114,7 @@ impl TcpConfig {
             job: String::new(),
             meta: None,
             listen_ports: None,
+            spin: None,
         }
     }
     pub fn timeout(mut self, t: Duration) -> Self {
@@ -149,31 +154,34 @@ impl TcpConfig {
 
     /// The configuration `lpfrun` passes in the environment: `LPF_TCP_MASTER`,
     /// `LPF_TCP_PORT`, `LPF_PID`, `LPF_NPROCS` (default 1), `LPF_TCP_TIMEOUT_MS`,
-    /// `LPF_TCP_SECRET`, `LPF_TCP_BIND`, `LPF_THREADS`, `LPF_TCP_JOB`, `LPF_TCP_META`.
+    /// `LPF_TCP_SECRET`, `LPF_TCP_BIND`, `LPF_THREADS`, `LPF_TCP_JOB`, `LPF_TCP_META`,
+    /// `LPF_TCP_PORT_RANGE`, `LPF_TCP_SPIN_US`, `LPF_ENGINE` (hybrid); parsed by [`Config`].
     pub fn from_env() -> Result<TcpConfig> {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let num = |k: &str, default: u64| -> Result<u64> {
-            match var(k) {
-                None => Ok(default),
-                Some(v) => v.trim().parse().map_err(|_| Error::config(format!("{k}={v:?} is not a number"))),
-            }
-        };
-        let nprocs = num("LPF_NPROCS", 1)? as Pid;
-        let pid = num("LPF_PID", 0)? as Pid;
-        let master = var("LPF_TCP_MASTER").unwrap_or_else(|| "127.0.0.1".into());
-        if nprocs > 1 && var("LPF_TCP_MASTER").is_none() {
+        Self::from_config(&Config::from_env()?)
+    }
+
+    /// The TCP part of `c` (see [`TcpConfig::from_env`]).
+    pub fn from_config(c: &Config) -> Result<TcpConfig> {
+        if c.nprocs > 1 && c.tcp_master.is_none() {
             return Err(Error::config("LPF_NPROCS > 1 but LPF_TCP_MASTER is not set (start the program with lpfrun)"));
         }
-        let mut cfg = TcpConfig::new(master, num("LPF_TCP_PORT", 7177)? as u16, pid, nprocs)
-            .timeout(Duration::from_millis(num("LPF_TCP_TIMEOUT_MS", 60_000)?))
-            .threads(num("LPF_THREADS", 1)?.max(1) as Pid)
-            .job(var("LPF_TCP_JOB").unwrap_or_default());
-        cfg.secret = var("LPF_TCP_SECRET").map(String::into_bytes);
-        if let Some(b) = var("LPF_TCP_BIND") {
-            cfg.bind = Some(b.parse().map_err(|_| Error::config(format!("LPF_TCP_BIND={b:?} is not an IP address")))?);
-        }
-        cfg.hybrid = var("LPF_ENGINE").is_some_and(|e| e == "hybrid");
+        let master = c.tcp_master.clone().unwrap_or_else(|| "127.0.0.1".into());
+        let mut cfg = TcpConfig::new(master, c.tcp_port, c.pid.unwrap_or(0), c.nprocs)
+            .timeout(c.tcp_timeout)
+            .threads(c.threads.unwrap_or(1))
+            .job(c.tcp_job.clone());
+        cfg.secret = c.tcp_secret.clone();
+        cfg.bind = c.tcp_bind;
+        cfg.hybrid = c.engine == EngineKind::Hybrid;
+        cfg.fill_unset(c);
         Ok(cfg)
+    }
+
+    /// The settings left unset taken from `c` (every entry point: Rust, C, JNI).
+    fn fill_unset(&mut self, c: &Config) {
+        self.meta = self.meta.or(c.tcp_meta);
+        self.listen_ports = self.listen_ports.or(c.tcp_port_range);
+        self.spin = self.spin.or(Some(c.tcp_spin));
     }
 
     fn check(&self) -> Result<()> {
@@ -210,16 +218,7 @@ impl TcpConfig {
 }
 
 fn meta_code(cfg: &TcpConfig) -> Result<u8> {
-    let m = match cfg.meta {
-        Some(m) => Some(m),
-        None => match std::env::var("LPF_TCP_META") {
-            Ok(v) if !v.is_empty() => Some(
-                MetaAlgo::parse(&v).ok_or_else(|| Error::config(format!("LPF_TCP_META={v:?}: expected direct or bruck")))?,
-            ),
-            _ => None,
-        },
-    };
-    Ok(match m {
+    Ok(match cfg.meta {
         None => 0,
         Some(MetaAlgo::Direct) => 1,
         Some(MetaAlgo::Bruck) => 2,
@@ -286,7 +285,7 @@ impl Prepared {
             2 => MetaAlgo::Bruck,
             _ => MetaAlgo::for_nodes(n),
         };
-        let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo);
+        let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo, cfg.spin.unwrap_or_default());
         Ok(TcpInit { mesh: Arc::new(Mutex::new(mesh)), port: self.port, pid: cfg.pid, hybrid: joined.hybrid })
     }
 }
@@ -309,15 +308,7 @@ impl TcpInit {
     /// Binds (pid 0) or prepares to connect (others); see [`Prepared`].
     pub fn prepare(mut cfg: TcpConfig) -> Result<Prepared> {
         cfg.check()?;
-        if cfg.listen_ports.is_none() {
-            if let Ok(v) = std::env::var("LPF_TCP_PORT_RANGE") {
-                if !v.trim().is_empty() {
-                    cfg.listen_ports = Some(parse_port_range(&v).map_err(|e| {
-                        Error::config(format!("LPF_TCP_PORT_RANGE: {}", e.message()))
-                    })?);
-                }
-            }
-        }
+        cfg.fill_unset(&Config::from_env()?);
         if let Some((lo, hi)) = cfg.listen_ports {
             if lo == 0 || lo > hi {
                 return Err(Error::config(format!("TCP init: listen port range {lo}-{hi} is empty or includes port 0")));

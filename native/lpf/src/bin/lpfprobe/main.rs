@@ -16,7 +16,7 @@ use lpf::machine::{table_path, CostTable};
 mod bench;
 
 use bench::{BenchConfig, Report};
-use lpf::{Args, Context, Pid};
+use lpf::{Args, Context, EngineKind, Pid};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -127,11 +127,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let engine = if o.engine == "env" { std::env::var("LPF_ENGINE").unwrap_or_else(|_| "shm".into()) } else { o.engine.clone() };
-    let threads = engine == lpf::shm::ENGINE_NAME || engine.is_empty();
+    let engine = if o.engine == "env" { lpf::Config::from_env().map(|c| c.engine) } else { EngineKind::parse(&o.engine) };
+    let engine = match engine.and_then(EngineKind::require_built) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("lpfprobe: --engine {}: {}", o.engine, e.message());
+            return ExitCode::from(2);
+        }
+    };
+    let threads = engine == EngineKind::Shm;
     if !threads {
         // Root::exec picks the engine from the environment.
-        std::env::set_var("LPF_ENGINE", &engine);
+        std::env::set_var("LPF_ENGINE", engine.name());
     }
     let mut cfg = if o.quick { BenchConfig::quick() } else { BenchConfig::full() };
     if let Some(n) = o.samples {
@@ -150,7 +157,7 @@ fn main() -> ExitCode {
     let reference: Mutex<Option<Result<Reference, lpf::Error>>> = Mutex::new(None);
     let spmd = |ctx: &mut Context, _args: Args<'_>| {
         // On an MPI engine, OpenMPI's alltoall is sampled between the probe's samples.
-        let mut timers = mpi_timers(&engine, &cfg);
+        let mut timers = mpi_timers(engine, &cfg);
         let r = match timers.as_mut() {
             Some(timers) => bench::measure_alongside(ctx, &cfg, &mut || timers.sample()),
             None => bench::measure(ctx, &cfg),
@@ -253,8 +260,8 @@ struct Reference {
 
 /// On an MPI engine, the timers of the reference (collective: every rank calls this).
 #[cfg(feature = "mpi")]
-fn mpi_timers(engine: &str, cfg: &BenchConfig) -> Option<Timers> {
-    let kind = lpf::mpi::MpiEngineKind::parse(engine)?;
+fn mpi_timers(engine: EngineKind, cfg: &BenchConfig) -> Option<Timers> {
+    let kind = lpf::mpi::MpiEngineKind::of(engine)?;
     let init = lpf::mpi::world_init(kind).ok()?;
     let p = init.nprocs() as usize;
     let stream = (cfg.total_bytes / (p * (p - 1).max(1))).max(1 << 20);
@@ -277,7 +284,7 @@ impl Timers {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn mpi_timers(_engine: &str, _cfg: &BenchConfig) -> Option<Timers> {
+fn mpi_timers(_engine: EngineKind, _cfg: &BenchConfig) -> Option<Timers> {
     None
 }
 
