@@ -154,7 +154,6 @@ pub fn run(ctx: &mut Context, input: &[u8], _progress: Option<&ProgressSink>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
     fn request(code: u32, n: u64, source: u64, iterations: i64, edges: &[(u64, u64)], weights: Option<&[f64]>) -> Vec<u8> {
         let mut b = Vec::new();
@@ -176,28 +175,7 @@ mod tests {
     }
 
     fn on_threads(inputs: Vec<Vec<u8>>) -> Vec<Result<Vec<u8>, String>> {
-        let p = inputs.len() as u32;
-        let _turn = crate::SHM_TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        std::thread::scope(|s| {
-            let hs: Vec<_> = inputs
-                .into_iter()
-                .enumerate()
-                .map(|(pid, input)| {
-                    s.spawn(move || {
-                        let init = lpf::ShmInit::new(pid as u32, p).unwrap();
-                        let got = Mutex::new(None);
-                        let spmd = |c: &mut Context, _a: lpf::Args<'_>| *got.lock().unwrap() = Some(run(c, &input, None));
-                        let r = init.hook(&spmd, lpf::Args::none());
-                        match (got.into_inner().unwrap(), r) {
-                            (Some(x), _) => x,
-                            (None, Err(e)) => Err(e.to_string()),
-                            (None, Ok(())) => Err("no result".into()),
-                        }
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        })
+        crate::on_shm_threads(inputs, |c, input| run(c, input, None))
     }
 
     /// (vertex number, value bits) over all replies, in vertex order.

@@ -21,6 +21,38 @@ pub mod userlib;
 #[cfg(test)]
 pub(crate) static SHM_TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Runs `body` on one shared-memory LPF process per input (pid = its index), each with its
+/// own input, in turn with the other tests that start groups; the results by pid.
+#[cfg(test)]
+pub(crate) fn on_shm_threads(
+    inputs: Vec<Vec<u8>>,
+    body: impl Fn(&mut lpf::Context, &[u8]) -> Result<Vec<u8>, String> + Sync,
+) -> Vec<Result<Vec<u8>, String>> {
+    let p = inputs.len() as u32;
+    let _turn = SHM_TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let body = &body;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(pid, input)| {
+                s.spawn(move || {
+                    let init = lpf::ShmInit::new(pid as u32, p).unwrap();
+                    let got = std::sync::Mutex::new(None);
+                    let spmd = |c: &mut lpf::Context, _a: lpf::Args<'_>| *got.lock().unwrap() = Some(body(c, &input));
+                    let r = init.hook(&spmd, lpf::Args::none());
+                    match (got.into_inner().unwrap(), r) {
+                        (Some(x), _) => x,
+                        (None, Err(e)) => Err(e.to_string()),
+                        (None, Ok(())) => Err("no result".into()),
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 use jni::errors::ThrowRuntimeExAndDefault;
 use jni::objects::{JByteArray, JByteBuffer, JClass, JString};
 use jni::sys::{jint, jlong};

@@ -244,7 +244,6 @@ pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
     fn request_edges(edges: &[(u64, u64)], tol: f64, alpha: f64) -> Vec<u8> {
         let mut b = Vec::new();
@@ -270,30 +269,7 @@ mod tests {
 
     /// Every process gets `progress`, as the LPF threads of one task would.
     fn on_threads_reporting(inputs: Vec<Vec<u8>>, progress: Option<&ProgressSink>) -> Vec<Result<Vec<u8>, String>> {
-        let p = inputs.len() as u32;
-        let _turn = crate::SHM_TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        std::thread::scope(|s| {
-            let hs: Vec<_> = inputs
-                .into_iter()
-                .enumerate()
-                .map(|(pid, input)| {
-                    s.spawn(move || {
-                        let init = lpf::ShmInit::new(pid as u32, p).unwrap();
-                        let got = Mutex::new(None);
-                        let spmd = |c: &mut Context, _a: lpf::Args<'_>| {
-                            *got.lock().unwrap() = Some(run(c, &input, progress));
-                        };
-                        let r = init.hook(&spmd, lpf::Args::none());
-                        match (got.into_inner().unwrap(), r) {
-                            (Some(x), _) => x,
-                            (None, Err(e)) => Err(e.to_string()),
-                            (None, Ok(())) => Err("no result".into()),
-                        }
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        })
+        crate::on_shm_threads(inputs, |c, input| run(c, input, progress))
     }
 
     fn pairs(reply: &[u8]) -> Vec<(u64, f64)> {
