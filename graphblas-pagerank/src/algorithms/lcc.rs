@@ -64,6 +64,29 @@ mod tests {
         assert_eq!(lcc(&a, 2).unwrap(), vec![1.0, 1.0, 1.0]);
     }
 
+    /// A hub joined both ways to L leaves that form a directed cycle. Row by row, every
+    /// leaf names the hub, whose row has L entries: scanning it from every leaf is L²
+    /// steps (9 · 10¹⁰ here: about 30 s on 2 cores), while meeting each leaf's 3 neighbours with it
+    /// costs a few searches. Bounded: the computation runs on its own thread and a
+    /// result later than the limit is a failure, not a hang.
+    #[test]
+    fn a_hub_costs_its_low_degree_neighbours_only_their_degree() {
+        const L: usize = 300_000;
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+        let mut edges = Vec::with_capacity(3 * L);
+        for leaf in 1..=L {
+            edges.extend([(0, leaf), (leaf, 0), (leaf, leaf % L + 1)]);
+        }
+        let a = Matrix::<bool>::from_edges(L + 1, L + 1, &edges).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(lcc(&a, 2)));
+        let got = rx.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("LCC of a hub with {L} leaves took over {LIMIT:?}")).unwrap();
+        // The hub: the L cycle edges among its L neighbours. A leaf: neighbours hub,
+        // previous and next leaf; the hub's 2 + 2 edges with them, none between them.
+        assert_eq!(got[0], L as f64 / (L as f64 * (L - 1) as f64));
+        assert!(got[1..].iter().all(|&c| c == 4.0 / 6.0), "a leaf's coefficient is not 4 / 6");
+    }
+
     #[test]
     fn self_loops_count_neither_as_neighbour_nor_as_edge() {
         // 0 -> 0, 1 -> 1 and the path 1 -> 0 -> 2: N(0) = {1, 2} with no edge between
