@@ -650,22 +650,28 @@ pub fn mxm_masked<T: Scalar, M: Scalar, A: Cast<T>, B: Cast<T>, S: Semiring<T>>(
     let ncols = b.ncols();
     let bounds = balanced_row_blocks(&ca.ptr, threads.max(1));
     matrix_by_row_blocks(a.nrows(), ncols, &bounds, |lo, hi, out| {
-        // state[j]: 2r + 1 when row r (of this block) may write j, 2r + 2 once it did.
-        let mut state = vec![0usize; ncols];
+        // One bit per column for "row i's mask holds j" and one for "row i wrote j":
+        // ncols / 4 bytes, which stay in cache, so the products that miss the mask
+        // (most of them) touch no other memory; `acc` is only read and written on a hit.
+        let mut allowed = vec![0u64; ncols.div_ceil(64)];
+        let mut written = vec![0u64; ncols.div_ceil(64)];
+        let bit = |j: usize| (j / 64, 1u64 << (j % 64));
         let mut acc = vec![semiring.zero(); ncols];
-        for (r, i) in (lo..hi).enumerate() {
-            let (allowed, written) = (2 * r + 1, 2 * r + 2);
+        for i in lo..hi {
             let (mi, _) = cm.line(i);
             for &j in mi {
-                state[j as usize] = allowed;
+                let (w, b) = bit(j as usize);
+                allowed[w] |= b;
             }
             let (ai, av) = ca.line(i);
             let mut add = |j: usize, prod: T| {
-                if state[j] == written {
+                let (w, b) = bit(j);
+                if allowed[w] & b == 0 {
+                } else if written[w] & b != 0 {
                     acc[j] = semiring.add(acc[j], prod);
-                } else if state[j] == allowed {
+                } else {
                     acc[j] = prod;
-                    state[j] = written;
+                    written[w] |= b;
                 }
             };
             for (&k, &x) in ai.iter().zip(av) {
@@ -693,10 +699,16 @@ pub fn mxm_masked<T: Scalar, M: Scalar, A: Cast<T>, B: Cast<T>, S: Semiring<T>>(
                 }
             }
             for &j in mi {
-                if state[j as usize] == written {
+                let (w, b) = bit(j as usize);
+                if written[w] & b != 0 {
                     out.idx.push(j);
                     out.val.push(acc[j as usize]);
                 }
+            }
+            // Whole words, once every position of the row was read.
+            for &j in mi {
+                let (w, _) = bit(j as usize);
+                (allowed[w], written[w]) = (0, 0);
             }
             out.end_row();
         }
