@@ -5,11 +5,17 @@
 //! undirected graph (every edge stored both ways) this is the usual coefficient: each
 //! undirected edge among the neighbours counts twice, over `d (d − 1)`.
 //!
-//! Written as LAGraph's LCC: `S = offdiag(A ∪ Aᵀ)` (the neighbour pattern, by
-//! [`ewise_add_matrix`] and [`select_matrix`]), `B = offdiag(A)`, then the masked
-//! product `C⟨S⟩ = S plus.pair B` ([`mxm_masked`]): `C(v, w)` counts the u ∈ N(v) with
-//! an edge u → w, for w ∈ N(v); the row sums of C ([`reduce_to_vector`]) are the
-//! numerators and the row counts of S the `|N(v)|`.
+//! Written as LAGraph's LCC, with its sort by degree: `S = offdiag(A ∪ Aᵀ)` (the
+//! neighbour pattern, by [`ewise_add_matrix`] and [`select_matrix`]) and the order
+//! "fewer neighbours first, then the smaller number" ([`counted_before`]). Every pair
+//! {u, w} of neighbours of v with an edge between them is counted once, from its
+//! earlier end u: by `[u → w] + [w → u] = [w ∈ out⁺(u)] + [w ∈ in⁺(u)]`, where
+//! `out⁺(u)` / `in⁺(u)` keep only the out- / in-neighbours that come after u in the
+//! order. The numerator of v is then the row sum of the masked products
+//! `C⟨S⟩ = S plus.pair Out⁺` plus that of `S plus.pair In⁺` ([`mxm_masked`],
+//! [`reduce_to_vector`]); the denominator comes from the row counts of S. A hub comes
+//! last in the order, so its rows of `Out⁺` and `In⁺` are short and the rows that name
+//! it pay little (the work of the plain `S plus.pair offdiag(A)` grows with Σ deg²).
 
 use crate::algebra::{Cast, First, Plus, PLUS_PAIR};
 use crate::error::{GrbError, GrbResult};
@@ -24,20 +30,42 @@ pub fn lcc<A: Cast<u64>>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<f64>> {
     if a.ncols() != n {
         return Err(GrbError::InvalidValue(format!("LCC needs a square adjacency matrix, got {} x {}", n, a.ncols())));
     }
-    let both = ewise_add_matrix(a, &a.transpose(), First, threads)?;
+    let at = a.transpose();
+    let both = ewise_add_matrix(a, &at, First, threads)?;
     let neighbours = select_matrix(&both, |i, j, _| i != j, threads)?;
-    let edges = select_matrix(a, |i, j, _| i != j, threads)?;
-    coefficients(&neighbours, &edges, threads)
+    drop(both);
+    let degrees = neighbours.row_counts();
+    let later = |i: usize, j: usize| counted_before(&degrees, i, j);
+    let out_later = select_matrix(a, |i, j, _| later(i, j), threads)?;
+    let in_later = select_matrix(&at, |i, j, _| later(i, j), threads)?;
+    coefficients(&neighbours, &out_later, &in_later, threads)
+}
+
+/// Whether vertex `u` comes before `w` in the order LCC counts from: fewer neighbours
+/// (`degrees`, by vertex number) first, ties by vertex number. A strict total order,
+/// so no vertex comes before itself (self-loops drop out).
+pub(crate) fn counted_before(degrees: &[usize], u: usize, w: usize) -> bool {
+    (degrees[u], u) < (degrees[w], w)
 }
 
 /// The coefficients of the rows of `neighbours` (row r: the pattern of N(v) of the
-/// r-th vertex of a block, over all n columns; no v in its own row) given `edges`
-/// (n × n, self-loops removed), which must hold the out-edges of at least every vertex
-/// that is some row's neighbour.
-pub(crate) fn coefficients<X: Cast<u64>, Y: Cast<u64>>(neighbours: &Matrix<X>, edges: &Matrix<Y>, threads: usize) -> GrbResult<Vec<f64>> {
-    let closed: Matrix<u64> = mxm_masked(neighbours, PLUS_PAIR, neighbours, edges, threads)?;
+/// r-th vertex of a block, over all n columns; no v in its own row) given, for at
+/// least every vertex u that is some row's neighbour, its out-row `out_later` and its
+/// in-row `in_later` (n × n) restricted to the vertices [`counted_before`] puts after u.
+pub(crate) fn coefficients<X: Cast<u64>, Y: Cast<u64>, Z: Cast<u64>>(
+    neighbours: &Matrix<X>,
+    out_later: &Matrix<Y>,
+    in_later: &Matrix<Z>,
+    threads: usize,
+) -> GrbResult<Vec<f64>> {
+    let desc = Descriptor::with_threads(threads);
     let mut counts = Vector::<u64>::empty(neighbours.nrows());
-    reduce_to_vector(&mut counts, None, None, Plus, &closed, &Descriptor::with_threads(threads))?;
+    let forward: Matrix<u64> = mxm_masked(neighbours, PLUS_PAIR, neighbours, out_later, threads)?;
+    reduce_to_vector(&mut counts, None, None, Plus, &forward, &desc)?;
+    drop(forward);
+    let backward: Matrix<u64> = mxm_masked(neighbours, PLUS_PAIR, neighbours, in_later, threads)?;
+    let add = |x: u64, y: u64| x + y;
+    reduce_to_vector(&mut counts, None, Some(&add), Plus, &backward, &desc)?;
     let degrees = neighbours.row_counts();
     Ok(counts
         .to_dense_with(0)
