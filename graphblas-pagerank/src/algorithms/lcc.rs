@@ -9,15 +9,19 @@
 //! neighbour pattern, by [`ewise_add_matrix`] and [`select_matrix`]) and the order
 //! "fewer neighbours first, then the smaller number" ([`counted_before`]). Every pair
 //! {u, w} of neighbours of v with an edge between them is counted once, from its
-//! earlier end u: by `[u → w] + [w → u] = [w ∈ out⁺(u)] + [w ∈ in⁺(u)]`, where
-//! `out⁺(u)` / `in⁺(u)` keep only the out- / in-neighbours that come after u in the
-//! order. The numerator of v is then the row sum of the masked products
-//! `C⟨S⟩ = S plus.pair Out⁺` plus that of `S plus.pair In⁺` ([`mxm_masked`],
-//! [`reduce_to_vector`]); the denominator comes from the row counts of S. A hub comes
-//! last in the order, so its rows of `Out⁺` and `In⁺` are short and the rows that name
-//! it pay little (the work of the plain `S plus.pair offdiag(A)` grows with Σ deg²).
+//! earlier end u: `[u → w] + [w → u] = [w ∈ Out⁺(u)] + [w ∈ In⁺(u)]`, where `Out⁺(u)` /
+//! `In⁺(u)` keep only the out- / in-neighbours after u in the order. Split N(v) into
+//! the earlier neighbours `L(v)` and the later ones `U(v)`: a pair whose later end w is
+//! in `U(v)` may have its earlier end u anywhere in N(v); one whose w is in `L(v)` has
+//! u in `L(v)` too. So, for X in {Out⁺, In⁺}, the numerator of v sums the rows of the
+//! masked products `C⟨U⟩ = S plus.pair X` and `C⟨L⟩ = L plus.pair X` ([`mxm_masked`],
+//! [`reduce_to_vector`]); the denominator comes from the row counts of S. Each row
+//! then meets short lists only — `U(v)` is short for a hub v, `X(u)` is short for a hub
+//! u, and the rows of `L` only name vertices u before v — so the work is about
+//! Σ_v |U(v)|² (times a log), where the plain `C⟨S⟩ = S plus.pair offdiag(A)` costs
+//! Σ_v deg(v)².
 
-use crate::algebra::{Cast, First, Plus, PLUS_PAIR};
+use crate::algebra::{Cast, First, Plus, Scalar, PLUS_PAIR};
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
 use crate::ops::{ewise_add_matrix, mxm_masked, reduce_to_vector, select_matrix, Descriptor};
@@ -38,7 +42,26 @@ pub fn lcc<A: Cast<u64>>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<f64>> {
     let later = |i: usize, j: usize| counted_before(&degrees, i, j);
     let out_later = select_matrix(a, |i, j, _| later(i, j), threads)?;
     let in_later = select_matrix(&at, |i, j, _| later(i, j), threads)?;
-    coefficients(&neighbours, &out_later, &in_later, threads)
+    let split = Neighbours::split(neighbours, later, threads)?;
+    coefficients(&split, &out_later, &in_later, threads)
+}
+
+/// The neighbour pattern of a block of vertices (row r: N(v) of its r-th vertex, over
+/// all n columns) and its two parts by [`counted_before`]: the neighbours before the
+/// row's vertex and those after it.
+pub(crate) struct Neighbours<X> {
+    pub all: Matrix<X>,
+    pub earlier: Matrix<X>,
+    pub later: Matrix<X>,
+}
+
+impl<X: Scalar> Neighbours<X> {
+    /// Splits `all` by `after(r, j)`: whether column j comes after the vertex of row r.
+    pub fn split(all: Matrix<X>, after: impl Fn(usize, usize) -> bool + Sync, threads: usize) -> GrbResult<Self> {
+        let earlier = select_matrix(&all, |r, j, _| !after(r, j), threads)?;
+        let later = select_matrix(&all, |r, j, _| after(r, j), threads)?;
+        Ok(Neighbours { all, earlier, later })
+    }
 }
 
 /// Whether vertex `u` comes before `w` in the order LCC counts from: fewer neighbours
@@ -48,25 +71,26 @@ pub(crate) fn counted_before(degrees: &[usize], u: usize, w: usize) -> bool {
     (degrees[u], u) < (degrees[w], w)
 }
 
-/// The coefficients of the rows of `neighbours` (row r: the pattern of N(v) of the
-/// r-th vertex of a block, over all n columns; no v in its own row) given, for at
-/// least every vertex u that is some row's neighbour, its out-row `out_later` and its
-/// in-row `in_later` (n × n) restricted to the vertices [`counted_before`] puts after u.
+/// The coefficients of the rows of `neighbours` given, for at least every vertex u
+/// that is some row's neighbour, its out-row `out_later` and its in-row `in_later`
+/// (n × n) restricted to the vertices [`counted_before`] puts after u.
 pub(crate) fn coefficients<X: Cast<u64>, Y: Cast<u64>, Z: Cast<u64>>(
-    neighbours: &Matrix<X>,
+    neighbours: &Neighbours<X>,
     out_later: &Matrix<Y>,
     in_later: &Matrix<Z>,
     threads: usize,
 ) -> GrbResult<Vec<f64>> {
     let desc = Descriptor::with_threads(threads);
-    let mut counts = Vector::<u64>::empty(neighbours.nrows());
-    let forward: Matrix<u64> = mxm_masked(neighbours, PLUS_PAIR, neighbours, out_later, threads)?;
-    reduce_to_vector(&mut counts, None, None, Plus, &forward, &desc)?;
-    drop(forward);
-    let backward: Matrix<u64> = mxm_masked(neighbours, PLUS_PAIR, neighbours, in_later, threads)?;
+    let Neighbours { all, earlier, later } = neighbours;
+    let mut counts = Vector::<u64>::empty(all.nrows());
     let add = |x: u64, y: u64| x + y;
-    reduce_to_vector(&mut counts, None, Some(&add), Plus, &backward, &desc)?;
-    let degrees = neighbours.row_counts();
+    // (mask, A): pairs ending after the row's vertex, then pairs ending before it.
+    for (mask, a) in [(later, all), (earlier, earlier)] {
+        for closed in [mxm_masked::<u64, _, _, _, _>(mask, PLUS_PAIR, a, out_later, threads)?, mxm_masked(mask, PLUS_PAIR, a, in_later, threads)?] {
+            reduce_to_vector(&mut counts, None, Some(&add), Plus, &closed, &desc)?;
+        }
+    }
+    let degrees = all.row_counts();
     Ok(counts
         .to_dense_with(0)
         .iter()

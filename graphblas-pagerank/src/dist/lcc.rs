@@ -13,7 +13,7 @@ use super::build::even_owner;
 use super::comm::{try_filled, try_zeroed, Comm};
 use super::{finish, load, require_vertices, DistResult, Input};
 use crate::algebra::First;
-use crate::algorithms::lcc::{coefficients, counted_before};
+use crate::algorithms::lcc::{coefficients, counted_before, Neighbours};
 use crate::matrix::Matrix;
 use crate::ops::{ewise_add_matrix, select_matrix};
 use lpf::Context;
@@ -50,7 +50,8 @@ fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexVa
     let wanted = columns_of(&neighbours);
     let out_later = rows_of(comm, &adj, &out_later, &wanted)?;
     let in_later = rows_of(comm, &adj, &in_later, &wanted)?;
-    let values = coefficients(&neighbours, &out_later, &in_later, threads)?;
+    let split = Neighbours::split(neighbours, later, threads)?;
+    let values = coefficients(&split, &out_later, &in_later, threads)?;
     Ok(adj.values(&labels, values, 1, load_seconds, t1.elapsed().as_secs_f64()))
 }
 
