@@ -9,14 +9,14 @@
 #   bash graphblas-pagerank/bench/kernels.sh                    # kron18 and kron20, 1 run
 #   SCALES=18 RUNS=3 bash graphblas-pagerank/bench/kernels.sh
 #
-# Per graph and run: PR (tolerance 1e-7, the CLI's default), BFS, WCC, SSSP, CDLP (10
-# iterations), each as LPF 1 process x 2 threads (p1x2), 2 x 1 (p2x1) and SuiteSparse
-# with 2 threads. Inputs: the binary file of `pagerank --rmat S --convert-to`; SSSP reads
+# Per graph and run: PR (tolerance 1e-7, the CLI's default), PR20 (PageRank's
+# fixed-iteration, Graphalytics mode: `graph pr --iterations 20` beside
+# `gb_pagerank.py --iterations 20`, ranks within 1e-12), BFS, WCC, SSSP, CDLP (10
+# iterations), LCC (coefficients within 1e-12), each as LPF 1 process x 2 threads
+# (p1x2), 2 x 1 (p2x1) and SuiteSparse with 2 threads. KERNELS="lcc bfs" picks some. Inputs: the binary file of `pagerank --rmat S --convert-to`; SSSP reads
 # the same edges as a text edge list with integer weights 1..63 (numpy, seed 1; neither
 # side reads weights from the binary format), so its load is a text parse on both sides.
 # BFS and SSSP start at the source of the file's first edge.
-# Not here yet: LCC and PageRank's fixed-iteration (Graphalytics) mode on the LPF side
-# (gb_pagerank.py --iterations N is the SuiteSparse side of the latter).
 #
 # Writes bench/kernels.csv (graph,kernel,impl,config,run,load_s,compute_s,total_s,rounds,
 # per_round_s) and bench/kernels.png (median compute and total per kernel), and prints a
@@ -31,6 +31,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 export OMP_WAIT_POLICY=PASSIVE
 SCALES="${SCALES:-18 20}"
 RUNS="${RUNS:-1}"
+KERNELS="${KERNELS:-pr pr20 bfs wcc sssp cdlp lcc}"
 DATA="${BENCH_DATA:-/tmp/gbpr-bench}"
 mkdir -p "$DATA"
 (cd "$root" && cargo build --release -p graphblas-pagerank --bins >/dev/null)
@@ -62,7 +63,7 @@ PY
   row "kron$s" pr floor "read $(echo "$bw" | field read_gbs) GB/s" 0 "" "" "" "" "$(echo "$bw" | field floor_s_per_iter)"
   echo "kron$s: $bw"
   for r in $(seq "$RUNS"); do
-    for k in pr bfs wcc sssp cdlp; do
+    for k in $KERNELS; do
       for cfg in "1 2" "2 1"; do
         set -- $cfg
         if [ "$k" = pr ]; then
@@ -72,7 +73,11 @@ PY
             "$(echo "$out" | field total_s)" "$it" "$per"
         else
           args=("$k" --input "$g" --output "$DATA/$k$s.txt")
-          case $k in bfs) args+=(--source "$src") ;; sssp) args=(sssp --input "$w" --source "$src" --output "$DATA/$k$s.txt") ;; esac
+          case $k in
+            bfs) args+=(--source "$src") ;;
+            sssp) args=(sssp --input "$w" --source "$src" --output "$DATA/$k$s.txt") ;;
+            pr20) args=(pr --iterations 20 --input "$g" --output "$DATA/$k$s.txt") ;;
+          esac
           out=$("$GRAPH" "${args[@]}" -p "$1" --threads "$2" | grep ^summary)
           rounds=$(echo "$out" | field rounds); comp=$(echo "$out" | field compute_s)
           row "kron$s" "$k" lpf "p${1}x$2" "$r" "$(echo "$out" | field load_s)" "$comp" "$(echo "$out" | field total_s)" \
@@ -80,11 +85,12 @@ PY
         fi
         echo "kron$s $k p${1}x$2 run $r: $out"
       done
-      if [ "$k" = pr ]; then
-        gbl=$(python3 "$here/gb_pagerank.py" "$g" --threads 2 --ranks "$DATA/pr$s.txt")
+      if [ "$k" = pr ] || [ "$k" = pr20 ]; then
+        iters=(); [ "$k" = pr20 ] && iters=(--iterations 20)
+        gbl=$(python3 "$here/gb_pagerank.py" "$g" "${iters[@]}" --threads 2 --ranks "$DATA/$k$s.txt")
         python3 -c "import sys; sys.exit(0 if float('$(echo "$gbl" | field max_diff_vs_ours)') <= 1e-12 else 1)" ||
           { echo "SuiteSparse and LPF PageRank ranks differ by more than 1e-12: $gbl" >&2; exit 1; }
-        row "kron$s" pr suitesparse "2 threads" "$r" "$(echo "$gbl" | field load_s)" "$(echo "$gbl" | field compute_s)" \
+        row "kron$s" "$k" suitesparse "2 threads" "$r" "$(echo "$gbl" | field load_s)" "$(echo "$gbl" | field compute_s)" \
           "$(echo "$gbl" | field total_s)" "$(echo "$gbl" | field iterations)" "$(echo "$gbl" | field s_per_iter)"
       else
         input="$g"; [ "$k" = sssp ] && input="$w"
@@ -106,7 +112,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 rows = list(csv.DictReader(open(sys.argv[1])))
 graphs = sorted({r["graph"] for r in rows}, key=lambda g: int(g[4:]))
-kernels = ["pr", "bfs", "wcc", "sssp", "cdlp"]
+kernels = [k for k in ["pr", "pr20", "bfs", "wcc", "sssp", "cdlp", "lcc"] if any(r["kernel"] == k and r["impl"] != "floor" for r in rows)]
 impls = [("lpf", "p1x2"), ("lpf", "p2x1"), ("suitesparse", "2 threads")]
 def med(g, k, impl, cfg, col):
     v = [float(r[col]) for r in rows if (r["graph"], r["kernel"], r["impl"], r["config"]) == (g, k, impl, cfg) and r[col]]
@@ -123,6 +129,8 @@ for g in graphs:
         ours_c = min(c for c, _ in best["lpf"]); ours_t = min(t for _, t in best["lpf"])
         ss_c, ss_t = best["suitesparse"][0]
         print(f"{g:7} {k:6} {cells[0]:>30} {cells[1]:>30} {cells[2]:>32} {ss_c / ours_c:9.2f} {ss_t / ours_t:8.2f}")
+    if "pr" not in kernels:
+        continue
     floor = med(g, "pr", "floor", next(r["config"] for r in rows if r["graph"] == g and r["impl"] == "floor"), "per_round_s")
     per = min(med(g, "pr", "lpf", c, "per_round_s") for c in ("p1x2", "p2x1"))
     ss = med(g, "pr", "suitesparse", "2 threads", "per_round_s")

@@ -623,10 +623,16 @@ pub fn select_matrix<T: Scalar, F: Fn(usize, usize, T) -> bool + Sync>(a: &Matri
 
 /// `C⟨M⟩ = A ⊕.⊗ B` with a structural mask (GrB_mxm with GrB_STRUCTURE): only the
 /// positions stored in `mask` are computed, each from the products `A(i, k) ⊗ B(k, j)`
-/// that exist; a position without any product stays absent. Row by row (Gustavson):
-/// row i marks its mask positions in a workspace of `ncols` per thread, then walks
-/// A's row i and the rows of B it names, keeping the products that land on a marked
-/// position; the work is Σ_i Σ_{k ∈ A(i, :)} |B(k, :)|, however sparse the mask.
+/// that exist; a position without any product stays absent. Row by row: row i marks
+/// its mask positions in a workspace of `ncols` per thread, then, for each k of A's
+/// row i, meets the mask row with B's row k from whichever side is cheaper (chosen
+/// per (i, k) by cost, as SuiteSparse chooses between saxpy and dot): scanning
+/// `B(k, :)` and keeping the products on marked positions costs |B(k, :)|; walking
+/// the mask row and searching each position in the sorted `B(k, :)` costs about
+/// |M(i, :)| log |B(k, :)|. The work is Σ_i Σ_{k ∈ A(i, :)} min of the two, so a hub k
+/// (a long B row) costs the low-degree rows that name it only their own length: on a
+/// graph's neighbour pattern every wedge is counted from its lower-degree end, which
+/// LAGraph gets by sorting the vertices by degree.
 /// With `plus.pair` and patterns this counts, for every masked (i, j), the k with
 /// `A(i, k)` and `B(k, j)`: the masked triangle count of LAGraph's LCC and
 /// TriangleCount. The values of `mask` are not looked at.
@@ -644,39 +650,77 @@ pub fn mxm_masked<T: Scalar, M: Scalar, A: Cast<T>, B: Cast<T>, S: Semiring<T>>(
     let ncols = b.ncols();
     let bounds = balanced_row_blocks(&ca.ptr, threads.max(1));
     matrix_by_row_blocks(a.nrows(), ncols, &bounds, |lo, hi, out| {
-        // state[j]: 2r + 1 when row r (of this block) may write j, 2r + 2 once it did.
-        let mut state = vec![0usize; ncols];
+        // One bit per column for "row i's mask holds j" and one for "row i wrote j":
+        // ncols / 4 bytes, which stay in cache, so the products that miss the mask
+        // (most of them) touch no other memory; `acc` is only read and written on a hit.
+        let mut allowed = vec![0u64; ncols.div_ceil(64)];
+        let mut written = vec![0u64; ncols.div_ceil(64)];
+        let bit = |j: usize| (j / 64, 1u64 << (j % 64));
         let mut acc = vec![semiring.zero(); ncols];
-        for (r, i) in (lo..hi).enumerate() {
-            let (allowed, written) = (2 * r + 1, 2 * r + 2);
+        for i in lo..hi {
             let (mi, _) = cm.line(i);
             for &j in mi {
-                state[j as usize] = allowed;
+                let (w, b) = bit(j as usize);
+                allowed[w] |= b;
             }
             let (ai, av) = ca.line(i);
+            let mut add = |j: usize, prod: T| {
+                let (w, b) = bit(j);
+                if allowed[w] & b == 0 {
+                } else if written[w] & b != 0 {
+                    acc[j] = semiring.add(acc[j], prod);
+                } else {
+                    acc[j] = prod;
+                    written[w] |= b;
+                }
+            };
             for (&k, &x) in ai.iter().zip(av) {
                 let x: T = x.cast();
                 let (bk, bv) = cb.line(k as usize);
-                for (&j, &y) in bk.iter().zip(bv) {
-                    let j = j as usize;
-                    let prod = semiring.mul(x, y.cast());
-                    if state[j] == written {
-                        acc[j] = semiring.add(acc[j], prod);
-                    } else if state[j] == allowed {
-                        acc[j] = prod;
-                        state[j] = written;
+                if search_is_cheaper(mi.len(), bk.len()) {
+                    // Both sorted: each search starts after the previous hit or gap.
+                    let mut from = 0;
+                    for &j in mi {
+                        match bk[from..].binary_search(&j) {
+                            Ok(p) => {
+                                add(j as usize, semiring.mul(x, bv[from + p].cast()));
+                                from += p + 1;
+                            }
+                            Err(p) => from += p,
+                        }
+                        if from == bk.len() {
+                            break;
+                        }
+                    }
+                } else {
+                    for (&j, &y) in bk.iter().zip(bv) {
+                        add(j as usize, semiring.mul(x, y.cast()));
                     }
                 }
             }
             for &j in mi {
-                if state[j as usize] == written {
+                let (w, b) = bit(j as usize);
+                if written[w] & b != 0 {
                     out.idx.push(j);
                     out.val.push(acc[j as usize]);
                 }
             }
+            // Whole words, once every position of the row was read.
+            for &j in mi {
+                let (w, _) = bit(j as usize);
+                (allowed[w], written[w]) = (0, 0);
+            }
             out.end_row();
         }
     })
+}
+
+/// Whether [`mxm_masked`] should meet a mask row of `mask_len` positions with a B row
+/// of `row_len` entries by searching each mask position in the B row (about
+/// `mask_len · log2 row_len` steps) rather than by scanning the B row (`row_len`).
+fn search_is_cheaper(mask_len: usize, row_len: usize) -> bool {
+    let log = (usize::BITS - row_len.leading_zeros()) as usize;
+    mask_len.saturating_mul(log) < row_len
 }
 
 /// `w<mask> = accum(w, x)` at every position (GrB_Vector_assign_Scalar with
@@ -1223,10 +1267,18 @@ mod tests {
     fn matrix_union_select_and_masked_product_match_dense_loops() {
         let mut rng = Xoshiro256::new(17);
         let (n, k, m) = (40, 30, 35);
-        let a = random_matrix(&mut rng, n, k, 0.15);
-        let b = random_matrix(&mut rng, k, m, 0.15);
-        let mask = random_matrix(&mut rng, n, m, 0.3);
-        let c = random_matrix(&mut rng, n, k, 0.15);
+        // A dense mask over sparse B rows (the masked product scans the B rows), then a
+        // sparse mask over dense B rows (it searches the mask positions in them).
+        for (mask_density, b_density) in [(0.3, 0.15), (0.03, 0.9)] {
+            union_select_and_masked_product_match_dense_loops(&mut rng, (n, k, m), mask_density, b_density);
+        }
+    }
+
+    fn union_select_and_masked_product_match_dense_loops(rng: &mut Xoshiro256, (n, k, m): (usize, usize, usize), mask_density: f64, b_density: f64) {
+        let a = random_matrix(rng, n, k, 0.15);
+        let b = random_matrix(rng, k, m, b_density);
+        let mask = random_matrix(rng, n, m, mask_density);
+        let c = random_matrix(rng, n, k, 0.15);
         let (ad, bd, md, cd) = (a.to_dense(), b.to_dense(), mask.to_dense(), c.to_dense());
         for threads in [1, 2, 3] {
             let sum = ewise_add_matrix(&a, &c, Plus, threads).unwrap();
