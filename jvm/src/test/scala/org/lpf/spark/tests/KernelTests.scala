@@ -13,7 +13,7 @@ import org.lpf.spark.tests.TestSupport._
  * (tests/spark/run.sh):
  *
  *   spark-submit --master M --class org.lpf.spark.tests.KernelTests \
- *     --jars lpf-spark.jar,lpf-spark-examples.jar lpf-spark-tests.jar
+ *     --jars lpf-spark_<scala>-<version>.jar,lpf-spark-examples_<scala>.jar lpf-spark-tests_<scala>.jar
  *
  * Every kernel on a DataFrame of string ids is compared, exactly, with a plain
  * reference written here from the Graphalytics semantics (a queue BFS, union-find,
