@@ -186,30 +186,15 @@ fn main() {
     cases.push(("rmat scale 9".into(), Box::new(move |m: &Mpi| m.check("rmat scale 9", &ids, &want, &|| Input::Rmat(params)))));
     mpi.world.barrier().unwrap();
 
-    let (mut passed, mut failed) = (0, 0);
+    let mut tally = MpiTally::new(rank as usize);
     for (name, case) in &cases {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mpi)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mpi))).map_err(|p| {
+            p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+        });
         mpi.world.barrier().unwrap();
         let label = format!("pagerank {engine} {name} (W={}, {} processes)", mpi.world.nprocs(), mpi.world.total_procs());
-        match outcome {
-            Ok(()) => {
-                passed += 1;
-                if rank == 0 {
-                    println!("ok {label}");
-                }
-            }
-            Err(p) => {
-                failed += 1;
-                let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-                if rank == 0 {
-                    println!("FAIL {label}: {}", why.unwrap_or_default().replace('\n', " "));
-                }
-            }
-        }
-    }
-    if rank == 0 {
-        println!("{passed} passed, {failed} failed");
+        tally.record(&label, outcome);
     }
     drop(dir);
-    std::process::exit(if failed > 0 && rank == 0 { 1 } else { 0 });
+    tally.finish()
 }

@@ -179,30 +179,14 @@ fn main() {
         })),
     ];
 
-    let (mut passed, mut failed) = (0, 0);
+    let mut tally = MpiTally::new(rank as usize);
     for (name, kernel) in &cases {
         let expect = if *name == "absent source" { 0 } else { n };
         let outcome = mpi.check(expect, kernel);
         mpi.world.barrier().unwrap();
         let label = format!("graph kernel {name} {engine} (W={}, {} processes)", mpi.world.nprocs(), mpi.world.total_procs());
-        match outcome {
-            Ok(()) => {
-                passed += 1;
-                if rank == 0 {
-                    println!("ok {label}");
-                }
-            }
-            Err(why) => {
-                failed += 1;
-                if rank == 0 {
-                    println!("FAIL {label}: {}", why.replace('\n', " "));
-                }
-            }
-        }
-    }
-    if rank == 0 {
-        println!("{passed} passed, {failed} failed");
+        tally.record(&label, outcome);
     }
     drop(dir);
-    std::process::exit(if failed > 0 && rank == 0 { 1 } else { 0 });
+    tally.finish()
 }

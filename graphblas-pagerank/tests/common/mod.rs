@@ -530,3 +530,42 @@ pub fn reference_pagerank_fixed(n: usize, edges: &[(usize, usize)], damping: f64
     }
     r
 }
+
+/// The verdicts of a harness-less MPI test binary: each case's `ok LABEL` or
+/// `FAIL LABEL: why` printed by rank 0, counted; [`MpiTally::finish`] prints the total
+/// and exits 1 on rank 0 if a case failed.
+pub struct MpiTally {
+    rank: usize,
+    passed: usize,
+    failed: usize,
+}
+
+impl MpiTally {
+    pub fn new(rank: usize) -> MpiTally {
+        MpiTally { rank, passed: 0, failed: 0 }
+    }
+
+    pub fn record(&mut self, label: &str, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                self.passed += 1;
+                if self.rank == 0 {
+                    println!("ok {label}");
+                }
+            }
+            Err(why) => {
+                self.failed += 1;
+                if self.rank == 0 {
+                    println!("FAIL {label}: {}", why.replace('\n', " "));
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> ! {
+        if self.rank == 0 {
+            println!("{} passed, {} failed", self.passed, self.failed);
+        }
+        std::process::exit(if self.failed > 0 && self.rank == 0 { 1 } else { 0 });
+    }
+}
