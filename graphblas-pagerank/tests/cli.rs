@@ -1,10 +1,12 @@
 //! The `pagerank` binary: output files, progress and summary, conversion, errors.
 
+// The graph crate's test helpers (graphs, references, launchers), shared rather than copied.
+#[path = "../../graphblas/tests/common/mod.rs"]
 mod common;
 
 use common::*;
-use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::PageRankConfig;
+use graphblas::kron::KronParams;
+use graphblas::PageRankConfig;
 use std::process::{Command, Output};
 
 fn pagerank_bin(args: &[&str]) -> Output {
@@ -256,14 +258,14 @@ fn one_based_and_weighted_edge_lists_and_usage_errors() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(what), "{args:?}: {}", stderr(&o));
     }
-    // The message is the one parameter check's (graphblas_pagerank::pagerank::check_parameters),
+    // The message is the one parameter check's (graphblas::algorithms::pagerank::check_parameters),
     // which the Spark bridge gives Scala and Python too.
     for (args, alpha, tol, max_iters) in [
         (["--alpha", "1.5"], 1.5, 1e-7, 1000),
         (["--tol", "inf"], 0.85, f64::INFINITY, 1000),
         (["--max-iters", "0"], 0.85, 1e-7, 0),
     ] {
-        let want = graphblas_pagerank::pagerank::check_parameters(alpha, tol, max_iters).unwrap_err();
+        let want = graphblas::algorithms::pagerank::check_parameters(alpha, tol, max_iters).unwrap_err();
         let o = pagerank_bin(&[&["--input", elp][..], &args[..]].concat());
         assert!(stderr(&o).contains(&want), "{args:?}: want {want:?} in {}", stderr(&o));
     }

@@ -6,10 +6,10 @@
 #     case and engine and n;
 #   - the same on the hybrid engine (LPF_ENGINE=hybrid, LPF_HYBRID_NET=mpimsg|mpirma,
 #     LPF_THREADS=2) at mpirun -n 1..3, and with unequal thread counts (1 + 3 + 2);
-#   - graphblas-pagerank's distributed correctness checks (tests/mpi_dist.rs) on
+#   - the graphblas crate's distributed correctness checks (graphblas/tests/mpi_dist.rs) on
 #     both engines at n = 2 and 4, and on hybrid over both at n = 2 x 2 threads and
 #     1 + 2 threads;
-#   - the graph kernels (tests/mpi_kernels.rs: BFS, WCC, SSSP, CDLP, LCC, PR, an
+#   - the graph kernels (graphblas/tests/mpi_kernels.rs: BFS, WCC, SSSP, CDLP, LCC, PR, an
 #     absent source) on both engines at n = 2 and 4 and on hybrid over both at
 #     n = 2 x 2 threads, every p up to the job's processes;
 #   - a C program using only lpf/core.h + lpf/mpi.h (mpi_ring.c:
@@ -97,7 +97,7 @@ if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
         finish
     fi
 fi
-if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_dist --no-run >"$build/dist.log" 2>&1; then
+if cargo test --release -j2 -p graphblas --features mpi --test mpi_dist --no-run >"$build/dist.log" 2>&1; then
     # cargo names the executable relative to the workspace when it lies inside it.
     dist_bin=$(grep -o '([^)]*mpi_dist-[0-9a-f]*)' "$build/dist.log" | tr -d '()' | tail -n 1)
     case $dist_bin in
@@ -106,10 +106,10 @@ if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_dist
     esac
 fi
 if [ -z "$dist_bin" ] || [ ! -x "$dist_bin" ]; then
-    fail "build graphblas-pagerank mpi_dist" "$build/dist.log"
+    fail "build graphblas mpi_dist" "$build/dist.log"
 fi
 kernels_bin=
-if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_kernels --no-run >"$build/kernels.log" 2>&1; then
+if cargo test --release -j2 -p graphblas --features mpi --test mpi_kernels --no-run >"$build/kernels.log" 2>&1; then
     kernels_bin=$(grep -o '([^)]*mpi_kernels-[0-9a-f]*)' "$build/kernels.log" | tr -d '()' | tail -n 1)
     case $kernels_bin in
         "" | /*) ;;
@@ -117,7 +117,7 @@ if cargo test --release -j2 -p graphblas-pagerank --features mpi --test mpi_kern
     esac
 fi
 if [ -z "$kernels_bin" ] || [ ! -x "$kernels_bin" ]; then
-    fail "build graphblas-pagerank mpi_kernels" "$build/kernels.log"
+    fail "build graphblas mpi_kernels" "$build/kernels.log"
     kernels_bin=
 fi
 conf=$rel/lpf-mpi-conformance
@@ -197,7 +197,7 @@ for net in mpimsg mpirma; do
     run_cases "conformance hybrid-$net threads 1+3+2" "$log" $?
 done
 
-# ---- graphblas-pagerank distributed correctness --------------------------------
+# ---- graphblas distributed correctness -----------------------------------------
 if [ -n "$dist_bin" ]; then
     for engine in mpimsg mpirma; do
         for n in 2 4; do

@@ -154,7 +154,7 @@ else
     finish
 fi
 
-# The reference for LPF PageRank's ranks: graphblas-pagerank's own CLI.
+# The reference for LPF PageRank's ranks: the graphblas-pagerank crate's own CLI.
 [ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
 cli_target=${CARGO_TARGET_DIR:-$root/target}
 cli=${LPF_PAGERANK_CLI:-$cli_target/release/pagerank}

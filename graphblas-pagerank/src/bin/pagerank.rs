@@ -16,10 +16,10 @@
 //! this program, `-p` defaults to the whole job and only the one hosting pid 0 prints
 //! the summary. Exit code 1 with the message on bad input, 2 on bad usage.
 
-use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
-use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
-use graphblas_pagerank::dist::{convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistError, DistOptions, Exchange};
-use graphblas_pagerank::PageRankConfig;
+use graphblas::bandwidth::{measure, pagerank_floor_bytes};
+use graphblas::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
+use graphblas::dist::{convert_to_binary_spmd, pagerank_spmd_with, write_ranks_spmd, DistError, DistOptions, Exchange};
+use graphblas::PageRankConfig;
 use lpf::Context;
 use std::path::PathBuf;
 use std::time::Instant;

@@ -8,16 +8,16 @@
 //! the binary format into DIR and times reading them back (whole file, and
 //! as two byte ranges parsed by two threads, as two processes would).
 
-use graphblas_pagerank::bandwidth::{measure, pagerank_floor_bytes};
-use graphblas_pagerank::io::{
+use graphblas::bandwidth::{measure, pagerank_floor_bytes};
+use graphblas::io::{
     file_len, read_binary_header, read_binary_range, read_mtx_header, read_mtx_range, split_byte_ranges, write_binary,
 };
-use graphblas_pagerank::parallel::run_blocks;
-use graphblas_pagerank::Coo;
+use graphblas::parallel::run_blocks;
+use graphblas::Coo;
 use std::io::Write;
 use std::path::Path;
-use graphblas_pagerank::kron::{matrix_from_edges_no_loops, KronParams};
-use graphblas_pagerank::pagerank::{pagerank_pull, PageRankConfig, PullGraph};
+use graphblas::kron::{matrix_from_edges_no_loops, KronParams};
+use graphblas::algorithms::pagerank::{pagerank_pull, PageRankConfig, PullGraph};
 use std::time::Instant;
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {

@@ -1,4 +1,4 @@
-//! The bundled algorithm `graph-kernel`: graphblas-pagerank's distributed BFS, WCC,
+//! The bundled algorithm `graph-kernel`: the graphblas crate's distributed BFS, WCC,
 //! CDLP, SSSP and LCC (`dist::{bfs_spmd, wcc_spmd, cdlp_spmd, sssp_spmd, lcc_spmd}`) on the group's LPF
 //! context, over edges whose vertices the caller numbered `0..n`.
 //!
@@ -40,7 +40,7 @@
 use crate::algorithms::agree_on_request;
 use crate::pagerank::{fnv, Reader};
 use crate::progress::ProgressSink;
-use graphblas_pagerank::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, Input, VertexValues};
+use graphblas::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, Input, VertexValues};
 use lpf::Context;
 
 pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGKQ01";
@@ -136,7 +136,7 @@ fn reply<T>(r: VertexValues<T>, bits: impl Fn(&T) -> u64) -> Vec<u8> {
 /// The SPMD body: check the requests collectively, run the kernel, encode the reply.
 pub fn run(ctx: &mut Context, input: &[u8], _progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     let req = agree_on_request(ctx, parse(input), |r| r.digest, "kernel, threads, n, source, iterations")?;
-    let err = |e: graphblas_pagerank::dist::DistError| e.to_string();
+    let err = |e: graphblas::dist::DistError| e.to_string();
     let (n, edges, t) = (req.n, req.edges, req.threads);
     Ok(match req.kernel {
         Kernel::Bfs => reply(bfs_spmd(ctx, Input::NumberedEdges { n, edges }, req.source, t).map_err(err)?, |d| *d as u64),

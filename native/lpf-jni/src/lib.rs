@@ -217,7 +217,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
 }
 
 /// `static native void checkPageRank(double alpha, double tol, long maxIter)`: PageRank's
-/// parameter check (`graphblas_pagerank::pagerank::check_parameters`, the CLI's too),
+/// parameter check (`graphblas::algorithms::pagerank::check_parameters`, the CLI's too),
 /// for the driver to fail early with the message every process would give.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
@@ -228,7 +228,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
     max_iter: jlong,
 ) {
     entry(&mut env, Phase::Argument, || Who { pid: -1, host: "driver".into() }, |_env| {
-        graphblas_pagerank::pagerank::check_parameters(alpha, tol, max_iter).map_err(|m| Failure::permanent(Phase::Argument, m))
+        graphblas::algorithms::pagerank::check_parameters(alpha, tol, max_iter).map_err(|m| Failure::permanent(Phase::Argument, m))
     })
 }
 

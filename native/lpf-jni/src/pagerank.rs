@@ -1,4 +1,4 @@
-//! The bundled algorithm `pagerank`: graphblas-pagerank's distributed PageRank
+//! The bundled algorithm `pagerank`: the graphblas crate's distributed PageRank
 //! (`dist::pagerank_spmd_with`) on the group's LPF context.
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
@@ -45,9 +45,9 @@
 
 use crate::algorithms::agree_on_request;
 use crate::progress::ProgressSink;
-use graphblas_pagerank::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
-use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::PageRankConfig;
+use graphblas::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
+use graphblas::kron::KronParams;
+use graphblas::PageRankConfig;
 use lpf::Context;
 
 pub const REQUEST_MAGIC: &[u8; 8] = b"LPFPRQ01";
@@ -133,7 +133,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     let flags = r.u32("flags")?;
     let _reserved = r.u32("reserved")?;
     // Signed: a negative count from the JVM is named as given.
-    graphblas_pagerank::pagerank::check_parameters(alpha, tol, max_iters as i64)?;
+    graphblas::algorithms::pagerank::check_parameters(alpha, tol, max_iters as i64)?;
     let exchange = match (flags >> 1) & 3 {
         0 => Exchange::Auto,
         1 => Exchange::Allgather,
@@ -341,10 +341,10 @@ mod tests {
     }
 
     #[test]
-    fn parameters_get_the_one_check_of_graphblas_pagerank() {
+    fn parameters_get_the_one_check_of_graphblas() {
         let mut b = request_edges(&[(0, 1)], 1e-9, 0.85);
         b[24..32].copy_from_slice(&(-1i64).to_le_bytes());
-        let want = graphblas_pagerank::pagerank::check_parameters(0.85, 1e-9, -1).unwrap_err();
+        let want = graphblas::algorithms::pagerank::check_parameters(0.85, 1e-9, -1).unwrap_err();
         assert_eq!(parse(&b).err().unwrap(), want);
         assert!(want.contains("max_iters must be at least 1, got -1"), "{want}");
         let inf = request_edges(&[(0, 1)], f64::INFINITY, 0.85);

@@ -15,7 +15,7 @@
 //! `iteration residual seconds elapsed` (decimal integer, then three f64 in Rust's
 //! shortest round-trip form, so the driver reads the exact residual).
 
-use graphblas_pagerank::dist::IterationProgress;
+use graphblas::dist::IterationProgress;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};

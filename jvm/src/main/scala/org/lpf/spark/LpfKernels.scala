@@ -10,7 +10,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.storage.StorageLevel
 
 /**
- * The graph kernels BFS, WCC, CDLP, SSSP and LCC of graphblas-pagerank (distributed over LPF)
+ * The graph kernels BFS, WCC, CDLP, SSSP and LCC of the graphblas crate (distributed over LPF)
  * on the Spark executors: one barrier stage, one LPF process per partition, the bundled
  * algorithm `graph-kernel`. The vertices are numbered `0..n-1` by the caller
  * ([[LpfGraph]] does); results carry the numbers. The bytes that cross into native code

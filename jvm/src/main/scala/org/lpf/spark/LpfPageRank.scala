@@ -57,7 +57,7 @@ case class LpfPageRankResult(
 }
 
 /**
- * PageRank in native code (graphblas-pagerank's distributed PageRank over LPF) on the
+ * PageRank in native code (the graphblas crate's distributed PageRank over LPF) on the
  * Spark executors: one barrier stage, one LPF process per partition.
  *
  * Semantics (the same as the `pagerank` CLI): damping `alpha`, start 1/n, the mass of
@@ -108,7 +108,7 @@ object LpfPageRank {
   }
 
   /**
-   * PageRank's parameter check: the native one (graphblas-pagerank's, the CLI's too), run
+   * PageRank's parameter check: the native one (the graphblas crate's, the CLI's too), run
    * on the driver so that a bad value fails before any stage, with the message every LPF
    * process would give. A driver without the native library (another platform) leaves
    * the check to the processes, which make it on the request.
@@ -305,7 +305,7 @@ object LpfPageRank {
    * PageRank of the graph in the file at `path`, read in parallel by native code (every
    * process parses its byte range): MatrixMarket (`.mtx`, 1-based ids), edge list
    * (`.edges`/`.txt`/`.el`, `src dst` per line, 0-based) or the binary format of
-   * graphblas-pagerank (`.bin`). The path must be readable at the same place on every
+   * the graphblas crate (`.bin`). The path must be readable at the same place on every
    * executor (a shared file system, or a copy on each node). Errors name the file and
    * line, on every process.
    *

@@ -232,7 +232,7 @@ object KernelTests {
     }
 
     test("pagerank-parameters-get-the-native-check-and-message") {
-      // The message of graphblas-pagerank's check_parameters (the CLI's and every process's).
+      // The message of the graphblas crate's check_parameters (the CLI's and every process's).
       val l = lpfException(thrown(graph.pageRank(1.5, 1e-7, 10)))
       expect(l.phase() == "argument" && l.detail() == "alpha must be in [0, 1], got 1.5", s"alpha: ${l.getMessage}")
       val t = lpfException(thrown(graph.pageRank(0.85, Double.NaN, 10)))

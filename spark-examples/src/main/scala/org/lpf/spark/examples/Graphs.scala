@@ -82,7 +82,7 @@ object Graphs {
    * The edges of a text file: MatrixMarket coordinate (`.mtx`: `%` comments, a size
    * line, then `row col [value]`, 1-based, kept as in the file; `symmetric` adds the
    * mirrored entries) or an edge list (`src dst` per line, `#`/`%` comments). An entry
-   * (i, j) of a matrix is the edge i -> j, as in graphblas-pagerank's readers.
+   * (i, j) of a matrix is the edge i -> j, as in the graphblas crate's readers.
    */
   def readEdges(sc: SparkContext, path: String, partitions: Int): RDD[(Long, Long)] = {
     val lines = sc.textFile(path, partitions)

@@ -6,8 +6,8 @@
 # checked against ours (equal; PageRank ranks within 1e-12), the script stops otherwise.
 # A benchmark, not a test: scripts/test.sh does not run it.
 #
-#   bash graphblas-pagerank/bench/kernels.sh                    # kron18 and kron20, 1 run
-#   SCALES=18 RUNS=3 bash graphblas-pagerank/bench/kernels.sh
+#   bash graphblas/bench/kernels.sh                    # kron18 and kron20, 1 run
+#   SCALES=18 RUNS=3 bash graphblas/bench/kernels.sh
 #
 # Per graph and run: PR (tolerance 1e-7, the CLI's default), PR20 (PageRank's
 # fixed-iteration, Graphalytics mode: `graph pr --iterations 20` beside
@@ -34,7 +34,7 @@ RUNS="${RUNS:-1}"
 KERNELS="${KERNELS:-pr pr20 bfs wcc sssp cdlp lcc}"
 DATA="${BENCH_DATA:-/tmp/gbpr-bench}"
 mkdir -p "$DATA"
-(cd "$root" && cargo build --release -p graphblas-pagerank --bins >/dev/null)
+(cd "$root" && cargo build --release -p graphblas -p graphblas-pagerank --bins >/dev/null)
 PR="$CARGO_TARGET_DIR/release/pagerank"
 GRAPH="$CARGO_TARGET_DIR/release/graph"
 python3 -c "import graphblas" 2>/dev/null || python3 -m pip install --quiet python-graphblas
@@ -87,7 +87,7 @@ PY
       done
       if [ "$k" = pr ] || [ "$k" = pr20 ]; then
         iters=(); [ "$k" = pr20 ] && iters=(--iterations 20)
-        gbl=$(python3 "$here/gb_pagerank.py" "$g" "${iters[@]}" --threads 2 --ranks "$DATA/$k$s.txt")
+        gbl=$(python3 "$root/graphblas-pagerank/bench/gb_pagerank.py" "$g" "${iters[@]}" --threads 2 --ranks "$DATA/$k$s.txt")
         python3 -c "import sys; sys.exit(0 if float('$(echo "$gbl" | field max_diff_vs_ours)') <= 1e-12 else 1)" ||
           { echo "SuiteSparse and LPF PageRank ranks differ by more than 1e-12: $gbl" >&2; exit 1; }
         row "kron$s" "$k" suitesparse "2 threads" "$r" "$(echo "$gbl" | field load_s)" "$(echo "$gbl" | field compute_s)" \

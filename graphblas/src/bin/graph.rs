@@ -26,12 +26,12 @@
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
 //! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
 
-use graphblas_pagerank::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
-use graphblas_pagerank::algorithms::cdlp::DEFAULT_ITERATIONS;
-use graphblas_pagerank::dist::{
+use graphblas::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
+use graphblas::algorithms::cdlp::DEFAULT_ITERATIONS;
+use graphblas::dist::{
     bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
 };
-use graphblas_pagerank::{Direction, PageRankConfig};
+use graphblas::{Direction, PageRankConfig};
 use lpf::Context;
 use std::path::PathBuf;
 use std::time::Instant;

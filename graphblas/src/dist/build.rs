@@ -5,7 +5,7 @@ use super::comm::{oom, try_zeroed, Comm};
 use super::load::RawEdges;
 use super::DistResult;
 use lpf::Pod;
-use crate::pagerank::PullGraph;
+use crate::algorithms::pagerank::PullGraph;
 use crate::parallel::balanced_row_blocks_weighted;
 
 /// The deduplicated edges after routing by target in the input numbering: the in-CSR

@@ -7,6 +7,7 @@
 pub mod bfs;
 pub mod cdlp;
 pub mod lcc;
+pub mod pagerank;
 pub mod sssp;
 pub mod wcc;
 

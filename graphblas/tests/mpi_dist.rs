@@ -17,14 +17,14 @@
 mod common;
 
 use common::*;
-use graphblas_pagerank::dist::{pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Input};
-use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::PageRankConfig;
+use graphblas::dist::{pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Input};
+use graphblas::kron::KronParams;
+use graphblas::PageRankConfig;
 use lpf::mpi::MpiInit;
 use lpf::{Args, Context};
 use std::sync::Mutex;
 
-fn encode(r: &Result<DistributedResult, graphblas_pagerank::dist::DistError>) -> Vec<u8> {
+fn encode(r: &Result<DistributedResult, graphblas::dist::DistError>) -> Vec<u8> {
     let mut b = Vec::new();
     match r {
         Err(e) => {
@@ -112,7 +112,7 @@ impl Mpi {
             for exchange in [Exchange::Allgather, Exchange::Plan] {
                 let tag = format!("{what} [p={p} {exchange:?}]");
                 let seen = self.run(p, exchange, input);
-                let results: Vec<Result<DistributedResult, graphblas_pagerank::dist::DistError>> = seen
+                let results: Vec<Result<DistributedResult, graphblas::dist::DistError>> = seen
                     .into_iter()
                     .map(|s| {
                         let (nn, iterations, converged, residual, ids, ranks) = s.unwrap_or_else(|e| panic!("{tag}: {e}"));

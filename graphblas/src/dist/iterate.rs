@@ -6,7 +6,7 @@
 
 use super::comm::{bytes, try_zeroed, Comm};
 use super::{build::LocalGraph, DistOptions, DistResult, Exchange, IterationProgress};
-use crate::pagerank::{step_block, PageRankConfig, StepPartials, CHUNKS};
+use crate::algorithms::pagerank::{step_block, PageRankConfig, StepPartials, CHUNKS};
 use crate::parallel::{run_blocks, run_dynamic, split_by_bounds};
 use lpf::{Memslot, Pid, MSG_DEFAULT};
 use std::time::Instant;

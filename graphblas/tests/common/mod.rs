@@ -6,9 +6,9 @@
 //! the body in each), and every test below then runs on it too.
 #![allow(dead_code)]
 
-use graphblas_pagerank::dist::{DistError, DistributedResult};
-use graphblas_pagerank::io::write_binary;
-use graphblas_pagerank::{pagerank, Coo, DupPolicy, Matrix, PageRankConfig};
+use graphblas::dist::{DistError, DistributedResult};
+use graphblas::io::write_binary;
+use graphblas::{pagerank, Coo, DupPolicy, Matrix, PageRankConfig};
 use lpf::{Args, Context, Root};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -251,7 +251,7 @@ pub fn empty_graphs() -> Vec<Graph> {
 }
 
 pub fn random_graph(seed: u64, n: usize, m: usize) -> Graph {
-    let mut rng = graphblas_pagerank::prng::Xoshiro256::new(seed);
+    let mut rng = graphblas::prng::Xoshiro256::new(seed);
     let edges = (0..m).map(|_| (rng.below(n as u64) as usize, rng.below(n as u64) as usize)).collect();
     Graph { name: format!("random {seed} n {n} m {m}"), n, edges }
 }
@@ -298,7 +298,7 @@ pub fn reference_from_coo(coo: &Coo<f64>, cfg: &PageRankConfig) -> (Vec<f64>, us
 /// The Graph500 graph of `params` as a [`Graph`]: the generated edges without
 /// self-loops (duplicates are removed by the reference). Its vertices are all
 /// 2^scale declared ones ([`Graph::declared`]), as in the distributed R-MAT input.
-pub fn kron_graph(params: &graphblas_pagerank::kron::KronParams) -> Graph {
+pub fn kron_graph(params: &graphblas::kron::KronParams) -> Graph {
     let perm = params.permutation();
     let coo = params.generate(0..params.num_edges(), &perm, 1).unwrap();
     let edges = coo.rows.iter().zip(&coo.cols).filter(|(u, v)| u != v).map(|(&u, &v)| (u as usize, v as usize)).collect();
@@ -325,8 +325,10 @@ pub fn run_limited(cmd: &mut Command, limit: std::time::Duration) -> Output {
 
 /// `lpfrun` next to this test's target directory, built if missing.
 pub fn lpfrun() -> std::path::PathBuf {
-    // lpfrun of the profile this test was built with (target/debug or target/release).
-    let dir = std::path::Path::new(env!("CARGO_BIN_EXE_pagerank")).parent().unwrap().to_path_buf();
+    // lpfrun of the profile this test was built with (target/debug or target/release):
+    // test binaries live in <profile>/deps.
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap().to_path_buf();
     let bin = dir.join("lpfrun");
     if !bin.exists() {
         let profile = match dir.file_name().and_then(|d| d.to_str()) {
@@ -399,7 +401,7 @@ pub struct WeightedGraph {
 impl WeightedGraph {
     /// `g`'s edges with weights 0..`max_weight` drawn from `seed` (zeros included).
     pub fn weigh(g: &Graph, seed: u64, max_weight: u64) -> WeightedGraph {
-        let mut rng = graphblas_pagerank::prng::Xoshiro256::new(seed);
+        let mut rng = graphblas::prng::Xoshiro256::new(seed);
         let edges = g.edges.iter().map(|&(u, v)| (u, v, rng.below(max_weight) as f64)).collect();
         WeightedGraph { name: format!("{} weighted", g.name), n: g.n, edges }
     }

@@ -4,17 +4,17 @@
 mod common;
 
 use common::*;
-use graphblas_pagerank::dist::{
+use graphblas::dist::{
     pagerank_spmd, pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Format, Input,
 };
-use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::PageRankConfig;
+use graphblas::kron::KronParams;
+use graphblas::PageRankConfig;
 use std::path::PathBuf;
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
 
-fn run_file(launch: Launcher, p: u32, threads: usize, path: PathBuf, format: Format, exchange: Exchange) -> Vec<Result<DistributedResult, graphblas_pagerank::dist::DistError>> {
+fn run_file(launch: Launcher, p: u32, threads: usize, path: PathBuf, format: Format, exchange: Exchange) -> Vec<Result<DistributedResult, graphblas::dist::DistError>> {
     run_all(launch, p, LIMIT, move |ctx| {
         let cfg = PageRankConfig { threads, ..Default::default() };
         let opts = DistOptions { exchange, ..Default::default() };
@@ -165,7 +165,7 @@ fn in_memory_edges_with_sparse_u64_ids() {
     let cfg = PageRankConfig::default();
     for g in [random_graph(5, 60, 200), special_graphs().remove(0)] {
         // Sparse, non-monotone ids; vertices are those in some edge.
-        let id = |v: usize| graphblas_pagerank::prng::mix64(v as u64 + 12345) | 1 << 63;
+        let id = |v: usize| graphblas::prng::mix64(v as u64 + 12345) | 1 << 63;
         let mut ids: Vec<u64> = g.edges.iter().flat_map(|&(u, v)| [id(u), id(v)]).collect();
         ids.sort_unstable();
         ids.dedup();

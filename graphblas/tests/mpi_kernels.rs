@@ -12,8 +12,8 @@
 mod common;
 
 use common::*;
-use graphblas_pagerank::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
-use graphblas_pagerank::PageRankConfig;
+use graphblas::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas::PageRankConfig;
 use lpf::mpi::MpiInit;
 use lpf::{Args, Context};
 use std::sync::Mutex;

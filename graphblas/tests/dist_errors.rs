@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
-use graphblas_pagerank::dist::{pagerank_spmd, write_ranks_spmd, DistError, Format, Input};
-use graphblas_pagerank::io::InputErrorKind;
-use graphblas_pagerank::PageRankConfig;
+use graphblas::dist::{pagerank_spmd, write_ranks_spmd, DistError, Format, Input};
+use graphblas::io::InputErrorKind;
+use graphblas::PageRankConfig;
 use std::path::{Path, PathBuf};
 
 /// Runs PageRank (and, if it succeeded, the output writer) on `path`; returns each

@@ -27,7 +27,7 @@
 //!    measured per-chunk times; see `docs/pagerank.md`).
 //! 4. **Re-route** edges to the owners of their (new) target rows and build the local
 //!    CSR of the block.
-//! 5. **Iterate**: each process updates its rows with [`step_block`](crate::pagerank::step_block)
+//! 5. **Iterate**: each process updates its rows with [`step_block`](crate::algorithms::pagerank::step_block)
 //!    on `threads` threads, then one superstep carries both the contribution exchange
 //!    ([`Exchange`]) and the allreduce of (residual, dangling mass).
 //! 6. **Results** map back to the input ids; [`write_ranks_spmd`] writes them to one file
@@ -57,7 +57,7 @@ pub use wcc::wcc_spmd;
 
 use crate::io::{InputError, InputErrorKind};
 use crate::kron::KronParams;
-use crate::pagerank::PageRankConfig;
+use crate::algorithms::pagerank::PageRankConfig;
 use comm::Comm;
 use lpf::Context;
 use std::fmt;

@@ -11,10 +11,10 @@
 mod common;
 
 use common::*;
-use graphblas_pagerank::algorithms;
-use graphblas_pagerank::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
-use graphblas_pagerank::kron::KronParams;
-use graphblas_pagerank::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
+use graphblas::algorithms;
+use graphblas::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas::kron::KronParams;
+use graphblas::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
