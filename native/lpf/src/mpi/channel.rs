@@ -1,7 +1,7 @@
 //! Control messages over MPI: the [`Channel`] the shared sync phases run on.
 //!
 //! Every control message is one MPI message on the init's own communicator (a
-//! duplicate of the user's) with tag [`CTRL_TAG`]: the 32-byte frame header of the TCP
+//! duplicate of the user's) with tag [`Tag::CONTROL`]: the 32-byte frame header of the TCP
 //! protocol (kind, round, section, step, body length) and the body. Arrived messages
 //! wait in a per-source inbox until a phase asks for them, as on the TCP mesh; those of
 //! a section that ended here are dropped, `Leave` messages are remembered per section.
@@ -11,7 +11,7 @@
 //! `MPI_Testsome` (no probe, no search of MPI's unexpected queue), or one `MPI_Test`
 //! of the receive of the one peer awaited (see [`Polling`]). A message longer
 //! than that travels as its header alone (whose body length says more is coming),
-//! followed by the body under [`BODY_TAG`]; the receiver then posts that body's
+//! followed by the body under [`Tag::BODY`]; the receiver then posts that body's
 //! receive and re-posts the header receive only once the body is in, so messages of
 //! one source are taken in the order they were sent. Sends are non-blocking
 //! (`MPI_Isend`, buffer kept until the request completes; completed buffers are
@@ -21,7 +21,7 @@
 //! more ranks than it has cores it yields at once (a spinning waiter would hold the
 //! core the awaited rank needs), unless MPI's idle poll yields already.
 
-use super::ffi::{self, Comm};
+use super::ffi::{self, Comm, Tag};
 use crate::error::{Error, Result};
 use crate::phases::driver::{Pooled, Pools, SyncId};
 use crate::phases::requests::Incoming;
@@ -32,10 +32,6 @@ use std::collections::VecDeque;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
-/// The tag of control messages on the init's communicator.
-pub(crate) const CTRL_TAG: i32 = 1;
-/// The tag of the body of a control message longer than [`EAGER`].
-const BODY_TAG: i32 = 2;
 /// Control messages up to this many bytes (header and body) arrive whole in the
 /// receive posted in advance for their source.
 const EAGER: usize = 16 << 10;
@@ -206,14 +202,14 @@ impl MpiChannel {
             // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
             // request (freed in `close`), and is touched only between completion and
             // restart.
-            ch.persistent[q] = unsafe { ffi::recv_init(ch.rbuf[q].as_mut_ptr(), EAGER, q, CTRL_TAG, comm)? };
+            ch.persistent[q] = unsafe { ffi::recv_init(ch.rbuf[q].as_mut_ptr(), EAGER, q, Tag::CONTROL, comm)? };
             ch.post_message_receive(q)?;
         }
         Ok(ch)
     }
 
     /// Sends `v` to `to`, keeping it until the send completes.
-    fn isend(&mut self, v: Vec<u8>, to: usize, tag: i32) {
+    fn isend(&mut self, v: Vec<u8>, to: usize, tag: Tag) {
         // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
         match unsafe { ffi::isend(v.as_ptr(), v.len(), to, tag, self.comm) } {
             Ok(r) => {
@@ -436,7 +432,7 @@ impl MpiChannel {
         // SAFETY: the vector's heap buffer moves into `posted[q]` with it (moving a Vec
         // does not move its buffer) and is not touched until the request completes or
         // is cancelled.
-        self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr().add(at), n, q, BODY_TAG, self.comm)? };
+        self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr().add(at), n, q, Tag::BODY, self.comm)? };
         self.posted[q] = Posted::Body { h, body, at };
         Ok(())
     }
@@ -633,16 +629,16 @@ impl Channel for MpiChannel {
             // message are empty).
             parts.iter().filter(|p| !p.is_empty()).for_each(|p| v.extend_from_slice(p));
         }
-        self.isend(v, to, CTRL_TAG);
+        self.isend(v, to, Tag::CONTROL);
         if long {
             // In chunks (MPI counts are C ints), received in order: MPI does not let
             // messages of one source and tag overtake each other.
             let body = parts.concat();
             if body.len() <= self.body_chunk {
-                self.isend(body, to, BODY_TAG);
+                self.isend(body, to, Tag::BODY);
             } else {
                 for chunk in body.chunks(self.body_chunk) {
-                    self.isend(chunk.to_vec(), to, BODY_TAG);
+                    self.isend(chunk.to_vec(), to, Tag::BODY);
                 }
             }
         }

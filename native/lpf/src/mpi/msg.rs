@@ -18,7 +18,7 @@
 //! control message, the large data as messages.
 
 use super::channel::MpiChannel;
-use super::ffi::{self, Comm, Request, CHUNK};
+use super::ffi::{self, Comm, Request, Tag, CHUNK};
 use super::prof::Stamps;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
@@ -38,12 +38,12 @@ struct DataTag {
 impl DataTag {
     /// The MPI tag (module doc), given the largest MPI allows (`MPI_TAG_UB`); below
     /// 2^30 - 1 (at least 32767), `k mod (ub + 1)`.
-    fn mpi(self, ub: i32) -> i32 {
-        if ub >= (1 << 30) - 1 {
+    fn mpi(self, ub: i32) -> Tag {
+        Tag(if ub >= (1 << 30) - 1 {
             (((self.step & 0x3ff) << 20) as i32) | (self.k & 0xf_ffff) as i32
         } else {
             (self.k % (ub as u32 + 1)) as i32
-        }
+        })
     }
 }
 
@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn data_tags_tell_neighbouring_syncs_apart_and_stay_below_the_bound() {
-        let tag = |step, k, ub| DataTag { step, k }.mpi(ub);
+        let tag = |step, k, ub| DataTag { step, k }.mpi(ub).0;
         assert!(tag(7, 3, i32::MAX) != tag(8, 3, i32::MAX) && tag(7, 3, i32::MAX) != tag(7, 4, i32::MAX));
         for k in [0, 1, 32767, 32768, 1 << 20, u32::MAX] {
             assert!((0..=32767).contains(&tag(7, k, 32767)) && tag(1023, k, i32::MAX) >= 0, "k {k}");

@@ -176,9 +176,21 @@ pub(crate) fn activate(
 }
 
 /// Plan status of one large put, as the destination tells its origin.
-const REJECTED: u8 = 0;
-const WHOLE: u8 = 1;
-const TRIMMED: u8 = 2;
+#[derive(Clone, Copy)]
+enum PutStatus {
+    /// Nothing of it is written.
+    Rejected = 0,
+    /// It is written whole.
+    Whole = 1,
+    /// Only the pieces that follow (count, then offset and length of each) are written.
+    Trimmed = 2,
+}
+
+impl PutStatus {
+    fn from_u8(b: u8) -> Option<PutStatus> {
+        [PutStatus::Rejected, PutStatus::Whole, PutStatus::Trimmed].into_iter().find(|&s| s as u8 == b)
+    }
+}
 
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`):
 /// the driver's phases ([`crate::phases::driver`]) over the one-sided transport.
@@ -204,14 +216,14 @@ impl Transport<MpiChannel> for OneSidedState {
             let mut body = Vec::new();
             for (k, p) in inc.raw_puts().enumerate() {
                 match plan.put_writes[q][k].filter(|_| !plan.discard) {
-                    None => body.u8(REJECTED),
+                    None => body.u8(PutStatus::Rejected as u8),
                     Some(i) => {
                         self.written.push(p.slot.index());
                         if plan.whole(i) {
-                            body.u8(WHOLE);
+                            body.u8(PutStatus::Whole as u8);
                         } else {
                             let (w, pieces) = (&plan.writes[i], plan.pieces_of(i));
-                            body.u8(TRIMMED);
+                            body.u8(PutStatus::Trimmed as u8);
                             body.u32(pieces.len() as u32);
                             for &(a, b) in pieces {
                                 body.u64((a - w.addr) as u64);
@@ -242,16 +254,17 @@ impl Transport<MpiChannel> for OneSidedState {
                     ops.push(Op { kind: OpKind::Write, pid: r.dst_pid as usize, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
                     Ok(())
                 };
-                match g.u8()? {
-                    REJECTED => {}
-                    WHOLE => write(0, r.size)?,
-                    TRIMMED => {
+                let status = g.u8()?;
+                match PutStatus::from_u8(status) {
+                    Some(PutStatus::Rejected) => {}
+                    Some(PutStatus::Whole) => write(0, r.size)?,
+                    Some(PutStatus::Trimmed) => {
                         for _ in 0..g.u32()? {
                             let (delta, len) = (g.usize()?, g.usize()?);
                             write(delta, len)?;
                         }
                     }
-                    other => return Err(Error::protocol(format!("malformed put plan from process {d} (status {other})"))),
+                    None => return Err(Error::protocol(format!("malformed put plan from process {d} (status {status})"))),
                 }
             }
             for (k, mg) in out[d].my_gets.iter().enumerate() {
