@@ -436,10 +436,11 @@ pub(crate) fn final_barrier<C: Channel>(ch: &mut C, section: u32, step: u64, fou
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The meta-data exchange over a fake channel: n nodes as threads, messages in a
     //! shared mailbox, and an `expect` that gives up after a few seconds, so a message
-    //! that never comes fails an assertion instead of hanging the suite.
+    //! that never comes fails an assertion instead of hanging the suite (the driver's
+    //! tests run a whole sync over it).
 
     use super::*;
     use crate::wire::Header;
@@ -450,15 +451,25 @@ mod tests {
     /// (to, from, kind, round, step) -> body.
     type Mailbox = HashMap<(usize, usize, u8, u8, u64), Vec<u8>>;
 
+    /// How long a fake node waits for a message before it reports a hang.
+    pub(crate) const PATIENCE: Duration = Duration::from_secs(5);
+
     #[derive(Default)]
-    struct Net {
+    pub(crate) struct Net {
         boxes: Mutex<Mailbox>,
-        arrived: Condvar,
+        pub arrived: Condvar,
     }
 
-    struct FakeChannel {
-        net: Arc<Net>,
+    pub(crate) struct FakeChannel {
+        pub net: Arc<Net>,
         layout: Layout,
+        pools: driver::Pools,
+    }
+
+    impl driver::Pooled for FakeChannel {
+        fn pools(&mut self) -> &mut driver::Pools {
+            &mut self.pools
+        }
     }
 
     impl Channel for FakeChannel {
@@ -473,7 +484,7 @@ mod tests {
         }
         fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
             let key = (self.layout.me, from, kind as u8, round, step);
-            let deadline = Instant::now() + Duration::from_secs(5);
+            let deadline = Instant::now() + PATIENCE;
             let mut boxes = self.net.boxes.lock().unwrap();
             loop {
                 if let Some(body) = boxes.remove(&key) {
@@ -489,23 +500,24 @@ mod tests {
         }
     }
 
-    struct Rng(u64);
+    pub(crate) struct Rng(pub u64);
     impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
+        pub fn below(&mut self, n: u64) -> u64 {
             splitmix64(&mut self.0) % n
         }
     }
 
-    /// Runs `per_node(channel, me)` on n nodes at once; returns each node's result.
-    fn on_nodes<T: Send>(n: usize, meta: MetaAlgo, per_node: impl Fn(&mut FakeChannel, usize) -> T + Sync) -> Vec<T> {
+    /// Runs `per_node(channel, me)` on n nodes (one LPF process each) at once; returns
+    /// each node's result.
+    pub(crate) fn on_nodes<T: Send>(n: usize, meta: MetaAlgo, per_node: impl Fn(&mut FakeChannel, usize) -> T + Sync) -> Vec<T> {
         let net = Arc::new(Net::default());
         let offsets: Vec<Pid> = (0..=n as Pid).collect();
         std::thread::scope(|s| {
             let hs: Vec<_> = (0..n)
                 .map(|me| {
-                    let mut ch = FakeChannel { net: net.clone(), layout: Layout::new(me, offsets.clone(), 0xfeed + n as u64, meta) };
+                    let (net, layout) = (net.clone(), Layout::new(me, offsets.clone(), 0xfeed + n as u64, meta));
                     let per_node = &per_node;
-                    s.spawn(move || per_node(&mut ch, me))
+                    s.spawn(move || per_node(&mut FakeChannel { net, layout, pools: Default::default() }, me))
                 })
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
