@@ -247,23 +247,23 @@ pub(crate) fn free(c: &mut Comm) {
 }
 
 /// The tag of an MPI message: control frames and their long bodies have named tags
-/// ([`Tag::CONTROL`], [`Tag::BODY`]), data messages a tag from their sequence number
+/// ([`MpiTag::CONTROL`], [`MpiTag::BODY`]), data messages a tag from their sequence number
 /// (`msg::DataTag`); a tag is never a rank or a length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Tag(pub(crate) c_int);
+pub(crate) struct MpiTag(pub(crate) c_int);
 
-impl Tag {
+impl MpiTag {
     /// A control frame (the TCP engine's 32-byte header and inline body).
-    pub(crate) const CONTROL: Tag = Tag(1);
+    pub(crate) const CONTROL: MpiTag = MpiTag(1);
     /// The body of a control frame too long to go inline.
-    pub(crate) const BODY: Tag = Tag(2);
+    pub(crate) const BODY: MpiTag = MpiTag(2);
 }
 
 /// `MPI_Isend` of `len` (< 2^31) bytes.
 ///
 /// # Safety
 /// `ptr..ptr + len` must stay valid and unchanged until the request completes.
-pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: Tag, c: Comm) -> Result<Request> {
+pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
     let mut r: Request = sys::RSMPI_REQUEST_NULL;
     check(sys::MPI_Isend(ptr.cast(), len as c_int, byte(), to as c_int, tag.0, c.0, &mut r), "MPI_Isend")?;
@@ -275,7 +275,7 @@ pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: Tag, c: C
 /// # Safety
 /// `ptr..ptr + len` must stay valid, and untouched by anyone else, until the request
 /// completes.
-pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: Tag, c: Comm) -> Result<Request> {
+pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
     let mut r: Request = sys::RSMPI_REQUEST_NULL;
     check(sys::MPI_Irecv(ptr.cast(), len as c_int, byte(), from as c_int, tag.0, c.0, &mut r), "MPI_Irecv")?;
@@ -287,7 +287,7 @@ pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: Tag, c: C
 /// # Safety
 /// `ptr..ptr + len` must stay valid until the request is freed, and untouched by
 /// anyone else while it is active.
-pub(crate) unsafe fn recv_init(ptr: *mut u8, len: usize, from: usize, tag: Tag, c: Comm) -> Result<Request> {
+pub(crate) unsafe fn recv_init(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
     let mut r: Request = sys::RSMPI_REQUEST_NULL;
     check(sys::MPI_Recv_init(ptr.cast(), len as c_int, byte(), from as c_int, tag.0, c.0, &mut r), "MPI_Recv_init")?;

@@ -559,7 +559,7 @@ impl Section {
 
     /// `rehook`: a barrier over this section, then the next one.
     fn next(&mut self, step: u64) -> Result<Section> {
-        barrier(&mut lock(&self.node).ch, self.section, step, Kind::Fresh, None)?;
+        barrier(&mut lock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Section::open(self.node.clone(), self.kind)
     }
 }
@@ -581,7 +581,7 @@ impl Network for Section {
     }
 
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-        crate::phases::allgather(&mut lock(&self.node).ch, self.section, step, mine, len, all)
+        crate::phases::allgather(&mut lock(&self.node).ch, SyncId { section: self.section, step }, mine, len, all)
     }
 
     fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {

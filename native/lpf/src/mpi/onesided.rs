@@ -138,7 +138,7 @@ pub(crate) fn activate(
     let nprocs = offsets[ch.layout.n] as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
-    allgather(ch, section, step, &words, wlen, &mut gathered)?;
+    allgather(ch, SyncId { section, step }, &words, wlen, &mut gathered)?;
     for q in 0..nprocs {
         for k in 0..len {
             all[q * len + k] = gathered[q * wlen + k * per];
@@ -203,7 +203,6 @@ pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, id: SyncId, step
 /// (small payloads inline).
 impl Transport<MpiChannel> for OneSidedState {
     fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
-        let SyncId { section, step } = x.id;
         let me = x.loc.me;
         // ---- Tell each origin the surviving pieces of its large puts and the status of
         // its gets. ----
@@ -234,7 +233,7 @@ impl Transport<MpiChannel> for OneSidedState {
                 }
             }
             x.serve_gets(q, |_, at| body.u8(at.is_some() as u8));
-            ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
+            ch.post(q, x.id.tag(Kind::GetReply), &body, 0);
         }
 
         // ---- The origin writes what survives and reads its gets. ----
@@ -242,7 +241,7 @@ impl Transport<MpiChannel> for OneSidedState {
         let touches = |d: usize| !out[d].raw.is_empty() || !out[d].my_gets.is_empty();
         let mut ops: Vec<Op> = Vec::new();
         for d in x.peers().filter(|&d| touches(d)) {
-            let f = ch.expect(d, section, Kind::GetReply, step, 0)?;
+            let f = ch.expect(d, x.id.tag(Kind::GetReply))?;
             let mut g = Get::new(&f.body);
             for r in &out[d].raw {
                 let index = r.dst_slot.index();
@@ -304,11 +303,11 @@ impl Transport<MpiChannel> for OneSidedState {
         // arrivals visible. An error found here fails this process only (as mpimsg). ----
         if !ch.agree_errors {
             for d in x.peers().filter(|&d| touches(d)) {
-                ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
+                ch.post(d, x.id.tag(Kind::Barrier), &[], 0);
             }
             for q in x.peers() {
                 if x.incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
-                    ch.expect(q, section, Kind::Barrier, step, 0)?;
+                    ch.expect(q, x.id.tag(Kind::Barrier))?;
                 }
             }
         }

@@ -15,14 +15,7 @@ use crate::engine::Superstep;
 use crate::error::Result;
 use crate::wire::Kind;
 
-/// Which sync a message belongs to: the section (hook or rehook) and the collective
-/// step in it. Together with the message's kind and round it names every control
-/// message of a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SyncId {
-    pub section: u32,
-    pub step: u64,
-}
+pub(crate) use crate::wire::SyncId;
 
 /// The buffers of one sync kept for the next, so that a node that syncs often
 /// allocates little once warm: its requests, sorted by destination, and the writes and
@@ -130,12 +123,12 @@ pub(crate) fn exchange_meta<C: Channel, T: Transport<C>>(ch: &mut C, t: &mut T, 
     let mut failed = None;
     let mut send = |ch: &mut C, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
         let mut counts = [0u8; 8];
-        ch.post_parts(d, kind, 0, id.section, id.step, &o.parts(prefix, &mut counts), o.raw_len);
+        ch.post_parts(d, id.tag(kind), &o.parts(prefix, &mut counts), o.raw_len);
         if let Err(e) = t.send_payloads(ch, d, o) {
             failed.get_or_insert(e);
         }
     };
-    let r = meta_exchange(ch, id.section, id.step, &built.out, built.any, &mut send);
+    let r = meta_exchange(ch, id, &built.out, built.any, &mut send);
     if let Some(e) = failed {
         return Err(e);
     }
@@ -254,10 +247,10 @@ mod tests {
                         body.bytes(unsafe { std::slice::from_raw_parts(p, g.size) });
                     }
                 });
-                ch.post(s, Kind::GetReply, 0, x.id.section, x.id.step, &body, 0);
+                ch.post(s, x.id.tag(Kind::GetReply), &body, 0);
             }
             for d in x.peers().filter(|&d| !x.out[d].my_gets.is_empty()) {
-                let f = ch.expect(d, x.id.section, Kind::GetReply, x.id.step, 0)?;
+                let f = ch.expect(d, x.id.tag(Kind::GetReply))?;
                 let mut g = Get::new(&f.body);
                 for (k, mg) in x.out[d].my_gets.iter().enumerate() {
                     if g.u8()? != 0 {
@@ -269,7 +262,7 @@ mod tests {
         }
 
         fn complete(&mut self, ch: &mut FakeChannel, id: SyncId, found: Found) -> Result<()> {
-            final_barrier(ch, id.section, id.step, found)
+            final_barrier(ch, id, found)
         }
     }
 

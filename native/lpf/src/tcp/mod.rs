@@ -419,11 +419,11 @@ impl crate::network::Network for TcpSection {
     }
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         self.step = step;
-        crate::phases::allgather(&mut *lock(&self.mesh), self.section, step, mine, len, all)
+        crate::phases::allgather(&mut *lock(&self.mesh), SyncId { section: self.section, step }, mine, len, all)
     }
     fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::network::Network>> {
         self.step = step;
-        crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
+        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
     }
     /// The barrier at the end of a section: a process that returned while others still
@@ -431,7 +431,7 @@ impl crate::network::Network for TcpSection {
     /// section" there). Nobody carries an error into it.
     fn finish(&mut self) -> Result<()> {
         self.step += 1;
-        crate::phases::barrier(&mut *lock(&self.mesh), self.section, self.step, Kind::End, None).map(drop)
+        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step: self.step }.tag(Kind::End), None).map(drop)
     }
     fn leave(&mut self, why: &str) {
         lock(&self.mesh).leave(self.section, why);
