@@ -15,7 +15,7 @@ pub use sys::MPI_Comm;
 /// several threads of a rank call it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Comm(pub MPI_Comm);
-// SAFETY: see the type's documentation.
+// SAFETY (both): see the type's documentation.
 unsafe impl Send for Comm {}
 unsafe impl Sync for Comm {}
 
@@ -473,6 +473,7 @@ pub(crate) fn alltoall(c: Comm, send: &[u8], recv: &mut [u8], block: usize) -> R
 // ---- One-sided (windows) ----
 
 pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
+    // SAFETY: reads the null window handle the MPI binding exports (a constant).
     let mut w: Win = unsafe { sys::RSMPI_WIN_NULL };
     // SAFETY: `base..base + size` is registered user memory that stays valid until the
     // window is freed (the engine frees it before the slot's memory may go away, or the
@@ -489,7 +490,8 @@ pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
         return Err(e);
     }
     // Passive target for the window's whole life: every sync completes its own
-    // operations with flushes, and the LPF barrier tells the targets.
+    // operations with flushes, and the LPF barrier tells the targets. SAFETY: the
+    // window was just created.
     check(unsafe { sys::MPI_Win_lock_all(sys::MPI_MODE_NOCHECK as c_int, w) }, "MPI_Win_lock_all")?;
     Ok(w)
 }

@@ -233,10 +233,8 @@ impl Link {
                             }
                             scratch_used = true;
                             let n = n.min(scratch.len());
-                            iov.push(IoSliceMut::new(unsafe {
-                                // SAFETY: `scratch` is exclusively ours for this call.
-                                std::slice::from_raw_parts_mut(scratch.as_mut_ptr(), n)
-                            }));
+                            // SAFETY: `scratch` is exclusively ours for this call.
+                            iov.push(IoSliceMut::new(unsafe { std::slice::from_raw_parts_mut(scratch.as_mut_ptr(), n) }));
                         }
                     }
                 }
