@@ -285,7 +285,7 @@ pub enum MpiThreadLevel {
 }
 
 /// Every setting the library takes from the environment, typed. [`Config::from_env`]
-/// reads them; the fields (and `with_*` setters) set them programmatically.
+/// reads them; the fields set them programmatically.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub engine: EngineKind,
@@ -436,27 +436,6 @@ impl Config {
                 mpi_body_chunk: r.number("LPF_MPI_BODY_CHUNK", |&n: &usize| n > 0)?,
             },
         })
-    }
-
-    pub fn with_engine(mut self, engine: EngineKind) -> Config {
-        self.engine = engine;
-        self
-    }
-    pub fn with_hybrid_net(mut self, net: HybridNet) -> Config {
-        self.hybrid_net = Some(net);
-        self
-    }
-    pub fn with_threads(mut self, threads: Pid) -> Config {
-        self.threads = Some(threads);
-        self
-    }
-    pub fn with_max_procs(mut self, n: Pid) -> Config {
-        self.max_procs = Some(n);
-        self
-    }
-    pub fn with_probe_dir(mut self, dir: impl Into<PathBuf>) -> Config {
-        self.probe_dir = Some(dir.into());
-        self
     }
 
     /// The network the hybrid engine runs over under a root `exec` (default TCP).
