@@ -211,41 +211,39 @@ pub(crate) fn tune(s: &TcpStream) {
 /// Blocking I/O with a deadline on a connected stream.
 /// (Sends with `MSG_NOSIGNAL`: a dead peer is an error, never a `SIGPIPE`.)
 fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant) -> std::io::Result<()> {
-    let mut at = 0;
-    while at < data.len() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
-        }
+    by_deadline(data.len(), deadline, (IoKind::WriteZero, "the connection refused more data"), |at, left| {
         s.set_write_timeout(Some(left))?;
-        match super::mesh::send_bytes(s, &data[at..]) {
-            Ok(0) => return Err(std::io::Error::new(IoKind::WriteZero, "the connection refused more data")),
-            Ok(k) => at += k,
-            Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
-                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+        super::mesh::send_bytes(s, &data[at..])
+    })
 }
 
 fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
+    by_deadline(buf.len(), deadline, (IoKind::UnexpectedEof, "the peer closed the connection"), |at, left| {
+        s.set_read_timeout(Some(left))?;
+        s.read(&mut buf[at..])
+    })
+}
+
+/// Moves `len` bytes by `step(bytes moved so far, time left)` before `deadline`; a step
+/// that moves nothing is the error `none` (the peer is gone).
+fn by_deadline(
+    len: usize,
+    deadline: Instant,
+    none: (IoKind, &str),
+    mut step: impl FnMut(usize, Duration) -> std::io::Result<usize>,
+) -> std::io::Result<()> {
+    let timed_out = || std::io::Error::new(IoKind::TimedOut, "timed out");
     let mut at = 0;
-    while at < buf.len() {
+    while at < len {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
+            return Err(timed_out());
         }
-        s.set_read_timeout(Some(left))?;
-        match s.read(&mut buf[at..]) {
-            Ok(0) => return Err(std::io::Error::new(IoKind::UnexpectedEof, "the peer closed the connection")),
+        match step(at, left) {
+            Ok(0) => return Err(std::io::Error::new(none.0, none.1)),
             Ok(k) => at += k,
             Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
-                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
-            }
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => return Err(timed_out()),
             Err(e) => return Err(e),
         }
     }
