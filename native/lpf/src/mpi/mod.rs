@@ -48,7 +48,7 @@ use onesided::OneSidedState;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-pub(crate) use ffi::MPI_Comm;
+pub use ffi::MPI_Comm;
 
 /// Which MPI engine sections run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
