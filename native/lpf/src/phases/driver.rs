@@ -389,14 +389,7 @@ mod tests {
         for p in 1..=7usize {
             for trial in 0..9 {
                 let meta = if trial % 2 == 0 { MetaAlgo::Direct } else { MetaAlgo::Bruck };
-                let talks: Vec<bool> = match trial % 3 {
-                    0 => vec![false; p],
-                    1 => {
-                        let one = rng.below(p as u64) as usize;
-                        (0..p).map(|i| i == one).collect()
-                    }
-                    _ => (0..p).map(|_| rng.below(2) == 0).collect(),
-                };
+                let talks = rng.talkers(p, trial);
                 let (mut mem, src, reqs) = random_job(&mut rng, p, &talks);
                 let want = model(&mem, &src, &reqs);
                 for (me, r) in run(&mut mem, &src, &reqs, meta, None).into_iter().enumerate() {

@@ -502,6 +502,15 @@ pub(crate) mod tests {
         pub fn below(&mut self, n: u64) -> u64 {
             splitmix64(&mut self.0) % n
         }
+        /// Which of n nodes communicate in trial t: nobody, exactly one, or a random set.
+        pub fn talkers(&mut self, n: usize, t: usize) -> Vec<bool> {
+            let one = self.below(n as u64) as usize;
+            match t % 3 {
+                0 => vec![false; n],
+                1 => (0..n).map(|i| i == one).collect(),
+                _ => (0..n).map(|_| self.below(2) == 0).collect(),
+            }
+        }
     }
 
     /// Runs `per_node(channel, me)` on n nodes (one LPF process each) at once; returns
@@ -530,15 +539,7 @@ pub(crate) mod tests {
         let mut rng = Rng(7);
         for n in 1..=20usize {
             for trial in 0..12 {
-                // Who communicates: nobody, exactly one node, or a random set.
-                let talks: Vec<bool> = match trial % 3 {
-                    0 => vec![false; n],
-                    1 => {
-                        let one = rng.below(n as u64) as usize;
-                        (0..n).map(|i| i == one).collect()
-                    }
-                    _ => (0..n).map(|_| rng.below(2) == 0).collect(),
-                };
+                let talks = rng.talkers(n, trial);
                 let counts: Vec<Vec<u32>> = (0..n)
                     .map(|s| (0..n).map(|d| if talks[s] && d != s && rng.below(3) == 0 { 1 + rng.below(5) as u32 } else { 0 }).collect())
                     .collect();
