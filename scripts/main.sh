@@ -21,9 +21,6 @@ echo "=== build (release)"
 # bins-and-examples build does not produce.
 cargo build --release --workspace --lib --bins --examples
 
-echo "=== Rust example: sync latency on the shared-memory engine"
-for p in 1 2; do ./target/release/examples/sync_latency "$p"; done
-
 if [ -x target/release/lpfprobe ]; then
     echo "=== lpfprobe (shared-memory engine, p = 2, quick)"
     ./target/release/lpfprobe --engine shm -p 2 --quick

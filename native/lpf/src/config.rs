@@ -180,7 +180,7 @@ impl std::fmt::Display for EngineKind {
 }
 
 /// The registry's names (with aliases in parentheses), for error messages and usage text.
-pub fn known_engines() -> String {
+pub(crate) fn known_engines() -> String {
     ENGINES
         .iter()
         .map(|e| if e.aliases.is_empty() { e.name.to_string() } else { format!("{} ({})", e.name, e.aliases.join(", ")) })
@@ -188,8 +188,10 @@ pub fn known_engines() -> String {
         .join(", ")
 }
 
-/// One environment variable the library reads.
-pub struct Variable {
+/// One environment variable the library reads. `default` and `meaning` are read only by
+/// the test that checks docs/configuration.md's tables against this list.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct Variable {
     pub name: &'static str,
     /// The values it takes.
     pub allowed: &'static str,
@@ -218,7 +220,7 @@ const fn test_var(name: &'static str, allowed: &'static str, meaning: &'static s
 }
 
 /// Every `LPF_*` variable [`Config::from_env`] reads.
-pub const VARIABLES: &[Variable] = &[
+pub(crate) const VARIABLES: &[Variable] = &[
     var("LPF_ENGINE", "shm (pthread, threads), tcp, hybrid, mpimsg, mpirma, ibverbs", "shm", "the engine of a root exec", Some("nosuch")),
     var("LPF_HYBRID_NET", "tcp, mpimsg or mpirma", "tcp", "the network between the processes of the hybrid engine", Some("shm")),
     var("LPF_THREADS", "1..=65535", "1", "LPF processes (threads) this OS process or rank brings (hybrid)", Some("0")),
@@ -250,7 +252,7 @@ pub const VARIABLES: &[Variable] = &[
 /// Switches that exist for tests only: they change how an engine does its work, not
 /// what it computes, so that tests reach code paths a normal run takes rarely.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TestSwitches {
+pub(crate) struct TestSwitches {
     /// `LPF_MPI_AGREE_ERRORS=1`: MPI syncs agree on errors (docs/mpi.md, "Errors").
     pub mpi_agree_errors: bool,
     /// `LPF_MPI_BODY_CHUNK`: the chunk size of long MPI control messages.
@@ -283,7 +285,7 @@ pub enum MpiThreadLevel {
 }
 
 /// Every setting the library takes from the environment, typed. [`Config::from_env`]
-/// reads them; the fields (and `with_*` setters) set them programmatically.
+/// reads them; the fields set them programmatically.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub engine: EngineKind,
@@ -317,7 +319,7 @@ pub struct Config {
     pub debug: bool,
     /// `LPF_LOG=quiet`: the C ABI does not print its error messages.
     pub log_quiet: bool,
-    pub testing: TestSwitches,
+    pub(crate) testing: TestSwitches,
 }
 
 /// How long `lpf_pthread_initialize` waits for the rest of its group, unless
@@ -434,27 +436,6 @@ impl Config {
                 mpi_body_chunk: r.number("LPF_MPI_BODY_CHUNK", |&n: &usize| n > 0)?,
             },
         })
-    }
-
-    pub fn with_engine(mut self, engine: EngineKind) -> Config {
-        self.engine = engine;
-        self
-    }
-    pub fn with_hybrid_net(mut self, net: HybridNet) -> Config {
-        self.hybrid_net = Some(net);
-        self
-    }
-    pub fn with_threads(mut self, threads: Pid) -> Config {
-        self.threads = Some(threads);
-        self
-    }
-    pub fn with_max_procs(mut self, n: Pid) -> Config {
-        self.max_procs = Some(n);
-        self
-    }
-    pub fn with_probe_dir(mut self, dir: impl Into<PathBuf>) -> Config {
-        self.probe_dir = Some(dir.into());
-        self
     }
 
     /// The network the hybrid engine runs over under a root `exec` (default TCP).

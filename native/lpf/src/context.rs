@@ -233,13 +233,16 @@ impl Context {
         if size == 0 {
             return self.skip_empty("put");
         }
-        let r = self.check_msg_attr(PUT, "put", attr);
-        let r = r.and_then(|()| self.check_put(src, src_offset, dst_pid, dst, dst_offset, size));
-        let r = r.and_then(|src_ptr| {
-            self.queue.push(Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size })
-        });
+        let r = self.check_msg_attr(PUT, "put", attr).and_then(|()| self.check_put(src, src_offset, dst_pid, dst, dst_offset, size));
+        self.enqueue(r.map(|src_ptr| Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size }), src)
+    }
+
+    /// Queues a checked request whose local side is slot `local`, or fails with the
+    /// check's error.
+    fn enqueue(&mut self, checked: Result<Request>, local: Memslot) -> Result<()> {
+        let r = checked.and_then(|req| self.queue.push(req));
         if r.is_ok() {
-            self.register.borrow_mut().note_queued(src);
+            self.register.borrow_mut().note_queued(local);
         }
         r.map_err(|e| self.fail(e))
     }
@@ -270,15 +273,8 @@ impl Context {
         if size == 0 {
             return self.skip_empty("get");
         }
-        let r = self.check_msg_attr(GET, "get", attr);
-        let r = r.and_then(|()| self.check_get(src_pid, src, src_offset, dst, dst_offset, size));
-        let r = r.and_then(|dst_ptr| {
-            self.queue.push(Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size })
-        });
-        if r.is_ok() {
-            self.register.borrow_mut().note_queued(dst);
-        }
-        r.map_err(|e| self.fail(e))
+        let r = self.check_msg_attr(GET, "get", attr).and_then(|()| self.check_get(src_pid, src, src_offset, dst, dst_offset, size));
+        self.enqueue(r.map(|dst_ptr| Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size }), dst)
     }
 
     fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {

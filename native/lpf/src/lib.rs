@@ -30,23 +30,23 @@
 pub mod checks;
 pub mod collectives;
 pub mod config;
-pub mod context;
-pub mod engine;
-pub mod error;
-pub mod hybrid;
+pub(crate) mod context;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod hybrid;
 pub mod machine;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub(crate) mod network;
 pub(crate) mod phases;
-pub mod queue;
-pub mod register;
+pub(crate) mod queue;
+pub(crate) mod register;
 pub mod shm;
 pub mod tcp;
-pub mod types;
+pub(crate) mod types;
 pub(crate) mod wire;
 #[cfg(feature = "ibverbs")]
-pub mod ibverbs;
+pub(crate) mod ibverbs;
 
 pub use config::{Config, EngineKind};
 pub use context::{Context, Registered, Spmd};

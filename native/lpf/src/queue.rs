@@ -73,14 +73,6 @@ impl MessageQueue {
         self.capacity
     }
 
-    pub fn len(&self) -> usize {
-        self.requests.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.requests.is_empty()
-    }
-
     pub fn push(&mut self, r: Request) -> Result<()> {
         if self.requests.len() >= self.capacity {
             return Err(Error::out_of_memory(format!(

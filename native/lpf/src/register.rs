@@ -150,6 +150,7 @@ impl Register {
 
     /// The global slots registered in this superstep, in registration order, with
     /// their memory (for engines that expose global memory to remote access).
+    #[cfg(feature = "mpi")]
     pub fn pending_areas(&self) -> Vec<(Memslot, *mut u8, usize)> {
         self.pending.iter().map(|&s| self.global.entry(s).map_or((s, std::ptr::null_mut(), 0), |e| (s, e.ptr, e.size))).collect()
     }
@@ -192,10 +193,6 @@ impl Register {
         let local = self.area(slot, call)?;
         let size = self.remote_sizes.get(slot.index() * self.nprocs + pid as usize).copied().unwrap_or(0);
         Ok(Area { ptr: local.ptr, size })
-    }
-
-    pub fn capacity(&self) -> usize {
-        self.capacity
     }
 
     pub fn add(&mut self, global: bool, ptr: *mut u8, size: usize) -> Result<Memslot> {
@@ -310,6 +307,7 @@ impl Register {
     }
 
     /// Whether `slot` names a global registration of this process (pending or not).
+    #[cfg(feature = "mpi")]
     pub fn is_known_global(&self, slot: Memslot) -> bool {
         slot.is_global() && self.global.entry(slot).is_some()
     }
@@ -370,6 +368,6 @@ mod tests {
         assert!(r.add(false, std::ptr::null_mut(), 0).is_err());
         assert!(r.request_capacity(usize::MAX).is_err());
         assert!(r.request_capacity(usize::MAX / 10).is_err());
-        assert_eq!(r.capacity(), 1);
+        assert_eq!(r.capacity, 1);
     }
 }

@@ -94,7 +94,10 @@ impl<'a> Args<'a> {
 pub unsafe trait Pod: Copy + Send + Sync + 'static {}
 
 macro_rules! pod {
+    // SAFETY: primitive integers and floats have no padding, pointers or invalid bit
+    // patterns.
     ($($t:ty),*) => { $(unsafe impl Pod for $t {})* };
 }
 pod!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+// SAFETY: an array of Pod elements has no padding between them and no other bytes.
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}

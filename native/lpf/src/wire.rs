@@ -15,6 +15,51 @@ pub(crate) const INLINE_MAX: usize = 2048;
 
 pub(crate) const HEADER_LEN: usize = 32;
 
+/// Which sync a message belongs to: the section (hook or rehook) and the collective
+/// step in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SyncId {
+    pub section: u32,
+    pub step: u64,
+}
+
+impl SyncId {
+    /// The tag of this sync's message of `kind` (round 0).
+    pub(crate) const fn tag(self, kind: Kind) -> Tag {
+        Tag { kind, id: self, round: 0 }
+    }
+}
+
+/// What names a control message among all of a job's: its kind, the sync it belongs
+/// to and its round in that sync (0 for kinds sent once per step). Every send and
+/// receive of a channel takes one, so its parts cannot be swapped with each other, a
+/// pid or a length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tag {
+    pub kind: Kind,
+    pub id: SyncId,
+    pub round: u8,
+}
+
+impl Tag {
+    pub(crate) const fn round(self, round: u8) -> Tag {
+        Tag { round, ..self }
+    }
+    /// The header of a frame with this tag, `body` bytes long, announcing `raw` bytes
+    /// after it.
+    pub(crate) fn header(self, body: usize, raw: u64) -> Header {
+        Header { kind: self.kind, round: self.round, section: self.id.section, step: self.id.step, body: body as u64, raw }
+    }
+    /// Whether `h` is the header of a frame with this tag.
+    pub(crate) fn names(self, h: &Header) -> bool {
+        h.kind == self.kind && h.section == self.id.section && h.step == self.id.step && h.round == self.round
+    }
+    /// Whether `h` is of this tag's sync step but of another collective operation.
+    pub(crate) fn other_operation(self, h: &Header) -> bool {
+        h.section == self.id.section && h.step == self.id.step && h.kind.operation() != self.kind.operation()
+    }
+}
+
 /// Frame kinds of the mesh protocol.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]

@@ -17,11 +17,13 @@ impl Collectives {
             Algorithm::Local => Ok(()),
             Algorithm::Direct => {
                 if me == root {
+                    // SAFETY: between syncs, and no other part of the scratch is in use here.
                     unsafe { self.part::<T>(0, data.len()) }.copy_from_slice(data);
                     return sync(ctx);
                 }
                 let slot = self.slot();
                 let len = data.len();
+                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, data.as_mut_ptr(), len, |ctx, dst| {
                         if n > 0 {
@@ -39,6 +41,7 @@ impl Collectives {
                 // Phase 1 (scatter): the vector goes to the root's scratch; each process
                 // fetches its block into the same place of its own scratch.
                 if me == root {
+                    // SAFETY: between syncs, and no other part of the scratch is in use here.
                     unsafe { self.part::<T>(0, ne) }.copy_from_slice(data);
                 } else {
                     let (start, len) = block(me);
@@ -52,7 +55,9 @@ impl Collectives {
                     return sync(ctx);
                 }
                 let (start, len) = block(me);
+                // SAFETY: between syncs, and no other part of the scratch is in use here.
                 data[start..start + len].copy_from_slice(unsafe { self.part::<T>(start * s, len) });
+                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, data.as_mut_ptr(), ne, |ctx, dst| {
                         for q in (0..p).filter(|&q| q != me) {
@@ -78,6 +83,7 @@ impl Collectives {
         let slot = self.slot();
         if me == root {
             dst.copy_from_slice(&src[me * k..(me + 1) * k]);
+            // SAFETY: `src` stays valid and unchanged for the call; LPF only reads it (puts).
             unsafe {
                 lend(ctx, src.as_ptr(), src.len(), |ctx, lent| {
                     if kb > 0 {
@@ -90,6 +96,7 @@ impl Collectives {
             }
         } else {
             sync(ctx)?;
+            // SAFETY: between syncs, and no other part of the scratch is in use here.
             dst.copy_from_slice(unsafe { self.part::<T>(0, k) });
             Ok(())
         }
@@ -106,6 +113,7 @@ impl Collectives {
         if me == root {
             dst[me * k..(me + 1) * k].copy_from_slice(src);
             let len = dst.len();
+            // SAFETY: `dst` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
             unsafe {
                 lend(ctx, dst.as_mut_ptr(), len, |ctx, lent| {
                     if kb > 0 {
@@ -117,6 +125,7 @@ impl Collectives {
                 })
             }
         } else {
+            // SAFETY: between syncs, and no other part of the scratch is in use here.
             unsafe { self.part::<T>(0, k) }.copy_from_slice(src);
             sync(ctx)
         }
@@ -131,10 +140,12 @@ impl Collectives {
             return Ok(());
         }
         for q in (0..p).filter(|&q| q != me) {
+            // SAFETY: between syncs, and no other part of the scratch is in use here.
             unsafe { self.part::<T>(q * kb, k) }.copy_from_slice(&src[q * k..(q + 1) * k]);
         }
         let slot = self.slot();
         let len = dst.len();
+        // SAFETY: `dst` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
         unsafe {
             lend(ctx, dst.as_mut_ptr(), len, |ctx, lent| {
                 if kb > 0 {
@@ -160,9 +171,11 @@ impl Collectives {
         let block = |j: usize| (block_start(j, ne, m), block_start(j + 1, ne, m) - block_start(j, ne, m));
         // The vector is served from the scratch: the root's, then the representatives'.
         if me == root {
+            // SAFETY: between syncs, and no other part of the scratch is in use here.
             unsafe { self.part::<T>(0, ne) }.copy_from_slice(data);
         }
         let ptr = data.as_mut_ptr();
+        // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
         unsafe {
             lend(ctx, ptr, ne, |ctx, dst| {
                 // Superstep 1: into the root's node by shared memory; to the other
@@ -227,6 +240,7 @@ impl Collectives {
             Algorithm::Direct => {
                 self.check_scratch(what, p * n)?;
                 let receives = |q: usize| root.is_none_or(|r| r == q);
+                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, data.as_mut_ptr(), ne, |ctx, src| {
                         if n > 0 {
@@ -238,6 +252,7 @@ impl Collectives {
                     })?;
                 }
                 if receives(me) {
+                    // SAFETY: between syncs, after the superstep that filled the scratch blocks.
                     unsafe { self.fold_direct(data, op) };
                 }
                 Ok(())
@@ -248,6 +263,7 @@ impl Collectives {
                 self.check_scratch(what, p * stride)?;
                 // One pointer for both the registration and our own access to `data`.
                 let ptr = data.as_mut_ptr();
+                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
                         self.reduce_scatter(ctx, lent, ptr, ne, op)?;
@@ -271,6 +287,7 @@ impl Collectives {
                 self.check_scratch(what, p * n)?;
                 let leader = self.nodes[self.my_node].start;
                 let ptr = data.as_mut_ptr();
+                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
                         // Superstep 1: my vector to every node's leader (scratch block
@@ -306,6 +323,7 @@ impl Collectives {
                 let leader = node.start;
                 let (before, after) = (self.block(node.start, ne).0, self.block(node.end, ne).0);
                 let ptr = data.as_mut_ptr();
+                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
                         // Superstep 1: the flat reduce-scatter (so every block is folded
@@ -437,9 +455,11 @@ impl Collectives {
         }
         let s = size_of::<T>();
         let (off, len) = part(me);
+        // SAFETY: between syncs, and no other part of the scratch is in use here.
         unsafe { self.part::<T>(0, len) }.copy_from_slice(&data[off..off + len]);
         let slot = self.slot();
         let ne = data.len();
+        // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
         unsafe {
             lend(ctx, data.as_mut_ptr(), ne, |ctx, lent| {
                 for q in (0..p).filter(|&q| q != me) {

@@ -344,6 +344,7 @@ impl Collectives {
         let scratch = match ctx.register_global(lines) {
             Ok(r) => r,
             Err(e) => {
+                // SAFETY: allocated above with `layout`; the failed registration keeps no pointer.
                 unsafe { dealloc(base, layout) };
                 return Err(e);
             }

@@ -33,6 +33,7 @@ pub fn probe_device() -> Result<String> {
     let list = unsafe { ibv_get_device_list(&mut n) };
     if list.is_null() || n <= 0 {
         if !list.is_null() {
+            // SAFETY: the list ibv_get_device_list returned, freed once.
             unsafe { ibv_free_device_list(list) };
         }
         return Err(Error::config(
@@ -47,6 +48,7 @@ pub fn probe_device() -> Result<String> {
         let name = unsafe { CStr::from_ptr(ibv_get_device_name(*list.add(i))) }.to_string_lossy().into_owned();
         names.push(name);
     }
+    // SAFETY: the list ibv_get_device_list returned, freed once; the names were copied.
     unsafe { ibv_free_device_list(list) };
     match wanted {
         None => Ok(names.remove(0)),

@@ -1,7 +1,7 @@
 //! Control messages over MPI: the [`Channel`] the shared sync phases run on.
 //!
 //! Every control message is one MPI message on the init's own communicator (a
-//! duplicate of the user's) with tag [`CTRL_TAG`]: the 32-byte frame header of the TCP
+//! duplicate of the user's) with tag [`MpiTag::CONTROL`]: the 32-byte frame header of the TCP
 //! protocol (kind, round, section, step, body length) and the body. Arrived messages
 //! wait in a per-source inbox until a phase asks for them, as on the TCP mesh; those of
 //! a section that ended here are dropped, `Leave` messages are remembered per section.
@@ -11,7 +11,7 @@
 //! `MPI_Testsome` (no probe, no search of MPI's unexpected queue), or one `MPI_Test`
 //! of the receive of the one peer awaited (see [`Polling`]). A message longer
 //! than that travels as its header alone (whose body length says more is coming),
-//! followed by the body under [`BODY_TAG`]; the receiver then posts that body's
+//! followed by the body under [`MpiTag::BODY`]; the receiver then posts that body's
 //! receive and re-posts the header receive only once the body is in, so messages of
 //! one source are taken in the order they were sent. Sends are non-blocking
 //! (`MPI_Isend`, buffer kept until the request completes; completed buffers are
@@ -21,21 +21,17 @@
 //! more ranks than it has cores it yields at once (a spinning waiter would hold the
 //! core the awaited rank needs), unless MPI's idle poll yields already.
 
-use super::ffi::{self, Comm};
+use super::ffi::{self, Comm, MpiTag};
 use crate::error::{Error, Result};
-use crate::phases::driver::{Pooled, Pools, SyncId};
+use crate::phases::driver::{Pooled, Pools};
 use crate::phases::requests::Incoming;
 use crate::phases::{final_barrier, left_section, out_of_step, Channel, Found, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
-use crate::wire::{Frame, Header, Kind, HEADER_LEN};
+use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use std::collections::VecDeque;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
-/// The tag of control messages on the init's communicator.
-pub(crate) const CTRL_TAG: i32 = 1;
-/// The tag of the body of a control message longer than [`EAGER`].
-const BODY_TAG: i32 = 2;
 /// Control messages up to this many bytes (header and body) arrive whole in the
 /// receive posted in advance for their source.
 const EAGER: usize = 16 << 10;
@@ -67,15 +63,12 @@ enum Polling {
 #[derive(Clone, Copy)]
 struct Awaited {
     from: usize,
-    section: u32,
-    kind: Kind,
-    step: u64,
-    round: u8,
+    tag: Tag,
 }
 
 impl Awaited {
     fn is(&self, from: usize, h: &Header) -> bool {
-        self.from == from && h.section == self.section && h.kind == self.kind && h.step == self.step && h.round == self.round
+        self.from == from && self.tag.names(h)
     }
 }
 
@@ -206,14 +199,14 @@ impl MpiChannel {
             // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
             // request (freed in `close`), and is touched only between completion and
             // restart.
-            ch.persistent[q] = unsafe { ffi::recv_init(ch.rbuf[q].as_mut_ptr(), EAGER, q, CTRL_TAG, comm)? };
+            ch.persistent[q] = unsafe { ffi::recv_init(ch.rbuf[q].as_mut_ptr(), EAGER, q, MpiTag::CONTROL, comm)? };
             ch.post_message_receive(q)?;
         }
         Ok(ch)
     }
 
     /// Sends `v` to `to`, keeping it until the send completes.
-    fn isend(&mut self, v: Vec<u8>, to: usize, tag: i32) {
+    fn isend(&mut self, v: Vec<u8>, to: usize, tag: MpiTag) {
         // SAFETY: `v` is kept in `sending` until the request completes (or leaked).
         match unsafe { ffi::isend(v.as_ptr(), v.len(), to, tag, self.comm) } {
             Ok(r) => {
@@ -296,7 +289,7 @@ impl MpiChannel {
     fn announce_leave(&mut self, section: u32, reason: &str) {
         let me = self.layout.me;
         for q in (0..self.layout.n).filter(|&q| q != me) {
-            self.post(q, Kind::Leave, 0, section, 0, reason.as_bytes(), 0);
+            self.post(q, SyncId { section, step: 0 }.tag(Kind::Leave), reason.as_bytes(), 0);
         }
     }
 
@@ -425,7 +418,7 @@ impl MpiChannel {
     /// barrier carries the first error found anywhere and the sync fails everywhere.
     pub fn end_sync(&mut self, id: SyncId, found: Found) -> Result<()> {
         if self.agree_errors {
-            return final_barrier(self, id.section, id.step, found);
+            return final_barrier(self, id, found);
         }
         found.map_or(Ok(()), |(_, e)| Err(e))
     }
@@ -436,7 +429,7 @@ impl MpiChannel {
         // SAFETY: the vector's heap buffer moves into `posted[q]` with it (moving a Vec
         // does not move its buffer) and is not touched until the request completes or
         // is cancelled.
-        self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr().add(at), n, q, BODY_TAG, self.comm)? };
+        self.recv[q] = unsafe { ffi::irecv(body.as_mut_ptr().add(at), n, q, MpiTag::BODY, self.comm)? };
         self.posted[q] = Posted::Body { h, body, at };
         Ok(())
     }
@@ -455,9 +448,9 @@ impl MpiChannel {
         }
     }
 
-    pub fn take_frame(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Option<Frame> {
+    pub fn take_frame(&mut self, from: usize, tag: Tag) -> Option<Frame> {
         let inbox = &mut self.inbox[from];
-        let key = Awaited { from, section, kind, step, round };
+        let key = Awaited { from, tag };
         let wanted = |f: &Frame| key.is(from, &f.h);
         // Usually the awaited frame is the only one there: look at the front first.
         if wanted(inbox.front()?) {
@@ -467,15 +460,15 @@ impl MpiChannel {
         inbox.remove(i)
     }
 
-    /// Fails unless `from` can still send what we wait for in `(section, step)`.
-    pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
+    /// Fails unless `from` can still send the frame tagged `tag` that we wait for.
+    pub fn check_peer(&self, from: usize, tag: Tag) -> Result<()> {
         if self.inbox[from].is_empty() && self.left[from].is_empty() {
             return Ok(());
         }
-        if let Some(f) = self.inbox[from].iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            return Err(out_of_step(&self.name_of_rank(from), self.layout.offsets[from], f.h.kind, kind));
+        if let Some(f) = self.inbox[from].iter().find(|f| tag.other_operation(&f.h)) {
+            return Err(out_of_step(&self.name_of_rank(from), self.layout.offsets[from], f.h.kind, tag.kind));
         }
-        if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == section) {
+        if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == tag.id.section) {
             return Err(left_section(&self.name_of_rank(from), self.layout.offsets[from], why));
         }
         Ok(())
@@ -617,13 +610,13 @@ impl Channel for MpiChannel {
         self.table = table;
     }
 
-    fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
-        self.post_parts(to, kind, round, section, step, &[body], raw);
+    fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
+        self.post_parts(to, tag, &[body], raw);
     }
 
-    fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
+    fn post_parts(&mut self, to: usize, tag: Tag, parts: &[&[u8]], raw: u64) {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let header = Header { kind, round, section, step, body: len as u64, raw };
+        let header = tag.header(len, raw);
         let long = HEADER_LEN + len > EAGER;
         let mut v = self.spare.pop().unwrap_or_default();
         v.reserve(HEADER_LEN + if long { 0 } else { len });
@@ -633,16 +626,16 @@ impl Channel for MpiChannel {
             // message are empty).
             parts.iter().filter(|p| !p.is_empty()).for_each(|p| v.extend_from_slice(p));
         }
-        self.isend(v, to, CTRL_TAG);
+        self.isend(v, to, MpiTag::CONTROL);
         if long {
             // In chunks (MPI counts are C ints), received in order: MPI does not let
             // messages of one source and tag overtake each other.
             let body = parts.concat();
             if body.len() <= self.body_chunk {
-                self.isend(body, to, BODY_TAG);
+                self.isend(body, to, MpiTag::BODY);
             } else {
                 for chunk in body.chunks(self.body_chunk) {
-                    self.isend(chunk.to_vec(), to, BODY_TAG);
+                    self.isend(chunk.to_vec(), to, MpiTag::BODY);
                 }
             }
         }
@@ -657,9 +650,9 @@ impl Channel for MpiChannel {
         }
     }
 
-    fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
+    fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
-        self.awaited = Some(Awaited { from, section, kind, step, round });
+        self.awaited = Some(Awaited { from, tag });
         let r = self.wait_for_messages(Some(from), |ch| {
             if let Some(f) = ch.handed.take() {
                 got = Some(f);
@@ -669,12 +662,12 @@ impl Channel for MpiChannel {
                 // Nothing of `from` here yet (the usual first look): not done, no failure.
                 return Ok(false);
             }
-            match ch.take_frame(from, section, kind, step, round) {
+            match ch.take_frame(from, tag) {
                 Some(f) => {
                     got = Some(f);
                     Ok(true)
                 }
-                None => ch.check_peer(from, section, step, kind).map(|_| false),
+                None => ch.check_peer(from, tag).map(|_| false),
             }
         });
         self.awaited = None;

@@ -15,7 +15,7 @@ pub use sys::MPI_Comm;
 /// several threads of a rank call it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Comm(pub MPI_Comm);
-// SAFETY: see the type's documentation.
+// SAFETY (both): see the type's documentation.
 unsafe impl Send for Comm {}
 unsafe impl Sync for Comm {}
 
@@ -246,14 +246,27 @@ pub(crate) fn free(c: &mut Comm) {
     }
 }
 
+/// The tag of an MPI message: control frames and their long bodies have named tags
+/// ([`MpiTag::CONTROL`], [`MpiTag::BODY`]), data messages a tag from their sequence number
+/// (`msg::DataTag`); a tag is never a rank or a length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MpiTag(pub(crate) c_int);
+
+impl MpiTag {
+    /// A control frame (the TCP engine's 32-byte header and inline body).
+    pub(crate) const CONTROL: MpiTag = MpiTag(1);
+    /// The body of a control frame too long to go inline.
+    pub(crate) const BODY: MpiTag = MpiTag(2);
+}
+
 /// `MPI_Isend` of `len` (< 2^31) bytes.
 ///
 /// # Safety
 /// `ptr..ptr + len` must stay valid and unchanged until the request completes.
-pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: i32, c: Comm) -> Result<Request> {
+pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
     let mut r: Request = sys::RSMPI_REQUEST_NULL;
-    check(sys::MPI_Isend(ptr.cast(), len as c_int, byte(), to as c_int, tag, c.0, &mut r), "MPI_Isend")?;
+    check(sys::MPI_Isend(ptr.cast(), len as c_int, byte(), to as c_int, tag.0, c.0, &mut r), "MPI_Isend")?;
     Ok(r)
 }
 
@@ -262,10 +275,10 @@ pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: i32, c: C
 /// # Safety
 /// `ptr..ptr + len` must stay valid, and untouched by anyone else, until the request
 /// completes.
-pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: i32, c: Comm) -> Result<Request> {
+pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
     let mut r: Request = sys::RSMPI_REQUEST_NULL;
-    check(sys::MPI_Irecv(ptr.cast(), len as c_int, byte(), from as c_int, tag, c.0, &mut r), "MPI_Irecv")?;
+    check(sys::MPI_Irecv(ptr.cast(), len as c_int, byte(), from as c_int, tag.0, c.0, &mut r), "MPI_Irecv")?;
     Ok(r)
 }
 
@@ -274,10 +287,10 @@ pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: i32, c: C
 /// # Safety
 /// `ptr..ptr + len` must stay valid until the request is freed, and untouched by
 /// anyone else while it is active.
-pub(crate) unsafe fn recv_init(ptr: *mut u8, len: usize, from: usize, tag: i32, c: Comm) -> Result<Request> {
+pub(crate) unsafe fn recv_init(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
     let mut r: Request = sys::RSMPI_REQUEST_NULL;
-    check(sys::MPI_Recv_init(ptr.cast(), len as c_int, byte(), from as c_int, tag, c.0, &mut r), "MPI_Recv_init")?;
+    check(sys::MPI_Recv_init(ptr.cast(), len as c_int, byte(), from as c_int, tag.0, c.0, &mut r), "MPI_Recv_init")?;
     Ok(r)
 }
 
@@ -460,6 +473,7 @@ pub(crate) fn alltoall(c: Comm, send: &[u8], recv: &mut [u8], block: usize) -> R
 // ---- One-sided (windows) ----
 
 pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
+    // SAFETY: reads the null window handle the MPI binding exports (a constant).
     let mut w: Win = unsafe { sys::RSMPI_WIN_NULL };
     // SAFETY: `base..base + size` is registered user memory that stays valid until the
     // window is freed (the engine frees it before the slot's memory may go away, or the
@@ -476,7 +490,8 @@ pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
         return Err(e);
     }
     // Passive target for the window's whole life: every sync completes its own
-    // operations with flushes, and the LPF barrier tells the targets.
+    // operations with flushes, and the LPF barrier tells the targets. SAFETY: the
+    // window was just created.
     check(unsafe { sys::MPI_Win_lock_all(sys::MPI_MODE_NOCHECK as c_int, w) }, "MPI_Win_lock_all")?;
     Ok(w)
 }

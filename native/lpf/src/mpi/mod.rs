@@ -26,7 +26,7 @@
 //! LPF_THREADS=k`, see [`engine_from_env`]).
 
 mod channel;
-pub mod ffi;
+pub(crate) mod ffi;
 mod msg;
 mod prof;
 pub(crate) mod onesided;
@@ -559,7 +559,7 @@ impl Section {
 
     /// `rehook`: a barrier over this section, then the next one.
     fn next(&mut self, step: u64) -> Result<Section> {
-        barrier(&mut lock(&self.node).ch, self.section, step, Kind::Fresh, None)?;
+        barrier(&mut lock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Section::open(self.node.clone(), self.kind)
     }
 }
@@ -581,7 +581,7 @@ impl Network for Section {
     }
 
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-        crate::phases::allgather(&mut lock(&self.node).ch, self.section, step, mine, len, all)
+        crate::phases::allgather(&mut lock(&self.node).ch, SyncId { section: self.section, step }, mine, len, all)
     }
 
     fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
@@ -621,14 +621,14 @@ impl Network for Section {
 /// program); pid 0 = rank 0 gets `args.input`/`args.output`, the others run the same
 /// SPMD function with no input or output. The init over `MPI_COMM_WORLD` (and MPI
 /// itself, unless the program initialised it) is made on the first call and kept.
-pub fn exec_from_env(kind: MpiEngineKind, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+pub(crate) fn exec_from_env(kind: MpiEngineKind, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     exec_on(world_init(kind)?, p, spmd, args)
 }
 
 /// [`exec_from_env`] on the hybrid engine (`LPF_ENGINE=hybrid`,
 /// `LPF_HYBRID_NET=mpimsg|mpirma`, `LPF_THREADS=k`: see [`engine_from_env`]): every rank
 /// runs its k threads; pid 0 (rank 0's first thread) gets `args.input`/`args.output`.
-pub fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+pub(crate) fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     exec_on(world_init_with(kind, Some(threads))?, p, spmd, args)
 }
 
@@ -660,7 +660,7 @@ static WORLD_INIT: OnceLock<std::result::Result<MpiInit, Error>> = OnceLock::new
 /// ranks of `MPI_COMM_WORLD` times `threads` (a rank's own count: exact when every rank
 /// runs as many, as under one `mpirun`). Initialises MPI if needed (as the exec would),
 /// but makes nothing collective.
-pub fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<(&'static str, Pid)> {
+pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<(&'static str, Pid)> {
     if let Some(Ok(init)) = WORLD_INIT.get() {
         return Ok((init.engine_name(), init.total_procs()));
     }

@@ -18,7 +18,7 @@
 //! control message, the large data as messages.
 
 use super::channel::MpiChannel;
-use super::ffi::{self, Comm, Request, CHUNK};
+use super::ffi::{self, Comm, MpiTag, Request, CHUNK};
 use super::prof::Stamps;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
@@ -38,12 +38,12 @@ struct DataTag {
 impl DataTag {
     /// The MPI tag (module doc), given the largest MPI allows (`MPI_TAG_UB`); below
     /// 2^30 - 1 (at least 32767), `k mod (ub + 1)`.
-    fn mpi(self, ub: i32) -> i32 {
-        if ub >= (1 << 30) - 1 {
+    fn mpi(self, ub: i32) -> MpiTag {
+        MpiTag(if ub >= (1 << 30) - 1 {
             (((self.step & 0x3ff) << 20) as i32) | (self.k & 0xf_ffff) as i32
         } else {
             (self.k % (ub as u32 + 1)) as i32
-        }
+        })
     }
 }
 
@@ -150,7 +150,6 @@ impl Transport<MpiChannel> for MpiMessages {
     fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
         self.st.mark(0);
         let n = ch.layout.n;
-        let SyncId { section, step } = x.id;
         // Receives of the large puts: in place if the piece survives whole.
         for src in x.peers() {
             let Some(inc) = &x.incoming[src] else { continue };
@@ -182,7 +181,7 @@ impl Transport<MpiChannel> for MpiMessages {
                 }
             });
             body.extend_from_slice(&small);
-            ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
+            ch.post(q, x.id.tag(Kind::GetReply), &body, 0);
             for (p, len) in large {
                 // SAFETY: checked above; unchanged until the sync returns.
                 unsafe { self.send(p, len, q, n)? };
@@ -205,8 +204,8 @@ impl Transport<MpiChannel> for MpiMessages {
                 if replied[q] {
                     continue;
                 }
-                let Some(pos) = ch.take_frame(q, section, Kind::GetReply, step, 0).map(|f| f.body) else {
-                    ch.check_peer(q, section, step, Kind::GetReply)?;
+                let Some(pos) = ch.take_frame(q, x.id.tag(Kind::GetReply)).map(|f| f.body) else {
+                    ch.check_peer(q, x.id.tag(Kind::GetReply))?;
                     continue;
                 };
                 replied[q] = true;
@@ -296,7 +295,7 @@ mod tests {
 
     #[test]
     fn data_tags_tell_neighbouring_syncs_apart_and_stay_below_the_bound() {
-        let tag = |step, k, ub| DataTag { step, k }.mpi(ub);
+        let tag = |step, k, ub| DataTag { step, k }.mpi(ub).0;
         assert!(tag(7, 3, i32::MAX) != tag(8, 3, i32::MAX) && tag(7, 3, i32::MAX) != tag(7, 4, i32::MAX));
         for k in [0, 1, 32767, 32768, 1 << 20, u32::MAX] {
             assert!((0..=32767).contains(&tag(7, k, 32767)) && tag(1023, k, i32::MAX) >= 0, "k {k}");

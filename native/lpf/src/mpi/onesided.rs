@@ -138,7 +138,7 @@ pub(crate) fn activate(
     let nprocs = offsets[ch.layout.n] as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
-    allgather(ch, section, step, &words, wlen, &mut gathered)?;
+    allgather(ch, SyncId { section, step }, &words, wlen, &mut gathered)?;
     for q in 0..nprocs {
         for k in 0..len {
             all[q * len + k] = gathered[q * wlen + k * per];
@@ -176,9 +176,21 @@ pub(crate) fn activate(
 }
 
 /// Plan status of one large put, as the destination tells its origin.
-const REJECTED: u8 = 0;
-const WHOLE: u8 = 1;
-const TRIMMED: u8 = 2;
+#[derive(Clone, Copy)]
+enum PutStatus {
+    /// Nothing of it is written.
+    Rejected = 0,
+    /// It is written whole.
+    Whole = 1,
+    /// Only the pieces that follow (count, then offset and length of each) are written.
+    Trimmed = 2,
+}
+
+impl PutStatus {
+    fn from_u8(b: u8) -> Option<PutStatus> {
+        [PutStatus::Rejected, PutStatus::Whole, PutStatus::Trimmed].into_iter().find(|&s| s as u8 == b)
+    }
+}
 
 /// One sync of the LPF processes `steps` of this rank (global pids `offsets[me]..`):
 /// the driver's phases ([`crate::phases::driver`]) over the one-sided transport.
@@ -191,7 +203,6 @@ pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, id: SyncId, step
 /// (small payloads inline).
 impl Transport<MpiChannel> for OneSidedState {
     fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
-        let SyncId { section, step } = x.id;
         let me = x.loc.me;
         // ---- Tell each origin the surviving pieces of its large puts and the status of
         // its gets. ----
@@ -204,14 +215,14 @@ impl Transport<MpiChannel> for OneSidedState {
             let mut body = Vec::new();
             for (k, p) in inc.raw_puts().enumerate() {
                 match plan.put_writes[q][k].filter(|_| !plan.discard) {
-                    None => body.u8(REJECTED),
+                    None => body.u8(PutStatus::Rejected as u8),
                     Some(i) => {
                         self.written.push(p.slot.index());
                         if plan.whole(i) {
-                            body.u8(WHOLE);
+                            body.u8(PutStatus::Whole as u8);
                         } else {
                             let (w, pieces) = (&plan.writes[i], plan.pieces_of(i));
-                            body.u8(TRIMMED);
+                            body.u8(PutStatus::Trimmed as u8);
                             body.u32(pieces.len() as u32);
                             for &(a, b) in pieces {
                                 body.u64((a - w.addr) as u64);
@@ -222,7 +233,7 @@ impl Transport<MpiChannel> for OneSidedState {
                 }
             }
             x.serve_gets(q, |_, at| body.u8(at.is_some() as u8));
-            ch.post(q, Kind::GetReply, 0, section, step, &body, 0);
+            ch.post(q, x.id.tag(Kind::GetReply), &body, 0);
         }
 
         // ---- The origin writes what survives and reads its gets. ----
@@ -230,7 +241,7 @@ impl Transport<MpiChannel> for OneSidedState {
         let touches = |d: usize| !out[d].raw.is_empty() || !out[d].my_gets.is_empty();
         let mut ops: Vec<Op> = Vec::new();
         for d in x.peers().filter(|&d| touches(d)) {
-            let f = ch.expect(d, section, Kind::GetReply, step, 0)?;
+            let f = ch.expect(d, x.id.tag(Kind::GetReply))?;
             let mut g = Get::new(&f.body);
             for r in &out[d].raw {
                 let index = r.dst_slot.index();
@@ -242,16 +253,17 @@ impl Transport<MpiChannel> for OneSidedState {
                     ops.push(Op { kind: OpKind::Write, pid: r.dst_pid as usize, index, off: r.dst_offset + delta, local: r.src.wrapping_add(delta) as *mut u8, len });
                     Ok(())
                 };
-                match g.u8()? {
-                    REJECTED => {}
-                    WHOLE => write(0, r.size)?,
-                    TRIMMED => {
+                let status = g.u8()?;
+                match PutStatus::from_u8(status) {
+                    Some(PutStatus::Rejected) => {}
+                    Some(PutStatus::Whole) => write(0, r.size)?,
+                    Some(PutStatus::Trimmed) => {
                         for _ in 0..g.u32()? {
                             let (delta, len) = (g.usize()?, g.usize()?);
                             write(delta, len)?;
                         }
                     }
-                    other => return Err(Error::protocol(format!("malformed put plan from process {d} (status {other})"))),
+                    None => return Err(Error::protocol(format!("malformed put plan from process {d} (status {status})"))),
                 }
             }
             for (k, mg) in out[d].my_gets.iter().enumerate() {
@@ -291,11 +303,11 @@ impl Transport<MpiChannel> for OneSidedState {
         // arrivals visible. An error found here fails this process only (as mpimsg). ----
         if !ch.agree_errors {
             for d in x.peers().filter(|&d| touches(d)) {
-                ch.post(d, Kind::Barrier, 0, section, step, &[], 0);
+                ch.post(d, x.id.tag(Kind::Barrier), &[], 0);
             }
             for q in x.peers() {
                 if x.incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
-                    ch.expect(q, section, Kind::Barrier, step, 0)?;
+                    ch.expect(q, x.id.tag(Kind::Barrier))?;
                 }
             }
         }

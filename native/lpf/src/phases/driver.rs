@@ -15,14 +15,7 @@ use crate::engine::Superstep;
 use crate::error::Result;
 use crate::wire::Kind;
 
-/// Which sync a message belongs to: the section (hook or rehook) and the collective
-/// step in it. Together with the message's kind and round it names every control
-/// message of a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SyncId {
-    pub section: u32,
-    pub step: u64,
-}
+pub(crate) use crate::wire::SyncId;
 
 /// The buffers of one sync kept for the next, so that a node that syncs often
 /// allocates little once warm: its requests, sorted by destination, and the writes and
@@ -130,12 +123,12 @@ pub(crate) fn exchange_meta<C: Channel, T: Transport<C>>(ch: &mut C, t: &mut T, 
     let mut failed = None;
     let mut send = |ch: &mut C, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
         let mut counts = [0u8; 8];
-        ch.post_parts(d, kind, 0, id.section, id.step, &o.parts(prefix, &mut counts), o.raw_len);
+        ch.post_parts(d, id.tag(kind), &o.parts(prefix, &mut counts), o.raw_len);
         if let Err(e) = t.send_payloads(ch, d, o) {
             failed.get_or_insert(e);
         }
     };
-    let r = meta_exchange(ch, id.section, id.step, &built.out, built.any, &mut send);
+    let r = meta_exchange(ch, id, &built.out, built.any, &mut send);
     if let Some(e) = failed {
         return Err(e);
     }
@@ -154,4 +147,307 @@ pub(crate) fn resolve_conflicts<C: Pooled>(ch: &mut C, loc: &Locals<'_, '_>, inc
     let plan = plan_reusing(loc, incoming, &built.local, &built.out, writes, pieces);
     plan.copy_local();
     plan
+}
+
+#[cfg(test)]
+mod tests {
+    //! Whole syncs through [`sync`] over an in-memory transport: p simulated processes
+    //! (threads, one per node) on the fake channel of the phases' tests, large put
+    //! payloads and get data moved by [`MemTransport`], the result compared with a
+    //! plain byte-array model of the writes in the driver's order. Every wait gives up
+    //! after [`PATIENCE`], so a node that ends a sync early fails an assertion.
+
+    use super::*;
+    use crate::error::{Error, Reason};
+    use crate::phases::tests::{on_nodes, FakeChannel, Rng, PATIENCE};
+    use crate::phases::{final_barrier, MetaAlgo};
+    use crate::queue::{MessageQueue, Request};
+    use crate::register::Register;
+    use crate::types::{Memslot, Pid};
+    use crate::wire::{Get, Put, INLINE_MAX};
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    /// Put payloads in flight: (to, from, step) -> the payloads in send order.
+    type Payloads = Mutex<HashMap<(usize, usize, u64), Vec<Vec<u8>>>>;
+
+    /// Data moves by copying through [`Payloads`] (puts) and get replies on the channel.
+    struct MemTransport {
+        payloads: Arc<Payloads>,
+        /// An error the exchange phase reports instead of moving data.
+        fail: Option<Error>,
+    }
+
+    /// Copies `data` (the bytes of write `i`) into the write's surviving pieces.
+    fn fill(plan: &Plan, i: usize, data: &[u8]) {
+        if plan.discard {
+            return;
+        }
+        let w = &plan.writes[i];
+        assert_eq!(data.len(), w.len, "payload of write {i}");
+        for &(a, b) in plan.pieces_of(i) {
+            // SAFETY: the pieces are inside write i's destination, checked against its
+            // registration by conflict resolution, and disjoint from every other piece.
+            unsafe { std::ptr::copy_nonoverlapping(data[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
+        }
+    }
+
+    impl Transport<FakeChannel> for MemTransport {
+        fn send_payloads(&mut self, ch: &mut FakeChannel, d: usize, o: &Outgoing) -> Result<()> {
+            let me = ch.layout().me;
+            // SAFETY: the sources stay valid and unchanged until the sync returns.
+            let sent: Vec<Vec<u8>> = o.raw.iter().map(|r| unsafe { std::slice::from_raw_parts(r.src, r.size) }.to_vec()).collect();
+            // The step is not known here: the test runs one sync per network.
+            self.payloads.lock().unwrap().insert((d, me, 0), sent);
+            ch.net.arrived.notify_all();
+            Ok(())
+        }
+
+        fn exchange(&mut self, ch: &mut FakeChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
+            if let Some(e) = self.fail.take() {
+                return Err(e);
+            }
+            let me = x.loc.me;
+            for s in x.peers() {
+                let Some(inc) = &x.incoming[s] else { continue };
+                if inc.raw_puts().next().is_none() {
+                    continue;
+                }
+                let deadline = Instant::now() + PATIENCE;
+                let mut inbox = self.payloads.lock().unwrap();
+                let sent = loop {
+                    if let Some(v) = inbox.remove(&(me, s, 0)) {
+                        break v;
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(Error::timeout(format!("node {me}: the put payloads of node {s} never came")));
+                    }
+                    inbox = ch.net.arrived.wait_timeout(inbox, deadline - now).unwrap().0;
+                };
+                drop(inbox);
+                assert_eq!(sent.len(), inc.raw_puts().count(), "node {me}: payloads from node {s}");
+                for (k, data) in sent.iter().enumerate() {
+                    if let Some(i) = x.plan.put_writes[s][k] {
+                        fill(x.plan, i, data);
+                    }
+                }
+            }
+            // Gets asked of us: a status byte each, the data after it.
+            for s in x.peers() {
+                if x.incoming[s].as_ref().is_none_or(|inc| inc.gets.is_empty()) {
+                    continue;
+                }
+                let mut body = Vec::new();
+                x.serve_gets(s, |g, at| {
+                    body.u8(at.is_some() as u8);
+                    if let Some(p) = at {
+                        // SAFETY: checked against the source's registration by serve_gets.
+                        body.bytes(unsafe { std::slice::from_raw_parts(p, g.size) });
+                    }
+                });
+                ch.post(s, x.id.tag(Kind::GetReply), &body, 0);
+            }
+            for d in x.peers().filter(|&d| !x.out[d].my_gets.is_empty()) {
+                let f = ch.expect(d, x.id.tag(Kind::GetReply))?;
+                let mut g = Get::new(&f.body);
+                for (k, mg) in x.out[d].my_gets.iter().enumerate() {
+                    if g.u8()? != 0 {
+                        fill(x.plan, x.plan.get_writes[d] + k, g.bytes(mg.size)?);
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        fn complete(&mut self, ch: &mut FakeChannel, id: SyncId, found: Found) -> Result<()> {
+            final_barrier(ch, id, found)
+        }
+    }
+
+    /// Bytes of each process's global slot: puts and gets write `[0, TARGET)`, gets
+    /// read `[TARGET, MEM)`, which nothing writes (so reads conflict with no write).
+    const TARGET: usize = 3 * INLINE_MAX;
+    const MEM: usize = TARGET + 2 * INLINE_MAX;
+
+    /// One simulated process's requests: puts from its own source buffer, gets.
+    #[derive(Clone)]
+    enum Req {
+        Put { to: usize, src_off: usize, dst_off: usize, size: usize },
+        Get { from: usize, src_off: usize, dst_off: usize, size: usize },
+    }
+
+    /// The initial memory and put sources of p processes, and random requests: sizes
+    /// both inline and large, often overlapping, to other processes and to itself.
+    fn random_job(rng: &mut Rng, p: usize, talks: &[bool]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<Req>>) {
+        let bytes = |rng: &mut Rng, n: usize| (0..n).map(|_| rng.below(256) as u8).collect::<Vec<u8>>();
+        let mem = (0..p).map(|_| bytes(rng, MEM)).collect();
+        let src = (0..p).map(|_| bytes(rng, TARGET)).collect();
+        let reqs = (0..p)
+            .map(|me| {
+                let count = if talks[me] { rng.below(12) as usize } else { 0 };
+                (0..count)
+                    .map(|_| {
+                        let size = match rng.below(3) {
+                            0 => rng.below(64) as usize,
+                            1 => rng.below(INLINE_MAX as u64) as usize,
+                            _ => INLINE_MAX + 1 + rng.below(INLINE_MAX as u64) as usize,
+                        };
+                        let (peer, dst_off) = (rng.below(p as u64) as usize, rng.below((TARGET - size + 1) as u64) as usize);
+                        if rng.below(3) == 0 {
+                            let src_off = TARGET + rng.below((MEM - TARGET - size + 1) as u64) as usize;
+                            Req::Get { from: peer, src_off, dst_off, size }
+                        } else {
+                            Req::Put { to: peer, src_off: rng.below((TARGET - size + 1) as u64) as usize, dst_off, size }
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        (mem, src, reqs)
+    }
+
+    /// The memory after the sync, as the driver orders the writes into node d: the
+    /// puts of nodes 0..p to d (each node's in call order), then d's gets from itself,
+    /// then its gets from the others by node (each in call order).
+    fn model(mem: &[Vec<u8>], src: &[Vec<u8>], reqs: &[Vec<Req>]) -> Vec<Vec<u8>> {
+        let mut after = mem.to_vec();
+        for (d, m) in after.iter_mut().enumerate() {
+            for (s, rs) in reqs.iter().enumerate() {
+                for r in rs {
+                    if let Req::Put { to, src_off, dst_off, size } = *r {
+                        if to == d {
+                            m[dst_off..dst_off + size].copy_from_slice(&src[s][src_off..src_off + size]);
+                        }
+                    }
+                }
+            }
+            let mut gets: Vec<&Req> = reqs[d].iter().filter(|r| matches!(r, Req::Get { .. })).collect();
+            gets.sort_by_key(|r| match r {
+                Req::Get { from, .. } if *from == d => 0,
+                Req::Get { from, .. } => 1 + *from,
+                Req::Put { .. } => unreachable!(),
+            });
+            for r in gets {
+                if let Req::Get { from, src_off, dst_off, size } = *r {
+                    m[dst_off..dst_off + size].copy_from_slice(&mem[from][src_off..src_off + size]);
+                }
+            }
+        }
+        after
+    }
+
+    /// Runs one sync of `reqs` on p simulated processes (memory `mem`, put sources
+    /// `src`); with `fail`, every node's transport fails its exchange with that error.
+    fn run(mem: &mut [Vec<u8>], src: &[Vec<u8>], reqs: &[Vec<Req>], meta: MetaAlgo, fail: Option<fn() -> Error>) -> Vec<Result<()>> {
+        let p = mem.len();
+        let payloads = Arc::new(Payloads::default());
+        let mems: Vec<usize> = mem.iter_mut().map(|m| m.as_mut_ptr() as usize).collect();
+        on_nodes(p, meta, |ch, me| {
+            let mut register = Register::new(p);
+            register.request_capacity(1).unwrap();
+            register.on_sync(&[]);
+            let slot: Memslot = register.add(true, mems[me] as *mut u8, MEM).unwrap();
+            register.on_sync(&vec![MEM as u64; p]);
+            let mut queue = MessageQueue::default();
+            queue.request_capacity(64 * p).unwrap();
+            queue.on_sync();
+            for r in &reqs[me] {
+                let base = mems[me] as *mut u8;
+                queue
+                    .push(match *r {
+                        Req::Put { to, src_off, dst_off, size } => Request::Put {
+                            src: src[me][src_off..].as_ptr(),
+                            dst_pid: to as Pid,
+                            dst_slot: slot,
+                            dst_offset: dst_off,
+                            size,
+                        },
+                        Req::Get { from, src_off, dst_off, size } => {
+                            // SAFETY: dst_off + size <= TARGET < MEM, inside this process's memory.
+                            let dst = unsafe { base.add(dst_off) };
+                            Request::Get { src_pid: from as Pid, src_slot: slot, src_offset: src_off, dst, size }
+                        }
+                    })
+                    .unwrap();
+            }
+            queue.group_by_peer(p as Pid);
+            let mut t = MemTransport { payloads: payloads.clone(), fail: fail.map(|f| f()) };
+            sync(ch, &mut t, SyncId { section: 0, step: 0 }, &[&Superstep { register: &register, queue: &queue }])
+        })
+    }
+
+    /// Random jobs of 1..=7 processes, direct and Bruck meta-data: every sync succeeds
+    /// and leaves every process's memory as the model says. Who communicates: nobody,
+    /// one process, or a random set (the others must still take part in the sync:
+    /// a process that ends it early, ignoring that somebody communicates, leaves the
+    /// others waiting, and their wait fails after PATIENCE).
+    #[test]
+    fn syncs_write_what_the_byte_array_model_says() {
+        let mut rng = Rng(16);
+        for p in 1..=7usize {
+            for trial in 0..9 {
+                let meta = if trial % 2 == 0 { MetaAlgo::Direct } else { MetaAlgo::Bruck };
+                let talks = rng.talkers(p, trial);
+                let (mut mem, src, reqs) = random_job(&mut rng, p, &talks);
+                let want = model(&mem, &src, &reqs);
+                for (me, r) in run(&mut mem, &src, &reqs, meta, None).into_iter().enumerate() {
+                    r.unwrap_or_else(|e| panic!("p {p}, trial {trial}, process {me}: {e}"));
+                }
+                for d in 0..p {
+                    if let Some(at) = (0..MEM).find(|&i| mem[d][i] != want[d][i]) {
+                        panic!("p {p}, trial {trial} ({meta:?}): process {d}'s byte {at} is {}, the model says {}", mem[d][at], want[d][at]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Many puts to one destination, all overlapping, inline and large mixed: the
+    /// survivors of conflict resolution are filled by the transport in pieces.
+    #[test]
+    fn overlapping_puts_from_every_process_end_as_the_model_says() {
+        let mut rng = Rng(99);
+        let p = 4;
+        let (mut mem, src, _) = random_job(&mut rng, p, &[false; 4]);
+        let reqs: Vec<Vec<Req>> = (0..p)
+            .map(|_| {
+                (0..20)
+                    .map(|_| {
+                        let size = 1 + rng.below(2 * INLINE_MAX as u64) as usize;
+                        let dst_off = rng.below(512) as usize;
+                        Req::Put { to: 0, src_off: rng.below((TARGET - size) as u64) as usize, dst_off, size }
+                    })
+                    .collect()
+            })
+            .collect();
+        let want = model(&mem, &src, &reqs);
+        for r in run(&mut mem, &src, &reqs, MetaAlgo::Direct, None) {
+            r.unwrap();
+        }
+        assert!(mem[0] == want[0], "process 0's memory differs from the model");
+    }
+
+    /// A transport's error ends the sync with that error's reason; an error conflict
+    /// resolution finds (a put beyond the destination's registration) ends it on every
+    /// node as misuse of lpf_put (the final barrier carries it).
+    #[test]
+    fn errors_surface_with_their_reason() {
+        let mut rng = Rng(5);
+        let p = 3;
+        let (mut mem, src, _) = random_job(&mut rng, p, &[false; 3]);
+        let large = INLINE_MAX + 100;
+        let reqs: Vec<Vec<Req>> = (0..p).map(|me| vec![Req::Put { to: (me + 1) % p, src_off: 0, dst_off: 0, size: large }]).collect();
+        let peer_left = || Error::peer_left(Some(2), "process 2 vanished (test)");
+        for r in run(&mut mem, &src, &reqs, MetaAlgo::Direct, Some(peer_left)) {
+            let e = r.expect_err("the sync must fail");
+            assert_eq!(e.reason(), Reason::PeerLeft { pid: Some(2) }, "{e}");
+        }
+        let beyond: Vec<Vec<Req>> = (0..p).map(|me| vec![Req::Put { to: (me + 1) % p, src_off: 0, dst_off: MEM - 10, size: large }]).collect();
+        for r in run(&mut mem, &src, &beyond, MetaAlgo::Bruck, None) {
+            let e = r.expect_err("the sync must fail");
+            assert_eq!(e.reason(), Reason::Misuse { call: "lpf_put" }, "{e}");
+        }
+    }
 }

@@ -12,7 +12,7 @@ pub(crate) mod requests;
 use crate::error::{Error, ErrorKind, Reason, Result};
 use crate::types::Pid;
 use std::sync::Arc;
-use crate::wire::{Frame, Get, Kind, Put};
+use crate::wire::{Frame, Get, Kind, Put, SyncId, Tag};
 use requests::{asks_nothing, parse_requests, Incoming, Outgoing};
 
 /// How the meta-data of a sync is exchanged.
@@ -147,12 +147,11 @@ pub(crate) trait Channel {
     /// Queues a message for node `to`; `raw` announces payload bytes that the
     /// transport sends besides it (0 for none).
     #[allow(clippy::too_many_arguments)]
-    fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64);
+    fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64);
     /// As [`Channel::post`], with the body given as parts that are sent as their
     /// concatenation (a channel may gather them without building the body first).
-    #[allow(clippy::too_many_arguments)]
-    fn post_parts(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, parts: &[&[u8]], raw: u64) {
-        self.post(to, kind, round, section, step, &parts.concat(), raw)
+    fn post_parts(&mut self, to: usize, tag: Tag, parts: &[&[u8]], raw: u64) {
+        self.post(to, tag, &parts.concat(), raw)
     }
     /// An empty `Incoming` for [`meta_exchange`] to parse into: one whose buffers the
     /// channel kept from an earlier sync ([`Channel::recycle`]), or a new one.
@@ -181,7 +180,7 @@ pub(crate) trait Channel {
     }
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
-    fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame>;
+    fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame>;
 }
 
 /// Why a wait for the message of `mine` from peer `name` (LPF pid `pid`) fails when the
@@ -246,8 +245,7 @@ pub(crate) type SendRequests<'a, C> = dyn FnMut(&mut C, usize, &Outgoing, Kind, 
 /// is known (directly or transitively) to be in this sync.
 pub(crate) fn meta_exchange<C: Channel>(
     ch: &mut C,
-    section: u32,
-    step: u64,
+    id: SyncId,
     out: &[Outgoing],
     any: bool,
     send: &mut SendRequests<'_, C>,
@@ -275,7 +273,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             incoming = table(ch);
             let mut flags = any;
             for s in (0..n).filter(|&s| s != me) {
-                let f = ch.expect(s, section, Kind::Meta, step, 0)?;
+                let f = ch.expect(s, id.tag(Kind::Meta))?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
                 if asks_nothing(&f.body, 1) {
                     ch.recycle_body(f.body);
@@ -295,14 +293,14 @@ pub(crate) fn meta_exchange<C: Channel>(
             // The request messages go after the count rounds: on a stream their
             // payloads would otherwise sit in front of round messages needed first.
             let counts: Vec<u32> = out.iter().map(|o| o.nmsg()).collect();
-            let (from, flags) = bruck(ch, section, step, &counts, any)?;
+            let (from, flags) = bruck(ch, id, &counts, any)?;
             for d in (0..n).filter(|&d| d != me && out[d].nmsg() > 0) {
                 send(ch, d, &out[d], Kind::Hdrs, &[]);
             }
             incoming = table(ch);
             if flags {
                 for s in from {
-                    let f = ch.expect(s, section, Kind::Hdrs, step, 0)?;
+                    let f = ch.expect(s, id.tag(Kind::Hdrs))?;
                     let mut inc = ch.spare_incoming();
                     parse_requests(&mut inc, f.body, f.h.raw, 0)?;
                     incoming[s] = Some(inc);
@@ -316,7 +314,7 @@ pub(crate) fn meta_exchange<C: Channel>(
 
 /// Randomised Bruck exchange of the message counts: returns the nodes that send us
 /// requests, and whether anybody communicates in this sync at all.
-pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u32], any: bool) -> Result<(Vec<usize>, bool)> {
+pub(crate) fn bruck<C: Channel>(ch: &mut C, id: SyncId, counts: &[u32], any: bool) -> Result<(Vec<usize>, bool)> {
     let (me, n) = (ch.layout().me, ch.layout().n);
     let v = ch.layout().perm[me];
     let mut blocks: Vec<(u32, u32, u32)> =
@@ -336,9 +334,9 @@ pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u
             body.u32(b.1);
             body.u32(b.2);
         }
-        ch.post(to, Kind::Meta, r, section, step, &body, 0);
+        ch.post(to, id.tag(Kind::Meta).round(r), &body, 0);
         blocks = keep;
-        let f = ch.expect(from, section, Kind::Meta, step, r)?;
+        let f = ch.expect(from, id.tag(Kind::Meta).round(r))?;
         let mut g = Get::new(&f.body);
         flag |= g.u8()? != 0;
         for _ in 0..g.u32()? {
@@ -357,7 +355,7 @@ pub(crate) fn bruck<C: Channel>(ch: &mut C, section: u32, step: u64, counts: &[u
 
 /// Allgather over all nodes: `mine` holds this node's LPF processes' values, `len`
 /// each; process q's land at `all[q * len..][..len]`.
-pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
+pub(crate) fn allgather<C: Channel>(ch: &mut C, id: SyncId, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
     let (me, n) = (ch.layout().me, ch.layout().n);
     let offsets = ch.layout().offsets.to_vec();
     let base = offsets[me] as usize;
@@ -368,11 +366,11 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
         body.u64(v);
     }
     for d in (0..n).filter(|&d| d != me) {
-        ch.post(d, Kind::Gather, 0, section, step, &body, 0);
+        ch.post(d, id.tag(Kind::Gather), &body, 0);
     }
     let mut bad: Option<Error> = None;
     for s in (0..n).filter(|&s| s != me) {
-        let f = ch.expect(s, section, Kind::Gather, step, 0)?;
+        let f = ch.expect(s, id.tag(Kind::Gather))?;
         let mut g = Get::new(&f.body);
         let theirs = g.usize()?;
         let count = (offsets[s + 1] - offsets[s]) as usize;
@@ -394,9 +392,10 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, section: u32, step: u64, mine: &
     bad.map_or(Ok(()), Err)
 }
 
-/// Dissemination barrier over all nodes; carries the error found by the lowest node
-/// (its reason and message; a sync's error is fatal) and returns it.
-pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kind, mut found: Found) -> Result<Found> {
+/// Dissemination barrier over all nodes (its messages tagged `tag` in round r, each
+/// round's); carries the error found by the lowest node (its reason and message; a
+/// sync's error is fatal) and returns it.
+pub(crate) fn barrier<C: Channel>(ch: &mut C, tag: Tag, mut found: Found) -> Result<Found> {
     let n = ch.layout().n;
     for r in 0..rounds(n) {
         let (to, from) = ch.layout().partners(1usize << r);
@@ -412,8 +411,8 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kin
                 body.str(e.message().as_bytes());
             }
         }
-        ch.post(to, kind, r, section, step, &body, 0);
-        let f = ch.expect(from, section, kind, step, r)?;
+        ch.post(to, tag.round(r), &body, 0);
+        let f = ch.expect(from, tag.round(r))?;
         let mut g = Get::new(&f.body);
         if g.u8()? != 0 {
             let node = g.u32()?;
@@ -428,21 +427,21 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, section: u32, step: u64, kind: Kin
 }
 
 /// The final barrier of a sync: Ok, or the agreed first error.
-pub(crate) fn final_barrier<C: Channel>(ch: &mut C, section: u32, step: u64, found: Found) -> Result<()> {
-    match barrier(ch, section, step, Kind::Barrier, found)? {
+pub(crate) fn final_barrier<C: Channel>(ch: &mut C, id: SyncId, found: Found) -> Result<()> {
+    match barrier(ch, id.tag(Kind::Barrier), found)? {
         None => Ok(()),
         Some((_, e)) => Err(e),
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The meta-data exchange over a fake channel: n nodes as threads, messages in a
     //! shared mailbox, and an `expect` that gives up after a few seconds, so a message
-    //! that never comes fails an assertion instead of hanging the suite.
+    //! that never comes fails an assertion instead of hanging the suite (the driver's
+    //! tests run a whole sync over it).
 
     use super::*;
-    use crate::wire::Header;
     use std::collections::HashMap;
     use std::sync::{Condvar, Mutex};
     use std::time::{Duration, Instant};
@@ -450,35 +449,44 @@ mod tests {
     /// (to, from, kind, round, step) -> body.
     type Mailbox = HashMap<(usize, usize, u8, u8, u64), Vec<u8>>;
 
+    /// How long a fake node waits for a message before it reports a hang.
+    pub(crate) const PATIENCE: Duration = Duration::from_secs(5);
+
     #[derive(Default)]
-    struct Net {
+    pub(crate) struct Net {
         boxes: Mutex<Mailbox>,
-        arrived: Condvar,
+        pub arrived: Condvar,
     }
 
-    struct FakeChannel {
-        net: Arc<Net>,
+    pub(crate) struct FakeChannel {
+        pub net: Arc<Net>,
         layout: Layout,
+        pools: driver::Pools,
+    }
+
+    impl driver::Pooled for FakeChannel {
+        fn pools(&mut self) -> &mut driver::Pools {
+            &mut self.pools
+        }
     }
 
     impl Channel for FakeChannel {
         fn layout(&self) -> &Layout {
             &self.layout
         }
-        fn post(&mut self, to: usize, kind: Kind, round: u8, _section: u32, step: u64, body: &[u8], _raw: u64) {
-            let key = (to, self.layout.me, kind as u8, round, step);
+        fn post(&mut self, to: usize, tag: Tag, body: &[u8], _raw: u64) {
+            let key = (to, self.layout.me, tag.kind as u8, tag.round, tag.id.step);
             let old = self.net.boxes.lock().unwrap().insert(key, body.to_vec());
             assert!(old.is_none(), "node {} posted {key:?} twice", self.layout.me);
             self.net.arrived.notify_all();
         }
-        fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
-            let key = (self.layout.me, from, kind as u8, round, step);
-            let deadline = Instant::now() + Duration::from_secs(5);
+        fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
+            let key = (self.layout.me, from, tag.kind as u8, tag.round, tag.id.step);
+            let deadline = Instant::now() + PATIENCE;
             let mut boxes = self.net.boxes.lock().unwrap();
             loop {
                 if let Some(body) = boxes.remove(&key) {
-                    let h = Header { kind, round, section, step, body: body.len() as u64, raw: 0 };
-                    return Ok(Frame { h, body });
+                    return Ok(Frame { h: tag.header(body.len(), 0), body });
                 }
                 let now = Instant::now();
                 if now >= deadline {
@@ -489,23 +497,33 @@ mod tests {
         }
     }
 
-    struct Rng(u64);
+    pub(crate) struct Rng(pub u64);
     impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
+        pub fn below(&mut self, n: u64) -> u64 {
             splitmix64(&mut self.0) % n
+        }
+        /// Which of n nodes communicate in trial t: nobody, exactly one, or a random set.
+        pub fn talkers(&mut self, n: usize, t: usize) -> Vec<bool> {
+            let one = self.below(n as u64) as usize;
+            match t % 3 {
+                0 => vec![false; n],
+                1 => (0..n).map(|i| i == one).collect(),
+                _ => (0..n).map(|_| self.below(2) == 0).collect(),
+            }
         }
     }
 
-    /// Runs `per_node(channel, me)` on n nodes at once; returns each node's result.
-    fn on_nodes<T: Send>(n: usize, meta: MetaAlgo, per_node: impl Fn(&mut FakeChannel, usize) -> T + Sync) -> Vec<T> {
+    /// Runs `per_node(channel, me)` on n nodes (one LPF process each) at once; returns
+    /// each node's result.
+    pub(crate) fn on_nodes<T: Send>(n: usize, meta: MetaAlgo, per_node: impl Fn(&mut FakeChannel, usize) -> T + Sync) -> Vec<T> {
         let net = Arc::new(Net::default());
         let offsets: Vec<Pid> = (0..=n as Pid).collect();
         std::thread::scope(|s| {
             let hs: Vec<_> = (0..n)
                 .map(|me| {
-                    let mut ch = FakeChannel { net: net.clone(), layout: Layout::new(me, offsets.clone(), 0xfeed + n as u64, meta) };
+                    let (net, layout) = (net.clone(), Layout::new(me, offsets.clone(), 0xfeed + n as u64, meta));
                     let per_node = &per_node;
-                    s.spawn(move || per_node(&mut ch, me))
+                    s.spawn(move || per_node(&mut FakeChannel { net, layout, pools: Default::default() }, me))
                 })
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
@@ -521,20 +539,12 @@ mod tests {
         let mut rng = Rng(7);
         for n in 1..=20usize {
             for trial in 0..12 {
-                // Who communicates: nobody, exactly one node, or a random set.
-                let talks: Vec<bool> = match trial % 3 {
-                    0 => vec![false; n],
-                    1 => {
-                        let one = rng.below(n as u64) as usize;
-                        (0..n).map(|i| i == one).collect()
-                    }
-                    _ => (0..n).map(|_| rng.below(2) == 0).collect(),
-                };
+                let talks = rng.talkers(n, trial);
                 let counts: Vec<Vec<u32>> = (0..n)
                     .map(|s| (0..n).map(|d| if talks[s] && d != s && rng.below(3) == 0 { 1 + rng.below(5) as u32 } else { 0 }).collect())
                     .collect();
                 let anybody = talks.iter().any(|&t| t);
-                let got = on_nodes(n, MetaAlgo::Bruck, |ch, me| bruck(ch, 0, 1, &counts[me], talks[me]));
+                let got = on_nodes(n, MetaAlgo::Bruck, |ch, me| bruck(ch, SyncId { section: 0, step: 1 }, &counts[me], talks[me]));
                 for (me, r) in got.into_iter().enumerate() {
                     let (mut from, flag) = r.unwrap_or_else(|e| panic!("n {n}, trial {trial}, node {me}: {e}"));
                     from.sort_unstable();
@@ -581,9 +591,9 @@ mod tests {
                 let got = on_nodes(n, MetaAlgo::Direct, |ch, me| {
                     let out: Vec<Outgoing> = (0..n).map(|_| Outgoing::default()).collect();
                     let mut send = |ch: &mut FakeChannel, d: usize, o: &Outgoing, kind: Kind, prefix: &[u8]| {
-                        ch.post_parts(d, kind, 0, 0, 3, &o.parts(prefix, &mut [0; 8]), 0)
+                        ch.post_parts(d, SyncId { section: 0, step: 3 }.tag(kind), &o.parts(prefix, &mut [0; 8]), 0)
                     };
-                    meta_exchange(ch, 0, 3, &out, me == talker, &mut send).map(|(_, flag)| flag)
+                    meta_exchange(ch, SyncId { section: 0, step: 3 }, &out, me == talker, &mut send).map(|(_, flag)| flag)
                 });
                 for (me, r) in got.into_iter().enumerate() {
                     assert_eq!(r.unwrap(), talker < n, "n {n}, talker {talker}, node {me}");

@@ -12,7 +12,7 @@
 //! under a request cannot be written out of bounds: such an error fails the sync
 //! everywhere, after the barrier, with nothing written for the bad request.
 
-pub mod barrier;
+pub(crate) mod barrier;
 
 use crate::context::{run_process, run_process_in, Spmd};
 use crate::engine::{Engine, Superstep};
@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Engine name for `LPF_ENGINE` and probe tables.
-pub const ENGINE_NAME: &str = crate::config::EngineKind::Shm.name();
+pub(crate) const ENGINE_NAME: &str = crate::config::EngineKind::Shm.name();
 
 /// The state the threads of one section share.
 pub(crate) struct Shared {
@@ -261,7 +261,7 @@ impl Engine for ShmEngine {
 
 /// The number of processors a root `exec` may use: `LPF_MAX_PROCS` when set, else the
 /// machine's hardware threads.
-pub fn max_procs_from_env() -> Result<Pid> {
+pub(crate) fn max_procs_from_env() -> Result<Pid> {
     match crate::config::Config::from_env()?.max_procs {
         Some(n) => Ok(n),
         None => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),

@@ -29,11 +29,29 @@ const GREETING_LEN: usize = 8 + 2 + 2 + 32;
 const MAX_MSG: usize = 64 * 1024;
 /// One handshake may take at most this long (the overall timeout still applies).
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-const JOIN: u8 = 1;
-const LINK: u8 = 2;
-/// Sent by a pid 0 that found its port taken, to the pid 0 holding it (see
-/// [`claim`]): "a second job wants this port".
-const CLAIM: u8 = 3;
+
+/// What a connecting process asks for: the first byte of its [`Hello`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HelloKind {
+    /// A process joining the job at pid 0.
+    Join = 1,
+    /// A process connecting to a peer's listener to form the mesh.
+    Link = 2,
+    /// Sent by a pid 0 that found its port taken, to the pid 0 holding it (see
+    /// [`claim`]): "a second job wants this port".
+    Claim = 3,
+}
+
+impl HelloKind {
+    fn from_u8(b: u8) -> Result<HelloKind> {
+        match b {
+            1 => Ok(HelloKind::Join),
+            2 => Ok(HelloKind::Link),
+            3 => Ok(HelloKind::Claim),
+            _ => Err(Error::protocol(format!("unknown hello kind {b}"))),
+        }
+    }
+}
 
 pub(crate) fn log(msg: impl AsRef<str>) {
     eprintln!("lpf: {}", msg.as_ref());
@@ -137,7 +155,7 @@ fn mac_ok(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], 
 /// What a connecting process says about itself.
 #[derive(Clone, Debug)]
 pub(crate) struct Hello {
-    kind: u8,
+    kind: HelloKind,
     job: String,
     nprocs: Pid,
     pub pid: Pid,
@@ -150,7 +168,7 @@ pub(crate) struct Hello {
 impl Hello {
     fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
-        b.u8(self.kind);
+        b.u8(self.kind as u8);
         b.str(self.job.as_bytes());
         b.u32(self.nprocs);
         b.u32(self.pid);
@@ -163,7 +181,7 @@ impl Hello {
     fn decode(b: &[u8]) -> Result<Hello> {
         let mut g = Get::new(b);
         let h = Hello {
-            kind: g.u8()?,
+            kind: HelloKind::from_u8(g.u8()?)?,
             job: String::from_utf8_lossy(g.str()?).into_owned(),
             nprocs: g.u32()?,
             pid: g.u32()?,
@@ -193,41 +211,39 @@ pub(crate) fn tune(s: &TcpStream) {
 /// Blocking I/O with a deadline on a connected stream.
 /// (Sends with `MSG_NOSIGNAL`: a dead peer is an error, never a `SIGPIPE`.)
 fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant) -> std::io::Result<()> {
-    let mut at = 0;
-    while at < data.len() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
-        }
+    by_deadline(data.len(), deadline, (IoKind::WriteZero, "the connection refused more data"), |at, left| {
         s.set_write_timeout(Some(left))?;
-        match super::mesh::send_bytes(s, &data[at..]) {
-            Ok(0) => return Err(std::io::Error::new(IoKind::WriteZero, "the connection refused more data")),
-            Ok(k) => at += k,
-            Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
-                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+        super::mesh::send_bytes(s, &data[at..])
+    })
 }
 
 fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
+    by_deadline(buf.len(), deadline, (IoKind::UnexpectedEof, "the peer closed the connection"), |at, left| {
+        s.set_read_timeout(Some(left))?;
+        s.read(&mut buf[at..])
+    })
+}
+
+/// Moves `len` bytes by `step(bytes moved so far, time left)` before `deadline`; a step
+/// that moves nothing is the error `none` (the peer is gone).
+fn by_deadline(
+    len: usize,
+    deadline: Instant,
+    none: (IoKind, &str),
+    mut step: impl FnMut(usize, Duration) -> std::io::Result<usize>,
+) -> std::io::Result<()> {
+    let timed_out = || std::io::Error::new(IoKind::TimedOut, "timed out");
     let mut at = 0;
-    while at < buf.len() {
+    while at < len {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(std::io::Error::new(IoKind::TimedOut, "timed out"));
+            return Err(timed_out());
         }
-        s.set_read_timeout(Some(left))?;
-        match s.read(&mut buf[at..]) {
-            Ok(0) => return Err(std::io::Error::new(IoKind::UnexpectedEof, "the peer closed the connection")),
+        match step(at, left) {
+            Ok(0) => return Err(std::io::Error::new(none.0, none.1)),
             Ok(k) => at += k,
             Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {
-                return Err(std::io::Error::new(IoKind::TimedOut, "timed out"))
-            }
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => return Err(timed_out()),
             Err(e) => return Err(e),
         }
     }
@@ -645,7 +661,7 @@ fn claim(cfg: &TcpConfig, addr: SocketAddr) -> String {
     let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_secs(1)) else {
         return "something that does not accept connections holds it".into();
     };
-    match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, CLAIM, String::new(), 0), deadline) {
+    match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, HelloKind::Claim, String::new(), 0), deadline) {
         Err(HandshakeError::Refused(why)) if why == CONTESTED => format!(
             "by the pid 0 of another LPF job that cannot be told from this one (the same job identity `{}`{}): it was \
              told and fails its job too, as processes of this job may have joined it",
@@ -661,7 +677,7 @@ fn claim(cfg: &TcpConfig, addr: SocketAddr) -> String {
     }
 }
 
-fn hello_of(cfg: &TcpConfig, kind: u8, listen: String, token: u64) -> Hello {
+fn hello_of(cfg: &TcpConfig, kind: HelloKind, listen: String, token: u64) -> Hello {
     Hello {
         kind,
         job: cfg.job.clone(),
@@ -694,7 +710,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
     let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
     let contested = std::cell::RefCell::new(None::<Error>);
     let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
-        if h.kind == CLAIM && h.job == cfg.job && h.nprocs == cfg.nprocs {
+        if h.kind == HelloKind::Claim && h.job == cfg.job && h.nprocs == cfg.nprocs {
             // Another job's pid 0 with this job's identity (and secret, if any) wants
             // this port: its processes (some may have joined here already) cannot be
             // told from ours. Fail rather than run with a foreign member.
@@ -710,13 +726,13 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
             )));
             return Err(CONTESTED.into());
         }
-        if h.kind == CLAIM {
+        if h.kind == HelloKind::Claim {
             return Err(format!(
                 "that job (`{}`, {} processes) is not this job (`{}`, {} processes): their processes refuse each other",
                 h.job, h.nprocs, cfg.job, cfg.nprocs
             ));
         }
-        if h.kind != JOIN {
+        if h.kind != HelloKind::Join {
             return Err("a mesh link attempt at the rendezvous port".into());
         }
         if h.job != cfg.job {
@@ -873,7 +889,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     // Connect to the lower pids (other than 0) ...
     for j in 1..me {
         let addr: SocketAddr = addrs[j].parse().map_err(|_| Error::protocol(format!("bad address `{}` for pid {j}", addrs[j])))?;
-        let hello = hello_of(cfg, LINK, String::new(), token);
+        let hello = hello_of(cfg, HelloKind::Link, String::new(), token);
         let mut tries = 0;
         let s = loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -901,7 +917,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     if let Some(l) = listener {
         let mut linked = vec![false; n];
         let verify = |h: &Hello, _: SocketAddr| -> std::result::Result<(), String> {
-            if h.kind != LINK || h.token != token || h.job != cfg.job {
+            if h.kind != HelloKind::Link || h.token != token || h.job != cfg.job {
                 return Err("not a link of this job (wrong job token)".into());
             }
             if (h.pid as usize) <= me || h.pid as usize >= n {
@@ -978,7 +994,7 @@ fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStrea
             Some(l) => l.local_addr().map_err(|e| Broken(e.to_string()))?.to_string(),
             None => String::new(),
         };
-        let hello = hello_of(cfg, JOIN, listen, 0);
+        let hello = hello_of(cfg, HelloKind::Join, listen, 0);
         return connect_handshake(&mut s, cfg.secret.as_deref(), &hello, deadline).map(|()| (s, listener));
     }
     Err(last)

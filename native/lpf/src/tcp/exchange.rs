@@ -59,7 +59,7 @@ impl Transport<Mesh> for TcpStreams {
     }
 
     fn exchange(&mut self, mesh: &mut Mesh, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
-        let SyncId { section, step } = x.id;
+        let reply = x.id.tag(Kind::GetReply);
         // Raw put payloads go straight into their pieces.
         for s in x.peers() {
             let Some(inc) = &x.incoming[s] else { continue };
@@ -91,7 +91,7 @@ impl Transport<Mesh> for TcpStreams {
                     raw += g.size as u64;
                 }
             });
-            mesh.post(s, Kind::GetReply, 0, section, step, &status, raw);
+            mesh.post(s, reply, &status, raw);
             let mut small: Vec<u8> = Vec::new();
             for (p, len) in parts {
                 if len == 0 {
@@ -119,9 +119,9 @@ impl Transport<Mesh> for TcpStreams {
                 // The reply comes after the raw put payloads from s (stream order), so
                 // its frame, once here, owns whatever raw bytes are pending.
                 if !replied[s] {
-                    match m.take(s, section, Kind::GetReply, step, 0) {
+                    match m.take(s, reply) {
                         None => {
-                            m.check_peer(s, section, step, Kind::GetReply)?;
+                            m.check_peer(s, reply)?;
                             done = false;
                             continue;
                         }
@@ -144,7 +144,7 @@ impl Transport<Mesh> for TcpStreams {
                     }
                 }
                 if m.raw_pending(s) > 0 {
-                    m.check_peer(s, section, step, Kind::GetReply)?;
+                    m.check_peer(s, reply)?;
                     done = false;
                 }
             }
@@ -154,7 +154,7 @@ impl Transport<Mesh> for TcpStreams {
 
     /// The final barrier, agreeing on the first error.
     fn complete(&mut self, mesh: &mut Mesh, id: SyncId, found: Found) -> Result<()> {
-        final_barrier(mesh, id.section, id.step, found)
+        final_barrier(mesh, id, found)
     }
 }
 

@@ -15,7 +15,7 @@
 
 use crate::phases::driver::{Pooled, Pools};
 use crate::phases::{left_section, out_of_step, Channel, Layout, MetaAlgo, Sections};
-use crate::wire::{Frame, Header, Kind, HEADER_LEN};
+use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
 use std::collections::VecDeque;
@@ -233,10 +233,8 @@ impl Link {
                             }
                             scratch_used = true;
                             let n = n.min(scratch.len());
-                            iov.push(IoSliceMut::new(unsafe {
-                                // SAFETY: `scratch` is exclusively ours for this call.
-                                std::slice::from_raw_parts_mut(scratch.as_mut_ptr(), n)
-                            }));
+                            // SAFETY: `scratch` is exclusively ours for this call.
+                            iov.push(IoSliceMut::new(unsafe { std::slice::from_raw_parts_mut(scratch.as_mut_ptr(), n) }));
                         }
                     }
                 }
@@ -412,7 +410,7 @@ impl Mesh {
             }
             if link.dead.is_none() {
                 let mut v = Vec::with_capacity(HEADER_LEN + reason.len());
-                Header { kind: Kind::Leave, round: 0, section, step: 0, body: reason.len() as u64, raw: 0 }.encode(&mut v);
+                SyncId { section, step: 0 }.tag(Kind::Leave).header(reason.len(), 0).encode(&mut v);
                 v.extend_from_slice(reason.as_bytes());
                 link.out.push_back(Out::Owned(v, 0));
                 link.pump_tx();
@@ -446,10 +444,10 @@ impl Mesh {
         }
     }
 
-    /// Takes the frame `(section, kind, step, round)` from `from`'s inbox, if it came.
-    pub fn take(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Option<Frame> {
+    /// Takes the frame tagged `tag` from `from`'s inbox, if it came.
+    pub fn take(&mut self, from: usize, tag: Tag) -> Option<Frame> {
         let inbox = &mut self.links[from].as_mut()?.inbox;
-        let i = inbox.iter().position(|f| f.h.section == section && f.h.kind == kind && f.h.step == step && f.h.round == round)?;
+        let i = inbox.iter().position(|f| tag.names(&f.h))?;
         inbox.remove(i)
     }
 
@@ -475,16 +473,16 @@ impl Mesh {
         Ok(())
     }
 
-    /// Fails unless `from` can still send us the frame of `kind` for `(section, step)`
-    /// that we wait for: it must neither have left that section, nor lost its
-    /// connection, nor be in another collective operation at this step.
-    pub fn check_peer(&self, from: usize, section: u32, step: u64, kind: Kind) -> Result<()> {
+    /// Fails unless `from` can still send us the frame tagged `tag` that we wait for:
+    /// it must neither have left that section, nor lost its connection, nor be in
+    /// another collective operation at this step.
+    pub fn check_peer(&self, from: usize, tag: Tag) -> Result<()> {
         let link = self.link(from);
         let pid = self.layout.offsets[from];
-        if let Some(f) = link.inbox.iter().find(|f| f.h.section == section && f.h.step == step && f.h.kind.operation() != kind.operation()) {
-            return Err(out_of_step(&link.name, pid, f.h.kind, kind));
+        if let Some(f) = link.inbox.iter().find(|f| tag.other_operation(&f.h)) {
+            return Err(out_of_step(&link.name, pid, f.h.kind, tag.kind));
         }
-        if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == section) {
+        if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == tag.id.section) {
             return Err(left_section(&link.name, pid, why));
         }
         if let Some(why) = &link.dead {
@@ -632,24 +630,24 @@ impl Channel for Mesh {
         &self.layout
     }
     /// Queues a frame for process `to`.
-    fn post(&mut self, to: usize, kind: Kind, round: u8, section: u32, step: u64, body: &[u8], raw: u64) {
+    fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
         let link = self.links[to].as_mut().expect("no link to self");
         if link.dead.is_some() {
             return;
         }
         let mut v = Vec::with_capacity(HEADER_LEN + body.len());
-        Header { kind, round, section, step, body: body.len() as u64, raw }.encode(&mut v);
+        tag.header(body.len(), raw).encode(&mut v);
         v.extend_from_slice(body);
         link.out.push_back(Out::Owned(v, 0));
     }
-    fn expect(&mut self, from: usize, section: u32, kind: Kind, step: u64, round: u8) -> Result<Frame> {
+    fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
-        self.wait(|m| match m.take(from, section, kind, step, round) {
+        self.wait(|m| match m.take(from, tag) {
             Some(f) => {
                 got = Some(f);
                 Ok(true)
             }
-            None => m.check_peer(from, section, step, kind).map(|_| false),
+            None => m.check_peer(from, tag).map(|_| false),
         })?;
         Ok(got.expect("wait returned with the frame"))
     }

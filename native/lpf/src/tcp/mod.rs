@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 use wire::Kind;
 
 /// Engine name for `LPF_ENGINE` and probe tables.
-pub const ENGINE_NAME: &str = crate::config::EngineKind::Tcp.name();
+pub(crate) const ENGINE_NAME: &str = crate::config::EngineKind::Tcp.name();
 
 /// The shortest shared secret accepted (bytes): shorter ones, the empty one included,
 /// are refused at init.
@@ -419,11 +419,11 @@ impl crate::network::Network for TcpSection {
     }
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         self.step = step;
-        crate::phases::allgather(&mut *lock(&self.mesh), self.section, step, mine, len, all)
+        crate::phases::allgather(&mut *lock(&self.mesh), SyncId { section: self.section, step }, mine, len, all)
     }
     fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::network::Network>> {
         self.step = step;
-        crate::phases::barrier(&mut *lock(&self.mesh), self.section, step, Kind::Fresh, None)?;
+        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
     }
     /// The barrier at the end of a section: a process that returned while others still
@@ -431,7 +431,7 @@ impl crate::network::Network for TcpSection {
     /// section" there). Nobody carries an error into it.
     fn finish(&mut self) -> Result<()> {
         self.step += 1;
-        crate::phases::barrier(&mut *lock(&self.mesh), self.section, self.step, Kind::End, None).map(drop)
+        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step: self.step }.tag(Kind::End), None).map(drop)
     }
     fn leave(&mut self, why: &str) {
         lock(&self.mesh).leave(self.section, why);
@@ -445,7 +445,7 @@ static EXEC_INIT: OnceLock<std::result::Result<TcpInit, Error>> = OnceLock::new(
 /// (`lpf_probe` on the root): the init's once made, else what the environment lpfrun
 /// gives says (`LPF_NPROCS` processes of `LPF_THREADS` threads each), without
 /// connecting to anyone.
-pub fn job_from_env() -> Result<(&'static str, Pid)> {
+pub(crate) fn job_from_env() -> Result<(&'static str, Pid)> {
     if let Some(Ok(init)) = EXEC_INIT.get() {
         return Ok((init.engine_name(), init.total_procs()));
     }
@@ -459,7 +459,7 @@ pub fn job_from_env() -> Result<(&'static str, Pid)> {
 /// (started by `lpfrun`, configured by [`TcpConfig::from_env`]) calls it; the section
 /// runs on all LPF processes of the job. The init is made on the first call and kept
 /// for later ones.
-pub fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+pub(crate) fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let init = EXEC_INIT.get_or_init(|| TcpConfig::from_env().and_then(TcpInit::new));
     let init = init.as_ref().map_err(|e| e.clone())?;
     let total = init.total_procs();
