@@ -9,6 +9,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.graphx.{Edge, Graph}
 import org.apache.spark.graphx.lib.{LabelPropagation, ShortestPaths, TriangleCount}
 import org.apache.spark.rdd.RDD
+import org.apache.spark.scheduler.{SparkListener, SparkListenerJobEnd, SparkListenerJobStart}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{abs, col, count, countDistinct, desc, lit, max, sum, when}
 import org.apache.spark.sql.types.{DataType, DoubleType, LongType, StructField, StructType}
@@ -41,9 +42,12 @@ import org.lpf.spark.LpfGraph
  *                                        changes by more than tol), ranks normalised to 1
  *
  * Each LPF kernel runs once to warm up, then `--calls` times (the median is reported);
- * GraphX runs once (minutes on kron16). The source of BFS and SSSP is the vertex of
- * highest out-degree (smallest id among equals). Edge weights for SSSP: doubles in [0, 1)
- * drawn by a generator seeded with (src, dst), a column `weight` of the same DataFrame.
+ * GraphX runs once (minutes on kron16; `--no-graphx`: not at all, LPF's times alone, no
+ * checks). The Spark jobs of the last LPF call of each kernel are listed (wall, tasks,
+ * call site of the last stage): where the call's time goes. The source of BFS and SSSP
+ * is the vertex of highest out-degree (smallest id among equals). Edge weights for SSSP:
+ * doubles in [0, 1) drawn by a generator seeded with (src, dst), a column `weight` of the
+ * same DataFrame.
  *
  * Every LPF result is compared with its GraphX counterpart where the semantics agree,
  * and a disagreement makes the application exit with status 1 after writing its results:
@@ -90,6 +94,24 @@ object KernelBenchmark {
     val t0 = System.nanoTime
     val x = body
     (x, (System.nanoTime - t0) / 1e9)
+  }
+
+  /**
+   * The Spark jobs of one call: id, wall seconds (start to end event), tasks and the
+   * name of its last stage (Spark names a stage after its call site), in start order.
+   */
+  private final class JobLog extends SparkListener {
+    private val started = new java.util.concurrent.ConcurrentHashMap[Int, (Long, Int, String)]()
+    private val ended = new java.util.concurrent.ConcurrentHashMap[Int, Long]()
+    override def onJobStart(e: SparkListenerJobStart): Unit = {
+      val last = if (e.stageInfos.isEmpty) "?" else e.stageInfos.maxBy(_.stageId).name
+      started.put(e.jobId, (e.time, e.stageInfos.map(_.numTasks).sum, last))
+    }
+    override def onJobEnd(e: SparkListenerJobEnd): Unit = ended.put(e.jobId, e.time)
+    def lines: Seq[String] = started.asScala.toSeq.sortBy(_._1).map { case (id, (t0, tasks, name)) =>
+      val end = Option(ended.get(id)).map(t => f"${(t - t0) / 1e3}%.3f s").getOrElse("not ended")
+      s"job $id: $end, $tasks tasks, $name"
+    }
   }
 
   /** The weight of the edge (u, v): in [0, 1), from a generator seeded with the pair. */
@@ -225,8 +247,9 @@ object KernelBenchmark {
 
   def main(args: Array[String]): Unit = {
     // Options of this benchmark alone; the rest are the examples' common Options.
-    val (cli, calls, kernels, rest) = {
+    val (cli, calls, kernels, withGraphx, rest) = {
       var cli: Option[String] = None
+      var withGraphx = true
       var calls = 3
       var kernels = Kernels
       val rest = Vector.newBuilder[String]
@@ -241,6 +264,7 @@ object KernelBenchmark {
           case "--cli" => cli = Some(value())
           case "--calls" => calls = value().toInt
           case "--kernels" => kernels = value().split(",").map(_.trim).filter(_.nonEmpty).toSeq
+          case "--no-graphx" => withGraphx = false
           case a => rest += a
         }
         i += 1
@@ -248,7 +272,7 @@ object KernelBenchmark {
       kernels.find(k => !Kernels.contains(k)).foreach { k =>
         System.err.println(s"KernelBenchmark: unknown kernel $k (known: ${Kernels.mkString(", ")})"); sys.exit(2)
       }
-      (cli, calls, kernels, rest.result().toArray)
+      (cli, calls, kernels, withGraphx, rest.result().toArray)
     }
     val o = Options.parse(rest, "KernelBenchmark")
     val spark = SparkSession.builder().appName(s"Graph kernels LPF vs GraphX ${o.describe}").getOrCreate()
@@ -280,32 +304,44 @@ object KernelBenchmark {
     for (k <- kernels) {
       lpf(edges, k, source, o.alpha, o.tol, o.maxIter).unpersist()
       val timed = (1 to calls).map { i =>
+        val jobs = new JobLog
+        sc.addSparkListener(jobs)
         val (df, s) = seconds(lpf(edges, k, source, o.alpha, o.tol, o.maxIter))
+        org.apache.spark.lpfexamples.ListenerBus.drain(sc)
+        sc.removeSparkListener(jobs)
         println(f"kernelbench: $k lpf call $i: $s%.3f s")
+        // Where an LPF call's time goes, from the last call's Spark jobs.
+        if (i == calls) jobs.lines.foreach(l => println(s"kernelbench: $k lpf call $i $l"))
         (df, s)
       }
       val lpfWall = timed.map(_._2).sorted.apply(timed.length / 2)
       val ours = timed.last._1
       timed.init.foreach(_._1.unpersist())
-      val (theirs, gxWall) = seconds(graphx(spark, edges, k, source, o.alpha, o.tol))
-      println(f"kernelbench: $k graphx: $gxWall%.3f s")
-      val (message, agrees) = if (k == "lcc") {
-        // On the undirected view, where both compute the same coefficient.
-        val symmetric = edges.select(col("src"), col("dst")).union(edges.select(col("dst"), col("src"))).toDF("src", "dst")
-        val undirected = LpfGraph(symmetric).lcc()
-        val (text, ok) = compare(k, undirected, theirs)
-        undirected.unpersist()
-        (s"LPF on the symmetrised edges vs GraphX: $text", ok)
-      } else compare(k, ours, theirs)
-      println(s"kernelbench: $k check: ${if (agrees) "agrees" else "DISAGREES"}: $message")
-      if (!agrees) disagreements :+= s"$k: $message"
-      ours.unpersist()
-      theirs.unpersist()
       val nc = native.getOrElse(k, Double.NaN)
-      println(f"kernelbench: $k lpf median $lpfWall%.3f s, graphx $gxWall%.3f s: ${gxWall / lpfWall}%.1fx" +
-        (if (nc.isNaN) "" else f"; native compute $nc%.4f s, overhead ${lpfWall - nc}%.3f s (${100 * (lpfWall - nc) / lpfWall}%.0f%% of the LPF call)"))
-      rows :+= Result(graph, k, "lpf", lpfWall, gxWall / lpfWall, nc)
-      rows :+= Result(graph, k, "graphx", gxWall, 1.0, Double.NaN)
+      val overhead = if (nc.isNaN) "" else
+        f"; native compute $nc%.4f s, overhead ${lpfWall - nc}%.3f s (${100 * (lpfWall - nc) / lpfWall}%.0f%% of the LPF call)"
+      if (withGraphx) {
+        val (theirs, gxWall) = seconds(graphx(spark, edges, k, source, o.alpha, o.tol))
+        println(f"kernelbench: $k graphx: $gxWall%.3f s")
+        val (message, agrees) = if (k == "lcc") {
+          // On the undirected view, where both compute the same coefficient.
+          val symmetric = edges.select(col("src"), col("dst")).union(edges.select(col("dst"), col("src"))).toDF("src", "dst")
+          val undirected = LpfGraph(symmetric).lcc()
+          val (text, ok) = compare(k, undirected, theirs)
+          undirected.unpersist()
+          (s"LPF on the symmetrised edges vs GraphX: $text", ok)
+        } else compare(k, ours, theirs)
+        println(s"kernelbench: $k check: ${if (agrees) "agrees" else "DISAGREES"}: $message")
+        if (!agrees) disagreements :+= s"$k: $message"
+        theirs.unpersist()
+        println(f"kernelbench: $k lpf median $lpfWall%.3f s, graphx $gxWall%.3f s: ${gxWall / lpfWall}%.1fx$overhead")
+        rows :+= Result(graph, k, "lpf", lpfWall, gxWall / lpfWall, nc)
+        rows :+= Result(graph, k, "graphx", gxWall, 1.0, Double.NaN)
+      } else {
+        println(f"kernelbench: $k lpf median $lpfWall%.3f s$overhead; not compared (--no-graphx)")
+        rows :+= Result(graph, k, "lpf", lpfWall, Double.NaN, nc)
+      }
+      ours.unpersist()
     }
 
     val out = new File(o.out)
@@ -324,7 +360,7 @@ object KernelBenchmark {
       all.map(group).distinct, Seq("lpf", "graphx"), Seq(
         Chart.Panel("DataFrame in, result DataFrame out", "s", all.map(r => (group(r), r.impl) -> r.wall).toMap),
         Chart.Panel("GraphX / LPF", "x", all.filter(_.impl == "lpf").map(r => (group(r), "lpf") -> r.ratio).toMap)))
-    for (r <- rows.filter(_.impl == "lpf"))
+    for (r <- rows.filter(r => r.impl == "lpf" && !r.ratio.isNaN))
       println(f"kernelbench: ${r.graph} ${r.kernel}: ${r.ratio}%.1fx faster than GraphX (${if (r.ratio >= 100) "meets" else "misses"} 100x)")
     println(s"kernelbench: wrote $csvFile, ${new File(out, "kernels.png")}")
     spark.stop()
