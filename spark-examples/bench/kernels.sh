@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The graph kernels from Spark, LPF beside GraphX, end to end (issue 15's Spark
+# benchmark; not a timed test): org.lpf.spark.examples.KernelBenchmark on generated
+# Graph500 R-MAT graphs in local-cluster[2,1,M] (two executor JVMs). Per kernel (BFS,
+# WCC, CDLP, LCC, SSSP, PR) one edge DataFrame (src, dst, weight) in, the result
+# DataFrame out, persisted: LpfGraph's median of BENCH_CALLS calls after a warm-up,
+# GraphX's counterpart once; each LPF result checked against GraphX's where the
+# semantics agree (the application exits 1 on a disagreement, after writing its
+# results). The `graph` CLI's native compute on the same edges gives each LPF call's
+# overhead. Results (CSV, PNG) in spark-examples/bench/results/kernels.*; the full logs
+# in build/bench-logs/kernels-kronS.log.
+#
+# Environment (optional):
+#   BENCH_SCALES       graphs to run (default "16")
+#   BENCH_KERNELS      kernels to run (default bfs,wcc,cdlp,lcc,sssp,pr)
+#   BENCH_CALLS        timed calls per LPF kernel, the median reported (default 3)
+#   BENCH_EXEC_MEM     executor memory in MiB (default 3072)
+#   BENCH_SKIP_BUILD=1 use the jars in build/libs and target/release/graph
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+out=$here/results
+mkdir -p "$out" "$root/build/bench-logs"
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+cli=${CARGO_TARGET_DIR:-$root/target}/release/graph
+if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+    bash scripts/setup.sh
+    bash scripts/build-jar.sh --scala 2.13
+    cargo build --release -p graphblas --bin graph
+fi
+export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))')}
+export SPARK_LOCAL_IP=127.0.0.1
+log4j="-Dlog4j2.configurationFile=file:$root/tests/spark/log4j2.properties"
+mem=${BENCH_EXEC_MEM:-3072}
+append=
+status=0
+for s in ${BENCH_SCALES:-16}; do
+    log=$root/build/bench-logs/kernels-kron$s.log
+    echo "=== kron$s in local-cluster[2,1,$mem] (log $log), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$SPARK_HOME/bin/spark-submit" \
+        --master "local-cluster[2,1,$mem]" \
+        --conf "spark.executor.memory=${mem}m" \
+        --driver-memory 4g \
+        --jars "build/libs/lpf-spark_2.13-$(bash scripts/spark-version.sh).jar" \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.ui.enabled=false \
+        --conf spark.barrier.sync.timeout=600s \
+        --conf spark.network.timeout=600s \
+        --conf spark.executor.heartbeatInterval=60s \
+        --class org.lpf.spark.examples.KernelBenchmark build/libs/lpf-spark-examples_2.13.jar \
+        --scale "$s" --partitions 2 --tol 1e-7 --kernels "${BENCH_KERNELS:-bfs,wcc,cdlp,lcc,sssp,pr}" \
+        --calls "${BENCH_CALLS:-3}" --cli "$cli" --out "$out" $append 2>&1 | tee "$log" | grep -E '^kernelbench' \
+        || status=1
+    echo "=== kron$s done, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    append=--append
+done
+echo "=== results: $out/kernels.csv, $out/kernels.png"
+cat "$out/kernels.csv"
+exit $status
