@@ -50,7 +50,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 case $target in /*) ;; *) target=$root/$target ;; esac
 
 log "building liblpf_core, lpfrun and lpfprobe (release)"
-CARGO_TARGET_DIR=$target cargo build --release -p lpf-capi -p lpf --bin lpfrun --bin lpfprobe
+CARGO_TARGET_DIR=$target cargo build --release -p lpf-capi -p lpf --bin lpfrun -p lpfprobe
 if [ "$mpi" = 1 ]; then
     log "building the MPI-enabled liblpf_core (cargo feature mpi)"
     CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features mpi

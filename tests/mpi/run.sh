@@ -92,7 +92,7 @@ if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
     if ! cargo build --release -j2 -p lpf-conformance --features mpi,ibverbs --bin lpf-mpi-conformance \
         >"$build/cargo.log" 2>&1 ||
         ! cargo build --release -j2 -p lpf-capi --features mpi,ibverbs >>"$build/cargo.log" 2>&1 ||
-        ! cargo build --release -j2 -p lpf --features mpi,ibverbs --bin lpfprobe >>"$build/cargo.log" 2>&1; then
+        ! cargo build --release -j2 -p lpfprobe --features mpi,ibverbs >>"$build/cargo.log" 2>&1; then
         fail "build (cargo --features mpi,ibverbs)" "$build/cargo.log"
         finish
     fi

@@ -9,7 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 cd "$root"
-cargo build --release -q -p lpf --bins --example cost_model
+cargo build --release -q -p lpf --bin lpfrun -p lpfprobe --bins --example cost_model
 bin=$root/target/release
 probes=$(mktemp -d)
 trap 'rm -rf "$probes"' EXIT

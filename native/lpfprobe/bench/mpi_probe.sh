@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 cd "$root"
 export CARGO_TARGET_DIR=${LPF_MPI_TARGET_DIR:-$root/target/mpi-features}
-cargo build --release -q -j2 -p lpf --features mpi --bin lpfprobe
+cargo build --release -q -j2 -p lpfprobe --features mpi
 probe=$CARGO_TARGET_DIR/release/lpfprobe
 mpirun_opts=(--oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun_opts+=(--allow-run-as-root)

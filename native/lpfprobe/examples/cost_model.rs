@@ -1,6 +1,6 @@
 //! The BSP cost model checked: supersteps of many h-relations, measured, beside the
 //! time `probe` predicts for them, h·g + l (g and l of the engine's cost table, which
-//! `lpfprobe --save` writes; run `native/lpf/bench/cost_model.sh`).
+//! `lpfprobe --save` writes; run `native/lpfprobe/bench/cost_model.sh`).
 //!
 //! Every process derives the same traffic matrix from a shared seed, so every process
 //! knows h = max over processes of max(bytes sent, bytes received) and the smallest
