@@ -86,15 +86,40 @@ fn dims(op: &'static str, what: &str, expected: usize, got: usize) -> GrbResult<
     Ok(())
 }
 
+/// An operation's result `t` before the write-back: a bitmap over all n positions,
+/// or, when the operation found few entries, those entries alone (a sparse vector), so
+/// that the write-back of a small frontier costs the frontier and not n.
+enum Computed<T> {
+    Bitmap(Bitmap<T>),
+    Sparse(Vector<T>),
+}
+
+impl<T> From<Bitmap<T>> for Computed<T> {
+    fn from(b: Bitmap<T>) -> Self {
+        Computed::Bitmap(b)
+    }
+}
+
+/// A result with at most 1/`SPARSE_RESULT` of n entries is computed as a sparse
+/// vector (a sort of its entries) instead of a bitmap of n positions.
+const SPARSE_RESULT: usize = 16;
+
 /// The GraphBLAS write-back step `w<mask> = accum(w, t)`.
 fn write_back<T: Scalar>(
     op: &'static str,
     w: &mut Vector<T>,
-    t: Bitmap<T>,
+    t: impl Into<Computed<T>>,
     mask: Option<&Mask>,
     accum: Option<Accum<T>>,
     replace: bool,
 ) -> GrbResult<()> {
+    let t = match t.into() {
+        Computed::Bitmap(t) => t,
+        Computed::Sparse(t) => match write_back_sparse(op, w, t, mask, accum, replace)? {
+            None => return Ok(()),
+            Some(t) => t.to_bitmap(),
+        },
+    };
     dims(op, "output length", t.val.len(), w.len())?;
     if let Some(m) = mask {
         dims(op, "mask length", w.len(), m.len())?;
@@ -141,6 +166,82 @@ fn write_back<T: Scalar>(
     }
     *w = out.into_vector();
     Ok(())
+}
+
+/// The write-back of a sparse `t` in the cases that need only its entries (and `w`'s
+/// when `w` is sparse): no accumulator and nothing of `w` surviving (`t` where the
+/// mask allows), or an accumulator without a mask (`w` ⊕ `t` on the union, by a merge;
+/// in place where `w` is dense). `Some(t)` back for the general write-back otherwise.
+fn write_back_sparse<T: Scalar>(
+    op: &'static str,
+    w: &mut Vector<T>,
+    t: Vector<T>,
+    mask: Option<&Mask>,
+    accum: Option<Accum<T>>,
+    replace: bool,
+) -> GrbResult<Option<Vector<T>>> {
+    dims(op, "output length", t.len(), w.len())?;
+    if let Some(m) = mask {
+        dims(op, "mask length", w.len(), m.len())?;
+    }
+    let Vector::Sparse { n, idx, val } = t else { return Ok(Some(t)) };
+    match (mask, accum) {
+        (None, None) => *w = Vector::Sparse { n, idx, val },
+        (Some(m), None) if replace || w.nvals() == 0 => {
+            let (idx, val) = idx.iter().zip(&val).filter(|(&i, _)| m.allows(i as usize)).map(|(&i, &x)| (i, x)).unzip();
+            *w = Vector::Sparse { n, idx, val };
+        }
+        (None, Some(f)) => match w {
+            Vector::Dense(wv) => {
+                for (&i, &x) in idx.iter().zip(&val) {
+                    wv[i as usize] = f(wv[i as usize], x);
+                }
+            }
+            Vector::Sparse { idx: wi, val: wv, .. } => {
+                let (idx, val) = merge_sorted(wi, wv, &idx, &val, |a, b| match (a, b) {
+                    (Some(x), Some(y)) => Some(f(x, y)),
+                    (x, y) => x.or(y),
+                });
+                *w = Vector::Sparse { n, idx, val };
+            }
+        },
+        _ => return Ok(Some(Vector::Sparse { n, idx, val })),
+    }
+    Ok(None)
+}
+
+/// The union of two sorted entry lists, `f(a, b)` at each index (`None` for a side
+/// without an entry there); entries where `f` gives `None` are left out.
+fn merge_sorted<T: Scalar>(
+    ai: &[u32],
+    av: &[T],
+    bi: &[u32],
+    bv: &[T],
+    f: impl Fn(Option<T>, Option<T>) -> Option<T>,
+) -> (Vec<u32>, Vec<T>) {
+    let (mut idx, mut val) = (Vec::with_capacity(ai.len() + bi.len()), Vec::with_capacity(ai.len() + bi.len()));
+    let (mut x, mut y) = (0, 0);
+    while x < ai.len() || y < bi.len() {
+        let (i, z) = match (ai.get(x), bi.get(y)) {
+            (Some(&i), Some(&j)) if i == j => {
+                (x, y) = (x + 1, y + 1);
+                (i, f(Some(av[x - 1]), Some(bv[y - 1])))
+            }
+            (Some(&i), j) if j.is_none_or(|&j| i < j) => {
+                x += 1;
+                (i, f(Some(av[x - 1]), None))
+            }
+            _ => {
+                y += 1;
+                (bi[y - 1], f(None, Some(bv[y - 1])))
+            }
+        };
+        if let Some(z) = z {
+            idx.push(i);
+            val.push(z);
+        }
+    }
+    (idx, val)
 }
 
 /// Input vector of a gather, specialised so the all-present case has no
@@ -236,7 +337,7 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     threads: usize,
-) -> Bitmap<T> {
+) -> Computed<T> {
     let entries: Vec<(usize, T)> = x.entries();
     let bounds = even_blocks(entries.len(), threads);
     let work: Vec<&[(usize, T)]> = bounds.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
@@ -254,13 +355,31 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
         }
         out
     });
+    let products: usize = parts.iter().map(Vec::len).sum();
+    if products.saturating_mul(SPARSE_RESULT) <= nout {
+        // Few products: sorted by output (stably, so each output's products keep
+        // the block order) and summed, without touching n positions.
+        let mut all: Vec<(u32, T)> = parts.into_iter().flatten().collect();
+        all.sort_by_key(|&(j, _)| j);
+        let (mut idx, mut val): (Vec<u32>, Vec<T>) = (Vec::with_capacity(all.len()), Vec::with_capacity(all.len()));
+        for (j, prod) in all {
+            match (idx.last(), val.last_mut()) {
+                (Some(&last), Some(acc)) if last == j => *acc = s.add(*acc, prod),
+                _ => {
+                    idx.push(j);
+                    val.push(prod);
+                }
+            }
+        }
+        return Computed::Sparse(Vector::Sparse { n: nout, idx, val });
+    }
     let mut t = Bitmap { val: vec![s.zero(); nout], present: vec![false; nout] };
     for (j, prod) in parts.into_iter().flatten() {
         let j = j as usize;
         t.val[j] = if t.present[j] { s.add(t.val[j], prod) } else { prod };
         t.present[j] = true;
     }
-    t
+    Computed::Bitmap(t)
 }
 
 /// The product `t = A ⊕.⊗ u` in the direction `desc` asks for: pull gathers over
@@ -278,7 +397,7 @@ fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     desc: &Descriptor,
-) -> Bitmap<T> {
+) -> Computed<T> {
     let pushes = match (desc.direction, u) {
         (Direction::Push, _) => true,
         (Direction::Pull, _) | (Direction::Auto, Vector::Dense(_)) => false,
@@ -292,7 +411,7 @@ fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     if pushes {
         scatter::<T, A, S, VEC_LEFT>(push(), nout, u, s, mask, threads)
     } else {
-        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads)
+        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads).into()
     }
 }
 
@@ -359,7 +478,16 @@ fn elementwise<T: Scalar>(
     mask: Option<&Mask>,
     threads: usize,
     f: impl Fn(Option<T>, Option<T>) -> Option<T> + Sync,
-) -> Bitmap<T> {
+) -> Computed<T> {
+    if let (Vector::Sparse { n, idx: ui, val: uv }, Vector::Sparse { idx: vi, val: vv, .. }) = (u, v) {
+        if (ui.len() + vi.len()).saturating_mul(SPARSE_RESULT) <= *n {
+            // Few entries: merged, without touching n positions.
+            let allowed = |i: u32| mask.is_none_or(|m| m.allows(i as usize));
+            let (idx, val) = merge_sorted(ui, uv, vi, vv, |a, b| f(a, b));
+            let (idx, val) = idx.into_iter().zip(val).filter(|&(i, _)| allowed(i)).unzip();
+            return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
+        }
+    }
     let (ub, vb) = (u.to_bitmap(), v.to_bitmap());
     let n = ub.val.len();
     let mut out = Bitmap { val: vec![T::zero(); n], present: vec![false; n] };
@@ -384,7 +512,7 @@ fn elementwise<T: Scalar>(
             }
         }
     });
-    out
+    out.into()
 }
 
 /// `w<mask> = accum(w, u ⊕ v)` over the *union* of the patterns
@@ -850,9 +978,19 @@ pub fn pattern_with<T: Scalar, X: Scalar>(a: &Matrix<T>, x: X) -> GrbResult<Matr
 pub fn assign_scalar<T: Scalar>(w: &mut Vector<T>, mask: Option<&Mask>, accum: Option<Accum<T>>, x: T, desc: &Descriptor) -> GrbResult<()> {
     let n = w.len();
     if let (Some(m), None, false) = (mask, accum, desc.replace) {
+        dims("assign_scalar", "mask length", n, m.len())?;
+        if let Vector::Sparse { idx, val, .. } = &*w {
+            if m.count().saturating_mul(SPARSE_RESULT) <= n {
+                // A few positions (a BFS level's frontier) merged into the entries.
+                let at = m.positions();
+                let xs = vec![x; at.len()];
+                let (idx, val) = merge_sorted(idx, val, &at, &xs, |old, new| new.or(old));
+                *w = Vector::Sparse { n, idx, val };
+                return Ok(());
+            }
+        }
         // The old entries stay outside the mask and `x` lands inside it: one pass over
         // `w`'s own bitmap instead of a full-length `t` and a merge.
-        dims("assign_scalar", "mask length", n, m.len())?;
         let mut b = w.to_bitmap();
         for i in 0..n {
             if m.allows(i) {
@@ -1067,9 +1205,12 @@ mod tests {
     #[test]
     fn mxv_vxm_random_against_dense() {
         let mut rng = Xoshiro256::new(2024);
-        for trial in 0..200 {
-            let nr = 1 + rng.below(30) as usize;
-            let nc = 1 + rng.below(30) as usize;
+        for trial in 0..300 {
+            // Every third trial long and very sparse: the sparse results and write-backs.
+            let sparse = trial % 3 == 0;
+            let scale = if sparse { 12 } else { 1 };
+            let nr = 1 + rng.below(30 * scale) as usize;
+            let nc = 1 + rng.below(30 * scale) as usize;
             let density = rng.next_f64() * 0.4;
             let a = random_matrix(&mut rng, nr, nc, density);
             let ad = a.to_dense();
@@ -1082,11 +1223,11 @@ mod tests {
             };
             let direct = use_vxm == transpose;
             let eff = |i: usize, k: usize| if direct { ad[i][k] } else { ad[k][i] };
-            let density = [0.3, 0.7, 1.0][rng.below(3) as usize];
+            let density = if sparse { 0.01 } else { [0.3, 0.7, 1.0][rng.below(3) as usize] };
             let x = random_vector(&mut rng, in_n, density);
             let xd = to_dense(&x);
-            let w0 = random_vector(&mut rng, out_n, 0.5);
-            let mask_src = random_vector(&mut rng, out_n, 0.6);
+            let w0 = random_vector(&mut rng, out_n, if sparse { 0.02 } else { 0.5 });
+            let mask_src = random_vector(&mut rng, out_n, if sparse { 0.03 } else { 0.6 });
             let mask = match rng.below(4) {
                 0 => None,
                 1 => Some(Mask::values(&mask_src)),
@@ -1235,6 +1376,12 @@ mod tests {
         assign_indices(&mut h, Min, &Vector::sparse(2, &[(1, 6u32)]).unwrap(), &[0, 2]).unwrap();
         assert_eq!(h.entries(), vec![(0, 8), (2, 6)]);
         assert!(assign_indices(&mut h, Min, &Vector::dense(vec![1u32]), &[3]).is_err());
+        // A level's depth: few positions of a long sparse vector (merged, not a bitmap
+        // pass), the old entries kept outside the mask, overwritten inside.
+        let mut depth = Vector::sparse(1000, &[(3, 0i64), (500, 1), (999, 1)]).unwrap();
+        let frontier = Vector::sparse(1000, &[(2, true), (500, true), (700, true)]).unwrap();
+        assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, 2, &Descriptor::default()).unwrap();
+        assert_eq!(depth.entries(), vec![(2, 2), (3, 0), (500, 2), (700, 2), (999, 1)]);
     }
 
     /// A product walks only the orientation it needs: a forced push by rows (`vxm`)
@@ -1285,15 +1432,22 @@ mod tests {
     #[test]
     fn ewise_apply_reduce_random_against_dense() {
         let mut rng = Xoshiro256::new(77);
-        for trial in 0..100 {
-            let n = rng.below(40) as usize;
-            let u = random_vector(&mut rng, n, 0.5);
+        for trial in 0..150 {
+            // Every third trial long and very sparse: the merged results and write-backs.
+            let sparse = trial % 3 == 0;
+            let n = rng.below(if sparse { 600 } else { 40 }) as usize;
+            let thin = |d: f64| if sparse { d / 25.0 } else { d };
+            let u = random_vector(&mut rng, n, thin(0.5));
             let vd_density = [0.5, 1.0][rng.below(2) as usize];
-            let v = random_vector(&mut rng, n, vd_density);
+            let v = random_vector(&mut rng, n, thin(vd_density));
             let (ud, vd) = (to_dense(&u), to_dense(&v));
-            let w0 = random_vector(&mut rng, n, 0.4);
+            let w0 = random_vector(&mut rng, n, thin(0.4));
             let mask_src = random_vector(&mut rng, n, 0.5);
-            let mask = if rng.below(2) == 0 { None } else { Some(Mask::values(&mask_src).complement()) };
+            let mask = match rng.below(3) {
+                0 => None,
+                1 => Some(Mask::values(&mask_src).complement()),
+                _ => Some(Mask::structure(&mask_src)),
+            };
             let accum = rng.below(2) == 1;
             let mut desc = Descriptor::with_threads(1 + rng.below(3) as usize);
             desc.replace = rng.below(2) == 1;

@@ -117,4 +117,20 @@ mod tests {
         let neg = Matrix::from_triples(2, 2, &[(0, 1, -1.0)], DupPolicy::Min).unwrap();
         assert!(sssp(&neg, 0, 1).is_err());
     }
+
+    /// A path of 2,000 weighted edges among 4 million vertices: 2,000 rounds with one
+    /// improved vertex each. As BFS's test: a round that touches all n positions costs
+    /// milliseconds, one that costs its frontier microseconds. Bounded as there.
+    #[test]
+    fn a_round_costs_its_frontier_not_n() {
+        const N: usize = 1 << 22;
+        const PATH: usize = 2000;
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+        let t: Vec<(usize, usize, f64)> = (0..PATH).map(|v| (v, v + 1, 0.5)).collect();
+        let a = Matrix::from_triples(N, N, &t, DupPolicy::Min).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(sssp(&a, 0, 2)));
+        let got = rx.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("SSSP of {PATH} rounds over {N} vertices took over {LIMIT:?}")).unwrap();
+        assert!((0..=PATH).all(|v| got[v] == v as f64 * 0.5) && got[PATH + 1..].iter().all(|&d| d == f64::INFINITY));
+    }
 }
