@@ -471,14 +471,48 @@ pub fn vxm<T: Scalar, A: Cast<T>, S: Semiring<T>>(
 }
 
 /// Element-wise combination of two bitmaps in parallel blocks; `f` sees
-/// `(u(i), v(i))` as options and returns the result entry.
+/// `(u(i), v(i))` as options and returns the result entry. `only_where_u`: `f(None, _)`
+/// is `None` (an intersection, a select or an apply of `u`), so a sparse `u` of few
+/// entries is all the work.
 fn elementwise<T: Scalar>(
     u: &Vector<T>,
     v: &Vector<T>,
     mask: Option<&Mask>,
     threads: usize,
     f: impl Fn(Option<T>, Option<T>) -> Option<T> + Sync,
+    only_where_u: bool,
 ) -> Computed<T> {
+    if let (true, Vector::Sparse { n, idx: ui, val: uv }) = (only_where_u, u) {
+        if ui.len().saturating_mul(SPARSE_RESULT) <= *n {
+            // `f(None, _)` is `None`: the result needs u's few entries and v's at them
+            // (read directly when v is dense, searched ahead when it is sparse).
+            let (mut idx, mut val) = (Vec::new(), Vec::new());
+            let mut from = 0;
+            for (&i, &x) in ui.iter().zip(uv) {
+                if mask.is_some_and(|m| !m.allows(i as usize)) {
+                    continue;
+                }
+                let b = match v {
+                    Vector::Dense(vv) => Some(vv[i as usize]),
+                    Vector::Sparse { idx: vi, val: vv, .. } => match vi[from..].binary_search(&i) {
+                        Ok(p) => {
+                            from += p + 1;
+                            Some(vv[from - 1])
+                        }
+                        Err(p) => {
+                            from += p;
+                            None
+                        }
+                    },
+                };
+                if let Some(z) = f(Some(x), b) {
+                    idx.push(i);
+                    val.push(z);
+                }
+            }
+            return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
+        }
+    }
     if let (Vector::Sparse { n, idx: ui, val: uv }, Vector::Sparse { idx: vi, val: vv, .. }) = (u, v) {
         if (ui.len() + vi.len()).saturating_mul(SPARSE_RESULT) <= *n {
             // Few entries: merged, without touching n positions.
@@ -531,7 +565,7 @@ pub fn ewise_add<T: Scalar, B: BinaryOp<T>>(
         (Some(x), Some(y)) => Some(op.apply(x, y)),
         (x, None) => x,
         (None, y) => y,
-    });
+    }, false);
     write_back("ewise_add", w, t, mask, accum, desc.replace)
 }
 
@@ -550,7 +584,7 @@ pub fn ewise_mult<T: Scalar, B: BinaryOp<T>>(
     let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| match (a, b) {
         (Some(x), Some(y)) => Some(op.apply(x, y)),
         _ => None,
-    });
+    }, true);
     write_back("ewise_mult", w, t, mask, accum, desc.replace)
 }
 
@@ -568,7 +602,7 @@ pub fn select_by<T: Scalar, F: Fn(T, Option<T>) -> bool + Sync>(
     desc: &Descriptor,
 ) -> GrbResult<()> {
     dims("select_by", "second operand length", u.len(), v.len())?;
-    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)));
+    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)), true);
     write_back("select_by", w, t, mask, accum, desc.replace)
 }
 
@@ -636,7 +670,7 @@ pub fn apply<T: Scalar, F: Fn(T) -> T + Sync>(
     u: &Vector<T>,
     desc: &Descriptor,
 ) -> GrbResult<()> {
-    let t = elementwise(u, u, mask, desc.threads.max(1), |a, _| a.map(&f));
+    let t = elementwise(u, u, mask, desc.threads.max(1), |a, _| a.map(&f), true);
     write_back("apply", w, t, mask, accum, desc.replace)
 }
 
