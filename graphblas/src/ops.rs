@@ -86,15 +86,40 @@ fn dims(op: &'static str, what: &str, expected: usize, got: usize) -> GrbResult<
     Ok(())
 }
 
+/// An operation's result `t` before the write-back: a bitmap over all n positions,
+/// or, when the operation found few entries, those entries alone (a sparse vector), so
+/// that the write-back of a small frontier costs the frontier and not n.
+enum Computed<T> {
+    Bitmap(Bitmap<T>),
+    Sparse(Vector<T>),
+}
+
+impl<T> From<Bitmap<T>> for Computed<T> {
+    fn from(b: Bitmap<T>) -> Self {
+        Computed::Bitmap(b)
+    }
+}
+
+/// A result with at most 1/`SPARSE_RESULT` of n entries is computed as a sparse
+/// vector (a sort of its entries) instead of a bitmap of n positions.
+const SPARSE_RESULT: usize = 16;
+
 /// The GraphBLAS write-back step `w<mask> = accum(w, t)`.
 fn write_back<T: Scalar>(
     op: &'static str,
     w: &mut Vector<T>,
-    t: Bitmap<T>,
+    t: impl Into<Computed<T>>,
     mask: Option<&Mask>,
     accum: Option<Accum<T>>,
     replace: bool,
 ) -> GrbResult<()> {
+    let t = match t.into() {
+        Computed::Bitmap(t) => t,
+        Computed::Sparse(t) => match write_back_sparse(op, w, t, mask, accum, replace)? {
+            None => return Ok(()),
+            Some(t) => t.to_bitmap(),
+        },
+    };
     dims(op, "output length", t.val.len(), w.len())?;
     if let Some(m) = mask {
         dims(op, "mask length", w.len(), m.len())?;
@@ -141,6 +166,82 @@ fn write_back<T: Scalar>(
     }
     *w = out.into_vector();
     Ok(())
+}
+
+/// The write-back of a sparse `t` in the cases that need only its entries (and `w`'s
+/// when `w` is sparse): no accumulator and nothing of `w` surviving (`t` where the
+/// mask allows), or an accumulator without a mask (`w` ⊕ `t` on the union, by a merge;
+/// in place where `w` is dense). `Some(t)` back for the general write-back otherwise.
+fn write_back_sparse<T: Scalar>(
+    op: &'static str,
+    w: &mut Vector<T>,
+    t: Vector<T>,
+    mask: Option<&Mask>,
+    accum: Option<Accum<T>>,
+    replace: bool,
+) -> GrbResult<Option<Vector<T>>> {
+    dims(op, "output length", t.len(), w.len())?;
+    if let Some(m) = mask {
+        dims(op, "mask length", w.len(), m.len())?;
+    }
+    let Vector::Sparse { n, idx, val } = t else { return Ok(Some(t)) };
+    match (mask, accum) {
+        (None, None) => *w = Vector::Sparse { n, idx, val },
+        (Some(m), None) if replace || w.nvals() == 0 => {
+            let (idx, val) = idx.iter().zip(&val).filter(|(&i, _)| m.allows(i as usize)).map(|(&i, &x)| (i, x)).unzip();
+            *w = Vector::Sparse { n, idx, val };
+        }
+        (None, Some(f)) => match w {
+            Vector::Dense(wv) => {
+                for (&i, &x) in idx.iter().zip(&val) {
+                    wv[i as usize] = f(wv[i as usize], x);
+                }
+            }
+            Vector::Sparse { idx: wi, val: wv, .. } => {
+                let (idx, val) = merge_sorted(wi, wv, &idx, &val, |a, b| match (a, b) {
+                    (Some(x), Some(y)) => Some(f(x, y)),
+                    (x, y) => x.or(y),
+                });
+                *w = Vector::Sparse { n, idx, val };
+            }
+        },
+        _ => return Ok(Some(Vector::Sparse { n, idx, val })),
+    }
+    Ok(None)
+}
+
+/// The union of two sorted entry lists, `f(a, b)` at each index (`None` for a side
+/// without an entry there); entries where `f` gives `None` are left out.
+fn merge_sorted<T: Scalar>(
+    ai: &[u32],
+    av: &[T],
+    bi: &[u32],
+    bv: &[T],
+    f: impl Fn(Option<T>, Option<T>) -> Option<T>,
+) -> (Vec<u32>, Vec<T>) {
+    let (mut idx, mut val) = (Vec::with_capacity(ai.len() + bi.len()), Vec::with_capacity(ai.len() + bi.len()));
+    let (mut x, mut y) = (0, 0);
+    while x < ai.len() || y < bi.len() {
+        let (i, z) = match (ai.get(x), bi.get(y)) {
+            (Some(&i), Some(&j)) if i == j => {
+                (x, y) = (x + 1, y + 1);
+                (i, f(Some(av[x - 1]), Some(bv[y - 1])))
+            }
+            (Some(&i), j) if j.is_none_or(|&j| i < j) => {
+                x += 1;
+                (i, f(Some(av[x - 1]), None))
+            }
+            _ => {
+                y += 1;
+                (bi[y - 1], f(None, Some(bv[y - 1])))
+            }
+        };
+        if let Some(z) = z {
+            idx.push(i);
+            val.push(z);
+        }
+    }
+    (idx, val)
 }
 
 /// Input vector of a gather, specialised so the all-present case has no
@@ -236,7 +337,7 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     threads: usize,
-) -> Bitmap<T> {
+) -> Computed<T> {
     let entries: Vec<(usize, T)> = x.entries();
     let bounds = even_blocks(entries.len(), threads);
     let work: Vec<&[(usize, T)]> = bounds.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
@@ -254,13 +355,31 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
         }
         out
     });
+    let products: usize = parts.iter().map(Vec::len).sum();
+    if products.saturating_mul(SPARSE_RESULT) <= nout {
+        // Few products: sorted by output (stably, so each output's products keep
+        // the block order) and summed, without touching n positions.
+        let mut all: Vec<(u32, T)> = parts.into_iter().flatten().collect();
+        all.sort_by_key(|&(j, _)| j);
+        let (mut idx, mut val): (Vec<u32>, Vec<T>) = (Vec::with_capacity(all.len()), Vec::with_capacity(all.len()));
+        for (j, prod) in all {
+            match (idx.last(), val.last_mut()) {
+                (Some(&last), Some(acc)) if last == j => *acc = s.add(*acc, prod),
+                _ => {
+                    idx.push(j);
+                    val.push(prod);
+                }
+            }
+        }
+        return Computed::Sparse(Vector::Sparse { n: nout, idx, val });
+    }
     let mut t = Bitmap { val: vec![s.zero(); nout], present: vec![false; nout] };
     for (j, prod) in parts.into_iter().flatten() {
         let j = j as usize;
         t.val[j] = if t.present[j] { s.add(t.val[j], prod) } else { prod };
         t.present[j] = true;
     }
-    t
+    Computed::Bitmap(t)
 }
 
 /// The product `t = A ⊕.⊗ u` in the direction `desc` asks for: pull gathers over
@@ -278,7 +397,7 @@ fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     desc: &Descriptor,
-) -> Bitmap<T> {
+) -> Computed<T> {
     let pushes = match (desc.direction, u) {
         (Direction::Push, _) => true,
         (Direction::Pull, _) | (Direction::Auto, Vector::Dense(_)) => false,
@@ -292,7 +411,7 @@ fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     if pushes {
         scatter::<T, A, S, VEC_LEFT>(push(), nout, u, s, mask, threads)
     } else {
-        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads)
+        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads).into()
     }
 }
 
@@ -352,14 +471,57 @@ pub fn vxm<T: Scalar, A: Cast<T>, S: Semiring<T>>(
 }
 
 /// Element-wise combination of two bitmaps in parallel blocks; `f` sees
-/// `(u(i), v(i))` as options and returns the result entry.
+/// `(u(i), v(i))` as options and returns the result entry. `only_where_u`: `f(None, _)`
+/// is `None` (an intersection, a select or an apply of `u`), so a sparse `u` of few
+/// entries is all the work.
 fn elementwise<T: Scalar>(
     u: &Vector<T>,
     v: &Vector<T>,
     mask: Option<&Mask>,
     threads: usize,
     f: impl Fn(Option<T>, Option<T>) -> Option<T> + Sync,
-) -> Bitmap<T> {
+    only_where_u: bool,
+) -> Computed<T> {
+    if let (true, Vector::Sparse { n, idx: ui, val: uv }) = (only_where_u, u) {
+        if ui.len().saturating_mul(SPARSE_RESULT) <= *n {
+            // `f(None, _)` is `None`: the result needs u's few entries and v's at them
+            // (read directly when v is dense, searched ahead when it is sparse).
+            let (mut idx, mut val) = (Vec::new(), Vec::new());
+            let mut from = 0;
+            for (&i, &x) in ui.iter().zip(uv) {
+                if mask.is_some_and(|m| !m.allows(i as usize)) {
+                    continue;
+                }
+                let b = match v {
+                    Vector::Dense(vv) => Some(vv[i as usize]),
+                    Vector::Sparse { idx: vi, val: vv, .. } => match vi[from..].binary_search(&i) {
+                        Ok(p) => {
+                            from += p + 1;
+                            Some(vv[from - 1])
+                        }
+                        Err(p) => {
+                            from += p;
+                            None
+                        }
+                    },
+                };
+                if let Some(z) = f(Some(x), b) {
+                    idx.push(i);
+                    val.push(z);
+                }
+            }
+            return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
+        }
+    }
+    if let (Vector::Sparse { n, idx: ui, val: uv }, Vector::Sparse { idx: vi, val: vv, .. }) = (u, v) {
+        if (ui.len() + vi.len()).saturating_mul(SPARSE_RESULT) <= *n {
+            // Few entries: merged, without touching n positions.
+            let allowed = |i: u32| mask.is_none_or(|m| m.allows(i as usize));
+            let (idx, val) = merge_sorted(ui, uv, vi, vv, |a, b| f(a, b));
+            let (idx, val) = idx.into_iter().zip(val).filter(|&(i, _)| allowed(i)).unzip();
+            return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
+        }
+    }
     let (ub, vb) = (u.to_bitmap(), v.to_bitmap());
     let n = ub.val.len();
     let mut out = Bitmap { val: vec![T::zero(); n], present: vec![false; n] };
@@ -384,7 +546,7 @@ fn elementwise<T: Scalar>(
             }
         }
     });
-    out
+    out.into()
 }
 
 /// `w<mask> = accum(w, u ⊕ v)` over the *union* of the patterns
@@ -403,7 +565,7 @@ pub fn ewise_add<T: Scalar, B: BinaryOp<T>>(
         (Some(x), Some(y)) => Some(op.apply(x, y)),
         (x, None) => x,
         (None, y) => y,
-    });
+    }, false);
     write_back("ewise_add", w, t, mask, accum, desc.replace)
 }
 
@@ -422,7 +584,7 @@ pub fn ewise_mult<T: Scalar, B: BinaryOp<T>>(
     let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| match (a, b) {
         (Some(x), Some(y)) => Some(op.apply(x, y)),
         _ => None,
-    });
+    }, true);
     write_back("ewise_mult", w, t, mask, accum, desc.replace)
 }
 
@@ -440,7 +602,7 @@ pub fn select_by<T: Scalar, F: Fn(T, Option<T>) -> bool + Sync>(
     desc: &Descriptor,
 ) -> GrbResult<()> {
     dims("select_by", "second operand length", u.len(), v.len())?;
-    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)));
+    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)), true);
     write_back("select_by", w, t, mask, accum, desc.replace)
 }
 
@@ -508,7 +670,7 @@ pub fn apply<T: Scalar, F: Fn(T) -> T + Sync>(
     u: &Vector<T>,
     desc: &Descriptor,
 ) -> GrbResult<()> {
-    let t = elementwise(u, u, mask, desc.threads.max(1), |a, _| a.map(&f));
+    let t = elementwise(u, u, mask, desc.threads.max(1), |a, _| a.map(&f), true);
     write_back("apply", w, t, mask, accum, desc.replace)
 }
 
@@ -678,20 +840,7 @@ pub fn mxm_masked<T: Scalar, M: Scalar, A: Cast<T>, B: Cast<T>, S: Semiring<T>>(
                 let x: T = x.cast();
                 let (bk, bv) = cb.line(k as usize);
                 if search_is_cheaper(mi.len(), bk.len()) {
-                    // Both sorted: each search starts after the previous hit or gap.
-                    let mut from = 0;
-                    for &j in mi {
-                        match bk[from..].binary_search(&j) {
-                            Ok(p) => {
-                                add(j as usize, semiring.mul(x, bv[from + p].cast()));
-                                from += p + 1;
-                            }
-                            Err(p) => from += p,
-                        }
-                        if from == bk.len() {
-                            break;
-                        }
-                    }
+                    search_each(mi, bk, |j, p| add(j as usize, semiring.mul(x, bv[p].cast())));
                 } else {
                     for (&j, &y) in bk.iter().zip(bv) {
                         add(j as usize, semiring.mul(x, y.cast()));
@@ -719,8 +868,142 @@ pub fn mxm_masked<T: Scalar, M: Scalar, A: Cast<T>, B: Cast<T>, S: Semiring<T>>(
 /// of `row_len` entries by searching each mask position in the B row (about
 /// `mask_len · log2 row_len` steps) rather than by scanning the B row (`row_len`).
 fn search_is_cheaper(mask_len: usize, row_len: usize) -> bool {
-    let log = (usize::BITS - row_len.leading_zeros()) as usize;
-    mask_len.saturating_mul(log) < row_len
+    search_steps(mask_len, row_len) < row_len
+}
+
+/// About `wanted_len · log2 row_len`: the steps of [`search_each`].
+fn search_steps(wanted_len: usize, row_len: usize) -> usize {
+    wanted_len.saturating_mul((usize::BITS - row_len.leading_zeros()) as usize)
+}
+
+/// Calls `hit(j, p)` for every `j` of the ascending `wanted` that the ascending `row`
+/// holds (at position `p`), by one binary search per wanted position; each search
+/// starts after the previous hit or gap.
+fn search_each(wanted: &[u32], row: &[u32], mut hit: impl FnMut(u32, usize)) {
+    let mut from = 0;
+    for &j in wanted {
+        match row[from..].binary_search(&j) {
+            Ok(p) => {
+                hit(j, from + p);
+                from += p + 1;
+            }
+            Err(p) => from += p,
+        }
+        if from == row.len() {
+            break;
+        }
+    }
+}
+
+/// Per vertex v, the sum over the triangles {v, x, y} of the weight of the edge
+/// {x, y} opposite v; with weights 1, the number of triangles at v. `u` orients every
+/// edge of a simple undirected graph once, acyclically (`u(x, y)` with x before y in
+/// some total order of the vertices: LAGraph's `U` after its sort by degree), with the
+/// edge's weight as value. A triangle has one corner a before the other two, b before
+/// c: `u(a, b)`, `u(a, c)` and `u(b, c)` are its edges, and it is found once, from a,
+/// as c ∈ U(a) ∩ U(b) for b ∈ U(a); all three corners are credited then (a: w(b, c),
+/// b: w(a, c), c: w(a, b)), where the masked products `C⟨S⟩ = S ⊕.⊗ U` of
+/// [`mxm_masked`] would find it again from b and from c. Only the triangles whose
+/// first corner a is in `corners` are counted (a distributed graph's process counts
+/// those of its own vertices, so the rows of `u` needed are those of `corners` and of
+/// their later neighbours; other rows may be absent). The result has one sum per
+/// vertex (length n, all zero outside the triangles counted).
+///
+/// Work: Σ_a Σ_{b ∈ U(a)} min(|U(b)|, |U(a)| log |U(b)|): row a's U(a) is marked in a
+/// bitmap of n bits per thread (with its weights and the credits of its c's beside, in
+/// a per-thread workspace touched only at U(a)), then each U(b) is scanned against it,
+/// or, when shorter, U(a) is searched in U(b) (as [`mxm_masked`] chooses). Threads take
+/// row blocks of equal estimated work.
+pub fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: std::ops::Range<usize>, threads: usize) -> GrbResult<Vec<u64>> {
+    let n = u.nrows();
+    dims("triangle_sums", "columns (a square matrix)", n, u.ncols())?;
+    if corners.start > corners.end || corners.end > n {
+        return Err(GrbError::InvalidValue(format!("triangle_sums: corners {}..{} are not rows of the {n} x {n} matrix", corners.start, corners.end)));
+    }
+    let c = u.csr();
+    // Estimated work of each corner row, as prefix sums (a row pointer array's shape).
+    let mut work = Vec::with_capacity(corners.len() + 1);
+    work.push(0usize);
+    for a in corners.clone() {
+        let (ua, _) = c.line(a);
+        let meet: usize = ua.iter().map(|&b| meet_cost(ua.len(), c.line(b as usize).0.len())).sum();
+        work.push(work[work.len() - 1] + ua.len() + meet);
+    }
+    let bounds = balanced_row_blocks(&work, threads.max(1));
+    let ranges: Vec<(usize, usize)> = bounds.windows(2).map(|w| (corners.start + w[0], corners.start + w[1])).collect();
+    #[derive(Clone, Copy)]
+    struct Later {
+        /// w(a, x) of the current row a.
+        weight: u64,
+        /// Σ w(a, b) over the b of row a with x ∈ U(b): x's credit from a's triangles.
+        credit: u64,
+    }
+    let parts = run_blocks(ranges, |_, (lo, hi)| {
+        let mut sums = vec![0u64; n];
+        let mut marked = vec![0u64; n.div_ceil(64)];
+        let mut later = vec![Later { weight: 0, credit: 0 }; n];
+        let is_marked = |marked: &[u64], x: usize| marked[x / 64] & (1u64 << (x % 64)) != 0;
+        for a in lo..hi {
+            let (ua, wa) = c.line(a);
+            if ua.len() < 2 {
+                continue;
+            }
+            for (&x, &w) in ua.iter().zip(wa) {
+                marked[x as usize / 64] |= 1u64 << (x % 64);
+                later[x as usize] = Later { weight: w.cast(), credit: 0 };
+            }
+            let mut sum_a = 0u64;
+            for (&b, &w_ab) in ua.iter().zip(wa) {
+                let w_ab: u64 = w_ab.cast();
+                let (ub, wb) = c.line(b as usize);
+                let mut sum_b = 0u64;
+                let mut triangle = |x: u32, w_bx: u64| {
+                    let l = &mut later[x as usize];
+                    sum_a += w_bx;
+                    sum_b += l.weight;
+                    l.credit += w_ab;
+                };
+                if search_is_cheaper(ua.len(), ub.len()) {
+                    search_each(ua, ub, |x, p| triangle(x, wb[p].cast()));
+                } else {
+                    for (&x, &w) in ub.iter().zip(wb) {
+                        if is_marked(&marked, x as usize) {
+                            triangle(x, w.cast());
+                        }
+                    }
+                }
+                sums[b as usize] += sum_b;
+            }
+            sums[a] += sum_a;
+            for &x in ua {
+                sums[x as usize] += later[x as usize].credit;
+                marked[x as usize / 64] = 0;
+            }
+        }
+        sums
+    });
+    let mut parts = parts.into_iter();
+    let mut total = parts.next().unwrap_or_else(|| vec![0; n]);
+    for part in parts {
+        for (t, x) in total.iter_mut().zip(part) {
+            *t += x;
+        }
+    }
+    Ok(total)
+}
+
+/// The steps [`mxm_masked`] and [`triangle_sums`] take to meet a marked row of
+/// `marked_len` positions with a row of `row_len` entries, by the cheaper side.
+fn meet_cost(marked_len: usize, row_len: usize) -> usize {
+    search_steps(marked_len, row_len).min(row_len)
+}
+
+/// `x` at every stored position of `a` (GrB_Matrix_apply with GxB_ONE's kind of
+/// operator): the pattern of `a` in another domain, e.g. a `bool` adjacency as `u32`
+/// edge counts to add.
+pub fn pattern_with<T: Scalar, X: Scalar>(a: &Matrix<T>, x: X) -> GrbResult<Matrix<X>> {
+    let c = a.csr();
+    Matrix::from_csr_parts(a.nrows(), a.ncols(), c.ptr.clone(), c.idx.clone(), vec![x; c.idx.len()])
 }
 
 /// `w<mask> = accum(w, x)` at every position (GrB_Vector_assign_Scalar with
@@ -729,9 +1012,19 @@ fn search_is_cheaper(mask_len: usize, row_len: usize) -> bool {
 pub fn assign_scalar<T: Scalar>(w: &mut Vector<T>, mask: Option<&Mask>, accum: Option<Accum<T>>, x: T, desc: &Descriptor) -> GrbResult<()> {
     let n = w.len();
     if let (Some(m), None, false) = (mask, accum, desc.replace) {
+        dims("assign_scalar", "mask length", n, m.len())?;
+        if let Vector::Sparse { idx, val, .. } = &*w {
+            if m.count().saturating_mul(SPARSE_RESULT) <= n {
+                // A few positions (a BFS level's frontier) merged into the entries.
+                let at = m.positions();
+                let xs = vec![x; at.len()];
+                let (idx, val) = merge_sorted(idx, val, &at, &xs, |old, new| new.or(old));
+                *w = Vector::Sparse { n, idx, val };
+                return Ok(());
+            }
+        }
         // The old entries stay outside the mask and `x` lands inside it: one pass over
         // `w`'s own bitmap instead of a full-length `t` and a merge.
-        dims("assign_scalar", "mask length", n, m.len())?;
         let mut b = w.to_bitmap();
         for i in 0..n {
             if m.allows(i) {
@@ -946,9 +1239,12 @@ mod tests {
     #[test]
     fn mxv_vxm_random_against_dense() {
         let mut rng = Xoshiro256::new(2024);
-        for trial in 0..200 {
-            let nr = 1 + rng.below(30) as usize;
-            let nc = 1 + rng.below(30) as usize;
+        for trial in 0..300 {
+            // Every third trial long and very sparse: the sparse results and write-backs.
+            let sparse = trial % 3 == 0;
+            let scale = if sparse { 12 } else { 1 };
+            let nr = 1 + rng.below(30 * scale) as usize;
+            let nc = 1 + rng.below(30 * scale) as usize;
             let density = rng.next_f64() * 0.4;
             let a = random_matrix(&mut rng, nr, nc, density);
             let ad = a.to_dense();
@@ -961,11 +1257,11 @@ mod tests {
             };
             let direct = use_vxm == transpose;
             let eff = |i: usize, k: usize| if direct { ad[i][k] } else { ad[k][i] };
-            let density = [0.3, 0.7, 1.0][rng.below(3) as usize];
+            let density = if sparse { 0.01 } else { [0.3, 0.7, 1.0][rng.below(3) as usize] };
             let x = random_vector(&mut rng, in_n, density);
             let xd = to_dense(&x);
-            let w0 = random_vector(&mut rng, out_n, 0.5);
-            let mask_src = random_vector(&mut rng, out_n, 0.6);
+            let w0 = random_vector(&mut rng, out_n, if sparse { 0.02 } else { 0.5 });
+            let mask_src = random_vector(&mut rng, out_n, if sparse { 0.03 } else { 0.6 });
             let mask = match rng.below(4) {
                 0 => None,
                 1 => Some(Mask::values(&mask_src)),
@@ -1114,6 +1410,12 @@ mod tests {
         assign_indices(&mut h, Min, &Vector::sparse(2, &[(1, 6u32)]).unwrap(), &[0, 2]).unwrap();
         assert_eq!(h.entries(), vec![(0, 8), (2, 6)]);
         assert!(assign_indices(&mut h, Min, &Vector::dense(vec![1u32]), &[3]).is_err());
+        // A level's depth: few positions of a long sparse vector (merged, not a bitmap
+        // pass), the old entries kept outside the mask, overwritten inside.
+        let mut depth = Vector::sparse(1000, &[(3, 0i64), (500, 1), (999, 1)]).unwrap();
+        let frontier = Vector::sparse(1000, &[(2, true), (500, true), (700, true)]).unwrap();
+        assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, 2, &Descriptor::default()).unwrap();
+        assert_eq!(depth.entries(), vec![(2, 2), (3, 0), (500, 2), (700, 2), (999, 1)]);
     }
 
     /// A product walks only the orientation it needs: a forced push by rows (`vxm`)
@@ -1164,15 +1466,22 @@ mod tests {
     #[test]
     fn ewise_apply_reduce_random_against_dense() {
         let mut rng = Xoshiro256::new(77);
-        for trial in 0..100 {
-            let n = rng.below(40) as usize;
-            let u = random_vector(&mut rng, n, 0.5);
+        for trial in 0..150 {
+            // Every third trial long and very sparse: the merged results and write-backs.
+            let sparse = trial % 3 == 0;
+            let n = rng.below(if sparse { 600 } else { 40 }) as usize;
+            let thin = |d: f64| if sparse { d / 25.0 } else { d };
+            let u = random_vector(&mut rng, n, thin(0.5));
             let vd_density = [0.5, 1.0][rng.below(2) as usize];
-            let v = random_vector(&mut rng, n, vd_density);
+            let v = random_vector(&mut rng, n, thin(vd_density));
             let (ud, vd) = (to_dense(&u), to_dense(&v));
-            let w0 = random_vector(&mut rng, n, 0.4);
+            let w0 = random_vector(&mut rng, n, thin(0.4));
             let mask_src = random_vector(&mut rng, n, 0.5);
-            let mask = if rng.below(2) == 0 { None } else { Some(Mask::values(&mask_src).complement()) };
+            let mask = match rng.below(3) {
+                0 => None,
+                1 => Some(Mask::values(&mask_src).complement()),
+                _ => Some(Mask::structure(&mask_src)),
+            };
             let accum = rng.below(2) == 1;
             let mut desc = Descriptor::with_threads(1 + rng.below(3) as usize);
             desc.replace = rng.below(2) == 1;
@@ -1302,5 +1611,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `triangle_sums` against the definition on random oriented graphs (the upper
+    /// triangle, so the orientation is acyclic, with weights 1..3), over every corner
+    /// range split and thread count; dense rows (search) and sparse ones (scan) both.
+    #[test]
+    fn triangle_sums_credit_every_corner_once() {
+        let mut rng = Xoshiro256::new(15);
+        for (n, density) in [(40, 0.3), (60, 0.08), (25, 0.9)] {
+            let mut t = Vec::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    if rng.next_f64() < density {
+                        t.push((i, j, 1 + rng.below(3) as u32));
+                    }
+                }
+            }
+            let u = Matrix::from_triples(n, n, &t, DupPolicy::Error).unwrap();
+            let w = |x: usize, y: usize| u.get(x.min(y), x.max(y));
+            let mut want = vec![0u64; n];
+            for a in 0..n {
+                for b in a + 1..n {
+                    for c in b + 1..n {
+                        if let (Some(ab), Some(ac), Some(bc)) = (w(a, b), w(a, c), w(b, c)) {
+                            want[a] += bc as u64;
+                            want[b] += ac as u64;
+                            want[c] += ab as u64;
+                        }
+                    }
+                }
+            }
+            assert!(want.iter().any(|&x| x > 0), "a graph with triangles");
+            for threads in [1, 2, 3] {
+                assert_eq!(triangle_sums(&u, 0..n, threads).unwrap(), want, "n {n} threads {threads}");
+                // Split into two corner ranges (as two processes would), the sums add up.
+                let cut = n / 3;
+                let (x, y) = (triangle_sums(&u, 0..cut, threads).unwrap(), triangle_sums(&u, cut..n, threads).unwrap());
+                assert_eq!(x.iter().zip(&y).map(|(a, b)| a + b).collect::<Vec<_>>(), want);
+            }
+        }
+        let square = Matrix::<u32>::from_triples(3, 4, &[], DupPolicy::Error).unwrap();
+        assert!(triangle_sums(&square, 0..3, 1).is_err());
+        let u = Matrix::<u32>::from_triples(3, 3, &[], DupPolicy::Error).unwrap();
+        assert!(triangle_sums(&u, 2..4, 1).is_err());
     }
 }

@@ -163,58 +163,94 @@ impl<T: Scalar> Bitmap<T> {
 /// A write mask: position `i` of the output may be written iff
 /// `allows(i)`. Built from a vector either by *value* (present and truthy)
 /// or by *structure* (present), optionally complemented — the GraphBLAS
-/// `GrB_STRUCTURE` / `GrB_COMP` descriptor flags.
+/// `GrB_STRUCTURE` / `GrB_COMP` descriptor flags. One bit per position: building
+/// one from a sparse vector touches its entries and n/64 zeroed words, complementing
+/// it n/64 words, so a frontier's mask costs the frontier, not n.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mask {
-    allow: Vec<bool>,
+    bits: Vec<u64>,
+    len: usize,
 }
 
 impl Mask {
+    fn none(len: usize) -> Mask {
+        Mask { bits: vec![0; len.div_ceil(64)], len }
+    }
+
+    fn set(&mut self, i: usize) {
+        self.bits[i / 64] |= 1u64 << (i % 64);
+    }
+
     /// Value mask: allows `i` iff `m(i)` is present and non-zero.
     pub fn values<M: Scalar>(m: &Vector<M>) -> Mask {
-        let mut allow = vec![false; m.len()];
+        let mut mask = Mask::none(m.len());
         for (i, x) in m.entries() {
-            allow[i] = x.is_truthy();
+            if x.is_truthy() {
+                mask.set(i);
+            }
         }
-        Mask { allow }
+        mask
     }
 
     /// Structural mask: allows `i` iff `m(i)` is present.
     pub fn structure<M: Scalar>(m: &Vector<M>) -> Mask {
         match m {
-            Vector::Dense(v) => Mask { allow: vec![true; v.len()] },
+            Vector::Dense(v) => Mask::none(v.len()).complement(),
             Vector::Sparse { n, idx, .. } => {
-                let mut allow = vec![false; *n];
+                let mut mask = Mask::none(*n);
                 for &i in idx {
-                    allow[i as usize] = true;
+                    mask.set(i as usize);
                 }
-                Mask { allow }
+                mask
             }
         }
     }
 
     /// The complemented mask.
     pub fn complement(mut self) -> Mask {
-        for a in &mut self.allow {
-            *a = !*a;
+        for w in &mut self.bits {
+            *w = !*w;
+        }
+        if self.len % 64 != 0 {
+            if let Some(last) = self.bits.last_mut() {
+                *last &= (1u64 << (self.len % 64)) - 1;
+            }
         }
         self
     }
 
     /// Length of the mask.
     pub fn len(&self) -> usize {
-        self.allow.len()
+        self.len
     }
 
     /// True for a zero-length mask.
     pub fn is_empty(&self) -> bool {
-        self.allow.is_empty()
+        self.len == 0
     }
 
     /// Whether position `i` may be written.
     #[inline]
     pub fn allows(&self, i: usize) -> bool {
-        self.allow[i]
+        self.bits[i / 64] >> (i % 64) & 1 != 0
+    }
+
+    /// How many positions may be written.
+    pub fn count(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The positions that may be written, ascending.
+    pub fn positions(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.count());
+        for (k, &w) in self.bits.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                out.push((k * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        out
     }
 }
 
@@ -249,5 +285,11 @@ mod tests {
         assert_eq!((0..4).map(|i| s.allows(i)).collect::<Vec<_>>(), vec![true, false, true, false]);
         let c = s.complement();
         assert_eq!((0..4).map(|i| c.allows(i)).collect::<Vec<_>>(), vec![false, true, false, true]);
+        assert_eq!((c.count(), c.positions()), (2, vec![1, 3]));
+        // Past one word, and the complement leaves no bit beyond the length.
+        let m = Mask::structure(&Vector::sparse(130, &[(0, true), (64, true), (129, true)]).unwrap());
+        assert_eq!(m.positions(), vec![0, 64, 129]);
+        assert_eq!(m.clone().complement().count(), 127);
+        assert_eq!(Mask::structure(&Vector::filled(70, 1u32)).count(), 70);
     }
 }

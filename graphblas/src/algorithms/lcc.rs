@@ -5,63 +5,52 @@
 //! undirected graph (every edge stored both ways) this is the usual coefficient: each
 //! undirected edge among the neighbours counts twice, over `d (d − 1)`.
 //!
-//! Written as LAGraph's LCC, with its sort by degree: `S = offdiag(A ∪ Aᵀ)` (the
-//! neighbour pattern, by [`ewise_add_matrix`] and [`select_matrix`]) and the order
-//! "fewer neighbours first, then the smaller number" ([`counted_before`]). Every pair
-//! {u, w} of neighbours of v with an edge between them is counted once, from its
-//! earlier end u: `[u → w] + [w → u] = [w ∈ Out⁺(u)] + [w ∈ In⁺(u)]`, where `Out⁺(u)` /
-//! `In⁺(u)` keep only the out- / in-neighbours after u in the order. Split N(v) into
-//! the earlier neighbours `L(v)` and the later ones `U(v)`: a pair whose later end w is
-//! in `U(v)` may have its earlier end u anywhere in N(v); one whose w is in `L(v)` has
-//! u in `L(v)` too. So, for X in {Out⁺, In⁺}, the numerator of v sums the rows of the
-//! masked products `C⟨U⟩ = S plus.pair X` and `C⟨L⟩ = L plus.pair X` ([`mxm_masked`],
-//! [`reduce_to_vector`]); the denominator comes from the row counts of S. Each row
-//! then meets short lists only — `U(v)` is short for a hub v, `X(u)` is short for a hub
-//! u, and the rows of `L` only name vertices u before v — so the work is about
-//! Σ_v |U(v)|² (times a log), where the plain `C⟨S⟩ = S plus.pair offdiag(A)` costs
-//! Σ_v deg(v)².
+//! Numerator of v: every pair {x, y} ⊂ N(v) of neighbours joined by an edge adds the
+//! number of directed edges between them (1 or 2): the weight of the edge {x, y} of
+//! the triangle {v, x, y} of the neighbour pattern `S = offdiag(A ∪ Aᵀ)`. So the
+//! numerators are per-vertex sums over triangles of the opposite edge's weight
+//! ([`triangle_sums`]), with `W = A + Aᵀ` (pattern counts, by [`pattern_with`] and
+//! [`ewise_add_matrix`]) as weights, each triangle found once and credited to its three
+//! corners. The orientation is LAGraph's sort by degree: each edge of S kept once, from
+//! its earlier end in the order "fewer neighbours first, then the smaller number"
+//! ([`counted_before`]; a predicate of [`select_matrix`], so no relabelling), so a hub's
+//! row is short and the work is about Σ_{(a, b) ∈ U} min(|U(b)|, |U(a)| log |U(b)|),
+//! where LAGraph's masked products `C⟨S⟩ = S plus.pair U` over both directions find
+//! every triangle from each of its corners, twice. The denominator comes from the row
+//! counts of S. The counts are integers, so the only rounding is the final division.
 
-use crate::algebra::{Cast, First, Plus, Scalar, PLUS_PAIR};
+use crate::algebra::{Plus, Scalar};
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
-use crate::ops::{ewise_add_matrix, mxm_masked, reduce_to_vector, select_matrix, Descriptor};
-use crate::vector::Vector;
+use crate::ops::{ewise_add_matrix, pattern_with, select_matrix, triangle_sums};
 
 /// The coefficient of every vertex of the graph with adjacency matrix `a` (`a(i, j)`:
 /// an edge i → j; values ignored), by vertex number.
-pub fn lcc<A: Cast<u64>>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<f64>> {
+pub fn lcc<A: Scalar>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<f64>> {
     let n = a.nrows();
     if a.ncols() != n {
         return Err(GrbError::InvalidValue(format!("LCC needs a square adjacency matrix, got {} x {}", n, a.ncols())));
     }
-    let at = a.transpose();
-    let both = ewise_add_matrix(a, &at, First, threads)?;
-    let neighbours = select_matrix(&both, |i, j, _| i != j, threads)?;
-    drop(both);
-    let degrees = neighbours.row_counts();
-    let later = |i: usize, j: usize| counted_before(&degrees, i, j);
-    let out_later = select_matrix(a, |i, j, _| later(i, j), threads)?;
-    let in_later = select_matrix(&at, |i, j, _| later(i, j), threads)?;
-    let split = Neighbours::split(neighbours, later, threads)?;
-    coefficients(&split, &out_later, &in_later, threads)
+    let edges = pattern_with(a, 1u32)?;
+    let directions = ewise_add_matrix(&edges, &edges.transpose(), Plus, threads)?;
+    drop(edges);
+    let degrees = neighbour_counts(&directions, 0);
+    let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, i, j), threads)?;
+    drop(directions);
+    let sums = triangle_sums(&later, 0..n, threads)?;
+    Ok(coefficients(&sums, &degrees))
 }
 
-/// The neighbour pattern of a block of vertices (row r: N(v) of its r-th vertex, over
-/// all n columns) and its two parts by [`counted_before`]: the neighbours before the
-/// row's vertex and those after it.
-pub(crate) struct Neighbours<X> {
-    pub all: Matrix<X>,
-    pub earlier: Matrix<X>,
-    pub later: Matrix<X>,
-}
-
-impl<X: Scalar> Neighbours<X> {
-    /// Splits `all` by `after(r, j)`: whether column j comes after the vertex of row r.
-    pub fn split(all: Matrix<X>, after: impl Fn(usize, usize) -> bool + Sync, threads: usize) -> GrbResult<Self> {
-        let earlier = select_matrix(&all, |r, j, _| !after(r, j), threads)?;
-        let later = select_matrix(&all, |r, j, _| after(r, j), threads)?;
-        Ok(Neighbours { all, earlier, later })
-    }
+/// The number of neighbours of each row's vertex (row r: vertex `first + r`) given the
+/// rows of `A + Aᵀ`: the row's entries other than the vertex itself.
+pub(crate) fn neighbour_counts(directions: &Matrix<u32>, first: usize) -> Vec<usize> {
+    let c = directions.csr();
+    (0..directions.nrows())
+        .map(|r| {
+            let (row, _) = c.line(r);
+            row.len() - usize::from(row.binary_search(&((first + r) as u32)).is_ok())
+        })
+        .collect()
 }
 
 /// Whether vertex `u` comes before `w` in the order LCC counts from: fewer neighbours
@@ -71,34 +60,14 @@ pub(crate) fn counted_before(degrees: &[usize], u: usize, w: usize) -> bool {
     (degrees[u], u) < (degrees[w], w)
 }
 
-/// The coefficients of the rows of `neighbours` given, for at least every vertex u
-/// that is some row's neighbour, its out-row `out_later` and its in-row `in_later`
-/// (n × n) restricted to the vertices [`counted_before`] puts after u.
-pub(crate) fn coefficients<X: Cast<u64>, Y: Cast<u64>, Z: Cast<u64>>(
-    neighbours: &Neighbours<X>,
-    out_later: &Matrix<Y>,
-    in_later: &Matrix<Z>,
-    threads: usize,
-) -> GrbResult<Vec<f64>> {
-    let desc = Descriptor::with_threads(threads);
-    let Neighbours { all, earlier, later } = neighbours;
-    let mut counts = Vector::<u64>::empty(all.nrows());
-    let add = |x: u64, y: u64| x + y;
-    // (mask, A): pairs ending after the row's vertex, then pairs ending before it.
-    for (mask, a) in [(later, all), (earlier, earlier)] {
-        for closed in [mxm_masked::<u64, _, _, _, _>(mask, PLUS_PAIR, a, out_later, threads)?, mxm_masked(mask, PLUS_PAIR, a, in_later, threads)?] {
-            reduce_to_vector(&mut counts, None, Some(&add), Plus, &closed, &desc)?;
-        }
-    }
-    let degrees = all.row_counts();
-    Ok(counts
-        .to_dense_with(0)
-        .iter()
-        .zip(&degrees)
+/// The coefficients from each vertex's triangle sum (the directed edges among its
+/// neighbours) and neighbour count.
+pub(crate) fn coefficients(sums: &[u64], degrees: &[usize]) -> Vec<f64> {
+    sums.iter()
+        .zip(degrees)
         .map(|(&t, &d)| if d < 2 { 0.0 } else { t as f64 / (d as f64 * (d - 1) as f64) })
-        .collect())
+        .collect()
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -137,6 +106,26 @@ mod tests {
         // previous and next leaf; the hub's 2 + 2 edges with them, none between them.
         assert_eq!(got[0], L as f64 / (L as f64 * (L - 1) as f64));
         assert!(got[1..].iter().all(|&c| c == 4.0 / 6.0), "a leaf's coefficient is not 4 / 6");
+    }
+
+    /// The complete bipartite graph K(m, m), edges from the first side to the second
+    /// (no triangles: every coefficient is 0). All degrees are m, so the first side
+    /// comes first in the order: U(a) is the whole second side, U(b) empty. Counting
+    /// each pair from its earlier end k for every v it is a neighbour of (v on the
+    /// second side, k ∈ L(v): m · m rows of m) is m³ steps (8 · 10⁹ here: over 10 s on
+    /// 2 cores); finding each triangle once from its first corner, m · m rows that are
+    /// empty. Bounded as the hub test above.
+    #[test]
+    fn a_dense_bipartite_graph_costs_its_edges_not_their_cube() {
+        const M: usize = 2000;
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(4);
+        let edges: Vec<(usize, usize)> = (0..M).flat_map(|a| (M..2 * M).map(move |b| (a, b))).collect();
+        let a = Matrix::<bool>::from_edges(2 * M, 2 * M, &edges).unwrap();
+        drop(edges);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(lcc(&a, 2)));
+        let got = rx.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("LCC of K({M}, {M}) took over {LIMIT:?}")).unwrap();
+        assert!(got.iter().all(|&c| c == 0.0), "K(m, m) has no triangles");
     }
 
     #[test]

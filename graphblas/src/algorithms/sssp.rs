@@ -12,6 +12,9 @@
 //! 2. `next = reach⟨reach(i) < dist(i)⟩` ([`select_by`]): only improvements go on;
 //! 3. `dist min= next`; stop when `next` is empty.
 //!
+//! `dist` is dense (infinity for no path yet), so steps 2 and 3 cost the entries of
+//! `reach` and `next`, not n, when these are few.
+//!
 //! With weights ≥ 0 every round either improves some distance or ends the loop, and
 //! after round k every vertex whose shortest path has k edges is final, so at most
 //! n rounds run; a zero-weight cycle stops because improvements are strict.
@@ -80,8 +83,11 @@ pub(crate) fn frontier_bellman_ford<B: Blocks>(
     let min: &(dyn Fn(f64, f64) -> f64 + Sync) = &|x, y| x.min(y);
     let mine = (lo..lo + rows).contains(&source);
     let start = if mine { vec![(source - lo, 0.0)] } else { vec![] };
-    let mut dist = Vector::sparse(rows, &start)?;
-    let mut frontier = dist.clone();
+    // Dense, infinity where no path is known yet (as LAGraph keeps it): a round's
+    // comparison and update then read and write only the frontier's positions.
+    let mut frontier = Vector::sparse(rows, &start)?;
+    let mut dist = Vector::filled(rows, f64::INFINITY);
+    apply(&mut dist, None, Some(min), |x| x, &frontier, &desc)?;
     for round in 1.. {
         let mut reach = Vector::empty(n);
         vxm(&mut reach, None, None, MIN_PLUS, &frontier, out, &desc)?;
@@ -116,5 +122,30 @@ mod tests {
         assert!(sssp(&a, 6, 1).is_err());
         let neg = Matrix::from_triples(2, 2, &[(0, 1, -1.0)], DupPolicy::Min).unwrap();
         assert!(sssp(&neg, 0, 1).is_err());
+    }
+
+    /// A star of 2 million edges from the source, then a path of 2,000 weighted edges
+    /// from one leaf among the other vertices: after the first rounds, 2,000 rounds
+    /// with one improved vertex each while 2 million vertices have a distance. A round
+    /// that touches all n positions (bitmaps of the product, of the distances, a full
+    /// write-back) costs milliseconds, 2,000 of them seconds; one that costs its
+    /// frontier (sparse results, dense distances read and written at the frontier)
+    /// microseconds. Bounded: a result later than the limit is a failure, not a hang.
+    #[test]
+    fn a_round_costs_its_frontier_not_n() {
+        const N: usize = 1 << 22;
+        const LEAVES: usize = N / 2;
+        const PATH: usize = 2000;
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+        let mut t: Vec<(usize, usize, f64)> = (1..=LEAVES).map(|v| (0, v, 1.0)).collect();
+        let path = |k: usize| if k == 0 { 1 } else { LEAVES + k };
+        t.extend((0..PATH).map(|k| (path(k), path(k + 1), 0.5)));
+        let a = Matrix::from_triples(N, N, &t, DupPolicy::Min).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(sssp(&a, 0, 2)));
+        let got = rx.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("SSSP of {PATH} rounds over {N} vertices took over {LIMIT:?}")).unwrap();
+        assert!(got[1..=LEAVES].iter().all(|&d| d == 1.0));
+        assert!((1..=PATH).all(|k| got[path(k)] == 1.0 + k as f64 * 0.5));
+        assert!(got[path(PATH) + 1..].iter().all(|&d| d == f64::INFINITY));
     }
 }

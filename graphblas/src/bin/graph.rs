@@ -176,7 +176,7 @@ fn summary(o: &Opts, ctx: &Context, name: &str, r: &Ran, total: f64) -> String {
         Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
         Kernel::Sssp => format!("Bellman-Ford rounds {}", r.rounds),
         Kernel::Cdlp | Kernel::Pr => format!("iterations {}", r.rounds),
-        Kernel::Lcc => "one masked product".to_string(),
+        Kernel::Lcc => "one triangle count".to_string(),
     };
     format!(
         "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\

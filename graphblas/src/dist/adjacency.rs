@@ -35,7 +35,7 @@ pub struct VertexValues<T> {
     pub first_index: u64,
     /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds; SSSP:
     /// Bellman-Ford rounds (the last one found no improvement); CDLP: iterations; LCC: 1
-    /// (one masked product).
+    /// (one triangle count).
     pub rounds: usize,
     /// Read/generate, route and build, seconds (this process).
     pub load_seconds: f64,

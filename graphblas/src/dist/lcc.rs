@@ -1,21 +1,21 @@
-//! Distributed local clustering coefficient: each process computes the coefficients of
-//! its block of vertices with [`crate::algorithms::lcc`]'s masked products. The
-//! block's neighbour pattern comes from the kernels' adjacency (its out- and in-rows);
-//! the order LCC counts from needs every vertex's neighbour count (one all-gather);
-//! the products also need, for every neighbour, its out- and in-row cut to the
-//! vertices after it in that order, most of them owned by other processes: each
-//! process cuts its own rows, then asks the owners for the rows of the neighbours it
-//! names (one alltoallv of vertex numbers, two of the rows back), so it holds those
-//! edges among its vertices' neighbourhoods and nothing else.
+//! Distributed local clustering coefficient: the triangle sums of
+//! [`crate::algorithms::lcc`], each triangle counted by the process that owns its
+//! first corner in LCC's order. The block's rows of `A + Aᵀ` come from the kernels'
+//! adjacency (its out- and in-rows); the order needs every vertex's neighbour count
+//! (one all-gather); each process keeps its rows' later neighbours (`U`) and asks the
+//! owners for the `U` rows of those neighbours (one alltoallv of vertex numbers, one of
+//! the rows back), so it holds its triangles' edges and nothing else. A triangle's
+//! corners are credited wherever they live: the per-vertex sums are added over the
+//! processes (a reduce-scatter and all-gather of n words).
 
 use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::even_owner;
-use super::comm::{try_filled, try_zeroed, Comm};
+use super::comm::{try_zeroed, Comm};
 use super::{finish, load, require_vertices, DistResult, Input};
-use crate::algebra::First;
-use crate::algorithms::lcc::{coefficients, counted_before, Neighbours};
+use crate::algebra::Plus;
+use crate::algorithms::lcc::{coefficients, counted_before, neighbour_counts};
 use crate::matrix::Matrix;
-use crate::ops::{ewise_add_matrix, select_matrix};
+use crate::ops::{ewise_add_matrix, pattern_with, select_matrix, triangle_sums};
 use lpf::Context;
 use std::time::Instant;
 
@@ -37,26 +37,28 @@ fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexVa
     let adj = build(comm, raw)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let lo = adj.lo;
-    let both = ewise_add_matrix(&adj.out, &adj.inn, First, threads)?;
-    let neighbours = select_matrix(&both, |i, j, _| lo + i != j, threads)?;
-    drop(both);
-    let mine: Vec<u32> = neighbours.row_counts().iter().map(|&d| d as u32).collect();
+    let (lo, hi) = (adj.lo, adj.lo + adj.rows());
+    let directions = ewise_add_matrix(&pattern_with(&adj.out, 1u32)?, &pattern_with(&adj.inn, 1u32)?, Plus, threads)?;
+    let mine: Vec<u32> = neighbour_counts(&directions, lo).iter().map(|&d| d as u32).collect();
     let (degrees, _) = comm.allgatherv(&mine)?;
     let degrees: Vec<usize> = degrees.into_iter().map(|d| d as usize).collect();
-    let later = |i: usize, j: usize| counted_before(&degrees, lo + i, j);
-    let out_later = select_matrix(&adj.out, |i, j, _| later(i, j), threads)?;
-    let in_later = select_matrix(&adj.inn, |i, j, _| later(i, j), threads)?;
-    let wanted = columns_of(&neighbours);
-    let out_later = rows_of(comm, &adj, &out_later, &wanted)?;
-    let in_later = rows_of(comm, &adj, &in_later, &wanted)?;
-    let split = Neighbours::split(neighbours, later, threads)?;
-    let values = coefficients(&split, &out_later, &in_later, threads)?;
+    let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, lo + i, j), threads)?;
+    drop(directions);
+    let mut wanted = columns_of(&later);
+    wanted.extend(lo as u32..hi as u32);
+    wanted.sort_unstable();
+    wanted.dedup();
+    let rows = rows_of(comm, &adj, &later, &wanted)?;
+    drop(later);
+    let mut sums = triangle_sums(&rows, lo..hi, threads)?;
+    drop(rows);
+    comm.allreduce_sum_u64_long(&mut sums)?;
+    let values = coefficients(&sums[lo..hi], &degrees[lo..hi]);
     Ok(adj.values(&labels, values, 1, load_seconds, t1.elapsed().as_secs_f64()))
 }
 
 /// The vertices that are a column of `block`, ascending.
-fn columns_of(block: &Matrix<bool>) -> Vec<u32> {
+fn columns_of(block: &Matrix<u32>) -> Vec<u32> {
     let mut wanted: Vec<u32> = block.csr().idx.clone();
     wanted.sort_unstable();
     wanted.dedup();
@@ -64,9 +66,9 @@ fn columns_of(block: &Matrix<bool>) -> Vec<u32> {
 }
 
 /// An n × n matrix holding, for every vertex of the ascending `wanted`, its row of
-/// `rows` (a block of this process's rows × n, as `adj`'s; fetched from its owner),
-/// and no other row. Collective: two alltoallv.
-fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<bool>, wanted: &[u32]) -> DistResult<Matrix<bool>> {
+/// `rows` (a block of this process's rows × n, as `adj`'s; fetched from its owner)
+/// with its values, and no other row. Collective: two alltoallv.
+fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<u32>, wanted: &[u32]) -> DistResult<Matrix<u32>> {
     let (p, me, n) = (comm.p, comm.me, adj.n);
     // Ascending, so the requests to each owner are contiguous and in owner order.
     let mut counts = vec![0usize; p];
@@ -74,16 +76,17 @@ fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<bool>, wanted: &[
         counts[even_owner(u as usize, n, p)] += 1;
     }
     let (asked, asked_counts) = comm.alltoallv(wanted, &counts)?;
-    // To each asker, in the order asked: the row's length, then its columns.
+    // To each asker, in the order asked: the row's length, its columns, its values.
     let rows = rows.csr();
     let (mut reply, mut reply_counts) = (Vec::new(), vec![0usize; p]);
     let mut at = 0;
     for q in 0..p {
         let start = reply.len();
         for &u in &asked[at..at + asked_counts[q]] {
-            let (row, _) = rows.line(u as usize - adj.lo);
+            let (row, values) = rows.line(u as usize - adj.lo);
             reply.push(row.len() as u32);
             reply.extend_from_slice(row);
+            reply.extend_from_slice(values);
         }
         at += asked_counts[q];
         reply_counts[q] = reply.len() - start;
@@ -96,20 +99,22 @@ fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<bool>, wanted: &[
 }
 
 /// The matrix of the fetched rows: `got` holds, for each of the ascending `wanted`,
-/// its length and its columns.
-fn rows_from_replies(n: usize, me: usize, wanted: &[u32], got: &[u32]) -> DistResult<Matrix<bool>> {
+/// its length, its columns and its values.
+fn rows_from_replies(n: usize, me: usize, wanted: &[u32], got: &[u32]) -> DistResult<Matrix<u32>> {
+    let entries = (got.len() - wanted.len()) / 2;
     let mut ptr = try_zeroed::<usize>(n + 1, me, "the row offsets of the neighbours' edges")?;
-    let mut idx = try_zeroed::<u32>(got.len() - wanted.len(), me, "the neighbours' edges")?;
+    let mut idx = try_zeroed::<u32>(entries, me, "the neighbours' edges")?;
+    let mut val = try_zeroed::<u32>(entries, me, "the neighbours' edge weights")?;
     let (mut pos, mut at) = (0, 0);
     for &u in wanted {
         let len = got[pos] as usize;
         ptr[u as usize + 1] = len;
         idx[at..at + len].copy_from_slice(&got[pos + 1..pos + 1 + len]);
-        (pos, at) = (pos + 1 + len, at + len);
+        val[at..at + len].copy_from_slice(&got[pos + 1 + len..pos + 1 + 2 * len]);
+        (pos, at) = (pos + 1 + 2 * len, at + len);
     }
     for v in 0..n {
         ptr[v + 1] += ptr[v];
     }
-    let val = try_filled(idx.len(), true, me, "the neighbours' edge pattern")?;
     Ok(Matrix::from_csr_parts(n, n, ptr, idx, val)?)
 }
