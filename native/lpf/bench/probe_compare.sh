@@ -38,6 +38,8 @@ summary() {
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 engines = list(dict.fromkeys(r["engine"] for r in rows))
+if not rows:
+    sys.exit(f"{sys.argv[1]}: no runs")
 measured = [r for r in rows if r["l_s"]]
 def median(engine, build, col):
     return statistics.median(float(r[col]) for r in measured if r["engine"] == engine and r["build"] == build)
@@ -75,20 +77,26 @@ mpirun_opts=(--oversubscribe)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export HOME=$work/home XDG_CACHE_HOME=$work/home/.cache LPF_PROBE_DIR=$work/home/probe
-mkdir -p "$HOME"
-
 [ -d "$old_tree" ] || git -C "$root" worktree add --detach "$old_tree" "$old_rev"
 for build in old new; do
     if [ $build = old ]; then tree=$old_tree; else tree=$root; fi
+    # lpfprobe is a binary of the lpf crate up to 295ad25's successors, later a crate of
+    # its own (native/lpfprobe, with the same mpi feature).
+    probe_pkg=(-p lpf --bin lpfprobe)
+    [ -f "$tree/native/lpfprobe/Cargo.toml" ] && probe_pkg=(-p lpfprobe --bin lpfprobe)
     if [ "${LPF_SKIP_BUILD:-0}" != 1 ]; then
-        (cd "$tree" && CARGO_TARGET_DIR=$tree/target nice -n 19 cargo build --release -q -j2 -p lpf --bin lpfprobe --bin lpfrun &&
-            CARGO_TARGET_DIR=$tree/target/mpi-features nice -n 19 cargo build --release -q -j2 -p lpf --features mpi --bin lpfprobe)
+        (cd "$tree" && CARGO_TARGET_DIR=$tree/target nice -n 19 cargo build --release -q -j2 "${probe_pkg[@]}" -p lpf --bin lpfrun &&
+            CARGO_TARGET_DIR=$tree/target/mpi-features nice -n 19 cargo build --release -q -j2 "${probe_pkg[@]}" --features mpi)
     fi
     mkdir -p "$work/$build"
     cp "$tree/target/release/lpfprobe" "$tree/target/release/lpfrun" "$work/$build/"
     cp "$tree/target/mpi-features/release/lpfprobe" "$work/$build/lpfprobe-mpi"
 done
+
+# From here on (not for cargo, which finds its toolchain through HOME) no stored
+# cost table of the user is in reach.
+export HOME=$work/home XDG_CACHE_HOME=$work/home/.cache LPF_PROBE_DIR=$work/home/probe
+mkdir -p "$HOME"
 
 # run ENGINE BUILD: lpfprobe's output on ENGINE with BUILD's binaries.
 run() {
