@@ -740,6 +740,36 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" b
         grep -q "unknown engine 'nosuch'" <<<"$out"
     }
     check lpfcc.unknown-engine unknown_engine
+    # lpfcc's engines are the registry's (lpfrun --list-engines: name, cargo feature,
+    # launcher, aliases): each name and alias links the library its feature needs (the
+    # MPI ones want lib/mpi, which this install lacks: refused for that reason, not as
+    # unknown); and lpfcc beside another registry (a stand-in lpfrun listing `made_up`
+    # and no `tcp`) follows it, so a list of lpfcc's own fails here.
+    engines_are_the_registry() {
+        local list name needs aliases n out fake=$build/lpfcc/registry
+        list=$("$prefix/bin/lpfrun" --list-engines) && [ -n "$list" ] || return 1
+        echo "$list"
+        while read -r name needs _ aliases; do
+            for n in $name $aliases; do
+                out=$("$prefix/bin/lpfcc" -engine "$n" -show x.c 2>&1)
+                echo "-engine $n: $out"
+                if [ "$needs" = - ]; then
+                    [[ $out == *"-L$prefix/lib -Wl,-rpath,$prefix/lib -llpf_core"* ]] || return 1
+                else
+                    [[ $out == *"engine $n needs the MPI-enabled library"* ]] || return 1
+                fi
+            done
+        done <<<"$list"
+        mkdir -p "$fake/bin"
+        cp "$prefix/bin/lpfcc" "$fake/bin/"
+        printf '#!/bin/sh\necho shm - none pthread\necho made_up - lpfrun\n' >"$fake/bin/lpfrun"
+        chmod +x "$fake/bin/lpfrun"
+        "$fake/bin/lpfcc" -engine made_up -show x.c || return 1
+        out=$("$fake/bin/lpfcc" -engine tcp -show x.c 2>&1) && return 1
+        echo "$out"
+        [[ $out == *"unknown engine 'tcp' (the registry's: shm (pthread), made_up; or imp)"* ]]
+    }
+    check lpfcc.engines-are-the-registry engines_are_the_registry
     if ! command -v cmake >/dev/null 2>&1; then
         fail "cmake_project (cmake is not installed: scripts/setup.sh installs it)"
     elif step cmake_project.configure cmake -S "$here/cmake_project" -B "$build/cmake_project" \

@@ -610,6 +610,8 @@ pub fn unmatched_syncs_are_fatal(l: &dyn Launcher) {
             }
         });
         assert!(e.message().contains("left"), "{e}");
+        // The section's result keeps its reason through the launcher, as its message.
+        assert!(matches!(e.reason(), Reason::PeerLeft { .. }), "p = {p}: {:?}: {e}", e.reason());
         wrong.assert_none(format_args!("p = {p}"));
     }
 }
@@ -635,7 +637,9 @@ pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
                 wrong.check(matches!(e.reason(), Reason::PeerLeft { pid } if pid != Some(me)), || format!("pid {me}: {:?}: {e}", e.reason()));
             }
         }, Args::new(&[], &mut out));
-        assert_eq!(r.unwrap_err().kind(), ErrorKind::Fatal);
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Fatal);
+        assert!(matches!(e.reason(), Reason::PeerLeft { .. }), "p = {p}: {:?}: {e}", e.reason());
         assert_eq!(&out, b"first", "p = {p}");
         wrong.assert_none(format_args!("p = {p}"));
     }
@@ -696,6 +700,12 @@ pub fn bad_arguments_are_rejected(l: &dyn Launcher) {
                 assert_eq!(ctx.slice(&local), &[0u64; 8]);
             });
             assert!(e.message().contains(bad.expect) || e.message().contains("left"), "{}: {e}", bad.name);
+            assert!(
+                matches!(e.reason(), Reason::Misuse { call: "lpf_put" | "lpf_get" } | Reason::PeerLeft { .. }),
+                "p = {p}, {}: {:?}: {e}",
+                bad.name,
+                e.reason()
+            );
             wrong.assert_none(format_args!("p = {p}, {}", bad.name));
         }
     }
@@ -826,6 +836,7 @@ pub fn too_many_incoming_messages_fail(l: &dyn Launcher) {
             assert!(ctx.slice(&d).iter().all(|&x| x == 0));
         });
         assert!(e.message().contains("reserved"), "{e}");
+        assert_eq!(e.reason(), Reason::ResourceExhausted, "p = {p}: {e}");
         wrong.assert_none(format_args!("p = {p}"));
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::Launcher;
 use lpf::mpi::{MpiEngineKind, MpiInit};
-use lpf::{Args, Context, Error, ErrorKind, Pid, Result};
+use lpf::{Args, Context, Error, ErrorKind, Pid, Reason, Result};
 
 pub struct MpiLauncher {
     world: MpiInit,
@@ -75,18 +75,23 @@ impl Launcher for MpiLauncher {
         };
         // Every process's outcome, everywhere; the section's result is pid 0's if it
         // failed, else the first failure (as an exec reports it), and pid 0's output.
+        // A failure travels whole: its code, its reason and its message.
         let mut mine = Vec::new();
         match &r {
             Ok(()) => mine.push(0u8),
             Err(e) => {
-                mine.push(if e.kind() == ErrorKind::Fatal { 2 } else { 1 });
+                let (tag, arg) = e.reason().to_wire();
+                mine.push(e.kind().code() as u8);
+                mine.push(tag);
+                mine.extend_from_slice(&arg.to_le_bytes());
                 mine.extend_from_slice(e.message().as_bytes());
             }
         }
         let all = self.world.allgather_bytes(&mine)?;
         let failure = all[..ranks].iter().find(|b| b[0] != 0).map(|b| {
-            let kind = if b[0] == 2 { ErrorKind::Fatal } else { ErrorKind::OutOfMemory };
-            Error::new(kind, String::from_utf8_lossy(&b[1..]).into_owned())
+            let kind = if b[0] as i32 == ErrorKind::Fatal.code() { ErrorKind::Fatal } else { ErrorKind::OutOfMemory };
+            let reason = Reason::from_wire(b[1], u32::from_le_bytes([b[2], b[3], b[4], b[5]]));
+            Error::with_reason(kind, reason, String::from_utf8_lossy(&b[6..]).into_owned())
         });
         let result = failure.map_or(Ok(()), Err);
         let mut out = if self.rank() == 0 { output.to_vec() } else { Vec::new() };

@@ -80,9 +80,10 @@ impl Reason {
         "lpf_mpi_initialize_with_mpicomm",
     ];
 
-    /// The reason as two numbers, for an error crossing to another process; see
-    /// [`Reason::from_wire`].
-    pub(crate) fn to_wire(self) -> (u8, u32) {
+    /// The reason as two numbers, for an error crossing to another process (a sync's
+    /// error; a launcher sharing a section's outcome, as lpf-conformance's under MPI);
+    /// see [`Reason::from_wire`].
+    pub fn to_wire(self) -> (u8, u32) {
         match self {
             Reason::PeerLeft { pid } => (0, pid.unwrap_or(u32::MAX)),
             Reason::OutOfStep => (1, 0),
@@ -98,7 +99,7 @@ impl Reason {
     }
 
     /// The reason [`Reason::to_wire`] encoded; `Other` for what it cannot have made.
-    pub(crate) fn from_wire(tag: u8, arg: u32) -> Reason {
+    pub fn from_wire(tag: u8, arg: u32) -> Reason {
         match tag {
             0 => Reason::PeerLeft { pid: (arg != u32::MAX).then_some(arg) },
             1 => Reason::OutOfStep,

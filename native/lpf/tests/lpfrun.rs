@@ -71,6 +71,21 @@ fn engines_are_checked_against_the_registry() {
     assert!(code == Some(2) && err.contains("runs under mpirun"), "{err}");
 }
 
+/// `--list-engines` prints the registry (name, cargo feature or `-`, launcher, aliases),
+/// which `lpfcc` reads its engines from (tests/c/run.sh `lpfcc.engines-are-the-registry`).
+#[test]
+fn list_engines_prints_the_registry() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lpfrun")).arg("--list-engines").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len(), lpf::config::ENGINES.len(), "{text}");
+    for (columns, e) in lines.iter().zip(&lpf::config::ENGINES) {
+        assert_eq!(columns[..3], [e.name, e.feature.unwrap_or("-"), e.launcher.name()], "{text}");
+        assert_eq!(columns[3..], *e.aliases, "{text}");
+    }
+}
+
 /// Runs `cmd` in its own process group and kills the group if it has not ended
 /// within `limit`: a hang is a test failure, not a hung test.
 fn output_within(mut cmd: Command, limit: Duration) -> (std::process::Output, Duration) {

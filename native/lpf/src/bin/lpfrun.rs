@@ -10,6 +10,10 @@
 //! alias in the engine registry, `lpf::config`, as is `threads`). With `shm` (threads
 //! of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
 //!
+//! `lpfrun --list-engines` prints the registry, one engine a line: its name, the cargo
+//! feature it needs (`-`: none, it is in the default library), its launcher, then its
+//! aliases (`shm - none pthread threads`). `lpfcc` takes its engines from there.
+//!
 //! The processes' standard output and error go through lpfrun line by line: each
 //! complete line is written with one write under a lock, so lines of different
 //! processes never mix, however the processes write them (a line longer than 64 KiB is
@@ -68,6 +72,7 @@ fn usage(msg: &str) -> ! {
     eprintln!("lpfrun: {msg}");
     eprintln!(
         "usage: lpfrun -n|-np P [--engine|-engine ENGINE] [--threads K] [--hosts FILE] [--port N] [--timeout-ms T] [--] prog args...\n\
+         \x20      lpfrun --list-engines   (every engine of the registry: name, cargo feature, launcher, aliases)\n\
          ENGINE: {} (default tcp)",
         lpfrun_engines()
     );
@@ -114,6 +119,14 @@ fn parse() -> Opts {
             "--port" => o.port = Some(num(a.next(), "--port") as u16),
             "--timeout-ms" => o.timeout_ms = num(a.next(), "--timeout-ms"),
             "-h" | "--help" => usage("help"),
+            "--list-engines" => {
+                for e in &ENGINES {
+                    let mut columns = vec![e.name, e.feature.unwrap_or("-"), e.launcher.name()];
+                    columns.extend(e.aliases);
+                    println!("{}", columns.join(" "));
+                }
+                std::process::exit(0)
+            }
             "--" => {
                 o.prog.extend(a.by_ref());
             }
