@@ -65,8 +65,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
    * PageRank of the graph (damping `alpha`, start 1/n, dangling mass spread uniformly,
    * stop when the L1 change of an iteration is below `tol` or after `maxIter`
    * iterations), as a DataFrame `(id, pagerank)`: every vertex once, ids as in the input
-   * (type [[idType]]), ranks summing to 1. The DataFrame is computed and persisted before
-   * it is returned (call `unpersist()` on it when done).
+   * (type [[idType]]), ranks summing to 1. The ranks are computed and persisted before
+   * they are returned, and released when the DataFrame is no longer referenced (see
+   * [[resultFrame]]; `unpersist()` on it changes nothing, `persist()` caches it as any
+   * DataFrame).
    */
   def pageRank(alpha: Double, tol: Double, maxIter: Int): DataFrame =
     pageRankRun(alpha, tol, maxIter).ranks
@@ -218,15 +220,18 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   }
 
   /**
-   * The result DataFrame `(id, column)` of `rows`, ids of type [[idType]], computed and
-   * persisted by one pass over its partitions (count() would add an aggregation and, with
-   * adaptive execution, two more stages).
+   * The result DataFrame `(id, column)` of `rows`, ids of type [[idType]]: the rows are
+   * computed and persisted (as an RDD, MEMORY_AND_DISK) before it is returned, and the
+   * DataFrame reads them. Not a cached DataFrame: building its columnar cache cost more
+   * than the whole native run (1.1 s more than computing the rows for kron18's 174k
+   * vertices, CallBenchmark). The persisted rows are released when the DataFrame is no
+   * longer referenced on the driver (Spark's ContextCleaner).
    */
   private def resultFrame(rows: RDD[Row], column: String, valueType: DataType): DataFrame = {
-    val df = spark.createDataFrame(rows, StructType(Seq(StructField(IdColumn, idType, nullable = false),
+    val held = rows.setName(s"LpfGraph ($IdColumn, $column)").persist(StorageLevel.MEMORY_AND_DISK)
+    held.foreachPartition(it => it.foreach(_ => ()))
+    spark.createDataFrame(held, StructType(Seq(StructField(IdColumn, idType, nullable = false),
       StructField(column, valueType, nullable = false))))
-    df.persist(StorageLevel.MEMORY_AND_DISK).foreachPartition((it: Iterator[Row]) => it.foreach(_ => ()))
-    df
   }
 
   /** The number of the vertex `id`, or the error naming it. */
@@ -312,10 +317,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
 }
 
 /**
- * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (persisted) and the native run's
+ * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (computed, see [[LpfGraph.pageRank]]) and the native run's
  * figures. `run.ranks` is released when this is returned (and, for string ids or a vertex
  * DataFrame, holds vertex numbers, not ids): use `ranks`. `conversionSeconds`: the
- * driver's view of turning the native results into the persisted `ranks`.
+ * driver's view of turning the native results into `ranks`, computed and persisted.
  */
 case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult, conversionSeconds: Double = Double.NaN) {
   def iterations: Int = run.iterations
