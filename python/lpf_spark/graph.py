@@ -16,7 +16,8 @@ VertexId = Union[int, str]
 class PageRankRun:
     """A PageRank with the native run's figures.
 
-    ``ranks``: DataFrame ``(id, pagerank)``, persisted (``ranks.unpersist()`` when done);
+    ``ranks``: DataFrame ``(id, pagerank)``, computed (its rows persisted until it is no
+    longer referenced);
     ``iterations`` run; ``residual``: L1 change of the last iteration; ``converged``:
     residual < tol; ``vertices`` and ``edges`` of the graph (duplicate edges once).
     """
@@ -66,8 +67,8 @@ class LpfGraph:
     >>> depths = LpfGraph(edges).bfs("a")          # DataFrame (id, depth)
 
     The graph kernels (:meth:`bfs`, :meth:`wcc`, :meth:`cdlp`, :meth:`sssp`, :meth:`lcc`) follow the
-    LDBC Graphalytics semantics and return DataFrames computed and persisted before they
-    are returned (``unpersist()`` them when done). ``nprocs``: LPF processes (default: the
+    LDBC Graphalytics semantics and return DataFrames computed before they are returned (their rows
+    persisted until the DataFrame is no longer referenced). ``nprocs``: LPF processes (default: the
     cluster's task slots); ``threads``: threads per process (default ``spark.task.cpus``).
     """
 
@@ -96,7 +97,7 @@ class LpfGraph:
         ids as in the input, ranks summing to 1. Damping ``alpha``, start 1/n, the rank
         of vertices without out-edges spread uniformly; stops when the L1 change of an
         iteration is below ``tol`` or after ``maxIter`` iterations. The DataFrame is
-        computed and persisted before it is returned (``unpersist()`` it when done).
+        computed before it is returned (its rows persisted until it is no longer referenced).
         """
         return self.pageRankRun(alpha, tol, maxIter).ranks
 

@@ -11,11 +11,12 @@ import org.apache.spark.sql.catalyst.InternalRow
 
 /**
  * How edges travel from Spark into native memory: in batches, byte arrays of
- * little-endian (u64 source, u64 target) pairs, as the native request wants them (see
- * native/lpf-jni/src/pagerank.rs). A partition's edges are written into batches as
+ * little-endian (u64 source, u64 target) pairs, as the native requests want them (see
+ * native/lpf-jni/src/pagerank.rs and kernels.rs); weighted batches (SSSP) hold their k
+ * pairs followed by their k f64 weights. A partition's edges are written into batches as
  * they are read (no JVM object per edge is kept), moved (when they must change
  * partition) as a few large arrays, and copied into the request's direct buffer with
- * bulk puts.
+ * bulk puts. PageRank and the graph kernels share this path.
  */
 private[spark] object LpfEdges {
   /** Edges per batch: 1 MiB arrays, big enough for bulk copies, small enough to spread over processes. */
@@ -23,31 +24,73 @@ private[spark] object LpfEdges {
 
   /**
    * Reads one partition's elements into a [[Batcher]]: the only per-edge code, one per
-   * kind of input (a serializable function, shipped to the executors).
+   * kind of input (a serializable function, shipped to the executors); `weighted`: it
+   * adds a weight with every edge.
    */
-  type Reader[T] = (Iterator[T], Batcher) => Unit
+  final case class Reader[T](weighted: Boolean, read: (Iterator[T], Batcher) => Unit)
 
   /** `RDD[(Long, Long)]`: the tuples' fields (Tuple2 is specialised for Long: no boxing). */
-  val pairs: Reader[(Long, Long)] = (it, b) => it.foreach(e => b.add(e._1, e._2))
+  val pairs: Reader[(Long, Long)] = Reader(weighted = false, (it, b) => it.foreach(e => b.add(e._1, e._2)))
 
   /** A DataFrame's internal rows whose columns 0 and 1 are non-null longs. */
-  val longRows: Reader[InternalRow] = (it, b) => it.foreach(r => b.add(r.getLong(0), r.getLong(1)))
+  val longRows: Reader[InternalRow] = Reader(weighted = false, (it, b) => it.foreach(r => b.add(r.getLong(0), r.getLong(1))))
 
-  /** The internal rows of a DataFrame of two non-null long columns (source, target): no conversion to `Row`. */
+  /** A DataFrame's internal rows of non-null columns (source long, target long, weight double). */
+  val weightedLongRows: Reader[InternalRow] =
+    Reader(weighted = true, (it, b) => it.foreach(r => b.add(r.getLong(0), r.getLong(1), r.getDouble(2))))
+
+  /** The internal rows of a DataFrame of non-null columns as a [[Reader]] wants them: no conversion to `Row`. */
   def rowsOf(df: DataFrame): RDD[InternalRow] = df.queryExecution.toRdd
 
-  /** Writes edges into batches of at most `batchEdges` edges each. */
-  final class Batcher(batchEdges: Int = BatchEdges) {
+  /** Bytes per edge in a batch: a pair, and a weight if `weighted`. */
+  private def edgeBytes(weighted: Boolean): Int = if (weighted) 24 else 16
+
+  /** Edges in one batch. */
+  def edgesIn(batch: Array[Byte], weighted: Boolean): Int = batch.length / edgeBytes(weighted)
+
+  /** Edges in all `batches`. */
+  def edgesIn(batches: Seq[Array[Byte]], weighted: Boolean): Long = batches.foldLeft(0L)(_ + edgesIn(_, weighted))
+
+  /**
+   * Writes the batches' edges at `b`'s position as the native requests lay them out: all
+   * pairs, then (weighted) all weights in the same order.
+   */
+  def put(b: ByteBuffer, batches: Seq[Array[Byte]], weighted: Boolean): Unit = {
+    batches.foreach(a => b.put(a, 0, 16 * edgesIn(a, weighted)))
+    if (weighted) batches.foreach { a => val k = edgesIn(a, weighted); b.put(a, 16 * k, 8 * k) }
+  }
+
+  /** A little-endian direct buffer of `bytes` for one process's request, or the error naming the size. */
+  def requestBuffer(bytes: Long): ByteBuffer = {
+    if (bytes > Int.MaxValue)
+      throw new IllegalArgumentException(s"a partition's request would be $bytes bytes (over 2 GiB): use more partitions")
+    ByteBuffer.allocateDirect(bytes.toInt).order(ByteOrder.LITTLE_ENDIAN)
+  }
+
+  /** Writes edges into batches of at most `batchEdges` edges each (pairs first, then weights, if `weighted`). */
+  final class Batcher(batchEdges: Int = BatchEdges, weighted: Boolean = false) {
     private val done = ArrayBuffer.empty[Array[Byte]]
     private var current: ByteBuffer = _
+    private var k = 0 // edges in current
     private var edges = 0L
 
+    private def room(): Unit = if (current == null || k == batchEdges) {
+      if (current != null) done += current.array()
+      current = ByteBuffer.wrap(new Array[Byte](edgeBytes(weighted) * batchEdges)).order(ByteOrder.LITTLE_ENDIAN)
+      k = 0
+    }
+
     def add(source: Long, target: Long): Unit = {
-      if (current == null || !current.hasRemaining) {
-        if (current != null) done += current.array()
-        current = ByteBuffer.wrap(new Array[Byte](16 * batchEdges)).order(ByteOrder.LITTLE_ENDIAN)
-      }
-      current.putLong(source).putLong(target)
+      room()
+      current.putLong(16 * k, source).putLong(16 * k + 8, target)
+      k += 1
+      edges += 1
+    }
+
+    def add(source: Long, target: Long, weight: Double): Unit = {
+      room()
+      current.putLong(16 * k, source).putLong(16 * k + 8, target).putDouble(16 * batchEdges + 8 * k, weight)
+      k += 1
       edges += 1
     }
 
@@ -56,8 +99,13 @@ private[spark] object LpfEdges {
     /** The batches (the last one trimmed to its edges). */
     def batches: Seq[Array[Byte]] =
       if (current == null) done.toSeq
-      else done.toSeq :+ (if (current.hasRemaining) java.util.Arrays.copyOf(current.array(), current.position())
-        else current.array())
+      else if (k == batchEdges) done.toSeq :+ current.array()
+      else {
+        val a = current.array()
+        val last = java.util.Arrays.copyOf(a, edgeBytes(weighted) * k)
+        if (weighted) System.arraycopy(a, 16 * batchEdges, last, 16 * k, 8 * k)
+        done.toSeq :+ last
+      }
   }
 
   /**
@@ -66,8 +114,8 @@ private[spark] object LpfEdges {
    */
   def batches[T](it: Iterator[T], read: Reader[T], batchEdges: Int = BatchEdges): Iterator[Array[Byte]] =
     Iterator.single(()).flatMap { _ =>
-      val b = new Batcher(batchEdges)
-      read(it, b)
+      val b = new Batcher(batchEdges, read.weighted)
+      read.read(it, b)
       b.batches.iterator
     }
 

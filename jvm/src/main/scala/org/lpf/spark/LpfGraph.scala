@@ -1,5 +1,8 @@
 package org.lpf.spark
 
+import scala.reflect.ClassTag
+
+import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, isnan, lit}
@@ -21,12 +24,15 @@ import org.apache.spark.storage.StorageLevel
  *
  * How the ids reach native code: integral ids without a vertex DataFrame go as they are
  * (as Long; the native side numbers them itself), the path of [[LpfPageRank.run]]. String
- * ids, or a vertex DataFrame, are numbered densely first (distinct ids, `zipWithIndex`),
- * and the native side is told the vertex count, so that vertices without edges are
- * vertices; the ranks are joined back to the ids. Numbering, not hashing: exact (no
- * collision to detect and resolve), and the count of vertices is needed anyway. Either
- * way the edges are read from the DataFrame's internal rows straight into batches of
- * native memory (see [[LpfEdges]]), never as a `Row` or a tuple per edge.
+ * ids, or a vertex DataFrame, are numbered densely first (the distinct ids, numbered in
+ * partition order: see [[VertexNumbers]]), and the native side is told the vertex count,
+ * so that vertices without edges are vertices; the results go back to the ids by routing
+ * each (number, value) to the partition of ids holding that number, no join. Numbering,
+ * not hashing: exact (no collision to detect and resolve), and the count of vertices is
+ * needed anyway. The graph kernels always number (WCC's and CDLP's labels are the
+ * smallest ids). Either way the edges are read from the DataFrame's internal rows
+ * straight into batches of native memory (see [[LpfEdges]]), never as a `Row` or a
+ * tuple per edge.
  *
  * Errors found on the driver (a missing column, a column of another type, a null id) are
  * an [[LpfException]] with pid -1, host `driver`, phase `argument`, naming the column.
@@ -59,8 +65,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
    * PageRank of the graph (damping `alpha`, start 1/n, dangling mass spread uniformly,
    * stop when the L1 change of an iteration is below `tol` or after `maxIter`
    * iterations), as a DataFrame `(id, pagerank)`: every vertex once, ids as in the input
-   * (type [[idType]]), ranks summing to 1. The DataFrame is computed and persisted before
-   * it is returned (call `unpersist()` on it when done).
+   * (type [[idType]]), ranks summing to 1. The ranks are computed and persisted before
+   * they are returned, and released when the DataFrame is no longer referenced (see
+   * [[resultFrame]]; `unpersist()` on it changes nothing, `persist()` caches it as any
+   * DataFrame).
    */
   def pageRank(alpha: Double, tol: Double, maxIter: Int): DataFrame =
     pageRankRun(alpha, tol, maxIter).ranks
@@ -80,32 +88,26 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     // join): by default as many processes as the cluster has task slots, as fromFile.
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, "LpfGraph.pageRank")
-    val (edgePairs, vertexCount, numbers) = if (numbered) {
-      val (pairs, n, ns) = numberedEdges(ordered = false, weight = None)
-      (pairs, Some(n), Some(ns))
-    } else (longEdges(), None, None)
-    val run = try LpfPageRank.runEdges(LpfEdges.rowsOf(edgePairs), LpfEdges.longRows, vertexCount, alpha, tol, maxIter,
-      p, threads, "auto", progress = true, settings)
-    catch { case e: Throwable => numbers.foreach(_.unpersist(blocking = false)); throw e }
-    val t0 = System.nanoTime
+    val numbers = if (numbered) Some(vertexNumbers(ordered = false)) else None
     try {
-      // An RDD join into p partitions: a cached DataFrame join would keep all of
-      // spark.sql.shuffle.partitions (adaptive execution leaves cached plans alone).
-      val rows = numbers match {
-        case Some(ns) => ns.map(r => (r.getLong(1), r.get(0))).join(run.ranks, p).values.map { case (v, r) => Row(v, r) }
-        case None => run.ranks.map { case (v, r) => Row(v, r) }
+      val (edgeRows, vertexCount) = numbers match {
+        case Some(ns) => (numberedEdges(ns, weight = None), Some(ns.count))
+        case None => (longEdges(), None)
       }
-      val ranks = spark.createDataFrame(rows, StructType(Seq(StructField(IdColumn, if (numbered) idType else LongType,
-        nullable = false), StructField(RankColumn, DoubleType, nullable = false))))
-        .select(col(IdColumn).cast(idType).as(IdColumn), col(RankColumn))
-      // Materialised by one pass over its partitions (count() would add an aggregation
-      // and, with adaptive execution, two more stages).
-      ranks.persist(StorageLevel.MEMORY_AND_DISK).foreachPartition((it: Iterator[Row]) => it.foreach(_ => ()))
-      LpfGraphPageRank(ranks, run, (System.nanoTime - t0) / 1e9)
-    } finally {
-      run.unpersist()
-      numbers.foreach(_.unpersist(blocking = false))
-    }
+      val run = LpfPageRank.runEdges(LpfEdges.rowsOf(edgeRows), LpfEdges.longRows, vertexCount, alpha, tol, maxIter,
+        p, threads, "auto", progress = true, settings)
+      val t0 = System.nanoTime
+      try {
+        val withIds = numbers match {
+          case Some(ns) => ns.idsOf(run.ranks)
+          case None => // the native side's ids are the input's, as Long
+            val narrow = fromLong(idType)
+            run.ranks.map { case (v, r) => (narrow(v), r) }
+        }
+        val ranks = resultFrame(withIds.map { case (v, r) => Row(v, r) }, RankColumn, DoubleType)
+        LpfGraphPageRank(ranks, run, (System.nanoTime - t0) / 1e9)
+      } finally run.unpersist()
+    } finally numbers.foreach(_.unpersist())
   }
 
   /** [[pageRankRun]] with the default settings (for Java and Python). */
@@ -196,35 +198,48 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     val weight = weightCol.map(w => checkedWeight(field(edges, w, "edge", "weight")))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
-    val (pairs, n, numbers) = numberedEdges(ordered = true, weight)
+    val numbers = vertexNumbers(ordered = true)
     try {
       val sourceNumber = source.map(s => numberOf(numbers, s, s"${k.name} source"))
-      val values = LpfKernels.run(pairs.rdd, n, k, sourceNumber.getOrElse(0L), iterations, p, threads, settings)
+      val read = if (weight.isDefined) LpfEdges.weightedLongRows else LpfEdges.longRows
+      val values = LpfKernels.run(LpfEdges.rowsOf(numberedEdges(numbers, weight)), read, numbers.count, k,
+        sourceNumber.getOrElse(0L), iterations, p, threads, settings)
       try {
-        val idOf = numbers.map(r => (r.getLong(1), r.get(0)))
-        val withIds = values.join(idOf, p).values // (value bits, id)
-        val (column, valueType, out) = k match {
-          case LpfKernels.Bfs => ("depth", LongType, withIds.map { case (v, id) => Row(id, v) })
-          case LpfKernels.Sssp => ("distance", DoubleType, withIds.map { case (v, id) => Row(id, java.lang.Double.longBitsToDouble(v)) })
-          case LpfKernels.Lcc => ("lcc", DoubleType, withIds.map { case (v, id) => Row(id, java.lang.Double.longBitsToDouble(v)) })
+        val withIds = numbers.idsOf(values) // (id, value bits)
+        val (column, valueType, rows) = k match {
+          case LpfKernels.Bfs => ("depth", LongType, withIds.map { case (id, v) => Row(id, v) })
+          case LpfKernels.Sssp => ("distance", DoubleType, withIds.map { case (id, v) => Row(id, java.lang.Double.longBitsToDouble(v)) })
+          case LpfKernels.Lcc => ("lcc", DoubleType, withIds.map { case (id, v) => Row(id, java.lang.Double.longBitsToDouble(v)) })
           case LpfKernels.Wcc | LpfKernels.Cdlp => // the value is a vertex number: its id
             (if (k == LpfKernels.Wcc) "component" else "label", idType,
-              withIds.join(idOf, p).values.map { case (id, label) => Row(id, label) })
+              numbers.idsOf(withIds.map { case (id, label) => (label, id) }).map { case (label, id) => Row(id, label) })
         }
-        val df = spark.createDataFrame(out, StructType(Seq(StructField(IdColumn, idType, nullable = false),
-          StructField(column, valueType, nullable = false))))
-        df.persist(StorageLevel.MEMORY_AND_DISK).count()
-        df
+        resultFrame(rows, column, valueType)
       } finally values.unpersist(blocking = false)
-    } finally numbers.unpersist(blocking = false)
+    } finally numbers.unpersist()
   }
 
-  /** The number of the vertex `id` in `numbers`, or the error naming it. */
-  private def numberOf(numbers: RDD[Row], id: Any, role: String): Long = {
+  /**
+   * The result DataFrame `(id, column)` of `rows`, ids of type [[idType]]: the rows are
+   * computed and persisted (as an RDD, MEMORY_AND_DISK) before it is returned, and the
+   * DataFrame reads them. Not a cached DataFrame: building its columnar cache cost more
+   * than the whole native run (1.1 s more than computing the rows for kron18's 174k
+   * vertices, CallBenchmark). The persisted rows are released when the DataFrame is no
+   * longer referenced on the driver (Spark's ContextCleaner).
+   */
+  private def resultFrame(rows: RDD[Row], column: String, valueType: DataType): DataFrame = {
+    val held = rows.setName(s"LpfGraph ($IdColumn, $column)").persist(StorageLevel.MEMORY_AND_DISK)
+    held.foreachPartition(it => it.foreach(_ => ()))
+    spark.createDataFrame(held, StructType(Seq(StructField(IdColumn, idType, nullable = false),
+      StructField(column, valueType, nullable = false))))
+  }
+
+  /** The number of the vertex `id`, or the error naming it. */
+  private def numberOf(numbers: VertexNumbers, id: Any, role: String): Long = {
     if (id == null) throw argument(s"the $role is null")
     // Spark's cast to the ids' type (a Python int arrives as Integer or Long).
     val wanted = spark.range(1).select(lit(id).cast(idType)).head().get(0)
-    val hits = if (wanted == null) Array.empty[Long] else numbers.filter(r => r.get(0) == wanted).map(_.getLong(1)).collect()
+    val hits = if (wanted == null) Array.empty[Long] else numbers.rows.filter(r => r.get(0) == wanted).map(_.getLong(1)).collect()
     hits.headOption.getOrElse(throw argument(s"the $role $id is not a vertex of the graph (ids of type ${idType.simpleString})"))
   }
 
@@ -251,38 +266,48 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   }
 
   /**
-   * Vertices numbered 0..n-1 (`ordered`: in the order of their ids, so that the smallest
-   * number is the smallest id): the edges in those numbers as two long columns (s, d) or,
-   * with a `weight` column, (s, d, weight as a double), n, and the rows (id, number),
-   * persisted.
+   * The graph's ids (edge endpoints and the vertex DataFrame's ids, each once) numbered
+   * 0..n-1 (`ordered`: in the order of the ids, so that the smallest number is the
+   * smallest id), persisted; a null id is the error naming the columns.
    */
-  private def numberedEdges(ordered: Boolean, weight: Option[StructField]): (DataFrame, Long, RDD[Row]) = {
+  private def vertexNumbers(ordered: Boolean): VertexNumbers = {
     val named = Seq(edges.select(column(srcField).cast(idType).as(IdColumn)),
       edges.select(column(dstField).cast(idType).as(IdColumn))) ++
       vertices.map(v => v.select(column(idField.get).cast(idType).as(IdColumn)))
     val distinct = named.reduce(_ union _).distinct()
-    val ids = if (ordered) distinct.orderBy(col(IdColumn)) else distinct
+    val sorted = if (ordered) distinct.orderBy(col(IdColumn)) else distinct
     // Persisted as an RDD, not a cached DataFrame: releasing a cached DataFrame would drop
-    // (and later recompute) the cached ranks derived from it.
-    val numbers = ids.rdd.zipWithIndex().map { case (r, k) => Row(r.get(0), k) }
-      .setName("LpfGraph vertex numbers").persist(StorageLevel.MEMORY_AND_DISK)
-    val index = spark.createDataFrame(numbers,
-      StructType(Seq(StructField(IdColumn, idType, nullable = true), StructField(NumberColumn, LongType, nullable = false))))
+    // (and later recompute) the cached results derived from it.
+    val ids = sorted.rdd.map(_.get(0)).setName("LpfGraph vertex ids").persist(StorageLevel.MEMORY_AND_DISK)
     try {
-      val counts = index.selectExpr("count(*)", s"count($IdColumn)").head()
-      if (counts.getLong(0) != counts.getLong(1)) {
+      val counts = ids.mapPartitions { it =>
+        var k = 0L
+        var nulls = 0L
+        it.foreach { id => k += 1; if (id == null) nulls += 1 }
+        Iterator((k, nulls))
+      }.collect()
+      if (counts.exists(_._2 > 0)) {
         noNulls(edges, Seq(src, dst), "edge")
         vertices.foreach(v => noNulls(v, Seq(id), "vertex"))
         throw argument(s"a null id among the ids of the edge columns '$src', '$dst'" +
           vertices.fold("")(_ => s" and the vertex column '$id'"))
       }
-      val s = index.select(col(IdColumn).as("s_id"), col(NumberColumn).as("s"))
-      val d = index.select(col(IdColumn).as("d_id"), col(NumberColumn).as("d"))
-      val weights = weight.map(w => column(w).cast(DoubleType).as("w")).toSeq
-      val pairs = edges.select(Seq(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id")) ++ weights: _*)
-        .join(s, "s_id").join(d, "d_id").select("s", Seq("d") ++ weights.map(_ => "w"): _*)
-      (pairs, counts.getLong(0), numbers)
-    } catch { case e: Throwable => numbers.unpersist(blocking = false); throw e }
+      new VertexNumbers(ids, counts.map(_._1).scanLeft(0L)(_ + _))
+    } catch { case e: Throwable => ids.unpersist(blocking = false); throw e }
+  }
+
+  /**
+   * The edges in the vertices' `numbers` as two long columns (s, d) or, with a `weight`
+   * column, (s, d, weight as a double).
+   */
+  private def numberedEdges(numbers: VertexNumbers, weight: Option[StructField]): DataFrame = {
+    val index = spark.createDataFrame(numbers.rows,
+      StructType(Seq(StructField(IdColumn, idType, nullable = false), StructField(NumberColumn, LongType, nullable = false))))
+    val s = index.select(col(IdColumn).as("s_id"), col(NumberColumn).as("s"))
+    val d = index.select(col(IdColumn).as("d_id"), col(NumberColumn).as("d"))
+    val weights = weight.map(w => column(w).cast(DoubleType).as("w")).toSeq
+    edges.select(Seq(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id")) ++ weights: _*)
+      .join(s, "s_id").join(d, "d_id").select("s", Seq("d") ++ weights.map(_ => "w"): _*)
   }
 
   private def noNulls(df: DataFrame, columns: Seq[String], what: String): Unit = columns.foreach { c =>
@@ -292,10 +317,10 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
 }
 
 /**
- * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (persisted) and the native run's
+ * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (computed, see [[LpfGraph.pageRank]]) and the native run's
  * figures. `run.ranks` is released when this is returned (and, for string ids or a vertex
  * DataFrame, holds vertex numbers, not ids): use `ranks`. `conversionSeconds`: the
- * driver's view of turning the native results into the persisted `ranks`.
+ * driver's view of turning the native results into `ranks`, computed and persisted.
  */
 case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult, conversionSeconds: Double = Double.NaN) {
   def iterations: Int = run.iterations
@@ -327,6 +352,14 @@ object LpfGraph {
   def create(edges: DataFrame, vertices: DataFrame, src: String, dst: String, id: String): LpfGraph =
     apply(edges, vertices, src, dst, id)
 
+  /** Integral ids as the native side returns them (Long) to the type of the ids, `idType`. */
+  private def fromLong(idType: DataType): Long => Any = idType match {
+    case ByteType => _.toByte
+    case ShortType => _.toShort
+    case IntegerType => _.toInt
+    case _ => v => v
+  }
+
   /** A top-level column by its exact name (dots and back-ticks in it are not paths). */
   private def column(f: StructField) = col("`" + f.name.replace("`", "``") + "`")
 
@@ -342,4 +375,60 @@ object LpfGraph {
       .getOrElse(throw argument(s"the $what DataFrame has no column '$name' for the $role ids (its columns: " +
         s"${fields.map(_.name).mkString(", ")}); name the columns with LpfGraph(edges, vertices, src = ..., dst = ..., id = ...)"))
   }
+}
+
+/**
+ * Vertex ids numbered 0..n-1 without a table of (id, number) pairs: partition i of `ids`
+ * holds the ids numbered `starts(i)` until `starts(i + 1)`, in order (persisted).
+ * Translating numbers back to ids routes only the (number, value) records, by number
+ * range, to the partition holding those ids ([[idsOf]]): the ids are not shuffled, and
+ * nothing is joined.
+ */
+private final class VertexNumbers(ids: RDD[Any], starts: Array[Long]) {
+  /** n, the number of vertices. */
+  def count: Long = starts.last
+
+  /** Rows (id, number). */
+  def rows: RDD[Row] = {
+    val starts = this.starts
+    ids.mapPartitionsWithIndex { (i, it) =>
+      var k = starts(i) - 1
+      it.map { id => k += 1; Row(id, k) }
+    }
+  }
+
+  /** `(id of the number, value)` for every `(number, value)` of `records`. */
+  def idsOf[V: ClassTag](records: RDD[(Long, V)]): RDD[(Any, V)] = {
+    val starts = this.starts
+    ids.zipPartitions(records.partitionBy(new NumberRanges(starts))) { (here, routed) =>
+      val start = starts(TaskContext.getPartitionId())
+      val local = here.toArray
+      routed.map { case (k, v) => (local((k - start).toInt), v) }
+    }
+  }
+
+  def unpersist(): Unit = ids.unpersist(blocking = false)
+}
+
+/** Number k to the partition i with starts(i) <= k < starts(i + 1) (empty partitions have equal starts). */
+private final class NumberRanges(private val starts: Array[Long]) extends Partitioner {
+  override def numPartitions: Int = starts.length - 1
+
+  override def getPartition(key: Any): Int = {
+    val k = key.asInstanceOf[Long]
+    var lo = 0 // the last i with starts(i) <= k is in lo until hi
+    var hi = numPartitions
+    while (hi - lo > 1) {
+      val mid = (lo + hi) >>> 1
+      if (starts(mid) <= k) lo = mid else hi = mid
+    }
+    lo
+  }
+
+  override def equals(other: Any): Boolean = other match {
+    case r: NumberRanges => java.util.Arrays.equals(starts, r.starts)
+    case _ => false
+  }
+
+  override def hashCode: Int = java.util.Arrays.hashCode(starts)
 }

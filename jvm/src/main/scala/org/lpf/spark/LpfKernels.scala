@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets
 import org.apache.spark.{BarrierTaskContext, HashPartitioner}
 import org.apache.spark.lpf.LpfSparkAccess
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.Row
 import org.apache.spark.storage.StorageLevel
 
 /**
@@ -30,33 +29,18 @@ private[spark] object LpfKernels {
   case object Lcc extends Kernel(5, "LCC")
 
   /**
-   * This partition's request: `rows` are `(source number, target number)`, with a third
-   * column, the weight (a Double), for SSSP.
+   * This partition's request from its batches (see [[LpfEdges]]): edges (source number,
+   * target number), weighted batches for SSSP.
    */
-  private[spark] def request(kernel: Kernel, threads: Int, n: Long, source: Long, iterations: Int, rows: Iterator[Row]): ByteBuffer = {
-    var pairs = new Array[Long](1 << 12)
-    var weights = if (kernel == Sssp) new Array[Double](1 << 11) else null
-    var m = 0
-    rows.foreach { r =>
-      if (2 * m + 2 > pairs.length) pairs = java.util.Arrays.copyOf(pairs, pairs.length * 2)
-      pairs(2 * m) = r.getLong(0); pairs(2 * m + 1) = r.getLong(1)
-      if (weights != null) {
-        if (m + 1 > weights.length) weights = java.util.Arrays.copyOf(weights, weights.length * 2)
-        weights(m) = r.getDouble(2)
-      }
-      m += 1
-    }
-    val bytes = RequestHeader + 16L * m + (if (weights != null) 8L * m else 0L)
-    if (bytes > Int.MaxValue)
-      throw new IllegalArgumentException(s"a partition's request would be $bytes bytes (over 2 GiB): use more partitions")
-    val b = ByteBuffer.allocateDirect(bytes.toInt).order(ByteOrder.LITTLE_ENDIAN)
+  private[spark] def request(kernel: Kernel, threads: Int, n: Long, source: Long, iterations: Int,
+                             batches: Iterator[Array[Byte]]): ByteBuffer = {
+    val weighted = kernel == Sssp
+    val all = batches.toSeq
+    val m = LpfEdges.edgesIn(all, weighted)
+    val b = LpfEdges.requestBuffer(RequestHeader + (if (weighted) 24L else 16L) * m)
     b.put("LPFGKQ01".getBytes(StandardCharsets.US_ASCII))
     b.putInt(kernel.code).putInt(math.max(threads, 1)).putLong(n).putLong(source).putLong(iterations.toLong).putLong(m)
-    b.asLongBuffer().put(pairs, 0, 2 * m)
-    if (weights != null) {
-      b.position(RequestHeader + 16 * m)
-      b.asDoubleBuffer().put(weights, 0, m)
-    }
+    LpfEdges.put(b, all, weighted)
     b.clear()
     b
   }
@@ -94,16 +78,18 @@ private[spark] object LpfKernels {
   }
 
   /**
-   * Runs `kernel` over the numbered `edges` (n vertices) on `p` LPF processes: every
+   * Runs `kernel` over the numbered `edges` (n vertices; read into batches by `read`,
+   * moved as [[LpfEdges.inPartitions]] does) on `p` LPF processes: every
    * vertex number once with its value's 64 bits (BFS an i64 depth, WCC and CDLP a
    * vertex number, SSSP an f64 distance, LCC an f64 coefficient), persisted; the caller unpersists it.
    */
-  def run(edges: RDD[Row], n: Long, kernel: Kernel, source: Long, iterations: Int, p: Int, threads: Int,
-          settings: LpfSettings): RDD[(Long, Long)] = {
+  def run[T](edges: RDD[T], read: LpfEdges.Reader[T], n: Long, kernel: Kernel, source: Long, iterations: Int, p: Int,
+             threads: Int, settings: LpfSettings): RDD[(Long, Long)] = {
+    if (read.weighted != (kernel == Sssp))
+      throw new IllegalArgumentException(s"${kernel.name} takes ${if (kernel == Sssp) "weighted" else "unweighted"} edges")
     val sc = edges.sparkContext
     val t = if (threads > 0) threads else sc.getConf.getInt("spark.task.cpus", 1)
-    // A barrier stage must not narrow its parent's partitions (coalesce): shuffle instead.
-    val input = if (edges.getNumPartitions == p) edges else edges.repartition(p)
+    val input = LpfEdges.inPartitions(edges, p, read)
     val job = LpfHook.prepare(sc, p, settings)
     val program = LpfProgram.bundled(Algorithm)
     LpfJobWatch(sc, job, s"LpfGraph ${kernel.name} ($p processes)") {

@@ -124,12 +124,6 @@ object LpfPageRank {
     b.putInt(exchangeCode(p.exchange) << 1).putInt(0) // flag bit 0 (stderr) unused: progress goes to the driver
   }
 
-  private def direct(bytes: Long): ByteBuffer = {
-    if (bytes > Int.MaxValue)
-      throw new IllegalArgumentException(s"a partition's request would be $bytes bytes (over 2 GiB): use more partitions")
-    ByteBuffer.allocateDirect(bytes.toInt).order(ByteOrder.LITTLE_ENDIAN)
-  }
-
   /**
    * The request for this partition's edges, from its batches (see [[LpfEdges]]): a direct
    * buffer that native code reads in place. `vertices`: `Some(n)` when the caller
@@ -137,20 +131,20 @@ object LpfPageRank {
    * `None` for any Long ids.
    */
   private[spark] def edgesRequest(p: Params, batches: Iterator[Array[Byte]], vertices: Option[Long]): ByteBuffer = {
-    val all = batches.toArray
-    val bytes = all.foldLeft(0L)(_ + _.length)
-    val b = direct(RequestHeader + 8L * vertices.size + 8 + bytes)
+    val all = batches.toSeq
+    val m = LpfEdges.edgesIn(all, weighted = false)
+    val b = LpfEdges.requestBuffer(RequestHeader + 8L * vertices.size + 8 + 16 * m)
     header(b, p, if (vertices.isDefined) SourceNumberedEdges else SourceEdges)
     vertices.foreach(n => b.putLong(n))
-    b.putLong(bytes / 16)
-    all.foreach(a => b.put(a))
+    b.putLong(m)
+    LpfEdges.put(b, all, weighted = false)
     b.clear()
     b
   }
 
   private[spark] def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
     val name = path.getBytes(StandardCharsets.UTF_8)
-    val b = direct(RequestHeader + 8 + name.length)
+    val b = LpfEdges.requestBuffer(RequestHeader + 8 + name.length)
     header(b, p, SourceFile)
     b.putInt(formatCode(format)).putInt(name.length).put(name)
     b.clear()
@@ -158,7 +152,7 @@ object LpfPageRank {
   }
 
   private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
-    val b = direct(RequestHeader + 40)
+    val b = LpfEdges.requestBuffer(RequestHeader + 40)
     header(b, p, SourceRmat)
     b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)
     b.clear()

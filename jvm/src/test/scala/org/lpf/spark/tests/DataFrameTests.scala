@@ -166,6 +166,29 @@ object DataFrameTests {
       r2.unpersist()
     }
 
+    test("dataframe-numbered-ids-over-many-partitions-come-back-to-their-own-vertices") {
+      // The numbered path (a vertex DataFrame) with negative int ids whose order is not
+      // the numbers' order, the distinct ids spread over 37 shuffle partitions (adaptive
+      // execution off, so many hold one id or none): every rank must come back to its own
+      // id (the ranks of a random graph differ, so a shifted or swapped id shows).
+      val n = 60
+      val edges = randomEdges(n, 300, 7L)
+      val idOf = (k: Int) => -1000 + 37 * ((k * 17) % n) // a permutation of 0..n-1, spread out
+      val want = powerIteration(n, edges, alpha, tol, maxIter)._1.zipWithIndex.map { case (r, k) => idOf(k) -> r }.toMap
+      val edf = spark.createDataFrame(sc.parallelize(edges.map { case (u, v) => Row(idOf(u), idOf(v)) }, 3),
+        StructType(Seq(StructField("src", IntegerType, nullable = false), StructField("dst", IntegerType, nullable = false))))
+      val vdf = spark.createDataFrame(sc.parallelize((0 until n).map(k => Row(idOf(k))), 2),
+        StructType(Seq(StructField("id", IntegerType, nullable = false))))
+      val before = Seq("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled").map(k => k -> spark.conf.get(k))
+      spark.conf.set("spark.sql.shuffle.partitions", "37")
+      spark.conf.set("spark.sql.adaptive.enabled", "false")
+      try {
+        val ranks = LpfGraph(edf, vdf).pageRank(alpha, tol, maxIter)
+        expect(ranks.schema("id").dataType == IntegerType, s"int ids came back as ${ranks.schema("id").dataType}")
+        compare(ranks.collect().toSeq.map(r => (r.getInt(0), r.getDouble(1))), want, "numbered int ids over 37 partitions", 1e-10)
+      } finally before.foreach { case (k, v) => spark.conf.set(k, v) }
+    }
+
     test("dataframe-bad-column-name-is-an-LpfException-naming-it") {
       val edf = spark.createDataFrame(sc.parallelize(Seq(Row(1L, 2L))),
         StructType(Seq(StructField("src", LongType), StructField("dst", LongType))))

@@ -222,11 +222,12 @@ object KernelTests {
       val rmat = LpfPageRank.rmatRequest(pr, 12, 16, 0.57, 0.19, 0.18, 99L)
       expect(LpfNative.describeRequest("pagerank", rmat).endsWith("rmat scale=12 edge_factor=16 a=0.57 b=0.19 c=0.18 seed=99"),
         s"pagerank rmat: ${LpfNative.describeRequest("pagerank", rmat)}")
-      val k = LpfKernels.request(LpfKernels.Sssp, 2, 11L, 4L, 0, Iterator(Row(1L, 2L, 0.5), Row(3L, 4L, 0.0)))
+      val weighted = LpfEdges.Reader[(Long, Long, Double)](weighted = true, (it, b) => it.foreach(e => b.add(e._1, e._2, e._3)))
+      val k = LpfKernels.request(LpfKernels.Sssp, 2, 11L, 4L, 0, LpfEdges.batches(Iterator((1L, 2L, 0.5), (3L, 4L, 0.0)), weighted))
       expect(LpfNative.describeRequest("graph-kernel", k) ==
         "graph-kernel Sssp threads=2 n=11 source=4 edges [(1, 2), (3, 4)] weights Some([0.5, 0.0])",
         s"graph-kernel sssp: ${LpfNative.describeRequest("graph-kernel", k)}")
-      val c = LpfKernels.request(LpfKernels.Cdlp, 1, 3L, 0L, 6, Iterator(Row(0L, 2L)))
+      val c = LpfKernels.request(LpfKernels.Cdlp, 1, 3L, 0L, 6, LpfEdges.batches(Iterator((0L, 2L)), LpfEdges.pairs))
       expect(LpfNative.describeRequest("graph-kernel", c) == "graph-kernel Cdlp { iterations: 6 } threads=1 n=3 source=0 edges [(0, 2)] weights None",
         s"graph-kernel cdlp: ${LpfNative.describeRequest("graph-kernel", c)}")
     }

@@ -317,6 +317,20 @@ object PageRankTests {
       val got = moved.glom().collect().toSeq
       expect(got.forall(_.nonEmpty), s"batches per partition ${got.map(_.length)}: the batches were not spread")
       expect(decode(got.flatten).sorted == edges.sorted, "edges lost or changed on the way")
+      // Weighted batches (SSSP's): k pairs, then their k weights, in full and trimmed
+      // batches alike; a request holds all pairs, then all weights.
+      val weighted = LpfEdges.Reader[(Long, Long, Double)](weighted = true, (it, b) => it.foreach(e => b.add(e._1, e._2, e._3)))
+      val triples = Seq.tabulate(7)(i => (-i.toLong, Long.MaxValue - i, i + 0.25))
+      val wb = LpfEdges.batches(triples.iterator, weighted, batchEdges = 3).toSeq
+      expect(wb.map(_.length) == Seq(72, 72, 24), s"weighted batch sizes ${wb.map(_.length)}")
+      val req = java.nio.ByteBuffer.allocate(24 * 7).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+      LpfEdges.put(req, wb, weighted = true)
+      req.flip()
+      val wantPairs = triples.map(t => (t._1, t._2))
+      val gotPairs = Seq.fill(7)((req.getLong, req.getLong))
+      val gotWeights = Seq.fill(7)(req.getDouble)
+      expect(gotPairs == wantPairs && gotWeights == triples.map(_._3),
+        s"weighted request: pairs $gotPairs, weights $gotWeights")
     }
 
     test("ingest-empty-and-one-edge-partitions-unions-and-huge-ids-give-the-same-ranks") {

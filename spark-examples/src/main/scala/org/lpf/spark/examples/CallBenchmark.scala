@@ -17,7 +17,7 @@ import org.lpf.spark.{LpfGraph, LpfPageRank}
  *
  *   rdd        LpfPageRank.run on a cached RDD[(Long, Long)], ranks RDD materialised
  *   dataframe  LpfGraph(df).pageRankRun on a cached DataFrame (src, dst: bigint), ranks
- *              DataFrame materialised and persisted (DataFrame in, DataFrame out)
+ *              DataFrame computed, its rows persisted (DataFrame in, DataFrame out)
  *   graphx     GraphFrames-style on the same DataFrame: its rows to a GraphX graph,
  *              pageRank(tol), the vertices back to a DataFrame (id, pagerank), persisted
  *
