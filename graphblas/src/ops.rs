@@ -517,7 +517,7 @@ fn elementwise<T: Scalar>(
         if (ui.len() + vi.len()).saturating_mul(SPARSE_RESULT) <= *n {
             // Few entries: merged, without touching n positions.
             let allowed = |i: u32| mask.is_none_or(|m| m.allows(i as usize));
-            let (idx, val) = merge_sorted(ui, uv, vi, vv, |a, b| f(a, b));
+            let (idx, val) = merge_sorted(ui, uv, vi, vv, &f);
             let (idx, val) = idx.into_iter().zip(val).filter(|&(i, _)| allowed(i)).unzip();
             return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
         }

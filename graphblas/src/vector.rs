@@ -211,7 +211,7 @@ impl Mask {
         for w in &mut self.bits {
             *w = !*w;
         }
-        if self.len % 64 != 0 {
+        if !self.len.is_multiple_of(64) {
             if let Some(last) = self.bits.last_mut() {
                 *last &= (1u64 << (self.len % 64)) - 1;
             }

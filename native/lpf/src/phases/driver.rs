@@ -278,9 +278,12 @@ mod tests {
         Get { from: usize, src_off: usize, dst_off: usize, size: usize },
     }
 
+    /// Per process: its memory, its put sources, its requests.
+    type Job = (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<Req>>);
+
     /// The initial memory and put sources of p processes, and random requests: sizes
     /// both inline and large, often overlapping, to other processes and to itself.
-    fn random_job(rng: &mut Rng, p: usize, talks: &[bool]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<Req>>) {
+    fn random_job(rng: &mut Rng, p: usize, talks: &[bool]) -> Job {
         let bytes = |rng: &mut Rng, n: usize| (0..n).map(|_| rng.below(256) as u8).collect::<Vec<u8>>();
         let mem = (0..p).map(|_| bytes(rng, MEM)).collect();
         let src = (0..p).map(|_| bytes(rng, TARGET)).collect();
