@@ -27,26 +27,13 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     bash scripts/build-jar.sh --scala 2.13
     cargo build --release -p graphblas-pagerank --bin pagerank
 fi
-export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))')}
-export SPARK_LOCAL_IP=127.0.0.1
-log4j="-Dlog4j2.configurationFile=file:$root/tests/spark/log4j2.properties"
+. "$here/submit.sh"
 mem=${BENCH_EXEC_MEM:-3072}
 append=
 for s in ${BENCH_SCALES:-16 18}; do
     log=$root/build/bench-logs/calls-kron$s.log
     echo "=== kron$s in local-cluster[2,1,$mem] (log $log)"
-    "$SPARK_HOME/bin/spark-submit" \
-        --master "local-cluster[2,1,$mem]" \
-        --conf "spark.executor.memory=${mem}m" \
-        --driver-memory 4g \
-        --jars "build/libs/lpf-spark_2.13-$(bash scripts/spark-version.sh).jar" \
-        --driver-java-options "$log4j" \
-        --conf "spark.executor.extraJavaOptions=$log4j" \
-        --conf spark.ui.enabled=false \
-        --conf spark.barrier.sync.timeout=600s \
-        --conf spark.network.timeout=600s \
-        --conf spark.executor.heartbeatInterval=60s \
-        --class org.lpf.spark.examples.CallBenchmark build/libs/lpf-spark-examples_2.13.jar \
+    lpf_submit "$mem" CallBenchmark \
         --scale "$s" --partitions 2 --tol 1e-7 --paths "${BENCH_PATHS:-rdd,dataframe,graphx}" \
         --calls "${BENCH_CALLS:-3}" --cli "$cli" --out "$out" $append 2>&1 | tee "$log" | grep -E '^callbench'
     append=--append

@@ -1,0 +1,28 @@
+# Sourced by the Spark benchmarks (run.sh, calls.sh, kernels.sh): the one way they start
+# an example class in local-cluster[2,1,MEM] (two executor JVMs) with the bridge's jar.
+# Needs $root (the repository); sets SPARK_HOME (the pyspark installation unless given)
+# and SPARK_LOCAL_IP.
+export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))')}
+export SPARK_LOCAL_IP=127.0.0.1
+
+# lpf_submit MEM CLASS [ARGS...]: runs org.lpf.spark.examples.CLASS with ARGS, executors
+# of MEM MiB; generous timeouts because a benchmark's GraphX side can run for minutes
+# between heartbeats on a loaded machine.
+lpf_submit() {
+    local mem=$1 class=$2
+    shift 2
+    local log4j="-Dlog4j2.configurationFile=file:$root/tests/spark/log4j2.properties"
+    "$SPARK_HOME/bin/spark-submit" \
+        --master "local-cluster[2,1,$mem]" \
+        --conf "spark.executor.memory=${mem}m" \
+        --driver-memory 4g \
+        --jars "$root/build/libs/lpf-spark_2.13-$(bash "$root/scripts/spark-version.sh").jar" \
+        --driver-java-options "$log4j" \
+        --conf "spark.executor.extraJavaOptions=$log4j" \
+        --conf spark.ui.enabled=false \
+        --conf spark.barrier.sync.timeout=600s \
+        --conf spark.network.timeout=600s \
+        --conf spark.executor.heartbeatInterval=60s \
+        --class "org.lpf.spark.examples.$class" "$root/build/libs/lpf-spark-examples_2.13.jar" \
+        "$@"
+}
