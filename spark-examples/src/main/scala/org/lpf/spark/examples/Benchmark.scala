@@ -1,10 +1,7 @@
 package org.lpf.spark.examples
 
 import java.io.{File, PrintWriter}
-import java.nio.charset.StandardCharsets
-import java.nio.file.Files
 
-import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.rdd.RDD
@@ -97,9 +94,7 @@ object Benchmark {
 
   /** pagerank.csv, pagerank.md and pagerank.png in `out` from `all`. */
   def writeReports(out: File, all: Seq[Row], setting: String): Unit = {
-    val csvFile = new File(out, "pagerank.csv")
-    val csv = new PrintWriter(csvFile, "UTF-8")
-    try { csv.println(Header); all.foreach(r => csv.println(r.csv)) } finally csv.close()
+    ResultsCsv.write(new File(out, "pagerank.csv"), Header, all, (r: Row) => r.csv)
     val md = markdown(all)
     val mdFile = new PrintWriter(new File(out, "pagerank.md"), "UTF-8")
     try {
@@ -118,8 +113,9 @@ object Benchmark {
     // --report-only DIR [SETTING]: redo the table and chart from DIR/pagerank.csv, no Spark.
     if (args.headOption.contains("--report-only")) {
       val out = new File(args(1))
-      val rows = Files.readAllLines(new File(out, "pagerank.csv").toPath, StandardCharsets.UTF_8).asScala.drop(1)
-        .filter(_.nonEmpty).map(parseCsv).map(filled).toSeq
+      val csv = new File(out, "pagerank.csv")
+      if (!csv.exists()) throw new java.io.FileNotFoundException(s"--report-only: no $csv")
+      val rows = ResultsCsv.earlier(csv, append = true, parseCsv).map(filled)
       writeReports(out, rows, args.lift(2).getOrElse("local-cluster, alpha 0.85, tol 1e-7"))
       return
     }
@@ -195,10 +191,8 @@ object Benchmark {
     val out = new File(o.out)
     out.mkdirs()
     val csvFile = new File(out, "pagerank.csv")
-    val earlier = if (o.append && csvFile.exists())
-      Files.readAllLines(csvFile.toPath, StandardCharsets.UTF_8).asScala.drop(1).filter(_.nonEmpty).map(parseCsv)
-        .filterNot(r => r.graph == graph && rows.exists(_.impl == r.impl)).toVector
-    else Vector.empty
+    val earlier = ResultsCsv.earlier(csvFile, o.append, parseCsv)
+      .filterNot(r => r.graph == graph && rows.exists(_.impl == r.impl))
     val all = (earlier ++ rows).map(filled)
     writeReports(out, all, s"${sc.master}, alpha ${o.alpha}, tol ${o.tol}")
     println(s"benchmark: wrote $csvFile, ${new File(out, "pagerank.md")}, ${new File(out, "pagerank.png")}")

@@ -1,10 +1,8 @@
 package org.lpf.spark.examples
 
-import java.io.{BufferedWriter, File, FileWriter, PrintWriter}
+import java.io.{BufferedWriter, File, FileWriter}
 import java.nio.charset.StandardCharsets
-import java.nio.file.Files
 
-import scala.jdk.CollectionConverters._
 
 import org.apache.spark.graphx.{Edge, Graph}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -162,13 +160,8 @@ object CallBenchmark {
     val out = new File(o.out)
     out.mkdirs()
     val csvFile = new File(out, "calls.csv")
-    val earlier = if (o.append && csvFile.exists())
-      Files.readAllLines(csvFile.toPath, StandardCharsets.UTF_8).asScala.drop(1).filter(_.nonEmpty).map(parse)
-        .filterNot(r => r.graph == graph).toVector
-    else Vector.empty
-    val all = earlier ++ rows
-    val w = new PrintWriter(csvFile, "UTF-8")
-    try { w.println(Header); all.foreach(r => w.println(r.csv)) } finally w.close()
+    val all = ResultsCsv.earlier(csvFile, o.append, parse).filterNot(r => r.graph == graph) ++ rows
+    ResultsCsv.write(csvFile, Header, all, (r: Result) => r.csv)
     val graphs = all.map(_.graph).distinct
     def panel(title: String, f: Result => Double, paths: Seq[String]) =
       Chart.Panel(title, "s", all.filter(r => paths.contains(r.path)).map(r => (r.graph, r.path) -> f(r)).toMap)

@@ -1,8 +1,7 @@
 package org.lpf.spark.examples
 
-import java.io.{BufferedWriter, File, FileWriter, PrintWriter}
+import java.io.{BufferedWriter, File, FileWriter}
 import java.nio.charset.StandardCharsets
-import java.nio.file.Files
 
 import scala.jdk.CollectionConverters._
 
@@ -347,13 +346,8 @@ object KernelBenchmark {
     val out = new File(o.out)
     out.mkdirs()
     val csvFile = new File(out, "kernels.csv")
-    val earlier = if (o.append && csvFile.exists())
-      Files.readAllLines(csvFile.toPath, StandardCharsets.UTF_8).asScala.drop(1).filter(_.nonEmpty).map(parse)
-        .filterNot(r => r.graph == graph).toVector
-    else Vector.empty
-    val all = earlier ++ rows
-    val w = new PrintWriter(csvFile, "UTF-8")
-    try { w.println(Header); all.foreach(r => w.println(r.csv)) } finally w.close()
+    val all = ResultsCsv.earlier(csvFile, o.append, parse).filterNot(r => r.graph == graph) ++ rows
+    ResultsCsv.write(csvFile, Header, all, (r: Result) => r.csv)
     val graphs = all.map(_.graph).distinct
     def group(r: Result) = if (graphs.length > 1) s"${r.graph} ${r.kernel}" else r.kernel
     Chart.write(new File(out, "kernels.png"), s"Graph kernels from Spark, end to end ($graph, ${sc.master})",
