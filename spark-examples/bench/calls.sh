@@ -15,19 +15,9 @@
 #   BENCH_EXEC_MEM     executor memory in MiB (default 3072)
 #   BENCH_SKIP_BUILD=1 use the jars in build/libs and target/release/pagerank
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-cd "$root"
-out=$here/results
-mkdir -p "$out" "$root/build/bench-logs"
-[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+. "$(dirname "${BASH_SOURCE[0]}")/submit.sh"
+bench_build -p graphblas-pagerank --bin pagerank
 cli=${CARGO_TARGET_DIR:-$root/target}/release/pagerank
-if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-    bash scripts/setup.sh
-    bash scripts/build-jar.sh --scala 2.13
-    cargo build --release -p graphblas-pagerank --bin pagerank
-fi
-. "$here/submit.sh"
 mem=${BENCH_EXEC_MEM:-3072}
 append=
 for s in ${BENCH_SCALES:-16 18}; do

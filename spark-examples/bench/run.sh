@@ -12,17 +12,8 @@
 #   BENCH_EXEC_MEM_<S> executor memory in MiB for scale S (default 18 -> 3072, 20 -> 6144)
 #   BENCH_SKIP_BUILD=1 use the jars in build/libs
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-cd "$root"
-out=$here/results
-mkdir -p "$out"
-
-if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-    bash scripts/setup.sh
-    bash scripts/build-jar.sh --scala 2.13
-fi
-. "$here/submit.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/submit.sh"
+bench_build
 scales=${BENCH_SCALES:-"18 20"}
 append=
 for s in $scales; do
@@ -35,7 +26,6 @@ for s in $scales; do
     esac
     impls=${!impls_var:-$d_impls}
     mem=${!mem_var:-$d_mem}
-    mkdir -p "$root/build/bench-logs"
     log=$root/build/bench-logs/kron$s.log
     echo "=== kron$s: $impls in local-cluster[2,1,$mem] (log $log)"
     lpf_submit "$mem" Benchmark \

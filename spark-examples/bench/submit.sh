@@ -1,7 +1,24 @@
-# Sourced by the Spark benchmarks (run.sh, calls.sh, kernels.sh): the one way they start
-# an example class in local-cluster[2,1,MEM] (two executor JVMs) with the bridge's jar.
-# Needs $root (the repository); sets SPARK_HOME (the pyspark installation unless given)
-# and SPARK_LOCAL_IP.
+# Sourced by the Spark benchmarks (run.sh, calls.sh, kernels.sh) from their own directory:
+# the repository and results directories, the build, and the one way they start an
+# example class in local-cluster[2,1,MEM] (two executor JVMs) with the bridge's jar.
+# Sets root (the repository, also the working directory), out (bench/results),
+# SPARK_HOME (the pyspark installation unless given) and SPARK_LOCAL_IP.
+bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$bench_dir/../.." && pwd)
+cd "$root"
+out=$bench_dir/results
+mkdir -p "$out" "$root/build/bench-logs"
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+
+# bench_build [CARGO ARGS...]: unless BENCH_SKIP_BUILD=1, the set-up, the Scala 2.13 jars
+# and, given CARGO ARGS, the native program the benchmark compares with.
+bench_build() {
+    [ "${BENCH_SKIP_BUILD:-0}" = 1 ] && return 0
+    bash scripts/setup.sh
+    bash scripts/build-jar.sh --scala 2.13
+    if [ $# -gt 0 ]; then cargo build --release "$@"; fi
+}
+
 export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.dirname(pyspark.__file__))')}
 export SPARK_LOCAL_IP=127.0.0.1
 
