@@ -15,8 +15,10 @@
 //! prints `ok`/`FAIL` lines and `N passed, M failed` last.
 
 mod common;
+mod mpi_world;
 
 use common::*;
+use mpi_world::MpiWorld;
 use graphblas::dist::{pagerank_spmd_with, DistOptions, DistributedResult, Exchange, Input};
 use graphblas::kron::KronParams;
 use graphblas::PageRankConfig;
@@ -151,20 +153,10 @@ fn placeholder() -> DistributedResult {
 }
 
 fn main() {
-    let world = MpiInit::world_from_env().expect("MPI init");
-    let parts = (1..=world.total_procs()).map(|p| world.split(p).expect("split")).collect();
-    let engine = match world.engine_name() {
-        "hybrid" => format!("hybrid-{}", world.kind().name()),
-        e => e.to_string(),
-    };
+    let MpiWorld { world, parts, engine, base, dir } = MpiWorld::join("mpi");
     let mpi = Mpi { world, parts };
     let rank = mpi.world.pid();
     std::panic::set_hook(Box::new(|_| {}));
-    // Rank 0's directory holds the inputs; all ranks (one machine) read them.
-    let dir = if rank == 0 { Some(TempDir::new("mpi")) } else { None };
-    let mut path = dir.as_ref().map(|d| d.0.to_string_lossy().into_owned().into_bytes()).unwrap_or_default();
-    mpi.world.broadcast(&mut path).unwrap();
-    let base = std::path::PathBuf::from(String::from_utf8(path).unwrap());
     let cfg = PageRankConfig::default();
 
     let mut cases: Vec<(String, Box<dyn Fn(&Mpi)>)> = Vec::new();

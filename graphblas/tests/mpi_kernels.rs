@@ -10,8 +10,10 @@
 //! `N passed, M failed` last.
 
 mod common;
+mod mpi_world;
 
 use common::*;
+use mpi_world::MpiWorld;
 use graphblas::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
 use graphblas::PageRankConfig;
 use lpf::mpi::MpiInit;
@@ -114,19 +116,9 @@ impl Mpi {
 }
 
 fn main() {
-    let world = MpiInit::world_from_env().expect("MPI init");
-    let parts = (1..=world.total_procs()).map(|p| world.split(p).expect("split")).collect();
-    let engine = match world.engine_name() {
-        "hybrid" => format!("hybrid-{}", world.kind().name()),
-        e => e.to_string(),
-    };
+    let MpiWorld { world, parts, engine, base, dir } = MpiWorld::join("mpik");
     let mpi = Mpi { world, parts };
     let rank = mpi.world.pid();
-    // Rank 0's directory holds the inputs; all ranks (one machine) read them.
-    let dir = if rank == 0 { Some(TempDir::new("mpik")) } else { None };
-    let mut path = dir.as_ref().map(|d| d.0.to_string_lossy().into_owned().into_bytes()).unwrap_or_default();
-    mpi.world.broadcast(&mut path).unwrap();
-    let base = std::path::PathBuf::from(String::from_utf8(path).unwrap());
 
     // Isolated vertices, self-loops, duplicates, many components, triangles; weights 0..3.
     let mut g = random_graph(7, 60, 45);

@@ -1,9 +1,9 @@
 //! Shared test helpers: an engine-generic launcher, graph fixtures, reference runs.
 //!
 //! Every distributed test takes a [`Launcher`]: "run this SPMD body on p processes".
-//! Only the shared-memory engine exists now; a TCP or hybrid engine is added by
-//! appending to [`launchers`] (e.g. a function that sets up its processes and calls
-//! the body in each), and every test below then runs on it too.
+//! [`launchers`] lists the engines the generic tests run on (shared memory); [`tcp`]
+//! and [`hybrid`] run the body over TCP in this process for the tests that name them
+//! (the MPI engines' runs are tests/mpi/run.sh's, with mpi_world).
 #![allow(dead_code)]
 
 use graphblas::dist::{DistError, DistributedResult};
