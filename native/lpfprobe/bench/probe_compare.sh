@@ -6,8 +6,9 @@
 #   tcp     lpfrun -n 2 --engine tcp -- lpfprobe --engine env   (each build's own lpfrun)
 #   mpimsg  mpirun -n 2 lpfprobe --engine env, LPF_ENGINE=mpimsg (lpfprobe built with
 #   mpirma  the cargo feature mpi; OMPI_MCA_osc=^ucx for Open MPI's one-sided component)
-# ROUNDS rounds (default 9: at 5, one slow spell moved a median by 30%); in each, every engine runs old then new (new first in even
-# rounds), so that a slow spell of the shared machine falls on both builds alike.
+# ROUNDS rounds (default 9; with 5, one slow spell moved a median by 30%); in each,
+# every engine runs old then new (new first in even rounds), so that a slow spell of
+# the shared machine falls on both builds alike.
 # l is the 8-byte-word row's l [s], g the 1 MiB-word row's g [s/byte] (as mpi_probe.sh);
 # lpfprobe runs with --total-mib TOTAL_MIB (32) --samples SAMPLES (8), and with HOME,
 # XDG_CACHE_HOME and LPF_PROBE_DIR in a temporary directory, so that no stored cost
