@@ -701,13 +701,13 @@ if [ "$lib_ok" = 1 ] && step link.long_lines.shared link_shared long_lines; then
     fi
 fi
 
-# --- install, lpfcc / lpfcxx, CMake package (#17 item 9) ---------------------------
+# --- install, lpfcc / lpfcxx, CMake package (#17 item 9, #16 registry) ----------------
 # scripts/install.sh --prefix makes the reference's layout; a program built with the
 # installed `lpfcc -engine tcp` runs under `lpfrun -engine tcp -np 3`, one built with
 # `lpfcc -engine pthread` (and with lpfcxx, as C++) runs directly; the CMake project
 # tests/c/cmake_project (find_package(LPF CONFIG), target_link_lpf, the imported
 # targets) is configured against the prefix, built, and its four programs run at
-# P = 1..4.
+# P = 1..4. The engines of the CMake package are the registry's.
 prefix=$build/install
 if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" bash "$root/scripts/install.sh" --prefix "$prefix"; then
     layout() {
@@ -773,13 +773,54 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" b
     if ! command -v cmake >/dev/null 2>&1; then
         fail "cmake_project (cmake is not installed: scripts/setup.sh installs it)"
     elif step cmake_project.configure cmake -S "$here/cmake_project" -B "$build/cmake_project" \
-        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC" &&
-        step cmake_project.build cmake --build "$build/cmake_project"; then
-        for exe in ring_pthread ring_univ ring_shared ring_static; do
-            for p in $procs; do
-                run_one "run.cmake_project.$exe.p$p" "$p" "$build/cmake_project/$exe"
+        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC"; then
+        # The package's engines (LPF_ENGINES, each with the library its
+        # target_link_lpf links, as the project's configure prints them) are the
+        # registry's names and aliases whose library is installed: lib for no cargo
+        # feature, lib/F (lpf_core_F) for feature F.
+        cmake_engines_are_the_registry() {
+            local list want got name needs aliases n
+            list=$("$prefix/bin/lpfrun" --list-engines) && [ -n "$list" ] || return 1
+            want=$(while read -r name needs _ aliases; do
+                for n in $name $aliases; do
+                    if [ "$needs" = - ]; then
+                        echo "$n lpf_core"
+                    elif [ -e "$prefix/lib/$needs/liblpf_core.so" ]; then
+                        echo "$n lpf_core_$needs"
+                    fi
+                done
+            done <<<"$list" | sort)
+            got=$(sed -n 's/^-- lpf engine //p' "$logs/cmake_project.configure.log" | sort)
+            printf 'registry:\n%s\nCMake package:\n%s\n' "$want" "$got"
+            [ -n "$want" ] && [ "$want" = "$got" ]
+        }
+        check cmake_project.engines-are-the-registry cmake_engines_are_the_registry
+        # target_link_lpf with an engine of the registry this install lacks fails,
+        # naming the cargo feature and the install option.
+        cmake_absent_engines() {
+            local list name needs absent=0 out
+            list=$("$prefix/bin/lpfrun" --list-engines) || return 1
+            while read -r name needs _; do
+                [ "$needs" = - ] || [ -e "$prefix/lib/$needs/liblpf_core.so" ] && continue
+                absent=$((absent + 1))
+                out=$(cmake -S "$here/cmake_project" -B "$build/cmake_absent" -DCMAKE_PREFIX_PATH="$prefix" \
+                    -DCMAKE_C_COMPILER="$CC" -DLPF_TEST_ENGINE="$name" 2>&1) && { echo "$out"; return 1; }
+                echo "$out"
+                # CMake wraps the message's lines.
+                out=$(tr -s '[:space:]' ' ' <<<"$out")
+                [[ $out == *"engine '$name' needs liblpf_core built with the cargo feature $needs, which this installation ($prefix) lacks: install with scripts/install.sh --prefix $prefix --feature $needs"* ]] ||
+                    return 1
+            done <<<"$list"
+            [ "$absent" -gt 0 ] || { echo "every engine of the registry is installed: none to refuse"; return 1; }
+        }
+        check cmake_project.absent-engine-names-its-feature cmake_absent_engines
+        if step cmake_project.build cmake --build "$build/cmake_project"; then
+            for exe in ring_pthread ring_univ ring_shared ring_static; do
+                for p in $procs; do
+                    run_one "run.cmake_project.$exe.p$p" "$p" "$build/cmake_project/$exe"
+                done
             done
-        done
+        fi
     fi
 fi
 
