@@ -871,6 +871,38 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
             [ "$absent" -gt 0 ] || { echo "every engine of the registry is installed: none to refuse"; return 1; }
         }
         check cmake_project.absent-engine-names-its-feature cmake_absent_engines
+        # The package follows whatever registry install.sh substitutes, not a list of
+        # its own: the installed package with a stand-in registry (shm; made_up, alias
+        # mu, of a feature whose lib/ holds a library; other, of a feature not
+        # installed) offers exactly shm, pthread, made_up and mu, refuses other naming
+        # its feature, and tcp as unknown.
+        cmake_stand_in_registry() {
+            local fake=$build/cmake_registry/prefix cfg out
+            mkdir -p "$fake/lib/cmake/lpf" "$fake/lib/made_feature"
+            ln -sfn "$prefix/bin" "$fake/bin"
+            ln -sfn "$prefix/include" "$fake/include"
+            ln -sf "$prefix/lib/liblpf_core.so" "$prefix/lib/liblpf_core.a" "$fake/lib/"
+            ln -sf "$prefix/lib/liblpf_core.so" "$fake/lib/made_feature/"
+            cp "$prefix/lib/cmake/lpf/lpf-config-version.cmake" "$fake/lib/cmake/lpf/"
+            cfg=$fake/lib/cmake/lpf/lpf-config.cmake
+            sed 's/^set(_lpf_registry .*)$/set(_lpf_registry "shm:-:none:pthread" "made_up:made_feature:lpfrun:mu" "other:other_feature:mpirun")/' \
+                "$prefix/lib/cmake/lpf/lpf-config.cmake" >"$cfg"
+            grep -q '"made_up:made_feature:lpfrun:mu"' "$cfg" || { echo "no registry line to replace in $cfg"; return 1; }
+            configure_with() { # configure_with ENGINE: the project against the stand-in, with LPF_TEST_ENGINE
+                cmake -S "$here/cmake_project" -B "$build/cmake_registry/build" -DCMAKE_PREFIX_PATH="$fake" \
+                    -DCMAKE_C_COMPILER="$CC" -DLPF_TEST_ENGINE="$1" 2>&1 | tee -a "$build/cmake_registry/log"
+            }
+            out=$(configure_with shm) || return 1
+            [ "$(sed -n 's/^-- lpf engine //p' <<<"$out" | sort | tr '\n' ,)" = \
+                "made_up lpf_core_made_feature,mu lpf_core_made_feature,pthread lpf_core,shm lpf_core," ] || return 1
+            out=$(configure_with other) && return 1
+            out=$(tr -s '[:space:]' ' ' <<<"$out")
+            [[ $out == *"engine 'other' needs liblpf_core built with the cargo feature other_feature"* ]] || return 1
+            out=$(configure_with tcp) && return 1
+            out=$(tr -s '[:space:]' ' ' <<<"$out")
+            [[ $out == *"unknown engine 'tcp' (engines installed here: shm;pthread;made_up;mu; or imp)"* ]]
+        }
+        check cmake_project.follows-a-stand-in-registry cmake_stand_in_registry
         if step cmake_project.build cmake --build "$build/cmake_project"; then
             for exe in ring_pthread ring_univ ring_shared ring_static; do
                 for p in $procs; do
