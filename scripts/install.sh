@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
 # Installs LPF in the reference LPF's layout:
 #
-#   scripts/install.sh --prefix DIR [--mpi]
+#   scripts/install.sh --prefix DIR [--feature F]... [--mpi]
 #
 #   DIR/bin/             lpfrun, lpfprobe, lpfcc, lpfcxx
 #   DIR/include/lpf/     the published headers (+ lpf/error.h, lpf/tcp.h of this project)
 #   DIR/include/bsp/     bsp/bsp.h
 #   DIR/include/debug/   the debug layer's headers, when the tree has them
-#   DIR/lib/             liblpf_core.so, liblpf_core.a (every engine but the MPI ones)
-#   DIR/lib/mpi/         with --mpi: liblpf_core.so and .a built with the cargo feature
-#                        mpi (engines mpimsg, mpirma; needs Open MPI), for lpfcc -engine
-#                        mpimsg|mpirma and the CMake package's MPI targets
+#   DIR/lib/             liblpf_core.so, liblpf_core.a: every engine that needs no cargo
+#                        feature (the engine registry, `lpfrun --list-engines`)
+#   DIR/lib/F/           with --feature F: liblpf_core.so and .a built with the cargo
+#                        feature F, for the registry's engines that need F (mpi: mpimsg
+#                        and mpirma; ibverbs: ibverbs; both need Open MPI); lpfcc
+#                        -engine E and the CMake package's engine targets take an
+#                        engine's library from there. --mpi is --feature mpi.
 #   DIR/lib/cmake/lpf/   the CMake package: find_package(LPF CONFIG) (or lpf), with
 #                        target_link_lpf() and the imported targets (docs/compatibility.md)
 #
-# Builds what it installs with cargo (release; CARGO_TARGET_DIR is honoured, the MPI
-# build goes to <target>/mpi-features as in tests/mpi/run.sh). Exits non-zero, naming
+# The engines come from the registry alone (lpf::config::ENGINES, printed by the
+# installed lpfrun --list-engines): the features --feature accepts are its feature
+# column, and the CMake package gets the registry substituted, so an engine added there
+# is installed, offered by lpfcc and by CMake with no edit here.
+#
+# Builds what it installs with cargo (release; CARGO_TARGET_DIR is honoured, the feature
+# builds go to <target>/mpi-features as in tests/mpi/run.sh). Exits non-zero, naming
 # the step, when anything fails.
 set -euo pipefail
+trap 'echo "install: failed (status $?) at ${BASH_SOURCE[0]}:$LINENO: $BASH_COMMAND" >&2' ERR
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -26,17 +35,19 @@ cd "$root"
 log() { echo "install: $*"; }
 usage() {
     echo "install: $*" >&2
-    echo "usage: scripts/install.sh --prefix DIR [--mpi]" >&2
+    echo "usage: scripts/install.sh --prefix DIR [--feature F]... [--mpi]" >&2
     exit 2
 }
 
 prefix=
-mpi=0
+features=()
 while [ $# -gt 0 ]; do
     case $1 in
         --prefix) [ $# -ge 2 ] || usage "--prefix needs a directory"; prefix=$2; shift ;;
         --prefix=*) prefix=${1#--prefix=} ;;
-        --mpi) mpi=1 ;;
+        --feature) [ $# -ge 2 ] || usage "--feature needs a cargo feature"; features+=("$2"); shift ;;
+        --feature=*) features+=("${1#--feature=}") ;;
+        --mpi) features+=(mpi) ;;
         -h | --help) usage "help" ;;
         *) usage "unknown option $1" ;;
     esac
@@ -51,12 +62,27 @@ case $target in /*) ;; *) target=$root/$target ;; esac
 
 log "building liblpf_core, lpfrun and lpfprobe (release)"
 CARGO_TARGET_DIR=$target cargo build --release -p lpf-capi -p lpf --bin lpfrun -p lpfprobe
-if [ "$mpi" = 1 ]; then
-    log "building the MPI-enabled liblpf_core (cargo feature mpi)"
-    CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features mpi
-fi
-
 rel=$target/release
+
+# The registry, one engine a line: name, cargo feature (-: none), launcher, aliases.
+registry=$("$rel/lpfrun" --list-engines) || {
+    echo "install: '$rel/lpfrun --list-engines' failed: cannot read the engine registry" >&2
+    exit 1
+}
+known_features=$(awk '$2 != "-" { print $2 }' <<<"$registry" | sort -u | tr '\n' ' ')
+installed=()
+for f in "${features[@]}"; do
+    [[ " $known_features" == *" $f "* ]] ||
+        usage "--feature $f: no engine of the registry needs it (features: ${known_features% })"
+    [[ " ${installed[*]} " == *" $f "* ]] && continue
+    log "building liblpf_core with the cargo feature $f"
+    CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features "$f"
+    mkdir -p "$prefix/lib/$f"
+    install -m 0755 "$target/mpi-features/release/liblpf_core.so" "$prefix/lib/$f/"
+    install -m 0644 "$target/mpi-features/release/liblpf_core.a" "$prefix/lib/$f/"
+    installed+=("$f")
+done
+
 inc=$root/native/lpf-capi/include
 mkdir -p "$prefix/bin" "$prefix/include" "$prefix/lib/cmake/lpf"
 install -m 0755 "$rel/lpfrun" "$rel/lpfprobe" "$root/native/lpf-capi/bin/lpfcc" "$prefix/bin/"
@@ -69,16 +95,18 @@ for dir in lpf bsp debug; do
 done
 install -m 0755 "$rel/liblpf_core.so" "$prefix/lib/"
 install -m 0644 "$rel/liblpf_core.a" "$prefix/lib/"
-engines="pthread tcp hybrid"
-if [ "$mpi" = 1 ]; then
-    mkdir -p "$prefix/lib/mpi"
-    install -m 0755 "$target/mpi-features/release/liblpf_core.so" "$prefix/lib/mpi/"
-    install -m 0644 "$target/mpi-features/release/liblpf_core.a" "$prefix/lib/mpi/"
-    engines="$engines mpimsg mpirma"
-fi
+
+# The registry as a CMake list, an entry per engine with its fields joined by ':'.
+cmake_registry=$(awk '{ $1 = $1; gsub(/ /, ":"); printf "%s\"%s\"", sep, $0; sep = " " }' <<<"$registry")
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-sed -e "s/@LPF_ENGINES@/$engines/" "$root/native/lpf-capi/cmake/lpf-config.cmake.in" \
+sed -e "s/@LPF_REGISTRY@/$cmake_registry/" "$root/native/lpf-capi/cmake/lpf-config.cmake.in" \
     >"$prefix/lib/cmake/lpf/lpf-config.cmake"
 sed -e "s/@LPF_VERSION@/$version/" "$root/native/lpf-capi/cmake/lpf-config-version.cmake.in" \
     >"$prefix/lib/cmake/lpf/lpf-config-version.cmake"
+engines=
+while read -r name feature _; do
+    if [ "$feature" = - ] || [ -e "$prefix/lib/$feature/liblpf_core.so" ]; then
+        engines+="${engines:+ }$name"
+    fi
+done <<<"$registry"
 log "installed LPF $version in $prefix (engines: $engines)"

@@ -701,15 +701,19 @@ if [ "$lib_ok" = 1 ] && step link.long_lines.shared link_shared long_lines; then
     fi
 fi
 
-# --- install, lpfcc / lpfcxx, CMake package (#17 item 9) ---------------------------
+# --- install, lpfcc / lpfcxx, CMake package (#17 item 9, #16 registry) ----------------
 # scripts/install.sh --prefix makes the reference's layout; a program built with the
 # installed `lpfcc -engine tcp` runs under `lpfrun -engine tcp -np 3`, one built with
 # `lpfcc -engine pthread` (and with lpfcxx, as C++) runs directly; the CMake project
 # tests/c/cmake_project (find_package(LPF CONFIG), target_link_lpf, the imported
 # targets) is configured against the prefix, built, and its four programs run at
-# P = 1..4.
+# P = 1..4. The install adds the library of the cargo feature ibverbs (lib/ibverbs; its
+# build in <target>/mpi-features is the one tests/mpi/run.sh makes, features mpi and
+# ibverbs): a program built with `lpfcc -engine ibverbs` gets the ibverbs engine, and
+# the engines of the CMake package are the registry's.
 prefix=$build/install
-if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" bash "$root/scripts/install.sh" --prefix "$prefix"; then
+if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
+    bash "$root/scripts/install.sh" --prefix "$prefix" --feature ibverbs; then
     layout() {
         local f
         for f in bin/lpfrun bin/lpfprobe bin/lpfcc bin/lpfcxx include/lpf/core.h include/lpf/bsplib.h \
@@ -741,10 +745,10 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" b
     }
     check lpfcc.unknown-engine unknown_engine
     # lpfcc's engines are the registry's (lpfrun --list-engines: name, cargo feature,
-    # launcher, aliases): each name and alias links the library its feature needs (the
-    # MPI ones want lib/mpi, which this install lacks: refused for that reason, not as
-    # unknown); and lpfcc beside another registry (a stand-in lpfrun listing `made_up`
-    # and no `tcp`) follows it, so a list of lpfcc's own fails here.
+    # launcher, aliases): each name and alias links the library its feature needs
+    # (lib/<feature>; refused, naming the feature, where this install lacks it); and
+    # lpfcc beside another registry (a stand-in lpfrun listing `made_up` and no `tcp`)
+    # follows it, so a list of lpfcc's own fails here.
     engines_are_the_registry() {
         local list name needs aliases n out fake=$build/lpfcc/registry
         list=$("$prefix/bin/lpfrun" --list-engines) && [ -n "$list" ] || return 1
@@ -755,8 +759,10 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" b
                 echo "-engine $n: $out"
                 if [ "$needs" = - ]; then
                     [[ $out == *"-L$prefix/lib -Wl,-rpath,$prefix/lib -llpf_core"* ]] || return 1
+                elif [ -e "$prefix/lib/$needs/liblpf_core.so" ]; then
+                    [[ $out == *"-L$prefix/lib/$needs -Wl,-rpath,$prefix/lib/$needs -llpf_core"* ]] || return 1
                 else
-                    [[ $out == *"engine $n needs the MPI-enabled library"* ]] || return 1
+                    [[ $out == *"engine $n needs liblpf_core built with the cargo feature $needs"* ]] || return 1
                 fi
             done
         done <<<"$list"
@@ -770,16 +776,140 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" b
         [[ $out == *"unknown engine 'tcp' (the registry's: shm (pthread), made_up; or imp)"* ]]
     }
     check lpfcc.engines-are-the-registry engines_are_the_registry
+    # An engine links the library of its own cargo feature, never another feature's
+    # (ibverbs once linked lib/mpi, built without the ibverbs feature): in a prefix
+    # holding only lib/F (a stand-in file: -show only names it), for each feature F of
+    # the registry, the engines needing F link lib/F and those needing another feature
+    # G are refused with a message naming G and the install option that adds it.
+    library_of_its_feature() {
+        local list features f name needs aliases n out fake
+        list=$("$prefix/bin/lpfrun" --list-engines) && [ -n "$list" ] || return 1
+        features=$(awk '$2 != "-" { print $2 }' <<<"$list" | sort -u)
+        [ -n "$features" ] || { echo "the registry lists no engine with a cargo feature"; return 1; }
+        for f in $features; do
+            fake=$build/lpfcc/only-$f
+            mkdir -p "$fake/bin" "$fake/lib/$f"
+            cp "$prefix/bin/lpfcc" "$prefix/bin/lpfrun" "$fake/bin/"
+            : >"$fake/lib/$f/liblpf_core.so"
+            while read -r name needs _ aliases; do
+                [ "$needs" = - ] && continue
+                for n in $name $aliases; do
+                    out=$("$fake/bin/lpfcc" -engine "$n" -show x.c 2>&1)
+                    echo "lib/$f only, -engine $n: $out"
+                    if [ "$needs" = "$f" ]; then
+                        [[ $out == *"-L$fake/lib/$f -Wl,-rpath,$fake/lib/$f -llpf_core"* ]] || return 1
+                    else
+                        [[ $out == *"engine $n needs liblpf_core built with the cargo feature $needs, which this installation ($fake) lacks: install with scripts/install.sh --prefix $fake --feature $needs"* ]] || return 1
+                    fi
+                done
+            done <<<"$list"
+        done
+    }
+    check lpfcc.engine-links-the-library-of-its-feature library_of_its_feature
+    # The installed lib/ibverbs has the ibverbs engine: a program built with `lpfcc
+    # -engine ibverbs` and run under mpirun with LPF_ENGINE=ibverbs gets that engine
+    # (this machine has no RDMA device: its init fails naming the missing device; a
+    # library without the feature would say so instead). On a machine with a device
+    # the job succeeds.
+    ibverbs_engine_linked() {
+        local out rc opts=(--oversubscribe)
+        [ "$(id -u)" = 0 ] && opts+=(--allow-run-as-root)
+        out=$(LPF_ENGINE=ibverbs timeout -k 5 60 mpirun "${opts[@]}" -x LPF_ENGINE -n 2 \
+            "$build/lpfcc/zero_bytes_ibverbs" 2>&1)
+        rc=$?
+        echo "$out"
+        echo "(exit status $rc)"
+        [ "$rc" = 0 ] || { [ "$rc" != 124 ] && grep -q 'ibverbs engine: no RDMA device found' <<<"$out"; }
+    }
+    if ! command -v mpirun >/dev/null 2>&1; then
+        fail "lpfcc.engine-ibverbs (mpirun not found: set-up installs Open MPI)"
+    elif step lpfcc.engine-ibverbs "$prefix/bin/lpfcc" -engine ibverbs -std=c99 -Wall -I"$here" \
+        "$here/zero_bytes.c" -o "$build/lpfcc/zero_bytes_ibverbs"; then
+        check run.lpfcc.engine-ibverbs.mpirun-np2 ibverbs_engine_linked
+    fi
     if ! command -v cmake >/dev/null 2>&1; then
         fail "cmake_project (cmake is not installed: scripts/setup.sh installs it)"
     elif step cmake_project.configure cmake -S "$here/cmake_project" -B "$build/cmake_project" \
-        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC" &&
-        step cmake_project.build cmake --build "$build/cmake_project"; then
-        for exe in ring_pthread ring_univ ring_shared ring_static; do
-            for p in $procs; do
-                run_one "run.cmake_project.$exe.p$p" "$p" "$build/cmake_project/$exe"
+        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC"; then
+        # The package's engines (LPF_ENGINES, each with the library its
+        # target_link_lpf links, as the project's configure prints them) are the
+        # registry's names and aliases whose library is installed: lib for no cargo
+        # feature, lib/F (lpf_core_F) for feature F.
+        cmake_engines_are_the_registry() {
+            local list want got name needs aliases n
+            list=$("$prefix/bin/lpfrun" --list-engines) && [ -n "$list" ] || return 1
+            want=$(while read -r name needs _ aliases; do
+                for n in $name $aliases; do
+                    if [ "$needs" = - ]; then
+                        echo "$n lpf_core"
+                    elif [ -e "$prefix/lib/$needs/liblpf_core.so" ]; then
+                        echo "$n lpf_core_$needs"
+                    fi
+                done
+            done <<<"$list" | sort)
+            got=$(sed -n 's/^-- lpf engine //p' "$logs/cmake_project.configure.log" | sort)
+            printf 'registry:\n%s\nCMake package:\n%s\n' "$want" "$got"
+            [ -n "$want" ] && [ "$want" = "$got" ]
+        }
+        check cmake_project.engines-are-the-registry cmake_engines_are_the_registry
+        # target_link_lpf with an engine of the registry this install lacks fails,
+        # naming the cargo feature and the install option.
+        cmake_absent_engines() {
+            local list name needs absent=0 out
+            list=$("$prefix/bin/lpfrun" --list-engines) || return 1
+            while read -r name needs _; do
+                [ "$needs" = - ] || [ -e "$prefix/lib/$needs/liblpf_core.so" ] && continue
+                absent=$((absent + 1))
+                out=$(cmake -S "$here/cmake_project" -B "$build/cmake_absent" -DCMAKE_PREFIX_PATH="$prefix" \
+                    -DCMAKE_C_COMPILER="$CC" -DLPF_TEST_ENGINE="$name" 2>&1) && { echo "$out"; return 1; }
+                echo "$out"
+                # CMake wraps the message's lines.
+                out=$(tr -s '[:space:]' ' ' <<<"$out")
+                [[ $out == *"engine '$name' needs liblpf_core built with the cargo feature $needs, which this installation ($prefix) lacks: install with scripts/install.sh --prefix $prefix --feature $needs"* ]] ||
+                    return 1
+            done <<<"$list"
+            [ "$absent" -gt 0 ] || { echo "every engine of the registry is installed: none to refuse"; return 1; }
+        }
+        check cmake_project.absent-engine-names-its-feature cmake_absent_engines
+        # The package follows whatever registry install.sh substitutes, not a list of
+        # its own: the installed package with a stand-in registry (shm; made_up, alias
+        # mu, of a feature whose lib/ holds a library; other, of a feature not
+        # installed) offers exactly shm, pthread, made_up and mu, refuses other naming
+        # its feature, and tcp as unknown.
+        cmake_stand_in_registry() {
+            local fake=$build/cmake_registry/prefix cfg out
+            mkdir -p "$fake/lib/cmake/lpf" "$fake/lib/made_feature"
+            ln -sfn "$prefix/bin" "$fake/bin"
+            ln -sfn "$prefix/include" "$fake/include"
+            ln -sf "$prefix/lib/liblpf_core.so" "$prefix/lib/liblpf_core.a" "$fake/lib/"
+            ln -sf "$prefix/lib/liblpf_core.so" "$fake/lib/made_feature/"
+            cp "$prefix/lib/cmake/lpf/lpf-config-version.cmake" "$fake/lib/cmake/lpf/"
+            cfg=$fake/lib/cmake/lpf/lpf-config.cmake
+            sed 's/^set(_lpf_registry .*)$/set(_lpf_registry "shm:-:none:pthread" "made_up:made_feature:lpfrun:mu" "other:other_feature:mpirun")/' \
+                "$prefix/lib/cmake/lpf/lpf-config.cmake" >"$cfg"
+            grep -q '"made_up:made_feature:lpfrun:mu"' "$cfg" || { echo "no registry line to replace in $cfg"; return 1; }
+            configure_with() { # configure_with ENGINE: the project against the stand-in, with LPF_TEST_ENGINE
+                cmake -S "$here/cmake_project" -B "$build/cmake_registry/build" -DCMAKE_PREFIX_PATH="$fake" \
+                    -DCMAKE_C_COMPILER="$CC" -DLPF_TEST_ENGINE="$1" 2>&1 | tee -a "$build/cmake_registry/log"
+            }
+            out=$(configure_with shm) || return 1
+            [ "$(sed -n 's/^-- lpf engine //p' <<<"$out" | sort | tr '\n' ,)" = \
+                "made_up lpf_core_made_feature,mu lpf_core_made_feature,pthread lpf_core,shm lpf_core," ] || return 1
+            out=$(configure_with other) && return 1
+            out=$(tr -s '[:space:]' ' ' <<<"$out")
+            [[ $out == *"engine 'other' needs liblpf_core built with the cargo feature other_feature"* ]] || return 1
+            out=$(configure_with tcp) && return 1
+            out=$(tr -s '[:space:]' ' ' <<<"$out")
+            [[ $out == *"unknown engine 'tcp' (engines installed here: shm;pthread;made_up;mu; or imp)"* ]]
+        }
+        check cmake_project.follows-a-stand-in-registry cmake_stand_in_registry
+        if step cmake_project.build cmake --build "$build/cmake_project"; then
+            for exe in ring_pthread ring_univ ring_shared ring_static; do
+                for p in $procs; do
+                    run_one "run.cmake_project.$exe.p$p" "$p" "$build/cmake_project/$exe"
+                done
             done
-        done
+        fi
     fi
 fi
 
