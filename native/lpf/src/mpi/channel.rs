@@ -23,8 +23,7 @@
 
 use super::ffi::{self, Comm, MpiTag};
 use crate::error::{Error, Result};
-use crate::phases::driver::{Pooled, Pools};
-use crate::phases::requests::Incoming;
+use crate::phases::driver::Pools;
 use crate::phases::{final_barrier, left_section, out_of_step, Channel, Found, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
@@ -135,13 +134,9 @@ pub(crate) struct MpiChannel {
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
-    /// Buffers of a sync kept for the next one: its requests and write plan (the
-    /// driver's), the parsed requests of peers and the bodies of their messages, so
-    /// that a node that syncs often allocates little once warm.
+    /// Buffers of a sync kept for the next one (the driver's; small bodies received
+    /// are taken from it).
     pools: Pools,
-    incomings: Vec<Incoming>,
-    bodies: Vec<Vec<u8>>,
-    table: Vec<Option<Incoming>>,
 }
 
 // SAFETY: the MPI handles are used only by the thread holding the channel (it sits
@@ -191,9 +186,6 @@ impl MpiChannel {
             node_ranks,
             cores,
             pools: Pools::default(),
-            incomings: Vec::new(),
-            bodies: Vec::new(),
-            table: Vec::new(),
         };
         for q in (0..n).filter(|&q| q != me) {
             // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
@@ -386,7 +378,7 @@ impl MpiChannel {
                 let body_len = usize::try_from(h.body).map_err(|_| malformed())?;
                 if len == HEADER_LEN + body_len {
                     // Into a recycled buffer (an empty body allocates nothing).
-                    let mut body = if len > HEADER_LEN { self.bodies.pop().unwrap_or_default() } else { Vec::new() };
+                    let mut body = self.pools.body(body_len);
                     body.extend_from_slice(&self.rbuf[q][HEADER_LEN..len]);
                     self.post_message_receive(q)?;
                     self.deliver(q, h, body);
@@ -559,55 +551,13 @@ impl MpiChannel {
     }
 }
 
-impl Pooled for MpiChannel {
-    fn pools(&mut self) -> &mut Pools {
-        &mut self.pools
-    }
-}
-
 impl Channel for MpiChannel {
     fn layout(&self) -> &Layout {
         &self.layout
     }
 
-    fn spare_incoming(&mut self) -> Incoming {
-        self.incomings.pop().unwrap_or_default()
-    }
-
-    fn recycle(&mut self, mut inc: Incoming) {
-        // Small buffers only, and a bounded number: a burst of large syncs should not
-        // pin memory.
-        self.recycle_body(std::mem::take(&mut inc.body));
-        if inc.puts.capacity() + inc.gets.capacity() <= 4096 && self.incomings.len() < 2 * self.layout.n {
-            self.incomings.push(inc);
-        }
-    }
-
-    fn recycle_body(&mut self, mut body: Vec<u8>) {
-        if body.capacity() > 0 && body.capacity() <= EAGER && self.bodies.len() < 2 * self.layout.n {
-            body.clear();
-            self.bodies.push(body);
-        }
-    }
-
-    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
-        let mut table = std::mem::take(&mut self.table);
-        for slot in &mut table {
-            if let Some(inc) = slot.take() {
-                self.recycle(inc);
-            }
-        }
-        table
-    }
-
-    /// Keeps the table as it is: its requests go back to the pools when the next sync
-    /// asks for it, after its messages left ([`Channel::spare_table`]).
-    fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
-        if self.table.iter().any(Option::is_some) {
-            // Two tables out at once (not the case today): keep the buffers of one.
-            drop(self.spare_table());
-        }
-        self.table = table;
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
     }
 
     fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {

@@ -153,31 +153,8 @@ pub(crate) trait Channel {
     fn post_parts(&mut self, to: usize, tag: Tag, parts: &[&[u8]], raw: u64) {
         self.post(to, tag, &parts.concat(), raw)
     }
-    /// An empty `Incoming` for [`meta_exchange`] to parse into: one whose buffers the
-    /// channel kept from an earlier sync ([`Channel::recycle`]), or a new one.
-    fn spare_incoming(&mut self) -> Incoming {
-        Incoming::default()
-    }
-    /// Takes back the parsed requests of a sync that is over, to reuse their buffers
-    /// (the default drops them).
-    fn recycle(&mut self, inc: Incoming) {
-        drop(inc);
-    }
-    /// Takes back the body of a frame that is done with (the default drops it).
-    fn recycle_body(&mut self, body: Vec<u8>) {
-        drop(body);
-    }
-    /// The table [`meta_exchange`] returns the requests of each node in: one the
-    /// channel kept from an earlier sync ([`Channel::recycle_table`]) with every entry
-    /// emptied (None), or a new one.
-    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
-        Vec::new()
-    }
-    /// Takes back the table of a sync that is over, with the requests still in it
-    /// (the default drops it).
-    fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
-        drop(table);
-    }
+    /// The buffers this channel keeps from one sync for the next (the driver's).
+    fn pools(&mut self) -> &mut driver::Pools;
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame>;
@@ -251,19 +228,9 @@ pub(crate) fn meta_exchange<C: Channel>(
     send: &mut SendRequests<'_, C>,
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
     let (me, n) = (ch.layout().me, ch.layout().n);
-    // Taken after this node's messages left (the channel may tidy the table of the
-    // last sync then, off the path from arrival to the next send).
-    let table = |ch: &mut C| {
-        let mut incoming = ch.spare_table();
-        // A kept table comes back emptied (every entry None; see `spare_table`) and
-        // usually of the right length already.
-        debug_assert!(incoming.iter().all(Option::is_none));
-        if incoming.len() != n {
-            incoming.clear();
-            incoming.resize_with(n, || None);
-        }
-        incoming
-    };
+    // Taken after this node's messages left (the pool tidies the table of the last
+    // sync then, off the path from arrival to the next send).
+    let table = |ch: &mut C| ch.pools().table(n);
     let mut incoming;
     let flags = match ch.layout().meta {
         MetaAlgo::Direct => {
@@ -276,15 +243,15 @@ pub(crate) fn meta_exchange<C: Channel>(
                 let f = ch.expect(s, id.tag(Kind::Meta))?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
                 if asks_nothing(&f.body, 1) {
-                    ch.recycle_body(f.body);
+                    ch.pools().recycle_body(f.body, n);
                     continue;
                 }
-                let mut inc = ch.spare_incoming();
+                let mut inc = ch.pools().incoming();
                 parse_requests(&mut inc, f.body, f.h.raw, 1)?;
                 if inc.puts.len() + inc.gets.len() > 0 {
                     incoming[s] = Some(inc);
                 } else {
-                    ch.recycle(inc);
+                    ch.pools().recycle(inc, n);
                 }
             }
             flags
@@ -301,7 +268,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             if flags {
                 for s in from {
                     let f = ch.expect(s, id.tag(Kind::Hdrs))?;
-                    let mut inc = ch.spare_incoming();
+                    let mut inc = ch.pools().incoming();
                     parse_requests(&mut inc, f.body, f.h.raw, 0)?;
                     incoming[s] = Some(inc);
                 }
@@ -464,15 +431,12 @@ pub(crate) mod tests {
         pools: driver::Pools,
     }
 
-    impl driver::Pooled for FakeChannel {
-        fn pools(&mut self) -> &mut driver::Pools {
-            &mut self.pools
-        }
-    }
-
     impl Channel for FakeChannel {
         fn layout(&self) -> &Layout {
             &self.layout
+        }
+        fn pools(&mut self) -> &mut driver::Pools {
+            &mut self.pools
         }
         fn post(&mut self, to: usize, tag: Tag, body: &[u8], _raw: u64) {
             let key = (to, self.layout.me, tag.kind as u8, tag.round, tag.id.step);

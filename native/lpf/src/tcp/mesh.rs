@@ -13,7 +13,7 @@
 //! Frames of a section that has already ended here are dropped on arrival (their raw
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
-use crate::phases::driver::{Pooled, Pools};
+use crate::phases::driver::Pools;
 use crate::phases::{left_section, out_of_step, Channel, Layout, MetaAlgo, Sections};
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use crate::error::{Error, Result};
@@ -198,8 +198,9 @@ impl Link {
         }
     }
 
-    /// Reads what has arrived: frames into the inbox, raw bytes along the plan.
-    fn pump_rx(&mut self, stale: &dyn Fn(u32) -> bool, scratch: &mut [u8]) {
+    /// Reads what has arrived: frames into the inbox (small bodies in buffers from
+    /// `pools`), raw bytes along the plan.
+    fn pump_rx(&mut self, stale: &dyn Fn(u32) -> bool, scratch: &mut [u8], pools: &mut Pools) {
         let mut budget = 16usize << 20;
         while self.dead.is_none() && budget > 0 {
             if self.raw_left > 0 {
@@ -276,7 +277,7 @@ impl Link {
                 }
                 need = HEADER_LEN + h.body as usize;
                 if avail >= need {
-                    let mut body = Vec::new();
+                    let mut body = pools.body(need - HEADER_LEN);
                     if body.try_reserve_exact(need - HEADER_LEN).is_err() {
                         return self.kill(format!("out of memory: cannot allocate {} bytes for a frame body", h.body));
                     }
@@ -515,7 +516,7 @@ impl Mesh {
         let sections = &self.sections;
         let stale = |s: u32| sections.is_stale(s);
         for link in self.links.iter_mut().flatten() {
-            link.pump_rx(&stale, &mut self.scratch);
+            link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
         }
     }
 
@@ -533,7 +534,7 @@ impl Mesh {
             let stale = |s: u32| sections.is_stale(s);
             for link in self.links.iter_mut().flatten() {
                 if link.has_buffered_work() {
-                    link.pump_rx(&stale, &mut self.scratch);
+                    link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
                 }
             }
             if done(self)? {
@@ -594,7 +595,7 @@ impl Mesh {
                     // peer is gone.
                     link.kill("closed the connection (it died, was killed, or finalized)".into());
                 } else {
-                    link.pump_rx(&stale, &mut self.scratch);
+                    link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
                 }
             }
         }
@@ -619,15 +620,12 @@ impl Mesh {
     }
 }
 
-impl Pooled for Mesh {
-    fn pools(&mut self) -> &mut Pools {
-        &mut self.pools
-    }
-}
-
 impl Channel for Mesh {
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
     }
     /// Queues a frame for process `to`.
     fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
@@ -673,7 +671,7 @@ mod tests {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
         while link.hi - link.lo < k && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| false, &mut scratch);
+            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
         }
     }
 
@@ -700,7 +698,7 @@ mod tests {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
         while link.raw_left == 0 && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| true, &mut scratch);
+            link.pump_rx(&|_| true, &mut scratch, &mut Pools::default());
         }
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.raw_left, 1 << 50);
@@ -719,7 +717,7 @@ mod tests {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
         while link.inbox.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
-            link.pump_rx(&|_| false, &mut scratch);
+            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
         }
         let _peer = writer.join().unwrap().unwrap();
         assert!(link.dead.is_none(), "{:?}", link.dead);
