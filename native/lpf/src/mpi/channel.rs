@@ -24,10 +24,9 @@
 use super::ffi::{self, Comm, MpiTag};
 use crate::error::{Error, Result};
 use crate::phases::driver::Pools;
-use crate::phases::{final_barrier, left_section, out_of_step, Channel, Found, Layout, MetaAlgo, Sections};
+use crate::phases::{final_barrier, Channel, Found, Inbox, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
-use std::collections::VecDeque;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
@@ -57,20 +56,6 @@ enum Polling {
     Peer(usize),
 }
 
-/// A message looked for: from whom, and its (section, kind, step, round). What
-/// `take_frame` takes from an inbox, and what `expect` waits for.
-#[derive(Clone, Copy)]
-struct Awaited {
-    from: usize,
-    tag: Tag,
-}
-
-impl Awaited {
-    fn is(&self, from: usize, h: &Header) -> bool {
-        self.from == from && self.tag.names(h)
-    }
-}
-
 /// What the receive posted for one peer is waiting for.
 enum Posted {
     /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
@@ -85,13 +70,12 @@ pub(crate) struct MpiChannel {
     /// This rank's index and where the LPF processes live (one per rank, unless the
     /// init learnt the ranks' thread counts for the hybrid engine).
     pub layout: Layout,
-    inbox: Vec<VecDeque<Frame>>,
-    /// What `expect` waits for, and the frame handed to it directly when it arrives
-    /// with nothing before it in its inbox (no trip through the inbox).
-    awaited: Option<Awaited>,
+    inbox: Vec<Inbox>,
+    /// What `expect` waits for (from whom, with which tag), and the frame handed to it
+    /// directly when it arrives with nothing before it in its inbox (no trip through
+    /// the inbox).
+    awaited: Option<(usize, Tag)>,
     handed: Option<Frame>,
-    /// `left[q]`: sections process q has left, with its reason.
-    left: Vec<Vec<(u32, String)>>,
     /// The receive posted for each peer (MPI_REQUEST_NULL for this process), what it
     /// waits for, and the buffer of its `Message` receives.
     recv: Vec<ffi::Request>,
@@ -162,10 +146,9 @@ impl MpiChannel {
         let mut ch = MpiChannel {
             comm,
             layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
-            inbox: (0..n).map(|_| VecDeque::new()).collect(),
+            inbox: (0..n).map(|_| Inbox::default()).collect(),
             awaited: None,
             handed: None,
-            left: vec![Vec::new(); n],
             recv: vec![null; n],
             persistent: vec![null; n],
             posted: (0..n).map(|_| Posted::Message).collect(),
@@ -290,10 +273,7 @@ impl MpiChannel {
         self.sections.close(section);
         let sections = &self.sections;
         for inbox in &mut self.inbox {
-            inbox.retain(|f| !sections.is_stale(f.h.section));
-        }
-        for left in &mut self.left {
-            left.retain(|(s, _)| *s != section);
+            inbox.close(section, sections);
         }
     }
 
@@ -312,10 +292,8 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
-        let failed = (0..self.layout.n).find_map(|q| {
-            self.left[q].iter().find(|(s, why)| *s == section && !why.is_empty()).map(|(_, why)| (q, why.clone()))
-        });
+        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
+        let failed = (0..self.layout.n).find_map(|q| self.inbox[q].left(section).filter(|why| !why.is_empty()).map(|why| (q, why.to_string())));
         self.close_section(section);
         r?;
         match failed {
@@ -430,40 +408,21 @@ impl MpiChannel {
         if self.sections.is_stale(h.section) {
             return;
         }
-        if h.kind == Kind::Leave {
-            self.left[q].push((h.section, String::from_utf8_lossy(&body).into_owned()));
-        } else if self.handed.is_none() && self.inbox[q].is_empty() && self.awaited.is_some_and(|a| a.is(q, &h)) {
+        if self.handed.is_none() && self.inbox[q].frames.is_empty() && self.awaited.is_some_and(|(from, tag)| from == q && tag.names(&h)) {
             // The awaited message, and the next one of q in order: straight to `expect`.
             self.handed = Some(Frame { h, body });
         } else {
-            self.inbox[q].push_back(Frame { h, body });
+            self.inbox[q].deliver(Frame { h, body });
         }
     }
 
     pub fn take_frame(&mut self, from: usize, tag: Tag) -> Option<Frame> {
-        let inbox = &mut self.inbox[from];
-        let key = Awaited { from, tag };
-        let wanted = |f: &Frame| key.is(from, &f.h);
-        // Usually the awaited frame is the only one there: look at the front first.
-        if wanted(inbox.front()?) {
-            return inbox.pop_front();
-        }
-        let i = inbox.iter().position(wanted)?;
-        inbox.remove(i)
+        self.inbox[from].take(tag)
     }
 
     /// Fails unless `from` can still send the frame tagged `tag` that we wait for.
     pub fn check_peer(&self, from: usize, tag: Tag) -> Result<()> {
-        if self.inbox[from].is_empty() && self.left[from].is_empty() {
-            return Ok(());
-        }
-        if let Some(f) = self.inbox[from].iter().find(|f| tag.other_operation(&f.h)) {
-            return Err(out_of_step(&self.name_of_rank(from), self.layout.offsets[from], f.h.kind, tag.kind));
-        }
-        if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == tag.id.section) {
-            return Err(left_section(&self.name_of_rank(from), self.layout.offsets[from], why));
-        }
-        Ok(())
+        self.inbox[from].check(|| self.name_of_rank(from), self.layout.offsets[from], tag)
     }
 
     /// Drives progress until `done` says so (or fails): spins for a moment, then
@@ -602,13 +561,13 @@ impl Channel for MpiChannel {
 
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
-        self.awaited = Some(Awaited { from, tag });
+        self.awaited = Some((from, tag));
         let r = self.wait_for_messages(Some(from), |ch| {
             if let Some(f) = ch.handed.take() {
                 got = Some(f);
                 return Ok(true);
             }
-            if ch.inbox[from].is_empty() && ch.left[from].is_empty() {
+            if ch.inbox[from].is_empty() {
                 // Nothing of `from` here yet (the usual first look): not done, no failure.
                 return Ok(false);
             }
@@ -624,7 +583,7 @@ impl Channel for MpiChannel {
         if let Some(f) = self.handed.take() {
             // It came, but the wait ended otherwise (an error): back in front of what
             // came after it.
-            self.inbox[from].push_front(f);
+            self.inbox[from].frames.push_front(f);
         }
         r?;
         Ok(got.expect("wait returned with the message"))

@@ -11,6 +11,7 @@ pub(crate) mod requests;
 
 use crate::error::{Error, ErrorKind, Reason, Result};
 use crate::types::Pid;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put, SyncId, Tag};
 use requests::{asks_nothing, parse_requests, Incoming, Outgoing};
@@ -137,6 +138,55 @@ impl Sections {
     }
 }
 
+/// What a channel keeps of one peer node: its messages that arrived and were not asked
+/// for yet, and the sections it left, with its reason (empty: it returned from its
+/// SPMD function).
+#[derive(Default)]
+pub(crate) struct Inbox {
+    pub frames: VecDeque<Frame>,
+    left: Vec<(u32, String)>,
+}
+
+impl Inbox {
+    /// Keeps a message that arrived (a `Leave` as the section the peer left).
+    pub fn deliver(&mut self, f: Frame) {
+        if f.h.kind == Kind::Leave {
+            self.left.push((f.h.section, String::from_utf8_lossy(&f.body).into_owned()));
+        } else {
+            self.frames.push_back(f);
+        }
+    }
+    /// Takes the message tagged `tag`, if it came.
+    pub fn take(&mut self, tag: Tag) -> Option<Frame> {
+        let i = self.frames.iter().position(|f| tag.names(&f.h))?;
+        self.frames.remove(i)
+    }
+    /// The reason the peer gave for leaving `section`, if it left it.
+    pub fn left(&self, section: u32) -> Option<&str> {
+        self.left.iter().find(|(s, _)| *s == section).map(|(_, why)| why.as_str())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty() && self.left.is_empty()
+    }
+    /// Fails if the peer (`name()`, LPF pid `pid`) can no longer send the message
+    /// tagged `tag` that is awaited: it is in another operation at this step, or it
+    /// left the section.
+    pub fn check(&self, name: impl Fn() -> String, pid: Pid, tag: Tag) -> Result<()> {
+        if let Some(f) = self.frames.iter().find(|f| tag.other_operation(&f.h)) {
+            return Err(out_of_step(&name(), pid, f.h.kind, tag.kind));
+        }
+        match self.left(tag.id.section) {
+            Some(why) => Err(left_section(&name(), pid, why)),
+            None => Ok(()),
+        }
+    }
+    /// Drops what belongs to the sections that ended here (`section` just did).
+    pub fn close(&mut self, section: u32, sections: &Sections) {
+        self.frames.retain(|f| !sections.is_stale(f.h.section));
+        self.left.retain(|(s, _)| *s != section);
+    }
+}
+
 /// Control messages between the nodes of a job (a node: an OS process holding one or
 /// more LPF processes). Every message is tagged with (section, kind, step, round); a
 /// channel keeps what arrived until it is asked for, drops what belongs to sections
@@ -162,7 +212,7 @@ pub(crate) trait Channel {
 
 /// Why a wait for the message of `mine` from peer `name` (LPF pid `pid`) fails when the
 /// peer sent one of another operation (`theirs`) at the same step.
-pub(crate) fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Error {
+fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Error {
     const RETURNED: &str = "has left the section (returned from its SPMD function)";
     if theirs == Kind::End || mine == Kind::End {
         let (theirs, mine) = if theirs == Kind::End {
@@ -185,7 +235,7 @@ pub(crate) fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Err
 
 /// Why a wait for peer `name` (LPF pid `pid`) fails when it left the section, saying
 /// `why` (empty: it returned from its SPMD function).
-pub(crate) fn left_section(name: &str, pid: Pid, why: &str) -> Error {
+fn left_section(name: &str, pid: Pid, why: &str) -> Error {
     let why = if why.is_empty() { String::new() } else { format!(": {why}") };
     Error::peer_left(Some(pid), format!(
         "{name} has left the section (returned from its SPMD function, failed, or called sync a different number of \
@@ -544,6 +594,26 @@ pub(crate) mod tests {
         assert!(a != b && !s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
         s.close(a);
         assert!(s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
+    }
+
+    /// A peer's inbox: a message of another operation at the awaited step is out of
+    /// step, a `Leave` of the awaited section is a peer that left (with its reason), and
+    /// closing the section forgets both (the TCP mesh kept every section's `Leave`).
+    #[test]
+    fn an_inbox_tells_why_a_peer_cannot_send_and_forgets_closed_sections() {
+        let (mut sections, mut inbox) = (Sections::default(), Inbox::default());
+        let id = SyncId { section: sections.open(), step: 2 };
+        let frame = |tag: Tag, body: &[u8]| Frame { h: tag.header(body.len(), 0), body: body.to_vec() };
+        inbox.deliver(frame(id.tag(Kind::Gather), b""));
+        let e = inbox.check(|| "process 1".into(), 1, id.tag(Kind::Meta)).unwrap_err();
+        assert_eq!(e.reason(), Reason::OutOfStep, "{e}");
+        assert!(inbox.take(id.tag(Kind::Gather)).is_some() && inbox.check(String::new, 1, id.tag(Kind::Meta)).is_ok());
+        inbox.deliver(frame(SyncId { step: 0, ..id }.tag(Kind::Leave), b"it failed"));
+        let e = inbox.check(|| "process 1".into(), 1, id.tag(Kind::Meta)).unwrap_err();
+        assert!(e.reason() == Reason::PeerLeft { pid: Some(1) } && e.message().ends_with(": it failed"), "{e}");
+        sections.close(id.section);
+        inbox.close(id.section, &sections);
+        assert!(inbox.is_empty());
     }
 
     /// The direct exchange through `meta_exchange`: with no requests anywhere, the

@@ -14,7 +14,7 @@
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
 use crate::phases::driver::Pools;
-use crate::phases::{left_section, out_of_step, Channel, Layout, MetaAlgo, Sections};
+use crate::phases::{Channel, Inbox, Layout, MetaAlgo, Sections};
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
@@ -99,9 +99,7 @@ pub(crate) struct Link {
     raw_left: u64,
     raw_section: u32,
     plan: VecDeque<Seg>,
-    inbox: VecDeque<Frame>,
-    /// Sections this peer has left, with its reason.
-    left: Vec<(u32, String)>,
+    inbox: Inbox,
     dead: Option<String>,
 }
 
@@ -120,8 +118,7 @@ impl Link {
             raw_left: 0,
             raw_section: 0,
             plan: VecDeque::new(),
-            inbox: VecDeque::new(),
-            left: Vec::new(),
+            inbox: Inbox::default(),
             dead: None,
         }
     }
@@ -339,13 +336,12 @@ impl Link {
         self.raw_left = f.h.raw;
         self.raw_section = f.h.section;
         if stale(f.h.section) {
-            self.skip_raw();
-        } else if f.h.kind == Kind::Leave {
-            self.left.push((f.h.section, String::from_utf8_lossy(&f.body).into_owned()));
-            self.skip_raw();
-        } else {
-            self.inbox.push_back(f);
+            return self.skip_raw();
         }
+        if f.h.kind == Kind::Leave {
+            self.skip_raw();
+        }
+        self.inbox.deliver(f);
     }
 
     fn skip_raw(&mut self) {
@@ -405,7 +401,7 @@ impl Mesh {
         self.sections.close(section);
         let sections = &self.sections;
         for link in self.links.iter_mut().flatten() {
-            link.inbox.retain(|f| !sections.is_stale(f.h.section));
+            link.inbox.close(section, sections);
             if link.paused() && sections.is_stale(link.raw_section) {
                 link.skip_raw();
             }
@@ -447,9 +443,7 @@ impl Mesh {
 
     /// Takes the frame tagged `tag` from `from`'s inbox, if it came.
     pub fn take(&mut self, from: usize, tag: Tag) -> Option<Frame> {
-        let inbox = &mut self.links[from].as_mut()?.inbox;
-        let i = inbox.iter().position(|f| tag.names(&f.h))?;
-        inbox.remove(i)
+        self.links[from].as_mut()?.inbox.take(tag)
     }
 
     /// The raw bytes after the last frame from `from` that have not arrived yet.
@@ -480,12 +474,7 @@ impl Mesh {
     pub fn check_peer(&self, from: usize, tag: Tag) -> Result<()> {
         let link = self.link(from);
         let pid = self.layout.offsets[from];
-        if let Some(f) = link.inbox.iter().find(|f| tag.other_operation(&f.h)) {
-            return Err(out_of_step(&link.name, pid, f.h.kind, tag.kind));
-        }
-        if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == tag.id.section) {
-            return Err(left_section(&link.name, pid, why));
-        }
+        link.inbox.check(|| link.name.clone(), pid, tag)?;
         if let Some(why) = &link.dead {
             return Err(Error::peer_left(Some(pid), format!("lost {}: {why}", link.name)));
         }
@@ -716,11 +705,11 @@ mod tests {
         let writer = std::thread::spawn(move || peer.write_all(&v).map(|_| peer));
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
-        while link.inbox.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
+        while link.inbox.frames.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
             link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
         }
         let _peer = writer.join().unwrap().unwrap();
         assert!(link.dead.is_none(), "{:?}", link.dead);
-        assert_eq!(link.inbox.pop_front().expect("the frame arrived").body, body);
+        assert_eq!(link.inbox.frames.pop_front().expect("the frame arrived").body, body);
     }
 }
