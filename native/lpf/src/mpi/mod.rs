@@ -131,11 +131,7 @@ impl Agreed {
     fn to_bytes(&self) -> [u8; Self::BYTES] {
         let mut b = [0u8; Self::BYTES];
         b[..8].copy_from_slice(&self.token.to_le_bytes());
-        b[8] = match self.meta {
-            None => 0,
-            Some(MetaAlgo::Direct) => 1,
-            Some(MetaAlgo::Bruck) => 2,
-        };
+        b[8] = MetaAlgo::to_byte(self.meta);
         b[9] = self.agree_errors as u8;
         b[10..].copy_from_slice(&(self.body_chunk.unwrap_or(0) as u64).to_le_bytes());
         b
@@ -145,11 +141,7 @@ impl Agreed {
         let word = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8 bytes"));
         Agreed {
             token: word(0..8),
-            meta: match b[8] {
-                1 => Some(MetaAlgo::Direct),
-                2 => Some(MetaAlgo::Bruck),
-                _ => None,
-            },
+            meta: MetaAlgo::from_byte(b[8]),
             agree_errors: b[9] != 0,
             body_chunk: Some(word(10..18) as usize).filter(|&c| c > 0),
         }

@@ -36,6 +36,14 @@ impl MetaAlgo {
             MetaAlgo::Bruck
         }
     }
+    /// A choice (None: by the number of nodes) as one byte, for pid 0 to tell the
+    /// others; [`MetaAlgo::from_byte`] reads it.
+    pub(crate) fn to_byte(choice: Option<MetaAlgo>) -> u8 {
+        choice.map_or(0, |m| m as u8 + 1)
+    }
+    pub(crate) fn from_byte(b: u8) -> Option<MetaAlgo> {
+        [MetaAlgo::Direct, MetaAlgo::Bruck].into_iter().find(|&m| m as u8 + 1 == b)
+    }
     pub fn parse(s: &str) -> Option<MetaAlgo> {
         match s.trim().to_ascii_lowercase().as_str() {
             "direct" => Some(MetaAlgo::Direct),

@@ -217,14 +217,6 @@ impl TcpConfig {
     }
 }
 
-fn meta_code(cfg: &TcpConfig) -> Result<u8> {
-    Ok(match cfg.meta {
-        None => 0,
-        Some(MetaAlgo::Direct) => 1,
-        Some(MetaAlgo::Bruck) => 2,
-    })
-}
-
 /// A TCP init between its two steps: pid 0 has bound its port (and can publish it);
 /// nobody has joined yet.
 pub struct Prepared {
@@ -244,7 +236,7 @@ impl Prepared {
     /// Waits for the job to assemble and builds the full mesh.
     pub fn join(self) -> Result<TcpInit> {
         let cfg = self.cfg;
-        let meta = meta_code(&cfg)?;
+        let meta = MetaAlgo::to_byte(cfg.meta);
         let joined = if cfg.nprocs == 1 {
             boot::Joined {
                 links: vec![None],
@@ -280,11 +272,7 @@ impl Prepared {
                 }
             });
         }
-        let algo = match joined.meta {
-            1 => MetaAlgo::Direct,
-            2 => MetaAlgo::Bruck,
-            _ => MetaAlgo::for_nodes(n),
-        };
+        let algo = MetaAlgo::from_byte(joined.meta).unwrap_or_else(|| MetaAlgo::for_nodes(n));
         let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo, cfg.spin.unwrap_or_default());
         Ok(TcpInit { mesh: Arc::new(Mutex::new(mesh)), port: self.port, pid: cfg.pid, hybrid: joined.hybrid })
     }
