@@ -32,7 +32,7 @@ mod prof;
 pub(crate) mod onesided;
 mod rma;
 
-use crate::config::{Config, EngineKind, HybridNet};
+use crate::config::{Config, EngineKind};
 use crate::context::{run_process, Spmd};
 use crate::engine::Superstep;
 use crate::network::{NetEngine, Network};
@@ -101,9 +101,9 @@ pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
         return Ok((MpiEngineKind::of(c.engine).unwrap_or(MpiEngineKind::Msg), None));
     }
     let kind = match c.hybrid_net {
-        None | Some(HybridNet::MpiMsg) => MpiEngineKind::Msg,
-        Some(HybridNet::MpiRma) => MpiEngineKind::Rma,
-        Some(HybridNet::Tcp) => {
+        None | Some(EngineKind::MpiMsg) => MpiEngineKind::Msg,
+        Some(EngineKind::MpiRma) => MpiEngineKind::Rma,
+        Some(_) => {
             return Err(Error::config(
                 "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET=tcp names no MPI engine the hybrid engine runs over \
                  (mpimsg or mpirma)",
