@@ -625,18 +625,7 @@ pub(crate) fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, sp
 }
 
 fn exec_on(init: &MpiInit, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    let total = init.total_procs();
-    if p < total {
-        return Err(Error::misuse("lpf_exec", format!(
-            "exec over MPI runs on all {total} LPF processes of the job (asked for {p}); start mpirun with fewer \
-             processes"
-        )));
-    }
-    if init.pid() == 0 {
-        init.hook(spmd, args)
-    } else {
-        init.hook(spmd, Args { input: &[], output: &mut [], symbols: args.symbols })
-    }
+    crate::network::exec_whole_job(p, init.total_procs(), init.pid() == 0, "MPI", "mpirun", args, |args| init.hook(spmd, args))
 }
 
 /// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).

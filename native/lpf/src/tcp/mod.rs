@@ -450,17 +450,6 @@ pub(crate) fn job_from_env() -> Result<(&'static str, Pid)> {
 pub(crate) fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let init = EXEC_INIT.get_or_init(|| TcpConfig::from_env().and_then(TcpInit::new));
     let init = init.as_ref().map_err(|e| e.clone())?;
-    let total = init.total_procs();
-    if p < total {
-        return Err(Error::misuse("lpf_exec", format!(
-            "exec over TCP runs on all {total} LPF processes of the job (asked for {p}); start lpfrun with fewer \
-             processes"
-        )));
-    }
-    let (first, _) = init.local_procs();
-    if first == 0 {
-        init.hook(spmd, args)
-    } else {
-        init.hook(spmd, Args { input: &[], output: &mut [], symbols: args.symbols })
-    }
+    let first = init.local_procs().0 == 0;
+    crate::network::exec_whole_job(p, init.total_procs(), first, "TCP", "lpfrun", args, |args| init.hook(spmd, args))
 }
