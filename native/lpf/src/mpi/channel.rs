@@ -567,10 +567,6 @@ impl Channel for MpiChannel {
                 got = Some(f);
                 return Ok(true);
             }
-            if ch.inbox[from].is_empty() {
-                // Nothing of `from` here yet (the usual first look): not done, no failure.
-                return Ok(false);
-            }
             match ch.take_frame(from, tag) {
                 Some(f) => {
                     got = Some(f);

@@ -173,9 +173,6 @@ impl Inbox {
     pub fn left(&self, section: u32) -> Option<&str> {
         self.left.iter().find(|(s, _)| *s == section).map(|(_, why)| why.as_str())
     }
-    pub fn is_empty(&self) -> bool {
-        self.frames.is_empty() && self.left.is_empty()
-    }
     /// Fails if the peer (`name()`, LPF pid `pid`) can no longer send the message
     /// tagged `tag` that is awaited: it is in another operation at this step, or it
     /// left the section.
@@ -621,7 +618,7 @@ pub(crate) mod tests {
         assert!(e.reason() == Reason::PeerLeft { pid: Some(1) } && e.message().ends_with(": it failed"), "{e}");
         sections.close(id.section);
         inbox.close(id.section, &sections);
-        assert!(inbox.is_empty());
+        assert!(inbox.frames.is_empty() && inbox.left.is_empty());
     }
 
     /// The direct exchange through `meta_exchange`: with no requests anywhere, the
