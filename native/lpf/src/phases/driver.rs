@@ -495,7 +495,8 @@ mod tests {
         pools.recycle_table(table);
         let table = pools.table(2);
         assert!(table.len() == 2 && table.iter().all(Option::is_none));
-        assert_eq!(pools.body(50).as_ptr(), body_at, "the body of the table's request is reused");
+        let body = pools.body(50);
+        assert_eq!(body.as_ptr(), body_at, "the body of the table's request is reused");
         pools.recycle_body(Vec::with_capacity(KEEP_BYTES + 1), 2);
         assert_eq!(pools.body(10).capacity(), 0, "a large body is not kept");
         for _ in 0..5 {
