@@ -71,49 +71,25 @@ pub struct EngineEntry {
     pub built: bool,
 }
 
+const fn engine(
+    kind: EngineKind,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    launcher: Launcher,
+    feature: Option<&'static str>,
+    built: bool,
+) -> EngineEntry {
+    EngineEntry { kind, name, aliases, launcher, feature, built }
+}
+
 /// The registry, in the order of [`EngineKind`].
 pub const ENGINES: [EngineEntry; 6] = [
-    EngineEntry {
-        kind: EngineKind::Shm,
-        name: "shm",
-        aliases: &["pthread", "threads"],
-        launcher: Launcher::None,
-        feature: None,
-        built: true,
-    },
-    EngineEntry { kind: EngineKind::Tcp, name: "tcp", aliases: &[], launcher: Launcher::Lpfrun, feature: None, built: true },
-    EngineEntry {
-        kind: EngineKind::Hybrid,
-        name: "hybrid",
-        aliases: &[],
-        launcher: Launcher::Lpfrun,
-        feature: None,
-        built: true,
-    },
-    EngineEntry {
-        kind: EngineKind::MpiMsg,
-        name: "mpimsg",
-        aliases: &[],
-        launcher: Launcher::Mpirun,
-        feature: Some("mpi"),
-        built: cfg!(feature = "mpi"),
-    },
-    EngineEntry {
-        kind: EngineKind::MpiRma,
-        name: "mpirma",
-        aliases: &[],
-        launcher: Launcher::Mpirun,
-        feature: Some("mpi"),
-        built: cfg!(feature = "mpi"),
-    },
-    EngineEntry {
-        kind: EngineKind::Ibverbs,
-        name: "ibverbs",
-        aliases: &[],
-        launcher: Launcher::Mpirun,
-        feature: Some("ibverbs"),
-        built: cfg!(feature = "ibverbs"),
-    },
+    engine(EngineKind::Shm, "shm", &["pthread", "threads"], Launcher::None, None, true),
+    engine(EngineKind::Tcp, "tcp", &[], Launcher::Lpfrun, None, true),
+    engine(EngineKind::Hybrid, "hybrid", &[], Launcher::Lpfrun, None, true),
+    engine(EngineKind::MpiMsg, "mpimsg", &[], Launcher::Mpirun, Some("mpi"), cfg!(feature = "mpi")),
+    engine(EngineKind::MpiRma, "mpirma", &[], Launcher::Mpirun, Some("mpi"), cfg!(feature = "mpi")),
+    engine(EngineKind::Ibverbs, "ibverbs", &[], Launcher::Mpirun, Some("ibverbs"), cfg!(feature = "ibverbs")),
 ];
 
 impl EngineKind {
