@@ -228,20 +228,6 @@ mod tests {
         fail: Option<Error>,
     }
 
-    /// Copies `data` (the bytes of write `i`) into the write's surviving pieces.
-    fn fill(plan: &Plan, i: usize, data: &[u8]) {
-        if plan.discard {
-            return;
-        }
-        let w = &plan.writes[i];
-        assert_eq!(data.len(), w.len, "payload of write {i}");
-        for &(a, b) in plan.pieces_of(i) {
-            // SAFETY: the pieces are inside write i's destination, checked against its
-            // registration by conflict resolution, and disjoint from every other piece.
-            unsafe { std::ptr::copy_nonoverlapping(data[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
-        }
-    }
-
     impl Transport<FakeChannel> for MemTransport {
         fn send_payloads(&mut self, ch: &mut FakeChannel, d: usize, o: &Outgoing) -> Result<()> {
             let me = ch.layout().me;
@@ -279,7 +265,7 @@ mod tests {
                 assert_eq!(sent.len(), inc.raw_puts().count(), "node {me}: payloads from node {s}");
                 for (k, data) in sent.iter().enumerate() {
                     if let Some(i) = x.plan.put_writes[s][k] {
-                        fill(x.plan, i, data);
+                        x.plan.fill(i, data);
                     }
                 }
             }
@@ -303,7 +289,7 @@ mod tests {
                 let mut g = Get::new(&f.body);
                 for (k, mg) in x.out[d].my_gets.iter().enumerate() {
                     if g.u8()? != 0 {
-                        fill(x.plan, x.plan.get_writes[d] + k, g.bytes(mg.size)?);
+                        x.plan.fill(x.plan.get_writes[d] + k, g.bytes(mg.size)?);
                     }
                 }
             }
