@@ -131,21 +131,15 @@ impl Group {
                     Op::name(what)
                 )));
             }
-            return Err(Error::out_of_step(if op & 3 == 3 && first & 3 == 3 {
-                format!(
-                    "register_global is collective, but process {a} registered {} global slots in this superstep \
-                     and process {b} registered {}",
-                    first >> 2,
-                    op >> 2
-                )
-            } else {
-                format!(
-                    "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync \
-                     and rehook are collective: every process calls them in the same order)",
-                    Op::name(first),
-                    Op::name(op)
-                )
-            }));
+            if op & 3 == 3 && first & 3 == 3 {
+                return Err(crate::register::unequal_global_registrations(a, (first >> 2) as usize, b, (op >> 2) as usize));
+            }
+            return Err(Error::out_of_step(format!(
+                "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync and \
+                 rehook are collective: every process calls them in the same order)",
+                Op::name(first),
+                Op::name(op)
+            )));
         }
         Ok(())
     }

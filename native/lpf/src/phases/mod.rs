@@ -397,13 +397,7 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, id: SyncId, mine: &[u64], len: u
         let theirs = g.usize()?;
         let count = (offsets[s + 1] - offsets[s]) as usize;
         if theirs != len {
-            bad.get_or_insert_with(|| {
-                Error::out_of_step(format!(
-                    "register_global is collective, but process {} registered {len} global slots in this superstep \
-                     and process {} registered {theirs}",
-                    base, offsets[s]
-                ))
-            });
+            bad.get_or_insert_with(|| crate::register::unequal_global_registrations(base as Pid, len, offsets[s], theirs));
             continue;
         }
         let at = offsets[s] as usize * len;

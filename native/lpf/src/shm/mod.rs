@@ -234,12 +234,7 @@ impl Engine for ShmEngine {
             for q in 0..self.shared.nprocs {
                 let Phase::Allgather(theirs) = phase(q) else { unreachable!("phases were checked to agree") };
                 if theirs.len() != n {
-                    return Err(Error::out_of_step(format!(
-                        "register_global is collective, but process {} registered {n} global slots in this \
-                         superstep and process {q} registered {}",
-                        self.pid,
-                        theirs.len()
-                    )));
+                    return Err(crate::register::unequal_global_registrations(self.pid, n, q, theirs.len()));
                 }
                 all[q as usize * n..(q as usize + 1) * n].copy_from_slice(theirs);
             }
