@@ -17,7 +17,7 @@ use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::network::Network;
 use crate::register::Register;
-use crate::shm::barrier::{Barrier, Outcome};
+use crate::shm::barrier::Barrier;
 use crate::types::{Args, Pid, SyncAttr};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
@@ -153,32 +153,19 @@ struct HybridEngine {
 }
 
 impl HybridEngine {
-    fn broken(&self) -> Error {
-        // The barrier counts departures, not who departed.
-        Error::peer_left(None, format!(
-            "sync on process {}: a peer has left the section (returned from its SPMD function, failed, or called \
-             sync a different number of times)",
-            self.group.base + self.t
-        ))
-    }
-
     /// One collective operation of the group: every thread arrives, thread 0 checks that
     /// all are in the same operation and runs `network` for the group, the second
     /// barrier releases everyone with its outcome.
     fn collective(&mut self, op: Op, network: impl FnOnce(&Group, u64) -> Result<()>) -> Result<()> {
         let g = self.group.clone();
         g.ops[self.t as usize].store(op.code(), Release);
-        if g.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        g.barrier.wait_for_peers(self.pid())?;
         self.step += 1;
         if self.t == 0 {
             let r = g.agree().and_then(|_| network(&g, self.step));
             *relock(&g.outcome) = r;
         }
-        if g.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        g.barrier.wait_for_peers(self.pid())?;
         let r = relock(&g.outcome).clone();
         r.map_err(|e| {
             let what = match op {
