@@ -99,9 +99,7 @@ impl Root {
             RootEngine::Tcp => tcp::exec_from_env(p, spmd, args),
             // Every rank of the job (started by mpirun) joins MPI_COMM_WORLD.
             #[cfg(feature = "mpi")]
-            RootEngine::Mpi(kind, None) => mpi::exec_from_env(kind, p, spmd, args),
-            #[cfg(feature = "mpi")]
-            RootEngine::Mpi(kind, Some(threads)) => mpi::exec_hybrid_from_env(kind, threads, p, spmd, args),
+            RootEngine::Mpi(kind, threads) => mpi::exec_from_env(kind, threads, p, spmd, args),
         }
     }
 

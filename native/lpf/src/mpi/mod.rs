@@ -611,20 +611,13 @@ impl Network for Section {
 /// `exec` from the root with `LPF_ENGINE=mpimsg|mpirma|ibverbs`, in a program started
 /// by `mpirun -n P`: every rank calls it (as with `lpfrun`, every process runs the
 /// program); pid 0 = rank 0 gets `args.input`/`args.output`, the others run the same
-/// SPMD function with no input or output. The init over `MPI_COMM_WORLD` (and MPI
-/// itself, unless the program initialised it) is made on the first call and kept.
-pub(crate) fn exec_from_env(kind: MpiEngineKind, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    exec_on(world_init(kind)?, p, spmd, args)
-}
-
-/// [`exec_from_env`] on the hybrid engine (`LPF_ENGINE=hybrid`,
-/// `LPF_HYBRID_NET=mpimsg|mpirma`, `LPF_THREADS=k`: see [`engine_from_env`]): every rank
-/// runs its k threads; pid 0 (rank 0's first thread) gets `args.input`/`args.output`.
-pub(crate) fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    exec_on(world_init_with(kind, Some(threads))?, p, spmd, args)
-}
-
-fn exec_on(init: &MpiInit, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+/// SPMD function with no input or output. With `threads`, on the hybrid engine
+/// (`LPF_ENGINE=hybrid`, `LPF_HYBRID_NET=mpimsg|mpirma`, `LPF_THREADS=k`: see
+/// [`engine_from_env`]): every rank runs its k threads, pid 0 is rank 0's first. The
+/// init over `MPI_COMM_WORLD` (and MPI itself, unless the program initialised it) is
+/// made on the first call and kept.
+pub(crate) fn exec_from_env(kind: MpiEngineKind, threads: Option<Pid>, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let init = world_init_with(kind, threads)?;
     crate::network::exec_whole_job(p, init.total_procs(), init.pid() == 0, "MPI", "mpirun", args, |args| init.hook(spmd, args))
 }
 
@@ -651,8 +644,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
 }
 
-/// The init over `MPI_COMM_WORLD` that [`exec_from_env`] (`threads` None) or
-/// [`exec_hybrid_from_env`] uses (made once, kept).
+/// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).
 pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
     let init = WORLD_INIT.get_or_init(|| {
         ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
