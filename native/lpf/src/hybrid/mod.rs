@@ -13,6 +13,7 @@
 //! its group left, so nobody waits for it.
 
 use crate::context::{run_process, Spmd};
+use crate::relock;
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::network::Network;
@@ -78,10 +79,6 @@ impl Op {
             _ => "the allgather of a sync that registers global slots (register_global)",
         }
     }
-}
-
-fn relock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Group {

@@ -38,6 +38,7 @@ use crate::engine::Superstep;
 use crate::network::{NetEngine, Network};
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
+use crate::relock;
 use crate::phases::{barrier, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
@@ -45,7 +46,7 @@ use crate::wire::Kind;
 use channel::MpiChannel;
 use ffi::Comm;
 use onesided::OneSidedState;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use ffi::MPI_Comm;
@@ -155,10 +156,6 @@ struct Node {
     comm: Comm,
     /// Whether `comm` is ours to free (a duplicate).
     owned: bool,
-}
-
-fn lock(m: &Mutex<Node>) -> MutexGuard<'_, Node> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One process's membership of an MPI job (`lpf_init_t` of
@@ -320,7 +317,7 @@ impl MpiInit {
     /// that sync everywhere), at the cost of a message round per communicating sync:
     /// test switch `LPF_MPI_AGREE_ERRORS=1` on pid 0 when the init was made.
     pub fn agrees_on_errors(&self) -> bool {
-        lock(&self.node).ch.agree_errors
+        relock(&self.node).ch.agree_errors
     }
 
     /// This rank's index in the init (its pid, unless hybrid: see
@@ -402,7 +399,7 @@ impl MpiInit {
     /// fewer processes than `mpirun` started. Without the hybrid engine and with p
     /// above the number of ranks, all ranks.
     pub fn split(&self, p: Pid) -> Result<Option<MpiInit>> {
-        let comm = lock(&self.node).comm;
+        let comm = relock(&self.node).comm;
         let layout = if self.hybrid { self.split_layout(p) } else { vec![1; (p as usize).min(self.size)] };
         let part = ffi::split(comm, (self.rank < layout.len()).then_some(0), self.rank as i32)?;
         match part {
@@ -414,7 +411,7 @@ impl MpiInit {
     /// Broadcasts `data` from pid 0 to every process of the init (collective; a helper
     /// for launchers that report pid 0's outcome everywhere).
     pub fn broadcast(&self, data: &mut Vec<u8>) -> Result<()> {
-        let node = lock(&self.node);
+        let node = relock(&self.node);
         let mut len = (data.len() as u64).to_le_bytes();
         ffi::bcast(node.comm, &mut len, 0)?;
         data.resize(u64::from_le_bytes(len) as usize, 0);
@@ -424,12 +421,12 @@ impl MpiInit {
     /// Every process's `mine`, in pid order, on every process (collective; a helper for
     /// tests that check all processes' results together).
     pub fn allgather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        ffi::allgather_bytes(lock(&self.node).comm, mine)
+        ffi::allgather_bytes(relock(&self.node).comm, mine)
     }
 
     /// A barrier over the init's processes (collective).
     pub fn barrier(&self) -> Result<()> {
-        ffi::barrier(lock(&self.node).comm)
+        ffi::barrier(relock(&self.node).comm)
     }
 
     /// The reference for the benchmark: a timer of `MPI_Alltoall` with `block` bytes to
@@ -441,7 +438,7 @@ impl MpiInit {
     /// machine. (Timing single calls after a barrier would mostly measure the skew with
     /// which the ranks leave the barrier.)
     pub fn alltoall_timer(&self, block: usize, sample_time: f64) -> Result<AlltoallTimer> {
-        let comm = lock(&self.node).comm;
+        let comm = relock(&self.node).comm;
         let send = vec![1u8; block * self.size];
         let mut recv = vec![0u8; block * self.size];
         ffi::alltoall(comm, &send, &mut recv, block)?;
@@ -502,7 +499,7 @@ pub struct AlltoallTime {
 
 impl Drop for MpiInit {
     fn drop(&mut self) {
-        let mut node = lock(&self.node);
+        let mut node = relock(&self.node);
         node.ch.close(Instant::now() + Duration::from_secs(2));
         if node.owned && ffi::is_active() {
             let mut c = node.comm;
@@ -533,7 +530,7 @@ impl Section {
     /// Starts a section on every process of the node (collective).
     fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<Section> {
         let (section, data, me, offsets) = {
-            let mut n = lock(&node);
+            let mut n = relock(&node);
             let section = n.ch.sections.open();
             let data = ffi::dup(n.comm)?;
             (section, data, n.ch.layout.me, n.ch.layout.offsets.to_vec())
@@ -551,7 +548,7 @@ impl Section {
 
     /// `rehook`: a barrier over this section, then the next one.
     fn next(&mut self, step: u64) -> Result<Section> {
-        barrier(&mut lock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
+        barrier(&mut relock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Section::open(self.node.clone(), self.kind)
     }
 }
@@ -565,7 +562,7 @@ impl Network for Section {
     }
 
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-        let mut node = lock(&self.node);
+        let mut node = relock(&self.node);
         match &mut self.os {
             None => msg::sync(&mut node.ch, self.data, self.tag_ub, SyncId { section: self.section, step }, steps),
             Some(os) => onesided::sync(&mut node.ch, os, SyncId { section: self.section, step }, steps),
@@ -573,12 +570,12 @@ impl Network for Section {
     }
 
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-        crate::phases::allgather(&mut lock(&self.node).ch, SyncId { section: self.section, step }, mine, len, all)
+        crate::phases::allgather(&mut relock(&self.node).ch, SyncId { section: self.section, step }, mine, len, all)
     }
 
     fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         let Some(os) = self.os.as_mut() else { return self.allgather(step, mine, len, all) };
-        onesided::activate(&mut lock(&self.node).ch, os, self.section, step, registers, mine, len, all)
+        onesided::activate(&mut relock(&self.node).ch, os, self.section, step, registers, mine, len, all)
     }
 
     fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>> {
@@ -589,12 +586,12 @@ impl Network for Section {
     /// alone): the end of a section waits for every rank ([`MpiChannel::finish`]).
     fn finish(&mut self) -> Result<()> {
         self.finished = true;
-        lock(&self.node).ch.finish(self.section)
+        relock(&self.node).ch.finish(self.section)
     }
 
     fn leave(&mut self, why: &str) {
         prof::report(self.offsets[self.me] as usize);
-        let mut node = lock(&self.node);
+        let mut node = relock(&self.node);
         if !self.finished {
             node.ch.leave(self.section, why);
         }

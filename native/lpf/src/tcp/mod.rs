@@ -34,10 +34,11 @@ use crate::engine::Superstep;
 use crate::network::NetEngine;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
+use crate::relock;
 use crate::types::{Args, Pid};
 use mesh::{Link, Mesh};
 use std::net::{IpAddr, TcpListener};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wire::Kind;
 
@@ -288,10 +289,6 @@ pub struct TcpInit {
     hybrid: bool,
 }
 
-pub(crate) fn lock(m: &Mutex<Mesh>) -> MutexGuard<'_, Mesh> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl TcpInit {
     /// Binds (pid 0) or prepares to connect (others); see [`Prepared`].
     pub fn prepare(mut cfg: TcpConfig) -> Result<Prepared> {
@@ -330,17 +327,17 @@ impl TcpInit {
 
     /// Number of OS processes in the job.
     pub fn nprocs(&self) -> Pid {
-        lock(&self.mesh).layout.n as Pid
+        relock(&self.mesh).layout.n as Pid
     }
 
     /// Number of LPF processes (all threads of all OS processes).
     pub fn total_procs(&self) -> Pid {
-        lock(&self.mesh).nprocs()
+        relock(&self.mesh).nprocs()
     }
 
     /// The LPF processes this OS process runs: global pids `first..first + count`.
     pub fn local_procs(&self) -> (Pid, Pid) {
-        let m = lock(&self.mesh);
+        let m = relock(&self.mesh);
         (m.layout.offsets[m.layout.me], m.layout.offsets[m.layout.me + 1] - m.layout.offsets[m.layout.me])
     }
 
@@ -371,7 +368,7 @@ impl TcpInit {
 impl Drop for TcpInit {
     fn drop(&mut self) {
         // Anything still queued (a LEAVE frame) gets a moment to go out.
-        lock(&self.mesh).shutdown(Instant::now() + Duration::from_secs(2));
+        relock(&self.mesh).shutdown(Instant::now() + Duration::from_secs(2));
     }
 }
 
@@ -389,7 +386,7 @@ struct TcpSection {
 impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
-        let mut m = lock(mesh);
+        let mut m = relock(mesh);
         TcpSection { section: m.sections.open(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
     }
 }
@@ -403,15 +400,15 @@ impl crate::network::Network for TcpSection {
     }
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
         self.step = step;
-        exchange::sync(&mut lock(&self.mesh), SyncId { section: self.section, step }, steps)
+        exchange::sync(&mut relock(&self.mesh), SyncId { section: self.section, step }, steps)
     }
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         self.step = step;
-        crate::phases::allgather(&mut *lock(&self.mesh), SyncId { section: self.section, step }, mine, len, all)
+        crate::phases::allgather(&mut *relock(&self.mesh), SyncId { section: self.section, step }, mine, len, all)
     }
     fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::network::Network>> {
         self.step = step;
-        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
+        crate::phases::barrier(&mut *relock(&self.mesh), SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
     }
     /// The barrier at the end of a section: a process that returned while others still
@@ -419,10 +416,10 @@ impl crate::network::Network for TcpSection {
     /// section" there). Nobody carries an error into it.
     fn finish(&mut self) -> Result<()> {
         self.step += 1;
-        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step: self.step }.tag(Kind::End), None).map(drop)
+        crate::phases::barrier(&mut *relock(&self.mesh), SyncId { section: self.section, step: self.step }.tag(Kind::End), None).map(drop)
     }
     fn leave(&mut self, why: &str) {
-        lock(&self.mesh).leave(self.section, why);
+        relock(&self.mesh).leave(self.section, why);
     }
 }
 
