@@ -310,10 +310,6 @@ impl MpiChannel {
         ffi::test_some(&mut self.recv, &mut self.completed, &mut self.indices, &mut self.statuses)?;
         for k in 0..self.completed.len() {
             let (q, len) = self.completed[k];
-            // Nothing is active for q until `arrived` posts the next receive (a
-            // completed persistent request stays a valid, inactive handle).
-            // SAFETY: reads an exported constant of the MPI library.
-            self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
             self.arrived(q, len)?;
         }
         // Sends complete in the background of this progress; their buffers are taken
@@ -334,8 +330,6 @@ impl MpiChannel {
             return self.progress();
         }
         let Some(len) = ffi::test_received(&mut self.recv[q])? else { return Ok(false) };
-        // As in `progress`: nothing is active for q until `arrived` posts again.
-        self.recv[q] = null;
         self.arrived(q, len)?;
         if self.sending.len() > 64 {
             self.reclaim()?;
@@ -345,6 +339,10 @@ impl MpiChannel {
 
     /// The receive posted for `q` completed with `len` bytes.
     fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
+        // Nothing is active for q until a receive is posted again below (a completed
+        // persistent request stays a valid, inactive handle).
+        // SAFETY: reads an exported constant of the MPI library.
+        self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
         let malformed = || Error::protocol(format!("malformed control message from process {q}"));
         match std::mem::replace(&mut self.posted[q], Posted::Message) {
             Posted::Message => {
