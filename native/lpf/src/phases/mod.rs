@@ -258,12 +258,9 @@ pub(crate) fn note(found: &mut Found, node: usize, e: Error) {
     }
 }
 
+/// The rounds of the dissemination pattern over `n` nodes: ceil(log2 n).
 pub(crate) fn rounds(n: usize) -> u8 {
-    let mut r = 0;
-    while (1usize << r) < n {
-        r += 1;
-    }
-    r
+    n.next_power_of_two().trailing_zeros() as u8
 }
 
 /// How [`meta_exchange`] posts node d's request headers: `send(ch, d, o, kind,
