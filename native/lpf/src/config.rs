@@ -71,49 +71,25 @@ pub struct EngineEntry {
     pub built: bool,
 }
 
+const fn engine(
+    kind: EngineKind,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    launcher: Launcher,
+    feature: Option<&'static str>,
+    built: bool,
+) -> EngineEntry {
+    EngineEntry { kind, name, aliases, launcher, feature, built }
+}
+
 /// The registry, in the order of [`EngineKind`].
 pub const ENGINES: [EngineEntry; 6] = [
-    EngineEntry {
-        kind: EngineKind::Shm,
-        name: "shm",
-        aliases: &["pthread", "threads"],
-        launcher: Launcher::None,
-        feature: None,
-        built: true,
-    },
-    EngineEntry { kind: EngineKind::Tcp, name: "tcp", aliases: &[], launcher: Launcher::Lpfrun, feature: None, built: true },
-    EngineEntry {
-        kind: EngineKind::Hybrid,
-        name: "hybrid",
-        aliases: &[],
-        launcher: Launcher::Lpfrun,
-        feature: None,
-        built: true,
-    },
-    EngineEntry {
-        kind: EngineKind::MpiMsg,
-        name: "mpimsg",
-        aliases: &[],
-        launcher: Launcher::Mpirun,
-        feature: Some("mpi"),
-        built: cfg!(feature = "mpi"),
-    },
-    EngineEntry {
-        kind: EngineKind::MpiRma,
-        name: "mpirma",
-        aliases: &[],
-        launcher: Launcher::Mpirun,
-        feature: Some("mpi"),
-        built: cfg!(feature = "mpi"),
-    },
-    EngineEntry {
-        kind: EngineKind::Ibverbs,
-        name: "ibverbs",
-        aliases: &[],
-        launcher: Launcher::Mpirun,
-        feature: Some("ibverbs"),
-        built: cfg!(feature = "ibverbs"),
-    },
+    engine(EngineKind::Shm, "shm", &["pthread", "threads"], Launcher::None, None, true),
+    engine(EngineKind::Tcp, "tcp", &[], Launcher::Lpfrun, None, true),
+    engine(EngineKind::Hybrid, "hybrid", &[], Launcher::Lpfrun, None, true),
+    engine(EngineKind::MpiMsg, "mpimsg", &[], Launcher::Mpirun, Some("mpi"), cfg!(feature = "mpi")),
+    engine(EngineKind::MpiRma, "mpirma", &[], Launcher::Mpirun, Some("mpi"), cfg!(feature = "mpi")),
+    engine(EngineKind::Ibverbs, "ibverbs", &[], Launcher::Mpirun, Some("ibverbs"), cfg!(feature = "ibverbs")),
 ];
 
 impl EngineKind {
@@ -259,24 +235,6 @@ pub(crate) struct TestSwitches {
     pub mpi_body_chunk: Option<usize>,
 }
 
-/// The network between the processes of the hybrid engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HybridNet {
-    Tcp,
-    MpiMsg,
-    MpiRma,
-}
-
-impl HybridNet {
-    pub const fn engine(self) -> EngineKind {
-        match self {
-            HybridNet::Tcp => EngineKind::Tcp,
-            HybridNet::MpiMsg => EngineKind::MpiMsg,
-            HybridNet::MpiRma => EngineKind::MpiRma,
-        }
-    }
-}
-
 /// The MPI thread level LPF asks for when it initialises MPI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MpiThreadLevel {
@@ -289,8 +247,9 @@ pub enum MpiThreadLevel {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub engine: EngineKind,
-    /// `LPF_HYBRID_NET`; None when unset (TCP under lpfrun, mpimsg under an MPI init).
-    pub hybrid_net: Option<HybridNet>,
+    /// `LPF_HYBRID_NET`: the network between the processes of the hybrid engine (tcp,
+    /// mpimsg or mpirma); None when unset (TCP under lpfrun, mpimsg under an MPI init).
+    pub hybrid_net: Option<EngineKind>,
     /// `LPF_THREADS`; None when unset.
     pub threads: Option<Pid>,
     /// `LPF_MAX_PROCS` (capped at the most processes a job can have); None when unset.
@@ -386,13 +345,9 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
         let r = Reader(lookup);
         let engine = r.parsed("LPF_ENGINE", EngineKind::from_name)?.unwrap_or(EngineKind::Shm);
-        let hybrid_net = r
-            .parsed("LPF_HYBRID_NET", |s| match EngineKind::from_name(s)? {
-                EngineKind::Tcp => Some(HybridNet::Tcp),
-                EngineKind::MpiMsg => Some(HybridNet::MpiMsg),
-                EngineKind::MpiRma => Some(HybridNet::MpiRma),
-                _ => None,
-            })?;
+        let hybrid_net = r.parsed("LPF_HYBRID_NET", |s| {
+            EngineKind::from_name(s).filter(|k| matches!(k, EngineKind::Tcp | EngineKind::MpiMsg | EngineKind::MpiRma))
+        })?;
         let ms = |n: u64| Duration::from_millis(n);
         let us = |n: u64| Duration::from_micros(n);
         let meta = |s: &str| MetaAlgo::parse(s);
@@ -440,7 +395,7 @@ impl Config {
 
     /// The network the hybrid engine runs over under a root `exec` (default TCP).
     pub fn root_hybrid_net(&self) -> EngineKind {
-        self.hybrid_net.unwrap_or(HybridNet::Tcp).engine()
+        self.hybrid_net.unwrap_or(EngineKind::Tcp)
     }
 
     /// The configured engine, if this build has it (and the hybrid engine's network).
@@ -530,7 +485,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.engine, EngineKind::Shm);
-        assert_eq!(c.hybrid_net, Some(HybridNet::MpiRma));
+        assert_eq!(c.hybrid_net, Some(EngineKind::MpiRma));
         assert_eq!(c.threads, Some(3));
         assert_eq!(c.max_procs, Some(crate::shm::barrier::MAX_PROCS));
         assert_eq!(c.tcp_port_range, Some((9000, 9010)));

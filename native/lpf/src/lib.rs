@@ -99,9 +99,7 @@ impl Root {
             RootEngine::Tcp => tcp::exec_from_env(p, spmd, args),
             // Every rank of the job (started by mpirun) joins MPI_COMM_WORLD.
             #[cfg(feature = "mpi")]
-            RootEngine::Mpi(kind, None) => mpi::exec_from_env(kind, p, spmd, args),
-            #[cfg(feature = "mpi")]
-            RootEngine::Mpi(kind, Some(threads)) => mpi::exec_hybrid_from_env(kind, threads, p, spmd, args),
+            RootEngine::Mpi(kind, threads) => mpi::exec_from_env(kind, threads, p, spmd, args),
         }
     }
 
@@ -168,6 +166,13 @@ impl RootEngine {
             EngineKind::Hybrid => Err(Error::config("the hybrid engine cannot run over itself")),
         }
     }
+}
+
+/// Locks `m` also when a thread panicked holding it: a panic in an LPF process fails
+/// its section, and the other processes must still reach the shared state to fail
+/// theirs.
+pub(crate) fn relock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `lpf_exec(LPF_ROOT, ...)` with the default root.

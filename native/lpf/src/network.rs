@@ -6,7 +6,7 @@
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, ErrorKind, Result};
 use crate::register::Register;
-use crate::types::{Pid, SyncAttr};
+use crate::types::{Args, Pid, SyncAttr};
 
 /// One section of the network between the OS processes of a job, as the LPF
 /// process(es) of one OS process use it: [`NetEngine`]'s one process, or the group of
@@ -42,6 +42,28 @@ pub(crate) trait Network: Send {
     fn leave(&mut self, why: &str);
 }
 
+/// `exec` from the root over a whole job of `total` LPF processes that `launcher`
+/// started (`p` must cover them all; `over` names the network): `hook` runs the SPMD
+/// function with `args` in the process holding pid 0 (`first`), with no input or output
+/// in the others.
+pub(crate) fn exec_whole_job(
+    p: Pid,
+    total: Pid,
+    first: bool,
+    over: &str,
+    launcher: &str,
+    args: Args<'_>,
+    hook: impl FnOnce(Args<'_>) -> Result<()>,
+) -> Result<()> {
+    if p < total {
+        return Err(Error::misuse("lpf_exec", format!(
+            "exec over {over} runs on all {total} LPF processes of the job (asked for {p}); start {launcher} with \
+             fewer processes"
+        )));
+    }
+    hook(if first { args } else { Args { input: &[], output: &mut [], symbols: args.symbols } })
+}
+
 /// A section on one LPF process per OS process over a network: the step counter,
 /// the error every failed operation returns (naming the operation and the process),
 /// and the reason this process gives the others when it leaves (its first error).
@@ -63,6 +85,12 @@ impl NetEngine {
         let (pid, nprocs) = (offsets[net.me()], offsets[offsets.len() - 1]);
         debug_assert_eq!(offsets[net.me() + 1], pid + 1, "NetEngine runs one LPF process per OS process");
         NetEngine { net, name, step: 0, pid, nprocs, failure: String::new() }
+    }
+
+    /// The next collective operation, `what` in errors, as `op(network, its step)`.
+    fn next_step<T>(&mut self, what: &str, op: impl FnOnce(&mut dyn Network, u64) -> Result<T>) -> Result<T> {
+        self.step += 1;
+        op(&mut *self.net, self.step).map_err(|e| failed(what, self.pid, e, &mut self.failure))
     }
 }
 
@@ -89,27 +117,19 @@ impl Engine for NetEngine {
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
-        self.step += 1;
-        let r = self.net.sync(self.step, &[step]);
-        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
+        self.next_step("sync", |net, s| net.sync(s, &[step]))
     }
 
     fn allgather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        self.step += 1;
-        let r = self.net.allgather(self.step, mine, mine.len(), all);
-        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
+        self.next_step("sync", |net, s| net.allgather(s, mine, mine.len(), all))
     }
 
     fn activate(&mut self, register: &Register, mine: &[u64], all: &mut [u64]) -> Result<()> {
-        self.step += 1;
-        let r = self.net.activate(self.step, &[register], mine, mine.len(), all);
-        r.map_err(|e| failed("sync", self.pid, e, &mut self.failure))
+        self.next_step("sync", |net, s| net.activate(s, &[register], mine, mine.len(), all))
     }
 
     fn fresh(&mut self) -> Result<Box<dyn Engine>> {
-        self.step += 1;
-        let r = self.net.fresh(self.step);
-        let net = r.map_err(|e| failed("rehook", self.pid, e, &mut self.failure))?;
+        let net = self.next_step("rehook", |net, s| net.fresh(s))?;
         Ok(Box::new(NetEngine::new(net, self.name)))
     }
 

@@ -6,7 +6,16 @@
 //! and checks the generation, so a stale or deregistered id is an error, never a write.
 
 use crate::error::{Error, Result};
-use crate::types::Memslot;
+use crate::types::{Memslot, Pid};
+
+/// The error of a sync in which process `a` registered `n` global slots and process `b`
+/// registered `m`, another number.
+pub(crate) fn unequal_global_registrations(a: Pid, n: usize, b: Pid, m: usize) -> Error {
+    Error::out_of_step(format!(
+        "register_global is collective, but process {a} registered {n} global slots in this superstep and process {b} \
+         registered {m}"
+    ))
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {

@@ -86,18 +86,9 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    fn from_u8(k: u8) -> Option<Kind> {
-        Some(match k {
-            1 => Kind::Meta,
-            2 => Kind::Hdrs,
-            3 => Kind::GetReply,
-            4 => Kind::Barrier,
-            5 => Kind::Leave,
-            6 => Kind::Fresh,
-            7 => Kind::Gather,
-            8 => Kind::End,
-            _ => return None,
-        })
+    fn from_u8(b: u8) -> Option<Kind> {
+        use Kind::*;
+        [Meta, Hdrs, GetReply, Barrier, Leave, Fresh, Gather, End].into_iter().find(|&k| k as u8 == b)
     }
 
     /// The collective operation a frame belongs to: processes whose frames of one step

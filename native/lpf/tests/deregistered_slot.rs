@@ -6,114 +6,95 @@
 
 use lpf::{Args, Context, Root, MSG_DEFAULT, SYNC_DEFAULT};
 
-fn set_up(ctx: &mut Context) {
-    ctx.resize_memory_register(4).unwrap();
-    ctx.resize_message_queue(4).unwrap();
-    ctx.sync(SYNC_DEFAULT).unwrap();
+/// Runs `body` on `p` shm processes, each with room for 4 slots and 4 requests.
+fn exec(p: u32, body: &(dyn Fn(&mut Context) + Sync)) -> lpf::Result<()> {
+    let run = |ctx: &mut Context, _: Args<'_>| {
+        ctx.resize_memory_register(4).unwrap();
+        ctx.resize_message_queue(4).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        body(ctx);
+    };
+    Root::with_max_procs(p).exec(p, &run, Args::none())
 }
 
 #[test]
 fn deregistering_the_source_of_a_queued_put_is_refused() {
-    let err = Root::with_max_procs(2)
-        .exec(
-            2,
-            &|ctx: &mut Context, _| {
-                set_up(ctx);
-                let mut dst = [0u64; 1];
-                let d = ctx.register_global(&mut dst).unwrap();
-                ctx.sync(SYNC_DEFAULT).unwrap();
-                let mut src = vec![ctx.pid() as u64 + 1];
-                // SAFETY: `src` outlives the registration and the queued put.
-                let s = unsafe { ctx.register_local_raw(src.as_mut_ptr().cast(), 8) }.unwrap();
-                ctx.put(s, 0, 1 - ctx.pid(), d.slot(), 0, 8, MSG_DEFAULT).unwrap();
-                if ctx.pid() == 0 {
-                    let e = ctx.deregister(s).unwrap_err();
-                    assert!(e.message().contains("deregister") && e.message().contains(&s.to_string()), "{e}");
-                    assert!(e.message().contains("queued in this superstep"), "{e}");
-                    src.fill(0xdead);
-                    drop(src);
-                    assert!(ctx.sync(SYNC_DEFAULT).is_err());
-                } else {
-                    // The peer's sync fails too (pid 0 left): no process waits forever.
-                    assert!(ctx.sync(SYNC_DEFAULT).is_err());
-                }
-            },
-            Args::none(),
-        )
-        .unwrap_err();
+    let err = exec(2, &|ctx| {
+        let mut dst = [0u64; 1];
+        let d = ctx.register_global(&mut dst).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let mut src = vec![ctx.pid() as u64 + 1];
+        // SAFETY: `src` outlives the registration and the queued put.
+        let s = unsafe { ctx.register_local_raw(src.as_mut_ptr().cast(), 8) }.unwrap();
+        ctx.put(s, 0, 1 - ctx.pid(), d.slot(), 0, 8, MSG_DEFAULT).unwrap();
+        if ctx.pid() == 0 {
+            let e = ctx.deregister(s).unwrap_err();
+            assert!(e.message().contains("deregister") && e.message().contains(&s.to_string()), "{e}");
+            assert!(e.message().contains("queued in this superstep"), "{e}");
+            src.fill(0xdead);
+            drop(src);
+            assert!(ctx.sync(SYNC_DEFAULT).is_err());
+        } else {
+            // The peer's sync fails too (pid 0 left): no process waits forever.
+            assert!(ctx.sync(SYNC_DEFAULT).is_err());
+        }
+    })
+    .unwrap_err();
     assert!(err.message().contains("queued in this superstep"), "{err}");
 }
 
 #[test]
 fn deregistering_the_destination_of_a_queued_get_is_refused() {
-    let err = Root::with_max_procs(1)
-        .exec(
-            1,
-            &|ctx: &mut Context, _| {
-                set_up(ctx);
-                let mut global = [5u64; 1];
-                let g = ctx.register_global(&mut global).unwrap();
-                ctx.sync(SYNC_DEFAULT).unwrap();
-                let mut dst = vec![0u64];
-                // SAFETY: `dst` outlives the registration and the queued get.
-                let d = unsafe { ctx.register_local_raw(dst.as_mut_ptr().cast(), 8) }.unwrap();
-                ctx.get(0, g.slot(), 0, d, 0, 8, MSG_DEFAULT).unwrap();
-                let e = ctx.deregister(d).unwrap_err();
-                assert!(e.message().contains(&d.to_string()), "{e}");
-                drop(dst);
-            },
-            Args::none(),
-        )
-        .unwrap_err();
+    let err = exec(1, &|ctx| {
+        let mut global = [5u64; 1];
+        let g = ctx.register_global(&mut global).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let mut dst = vec![0u64];
+        // SAFETY: `dst` outlives the registration and the queued get.
+        let d = unsafe { ctx.register_local_raw(dst.as_mut_ptr().cast(), 8) }.unwrap();
+        ctx.get(0, g.slot(), 0, d, 0, 8, MSG_DEFAULT).unwrap();
+        let e = ctx.deregister(d).unwrap_err();
+        assert!(e.message().contains(&d.to_string()), "{e}");
+        drop(dst);
+    })
+    .unwrap_err();
     assert!(err.message().contains("queued in this superstep"), "{err}");
 }
 
 #[test]
 fn a_slot_named_in_an_earlier_superstep_deregisters() {
-    Root::with_max_procs(1)
-        .exec(
-            1,
-            &|ctx: &mut Context, _| {
-                set_up(ctx);
-                let mut global = [5u64; 1];
-                let g = ctx.register_global(&mut global).unwrap();
-                ctx.sync(SYNC_DEFAULT).unwrap();
-                let mut dst = [0u64];
-                // SAFETY: `dst` outlives the registration (deregistered below).
-                let d = unsafe { ctx.register_local_raw(dst.as_mut_ptr().cast(), 8) }.unwrap();
-                ctx.get(0, g.slot(), 0, d, 0, 8, MSG_DEFAULT).unwrap();
-                ctx.sync(SYNC_DEFAULT).unwrap();
-                ctx.deregister(d).unwrap();
-                // Named after its deregistration: an error naming the call and the slot.
-                let e = ctx.put(d, 0, 0, g.slot(), 0, 8, MSG_DEFAULT).unwrap_err();
-                assert!(e.message().contains("put source") && e.message().contains(&d.to_string()), "{e}");
-            },
-            Args::none(),
-        )
-        .unwrap_err();
+    exec(1, &|ctx| {
+        let mut global = [5u64; 1];
+        let g = ctx.register_global(&mut global).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let mut dst = [0u64];
+        // SAFETY: `dst` outlives the registration (deregistered below).
+        let d = unsafe { ctx.register_local_raw(dst.as_mut_ptr().cast(), 8) }.unwrap();
+        ctx.get(0, g.slot(), 0, d, 0, 8, MSG_DEFAULT).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        ctx.deregister(d).unwrap();
+        // Named after its deregistration: an error naming the call and the slot.
+        let e = ctx.put(d, 0, 0, g.slot(), 0, 8, MSG_DEFAULT).unwrap_err();
+        assert!(e.message().contains("put source") && e.message().contains(&d.to_string()), "{e}");
+    })
+    .unwrap_err();
 }
 
 #[test]
 fn dropping_a_registered_slice_with_a_queued_put_fails_the_sync() {
-    let err = Root::with_max_procs(1)
-        .exec(
-            1,
-            &|ctx: &mut Context, _| {
-                set_up(ctx);
-                let mut dst = [0u64; 1];
-                let d = ctx.register_global(&mut dst).unwrap();
-                ctx.sync(SYNC_DEFAULT).unwrap();
-                let mut src = vec![7u64];
-                let s = ctx.register_local(&mut src).unwrap();
-                ctx.put(s.slot(), 0, 0, d.slot(), 0, 8, MSG_DEFAULT).unwrap();
-                drop(s);
-                drop(src);
-                let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
-                assert!(e.message().contains("released"), "{e}");
-                assert_eq!(ctx.slice(&d), &[0], "nothing was copied from the released memory");
-            },
-            Args::none(),
-        )
-        .unwrap_err();
+    let err = exec(1, &|ctx| {
+        let mut dst = [0u64; 1];
+        let d = ctx.register_global(&mut dst).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let mut src = vec![7u64];
+        let s = ctx.register_local(&mut src).unwrap();
+        ctx.put(s.slot(), 0, 0, d.slot(), 0, 8, MSG_DEFAULT).unwrap();
+        drop(s);
+        drop(src);
+        let e = ctx.sync(SYNC_DEFAULT).unwrap_err();
+        assert!(e.message().contains("released"), "{e}");
+        assert_eq!(ctx.slice(&d), &[0], "nothing was copied from the released memory");
+    })
+    .unwrap_err();
     assert!(err.message().contains("released"), "{err}");
 }

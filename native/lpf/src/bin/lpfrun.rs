@@ -190,16 +190,6 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-fn code_of(status: i32) -> i32 {
-    if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else if libc::WIFSIGNALED(status) {
-        128 + libc::WTERMSIG(status)
-    } else {
-        1
-    }
-}
-
 fn signal_name(sig: i32) -> String {
     let name = match sig {
         libc::SIGHUP => "SIGHUP",
@@ -218,14 +208,15 @@ fn signal_name(sig: i32) -> String {
     format!("signal {sig} ({name})")
 }
 
-/// How a child ended, from its wait status.
-fn describe(status: i32) -> String {
+/// How a child ended, from its wait status: lpfrun's exit code for it (128 + signal
+/// for a signal), and the words that report it.
+fn ended(status: i32) -> (i32, String) {
     if libc::WIFEXITED(status) {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
+        (libc::WEXITSTATUS(status), format!("exited with status {}", libc::WEXITSTATUS(status)))
     } else if libc::WIFSIGNALED(status) {
-        format!("was killed by {}", signal_name(libc::WTERMSIG(status)))
+        (128 + libc::WTERMSIG(status), format!("was killed by {}", signal_name(libc::WTERMSIG(status))))
     } else {
-        format!("ended with wait status {status:#x}")
+        (1, format!("ended with wait status {status:#x}"))
     }
 }
 
@@ -631,14 +622,9 @@ fn supervise(running: &mut Vec<Proc>, set: &libc::sigset_t) -> i32 {
             // A stable sort: among equals, the order seen.
             failed.sort_by_key(|(_, status)| !libc::WIFSIGNALED(*status));
             let (p, status) = &failed[0];
-            say!(
-                "lpfrun: pid {} (OS process {}) {}; stopping the other {} process(es)",
-                p.pid,
-                p.os_pid,
-                describe(*status),
-                running.len()
-            );
-            first_failure = Some(code_of(*status));
+            let (code, how) = ended(*status);
+            say!("lpfrun: pid {} (OS process {}) {how}; stopping the other {} process(es)", p.pid, p.os_pid, running.len());
+            first_failure = Some(code);
             stop_all(running, libc::SIGTERM);
             kill_at = Some(Instant::now() + grace);
         }

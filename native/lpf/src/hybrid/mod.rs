@@ -13,11 +13,12 @@
 //! its group left, so nobody waits for it.
 
 use crate::context::{run_process, Spmd};
+use crate::relock;
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::network::Network;
 use crate::register::Register;
-use crate::shm::barrier::{Barrier, Outcome};
+use crate::shm::barrier::Barrier;
 use crate::types::{Args, Pid, SyncAttr};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
@@ -80,10 +81,6 @@ impl Op {
     }
 }
 
-fn relock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Group {
     fn new(net: Box<dyn Network>) -> Arc<Group> {
         let (base, k, nprocs, nodes) = {
@@ -131,21 +128,15 @@ impl Group {
                     Op::name(what)
                 )));
             }
-            return Err(Error::out_of_step(if op & 3 == 3 && first & 3 == 3 {
-                format!(
-                    "register_global is collective, but process {a} registered {} global slots in this superstep \
-                     and process {b} registered {}",
-                    first >> 2,
-                    op >> 2
-                )
-            } else {
-                format!(
-                    "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync \
-                     and rehook are collective: every process calls them in the same order)",
-                    Op::name(first),
-                    Op::name(op)
-                )
-            }));
+            if op & 3 == 3 && first & 3 == 3 {
+                return Err(crate::register::unequal_global_registrations(a, (first >> 2) as usize, b, (op >> 2) as usize));
+            }
+            return Err(Error::out_of_step(format!(
+                "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync and \
+                 rehook are collective: every process calls them in the same order)",
+                Op::name(first),
+                Op::name(op)
+            )));
         }
         Ok(())
     }
@@ -159,32 +150,19 @@ struct HybridEngine {
 }
 
 impl HybridEngine {
-    fn broken(&self) -> Error {
-        // The barrier counts departures, not who departed.
-        Error::peer_left(None, format!(
-            "sync on process {}: a peer has left the section (returned from its SPMD function, failed, or called \
-             sync a different number of times)",
-            self.group.base + self.t
-        ))
-    }
-
     /// One collective operation of the group: every thread arrives, thread 0 checks that
     /// all are in the same operation and runs `network` for the group, the second
     /// barrier releases everyone with its outcome.
     fn collective(&mut self, op: Op, network: impl FnOnce(&Group, u64) -> Result<()>) -> Result<()> {
         let g = self.group.clone();
         g.ops[self.t as usize].store(op.code(), Release);
-        if g.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        g.barrier.wait_for_peers(self.pid())?;
         self.step += 1;
         if self.t == 0 {
             let r = g.agree().and_then(|_| network(&g, self.step));
             *relock(&g.outcome) = r;
         }
-        if g.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        g.barrier.wait_for_peers(self.pid())?;
         let r = relock(&g.outcome).clone();
         r.map_err(|e| {
             let what = match op {

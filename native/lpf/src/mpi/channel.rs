@@ -23,12 +23,10 @@
 
 use super::ffi::{self, Comm, MpiTag};
 use crate::error::{Error, Result};
-use crate::phases::driver::{Pooled, Pools};
-use crate::phases::requests::Incoming;
-use crate::phases::{final_barrier, left_section, out_of_step, Channel, Found, Layout, MetaAlgo, Sections};
+use crate::phases::driver::Pools;
+use crate::phases::{final_barrier, Channel, Found, Inbox, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
-use std::collections::VecDeque;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
@@ -58,20 +56,6 @@ enum Polling {
     Peer(usize),
 }
 
-/// A message looked for: from whom, and its (section, kind, step, round). What
-/// `take_frame` takes from an inbox, and what `expect` waits for.
-#[derive(Clone, Copy)]
-struct Awaited {
-    from: usize,
-    tag: Tag,
-}
-
-impl Awaited {
-    fn is(&self, from: usize, h: &Header) -> bool {
-        self.from == from && self.tag.names(h)
-    }
-}
-
 /// What the receive posted for one peer is waiting for.
 enum Posted {
     /// A whole message of up to [`EAGER`] bytes, or the header of a longer one.
@@ -86,13 +70,12 @@ pub(crate) struct MpiChannel {
     /// This rank's index and where the LPF processes live (one per rank, unless the
     /// init learnt the ranks' thread counts for the hybrid engine).
     pub layout: Layout,
-    inbox: Vec<VecDeque<Frame>>,
-    /// What `expect` waits for, and the frame handed to it directly when it arrives
-    /// with nothing before it in its inbox (no trip through the inbox).
-    awaited: Option<Awaited>,
+    inbox: Vec<Inbox>,
+    /// What `expect` waits for (from whom, with which tag), and the frame handed to it
+    /// directly when it arrives with nothing before it in its inbox (no trip through
+    /// the inbox).
+    awaited: Option<(usize, Tag)>,
     handed: Option<Frame>,
-    /// `left[q]`: sections process q has left, with its reason.
-    left: Vec<Vec<(u32, String)>>,
     /// The receive posted for each peer (MPI_REQUEST_NULL for this process), what it
     /// waits for, and the buffer of its `Message` receives.
     recv: Vec<ffi::Request>,
@@ -135,13 +118,9 @@ pub(crate) struct MpiChannel {
     /// Ranks on this node, and its cores (for the spin decision).
     node_ranks: usize,
     cores: usize,
-    /// Buffers of a sync kept for the next one: its requests and write plan (the
-    /// driver's), the parsed requests of peers and the bodies of their messages, so
-    /// that a node that syncs often allocates little once warm.
+    /// Buffers of a sync kept for the next one (the driver's; small bodies received
+    /// are taken from it).
     pools: Pools,
-    incomings: Vec<Incoming>,
-    bodies: Vec<Vec<u8>>,
-    table: Vec<Option<Incoming>>,
 }
 
 // SAFETY: the MPI handles are used only by the thread holding the channel (it sits
@@ -167,10 +146,9 @@ impl MpiChannel {
         let mut ch = MpiChannel {
             comm,
             layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
-            inbox: (0..n).map(|_| VecDeque::new()).collect(),
+            inbox: (0..n).map(|_| Inbox::default()).collect(),
             awaited: None,
             handed: None,
-            left: vec![Vec::new(); n],
             recv: vec![null; n],
             persistent: vec![null; n],
             posted: (0..n).map(|_| Posted::Message).collect(),
@@ -191,9 +169,6 @@ impl MpiChannel {
             node_ranks,
             cores,
             pools: Pools::default(),
-            incomings: Vec::new(),
-            bodies: Vec::new(),
-            table: Vec::new(),
         };
         for q in (0..n).filter(|&q| q != me) {
             // SAFETY: `rbuf[q]` (EAGER bytes) is owned by the channel, outlives the
@@ -298,10 +273,7 @@ impl MpiChannel {
         self.sections.close(section);
         let sections = &self.sections;
         for inbox in &mut self.inbox {
-            inbox.retain(|f| !sections.is_stale(f.h.section));
-        }
-        for left in &mut self.left {
-            left.retain(|(s, _)| *s != section);
+            inbox.close(section, sections);
         }
     }
 
@@ -320,10 +292,8 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.left[q].iter().any(|(s, _)| *s == section))));
-        let failed = (0..self.layout.n).find_map(|q| {
-            self.left[q].iter().find(|(s, why)| *s == section && !why.is_empty()).map(|(_, why)| (q, why.clone()))
-        });
+        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
+        let failed = (0..self.layout.n).find_map(|q| self.inbox[q].left(section).filter(|why| !why.is_empty()).map(|why| (q, why.to_string())));
         self.close_section(section);
         r?;
         match failed {
@@ -340,10 +310,6 @@ impl MpiChannel {
         ffi::test_some(&mut self.recv, &mut self.completed, &mut self.indices, &mut self.statuses)?;
         for k in 0..self.completed.len() {
             let (q, len) = self.completed[k];
-            // Nothing is active for q until `arrived` posts the next receive (a
-            // completed persistent request stays a valid, inactive handle).
-            // SAFETY: reads an exported constant of the MPI library.
-            self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
             self.arrived(q, len)?;
         }
         // Sends complete in the background of this progress; their buffers are taken
@@ -364,8 +330,6 @@ impl MpiChannel {
             return self.progress();
         }
         let Some(len) = ffi::test_received(&mut self.recv[q])? else { return Ok(false) };
-        // As in `progress`: nothing is active for q until `arrived` posts again.
-        self.recv[q] = null;
         self.arrived(q, len)?;
         if self.sending.len() > 64 {
             self.reclaim()?;
@@ -375,6 +339,10 @@ impl MpiChannel {
 
     /// The receive posted for `q` completed with `len` bytes.
     fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
+        // Nothing is active for q until a receive is posted again below (a completed
+        // persistent request stays a valid, inactive handle).
+        // SAFETY: reads an exported constant of the MPI library.
+        self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
         let malformed = || Error::protocol(format!("malformed control message from process {q}"));
         match std::mem::replace(&mut self.posted[q], Posted::Message) {
             Posted::Message => {
@@ -386,7 +354,7 @@ impl MpiChannel {
                 let body_len = usize::try_from(h.body).map_err(|_| malformed())?;
                 if len == HEADER_LEN + body_len {
                     // Into a recycled buffer (an empty body allocates nothing).
-                    let mut body = if len > HEADER_LEN { self.bodies.pop().unwrap_or_default() } else { Vec::new() };
+                    let mut body = self.pools.body(body_len);
                     body.extend_from_slice(&self.rbuf[q][HEADER_LEN..len]);
                     self.post_message_receive(q)?;
                     self.deliver(q, h, body);
@@ -438,40 +406,21 @@ impl MpiChannel {
         if self.sections.is_stale(h.section) {
             return;
         }
-        if h.kind == Kind::Leave {
-            self.left[q].push((h.section, String::from_utf8_lossy(&body).into_owned()));
-        } else if self.handed.is_none() && self.inbox[q].is_empty() && self.awaited.is_some_and(|a| a.is(q, &h)) {
+        if self.handed.is_none() && self.inbox[q].frames.is_empty() && self.awaited.is_some_and(|(from, tag)| from == q && tag.names(&h)) {
             // The awaited message, and the next one of q in order: straight to `expect`.
             self.handed = Some(Frame { h, body });
         } else {
-            self.inbox[q].push_back(Frame { h, body });
+            self.inbox[q].deliver(Frame { h, body });
         }
     }
 
     pub fn take_frame(&mut self, from: usize, tag: Tag) -> Option<Frame> {
-        let inbox = &mut self.inbox[from];
-        let key = Awaited { from, tag };
-        let wanted = |f: &Frame| key.is(from, &f.h);
-        // Usually the awaited frame is the only one there: look at the front first.
-        if wanted(inbox.front()?) {
-            return inbox.pop_front();
-        }
-        let i = inbox.iter().position(wanted)?;
-        inbox.remove(i)
+        self.inbox[from].take(tag)
     }
 
     /// Fails unless `from` can still send the frame tagged `tag` that we wait for.
     pub fn check_peer(&self, from: usize, tag: Tag) -> Result<()> {
-        if self.inbox[from].is_empty() && self.left[from].is_empty() {
-            return Ok(());
-        }
-        if let Some(f) = self.inbox[from].iter().find(|f| tag.other_operation(&f.h)) {
-            return Err(out_of_step(&self.name_of_rank(from), self.layout.offsets[from], f.h.kind, tag.kind));
-        }
-        if let Some((_, why)) = self.left[from].iter().find(|(s, _)| *s == tag.id.section) {
-            return Err(left_section(&self.name_of_rank(from), self.layout.offsets[from], why));
-        }
-        Ok(())
+        self.inbox[from].check(|| self.name_of_rank(from), self.layout.offsets[from], tag)
     }
 
     /// Drives progress until `done` says so (or fails): spins for a moment, then
@@ -559,55 +508,13 @@ impl MpiChannel {
     }
 }
 
-impl Pooled for MpiChannel {
-    fn pools(&mut self) -> &mut Pools {
-        &mut self.pools
-    }
-}
-
 impl Channel for MpiChannel {
     fn layout(&self) -> &Layout {
         &self.layout
     }
 
-    fn spare_incoming(&mut self) -> Incoming {
-        self.incomings.pop().unwrap_or_default()
-    }
-
-    fn recycle(&mut self, mut inc: Incoming) {
-        // Small buffers only, and a bounded number: a burst of large syncs should not
-        // pin memory.
-        self.recycle_body(std::mem::take(&mut inc.body));
-        if inc.puts.capacity() + inc.gets.capacity() <= 4096 && self.incomings.len() < 2 * self.layout.n {
-            self.incomings.push(inc);
-        }
-    }
-
-    fn recycle_body(&mut self, mut body: Vec<u8>) {
-        if body.capacity() > 0 && body.capacity() <= EAGER && self.bodies.len() < 2 * self.layout.n {
-            body.clear();
-            self.bodies.push(body);
-        }
-    }
-
-    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
-        let mut table = std::mem::take(&mut self.table);
-        for slot in &mut table {
-            if let Some(inc) = slot.take() {
-                self.recycle(inc);
-            }
-        }
-        table
-    }
-
-    /// Keeps the table as it is: its requests go back to the pools when the next sync
-    /// asks for it, after its messages left ([`Channel::spare_table`]).
-    fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
-        if self.table.iter().any(Option::is_some) {
-            // Two tables out at once (not the case today): keep the buffers of one.
-            drop(self.spare_table());
-        }
-        self.table = table;
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
     }
 
     fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
@@ -652,15 +559,11 @@ impl Channel for MpiChannel {
 
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
-        self.awaited = Some(Awaited { from, tag });
+        self.awaited = Some((from, tag));
         let r = self.wait_for_messages(Some(from), |ch| {
             if let Some(f) = ch.handed.take() {
                 got = Some(f);
                 return Ok(true);
-            }
-            if ch.inbox[from].is_empty() && ch.left[from].is_empty() {
-                // Nothing of `from` here yet (the usual first look): not done, no failure.
-                return Ok(false);
             }
             match ch.take_frame(from, tag) {
                 Some(f) => {
@@ -674,7 +577,7 @@ impl Channel for MpiChannel {
         if let Some(f) = self.handed.take() {
             // It came, but the wait ended otherwise (an error): back in front of what
             // came after it.
-            self.inbox[from].push_front(f);
+            self.inbox[from].frames.push_front(f);
         }
         r?;
         Ok(got.expect("wait returned with the message"))

@@ -32,12 +32,13 @@ mod prof;
 pub(crate) mod onesided;
 mod rma;
 
-use crate::config::{Config, EngineKind, HybridNet};
+use crate::config::{Config, EngineKind};
 use crate::context::{run_process, Spmd};
 use crate::engine::Superstep;
 use crate::network::{NetEngine, Network};
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
+use crate::relock;
 use crate::phases::{barrier, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
@@ -45,7 +46,7 @@ use crate::wire::Kind;
 use channel::MpiChannel;
 use ffi::Comm;
 use onesided::OneSidedState;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use ffi::MPI_Comm;
@@ -101,9 +102,9 @@ pub fn engine_from_env() -> Result<(MpiEngineKind, Option<Pid>)> {
         return Ok((MpiEngineKind::of(c.engine).unwrap_or(MpiEngineKind::Msg), None));
     }
     let kind = match c.hybrid_net {
-        None | Some(HybridNet::MpiMsg) => MpiEngineKind::Msg,
-        Some(HybridNet::MpiRma) => MpiEngineKind::Rma,
-        Some(HybridNet::Tcp) => {
+        None | Some(EngineKind::MpiMsg) => MpiEngineKind::Msg,
+        Some(EngineKind::MpiRma) => MpiEngineKind::Rma,
+        Some(_) => {
             return Err(Error::config(
                 "LPF_ENGINE=hybrid over MPI: LPF_HYBRID_NET=tcp names no MPI engine the hybrid engine runs over \
                  (mpimsg or mpirma)",
@@ -131,11 +132,7 @@ impl Agreed {
     fn to_bytes(&self) -> [u8; Self::BYTES] {
         let mut b = [0u8; Self::BYTES];
         b[..8].copy_from_slice(&self.token.to_le_bytes());
-        b[8] = match self.meta {
-            None => 0,
-            Some(MetaAlgo::Direct) => 1,
-            Some(MetaAlgo::Bruck) => 2,
-        };
+        b[8] = MetaAlgo::to_byte(self.meta);
         b[9] = self.agree_errors as u8;
         b[10..].copy_from_slice(&(self.body_chunk.unwrap_or(0) as u64).to_le_bytes());
         b
@@ -145,11 +142,7 @@ impl Agreed {
         let word = |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().expect("8 bytes"));
         Agreed {
             token: word(0..8),
-            meta: match b[8] {
-                1 => Some(MetaAlgo::Direct),
-                2 => Some(MetaAlgo::Bruck),
-                _ => None,
-            },
+            meta: MetaAlgo::from_byte(b[8]),
             agree_errors: b[9] != 0,
             body_chunk: Some(word(10..18) as usize).filter(|&c| c > 0),
         }
@@ -163,10 +156,6 @@ struct Node {
     comm: Comm,
     /// Whether `comm` is ours to free (a duplicate).
     owned: bool,
-}
-
-fn lock(m: &Mutex<Node>) -> MutexGuard<'_, Node> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One process's membership of an MPI job (`lpf_init_t` of
@@ -328,7 +317,7 @@ impl MpiInit {
     /// that sync everywhere), at the cost of a message round per communicating sync:
     /// test switch `LPF_MPI_AGREE_ERRORS=1` on pid 0 when the init was made.
     pub fn agrees_on_errors(&self) -> bool {
-        lock(&self.node).ch.agree_errors
+        relock(&self.node).ch.agree_errors
     }
 
     /// This rank's index in the init (its pid, unless hybrid: see
@@ -410,7 +399,7 @@ impl MpiInit {
     /// fewer processes than `mpirun` started. Without the hybrid engine and with p
     /// above the number of ranks, all ranks.
     pub fn split(&self, p: Pid) -> Result<Option<MpiInit>> {
-        let comm = lock(&self.node).comm;
+        let comm = relock(&self.node).comm;
         let layout = if self.hybrid { self.split_layout(p) } else { vec![1; (p as usize).min(self.size)] };
         let part = ffi::split(comm, (self.rank < layout.len()).then_some(0), self.rank as i32)?;
         match part {
@@ -422,7 +411,7 @@ impl MpiInit {
     /// Broadcasts `data` from pid 0 to every process of the init (collective; a helper
     /// for launchers that report pid 0's outcome everywhere).
     pub fn broadcast(&self, data: &mut Vec<u8>) -> Result<()> {
-        let node = lock(&self.node);
+        let node = relock(&self.node);
         let mut len = (data.len() as u64).to_le_bytes();
         ffi::bcast(node.comm, &mut len, 0)?;
         data.resize(u64::from_le_bytes(len) as usize, 0);
@@ -432,12 +421,12 @@ impl MpiInit {
     /// Every process's `mine`, in pid order, on every process (collective; a helper for
     /// tests that check all processes' results together).
     pub fn allgather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        ffi::allgather_bytes(lock(&self.node).comm, mine)
+        ffi::allgather_bytes(relock(&self.node).comm, mine)
     }
 
     /// A barrier over the init's processes (collective).
     pub fn barrier(&self) -> Result<()> {
-        ffi::barrier(lock(&self.node).comm)
+        ffi::barrier(relock(&self.node).comm)
     }
 
     /// The reference for the benchmark: a timer of `MPI_Alltoall` with `block` bytes to
@@ -449,7 +438,7 @@ impl MpiInit {
     /// machine. (Timing single calls after a barrier would mostly measure the skew with
     /// which the ranks leave the barrier.)
     pub fn alltoall_timer(&self, block: usize, sample_time: f64) -> Result<AlltoallTimer> {
-        let comm = lock(&self.node).comm;
+        let comm = relock(&self.node).comm;
         let send = vec![1u8; block * self.size];
         let mut recv = vec![0u8; block * self.size];
         ffi::alltoall(comm, &send, &mut recv, block)?;
@@ -510,7 +499,7 @@ pub struct AlltoallTime {
 
 impl Drop for MpiInit {
     fn drop(&mut self) {
-        let mut node = lock(&self.node);
+        let mut node = relock(&self.node);
         node.ch.close(Instant::now() + Duration::from_secs(2));
         if node.owned && ffi::is_active() {
             let mut c = node.comm;
@@ -541,7 +530,7 @@ impl Section {
     /// Starts a section on every process of the node (collective).
     fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<Section> {
         let (section, data, me, offsets) = {
-            let mut n = lock(&node);
+            let mut n = relock(&node);
             let section = n.ch.sections.open();
             let data = ffi::dup(n.comm)?;
             (section, data, n.ch.layout.me, n.ch.layout.offsets.to_vec())
@@ -559,7 +548,7 @@ impl Section {
 
     /// `rehook`: a barrier over this section, then the next one.
     fn next(&mut self, step: u64) -> Result<Section> {
-        barrier(&mut lock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
+        barrier(&mut relock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Section::open(self.node.clone(), self.kind)
     }
 }
@@ -573,7 +562,7 @@ impl Network for Section {
     }
 
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
-        let mut node = lock(&self.node);
+        let mut node = relock(&self.node);
         match &mut self.os {
             None => msg::sync(&mut node.ch, self.data, self.tag_ub, SyncId { section: self.section, step }, steps),
             Some(os) => onesided::sync(&mut node.ch, os, SyncId { section: self.section, step }, steps),
@@ -581,12 +570,12 @@ impl Network for Section {
     }
 
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
-        crate::phases::allgather(&mut lock(&self.node).ch, SyncId { section: self.section, step }, mine, len, all)
+        crate::phases::allgather(&mut relock(&self.node).ch, SyncId { section: self.section, step }, mine, len, all)
     }
 
     fn activate(&mut self, step: u64, registers: &[&Register], mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         let Some(os) = self.os.as_mut() else { return self.allgather(step, mine, len, all) };
-        onesided::activate(&mut lock(&self.node).ch, os, self.section, step, registers, mine, len, all)
+        onesided::activate(&mut relock(&self.node).ch, os, self.section, step, registers, mine, len, all)
     }
 
     fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>> {
@@ -597,12 +586,12 @@ impl Network for Section {
     /// alone): the end of a section waits for every rank ([`MpiChannel::finish`]).
     fn finish(&mut self) -> Result<()> {
         self.finished = true;
-        lock(&self.node).ch.finish(self.section)
+        relock(&self.node).ch.finish(self.section)
     }
 
     fn leave(&mut self, why: &str) {
         prof::report(self.offsets[self.me] as usize);
-        let mut node = lock(&self.node);
+        let mut node = relock(&self.node);
         if !self.finished {
             node.ch.leave(self.section, why);
         }
@@ -619,32 +608,14 @@ impl Network for Section {
 /// `exec` from the root with `LPF_ENGINE=mpimsg|mpirma|ibverbs`, in a program started
 /// by `mpirun -n P`: every rank calls it (as with `lpfrun`, every process runs the
 /// program); pid 0 = rank 0 gets `args.input`/`args.output`, the others run the same
-/// SPMD function with no input or output. The init over `MPI_COMM_WORLD` (and MPI
-/// itself, unless the program initialised it) is made on the first call and kept.
-pub(crate) fn exec_from_env(kind: MpiEngineKind, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    exec_on(world_init(kind)?, p, spmd, args)
-}
-
-/// [`exec_from_env`] on the hybrid engine (`LPF_ENGINE=hybrid`,
-/// `LPF_HYBRID_NET=mpimsg|mpirma`, `LPF_THREADS=k`: see [`engine_from_env`]): every rank
-/// runs its k threads; pid 0 (rank 0's first thread) gets `args.input`/`args.output`.
-pub(crate) fn exec_hybrid_from_env(kind: MpiEngineKind, threads: Pid, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    exec_on(world_init_with(kind, Some(threads))?, p, spmd, args)
-}
-
-fn exec_on(init: &MpiInit, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    let total = init.total_procs();
-    if p < total {
-        return Err(Error::misuse("lpf_exec", format!(
-            "exec over MPI runs on all {total} LPF processes of the job (asked for {p}); start mpirun with fewer \
-             processes"
-        )));
-    }
-    if init.pid() == 0 {
-        init.hook(spmd, args)
-    } else {
-        init.hook(spmd, Args { input: &[], output: &mut [], symbols: args.symbols })
-    }
+/// SPMD function with no input or output. With `threads`, on the hybrid engine
+/// (`LPF_ENGINE=hybrid`, `LPF_HYBRID_NET=mpimsg|mpirma`, `LPF_THREADS=k`: see
+/// [`engine_from_env`]): every rank runs its k threads, pid 0 is rank 0's first. The
+/// init over `MPI_COMM_WORLD` (and MPI itself, unless the program initialised it) is
+/// made on the first call and kept.
+pub(crate) fn exec_from_env(kind: MpiEngineKind, threads: Option<Pid>, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let init = world_init_with(kind, threads)?;
+    crate::network::exec_whole_job(p, init.total_procs(), init.pid() == 0, "MPI", "mpirun", args, |args| init.hook(spmd, args))
 }
 
 /// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).
@@ -670,8 +641,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
 }
 
-/// The init over `MPI_COMM_WORLD` that [`exec_from_env`] (`threads` None) or
-/// [`exec_hybrid_from_env`] uses (made once, kept).
+/// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).
 pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
     let init = WORLD_INIT.get_or_init(|| {
         ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;

@@ -223,14 +223,7 @@ impl Transport<MpiChannel> for MpiMessages {
                         if at + g.size > pos.len() {
                             return Err(Error::protocol(format!("malformed get reply from process {q}")));
                         }
-                        if !plan.discard {
-                            let w = &plan.writes[i];
-                            for &(a, b) in plan.pieces_of(i) {
-                                let from = &pos[at + (a - w.addr)..at + (b - w.addr)];
-                                // SAFETY: a resolved piece of one of our get destinations.
-                                unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), a as *mut u8, b - a) };
-                            }
-                        }
+                        plan.fill(i, &pos[at..at + g.size]);
                         at += g.size;
                     } else {
                         let dst = Some(i).filter(|&i| plan.whole(i)).map(|i| plan.writes[i].addr as *mut u8);
@@ -252,12 +245,8 @@ impl Transport<MpiChannel> for MpiMessages {
         }
         self.st.mark(2);
         for (buf, write) in &self.bounce {
-            let Some(i) = *write else { continue };
-            let w = &plan.writes[i];
-            for &(a, b) in plan.pieces_of(i) {
-                // SAFETY: a resolved piece of a checked destination; `buf` holds the
-                // whole write.
-                unsafe { std::ptr::copy_nonoverlapping(buf[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
+            if let Some(i) = *write {
+                plan.fill(i, buf);
             }
         }
         self.st.mark(3);

@@ -178,14 +178,30 @@ impl Plan {
         &self.pieces[w.lo..w.hi]
     }
 
-    /// Performs the writes whose bytes are here already (inline payloads, copies among
-    /// this node's processes), unless this node discards.
     /// The buffers of its writes and pieces, for [`plan_reusing`]. (The writes hold
     /// addresses of this sync's memory: nothing reads them before they are overwritten.)
     pub fn into_buffers(self) -> PlanBuffers {
         (self.writes, self.pieces)
     }
 
+    /// Copies the bytes of write `i` that arrived in a buffer, `data` (all of them, its
+    /// first byte first), into its surviving pieces, unless this node discards.
+    #[cfg(any(test, feature = "mpi"))]
+    pub fn fill(&self, i: usize, data: &[u8]) {
+        if self.discard {
+            return;
+        }
+        let w = &self.writes[i];
+        debug_assert_eq!(data.len(), w.len, "the bytes of a write of {} bytes", w.len);
+        for &(a, b) in self.pieces_of(i) {
+            // SAFETY: the pieces lie inside the write's destination, checked against its
+            // registration when planned, and are disjoint from every other write's.
+            unsafe { std::ptr::copy_nonoverlapping(data[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
+        }
+    }
+
+    /// Performs the writes whose bytes are here already (inline payloads, copies among
+    /// this node's processes), unless this node discards.
     pub fn copy_local(&self) {
         if self.discard {
             return;

@@ -18,17 +18,66 @@ use crate::wire::Kind;
 pub(crate) use crate::wire::SyncId;
 
 /// The buffers of one sync kept for the next, so that a node that syncs often
-/// allocates little once warm: its requests, sorted by destination, and the writes and
-/// pieces of its plan.
+/// allocates little once warm: its requests, sorted by destination, the writes and
+/// pieces of its plan, the table of the requests from each node, the parsed requests
+/// and the bodies of the small messages they came in (which the channel receives into).
 #[derive(Default)]
 pub(crate) struct Pools {
     built: Option<Built>,
     plan: Option<PlanBuffers>,
+    table: Vec<Option<Incoming>>,
+    incomings: Vec<Incoming>,
+    bodies: Vec<Vec<u8>>,
 }
 
-/// A channel that keeps a sync's buffers for the next one.
-pub(crate) trait Pooled: Channel {
-    fn pools(&mut self) -> &mut Pools;
+/// Bodies up to this many bytes, and parsed requests of up to this many entries, are
+/// kept, at most two per node: a burst of large syncs should not pin memory.
+const KEEP_BYTES: usize = 16 << 10;
+const KEEP_REQUESTS: usize = 4096;
+
+impl Pools {
+    /// An empty `Incoming` to parse requests into: one kept from an earlier sync, or a
+    /// new one.
+    pub fn incoming(&mut self) -> Incoming {
+        self.incomings.pop().unwrap_or_default()
+    }
+    /// Keeps the buffers of requests that are done with, of a job of `nodes` nodes.
+    pub fn recycle(&mut self, mut inc: Incoming, nodes: usize) {
+        self.recycle_body(std::mem::take(&mut inc.body), nodes);
+        if inc.puts.capacity() + inc.gets.capacity() <= KEEP_REQUESTS && self.incomings.len() < 2 * nodes {
+            self.incomings.push(inc);
+        }
+    }
+    /// Keeps the body of a message that is done with.
+    pub fn recycle_body(&mut self, mut body: Vec<u8>, nodes: usize) {
+        if body.capacity() > 0 && body.capacity() <= KEEP_BYTES && self.bodies.len() < 2 * nodes {
+            body.clear();
+            self.bodies.push(body);
+        }
+    }
+    /// An empty buffer for a message body of `len` bytes: a kept one when it is small,
+    /// else a new one (nothing allocated yet).
+    pub fn body(&mut self, len: usize) -> Vec<u8> {
+        if len == 0 || len > KEEP_BYTES {
+            return Vec::new();
+        }
+        self.bodies.pop().unwrap_or_default()
+    }
+    /// The table of the requests from each of `nodes` nodes, every entry None: the last
+    /// sync's, whose requests go back to the pool now (after this node's messages left,
+    /// off the path from their arrival to the next send).
+    pub fn table(&mut self, nodes: usize) -> Vec<Option<Incoming>> {
+        let mut table = std::mem::take(&mut self.table);
+        for inc in table.iter_mut().filter_map(Option::take) {
+            self.recycle(inc, nodes);
+        }
+        table.resize_with(nodes, || None);
+        table
+    }
+    /// Keeps the table of a sync that is over, with its requests (see [`Pools::table`]).
+    pub fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
+        self.table = table;
+    }
 }
 
 /// What phase 3 works with: the requests both ways and the plan of this node's memory.
@@ -88,7 +137,7 @@ pub(crate) trait Transport<C: Channel> {
 /// One sync of the LPF processes `steps` of this node (global pids
 /// `offsets[me]..`, one on the TCP and MPI engines, a node's threads on the hybrid
 /// one).
-pub(crate) fn sync<C: Pooled, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId, steps: &[&Superstep<'_>]) -> Result<()> {
+pub(crate) fn sync<C: Channel, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId, steps: &[&Superstep<'_>]) -> Result<()> {
     // Out of the channel while the phases borrow it; an Option, so that nothing is
     // built in its place and dropped after.
     let mut built = ch.pools().built.take().unwrap_or_default();
@@ -98,21 +147,21 @@ pub(crate) fn sync<C: Pooled, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId
     r
 }
 
-fn phases<C: Pooled, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
+fn phases<C: Channel, T: Transport<C>>(ch: &mut C, t: &mut T, id: SyncId, steps: &[&Superstep<'_>], built: &Built) -> Result<()> {
     let me = ch.layout().me;
     let loc = Locals { steps, base: ch.layout().offsets[me], me };
     let Some(incoming) = exchange_meta(ch, t, id, built)? else { return Ok(()) };
     if all_inline(&incoming, &built.local, &built.out) {
         // Every byte to write is here: no plan, no data exchange.
         let found = apply_inline(&loc, &incoming, &built.local);
-        ch.recycle_table(incoming);
+        ch.pools().recycle_table(incoming);
         return t.complete(ch, id, found);
     }
     let mut plan = resolve_conflicts(ch, &loc, &incoming, built);
     let r = t.exchange(ch, &mut Exchange { id, loc: &loc, out: &built.out, incoming: &incoming, plan: &mut plan });
     let found = plan.found.take();
     ch.pools().plan = Some(plan.into_buffers());
-    ch.recycle_table(incoming);
+    ch.pools().recycle_table(incoming);
     r?;
     t.complete(ch, id, found)
 }
@@ -134,7 +183,7 @@ pub(crate) fn exchange_meta<C: Channel, T: Transport<C>>(ch: &mut C, t: &mut T, 
     }
     let (incoming, anybody) = r?;
     if !anybody {
-        ch.recycle_table(incoming);
+        ch.pools().recycle_table(incoming);
         return Ok(None);
     }
     Ok(Some(incoming))
@@ -142,7 +191,7 @@ pub(crate) fn exchange_meta<C: Channel, T: Transport<C>>(ch: &mut C, t: &mut T, 
 
 /// Phase 2: the plan of this node's memory (in the buffers of the last one), with the
 /// writes whose bytes are here already done.
-pub(crate) fn resolve_conflicts<C: Pooled>(ch: &mut C, loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], built: &Built) -> Plan {
+pub(crate) fn resolve_conflicts<C: Channel>(ch: &mut C, loc: &Locals<'_, '_>, incoming: &[Option<Incoming>], built: &Built) -> Plan {
     let (writes, pieces) = ch.pools().plan.take().unwrap_or_default();
     let plan = plan_reusing(loc, incoming, &built.local, &built.out, writes, pieces);
     plan.copy_local();
@@ -177,20 +226,6 @@ mod tests {
         payloads: Arc<Payloads>,
         /// An error the exchange phase reports instead of moving data.
         fail: Option<Error>,
-    }
-
-    /// Copies `data` (the bytes of write `i`) into the write's surviving pieces.
-    fn fill(plan: &Plan, i: usize, data: &[u8]) {
-        if plan.discard {
-            return;
-        }
-        let w = &plan.writes[i];
-        assert_eq!(data.len(), w.len, "payload of write {i}");
-        for &(a, b) in plan.pieces_of(i) {
-            // SAFETY: the pieces are inside write i's destination, checked against its
-            // registration by conflict resolution, and disjoint from every other piece.
-            unsafe { std::ptr::copy_nonoverlapping(data[a - w.addr..].as_ptr(), a as *mut u8, b - a) };
-        }
     }
 
     impl Transport<FakeChannel> for MemTransport {
@@ -230,7 +265,7 @@ mod tests {
                 assert_eq!(sent.len(), inc.raw_puts().count(), "node {me}: payloads from node {s}");
                 for (k, data) in sent.iter().enumerate() {
                     if let Some(i) = x.plan.put_writes[s][k] {
-                        fill(x.plan, i, data);
+                        x.plan.fill(i, data);
                     }
                 }
             }
@@ -254,7 +289,7 @@ mod tests {
                 let mut g = Get::new(&f.body);
                 for (k, mg) in x.out[d].my_gets.iter().enumerate() {
                     if g.u8()? != 0 {
-                        fill(x.plan, x.plan.get_writes[d] + k, g.bytes(mg.size)?);
+                        x.plan.fill(x.plan.get_writes[d] + k, g.bytes(mg.size)?);
                     }
                 }
             }
@@ -430,6 +465,31 @@ mod tests {
             r.unwrap();
         }
         assert!(mem[0] == want[0], "process 0's memory differs from the model");
+    }
+
+    /// The pools hand back what they kept: a table's requests (emptied, the table of
+    /// the length asked for), small bodies, never large ones, at most two per node.
+    #[test]
+    fn pools_reuse_small_buffers_and_drop_large_ones() {
+        let mut pools = Pools::default();
+        let mut table = pools.table(3);
+        assert_eq!(table.len(), 3);
+        let mut inc = pools.incoming();
+        inc.body = Vec::with_capacity(100);
+        let body_at = inc.body.as_ptr();
+        table[1] = Some(inc);
+        pools.recycle_table(table);
+        let table = pools.table(2);
+        assert!(table.len() == 2 && table.iter().all(Option::is_none));
+        let body = pools.body(50);
+        assert_eq!(body.as_ptr(), body_at, "the body of the table's request is reused");
+        pools.recycle_body(Vec::with_capacity(KEEP_BYTES + 1), 2);
+        assert_eq!(pools.body(10).capacity(), 0, "a large body is not kept");
+        for _ in 0..5 {
+            pools.recycle_body(Vec::with_capacity(8), 2);
+        }
+        assert_eq!(pools.bodies.len(), 4, "at most two bodies per node");
+        assert_eq!(pools.body(KEEP_BYTES + 1).capacity(), 0, "a large body is not taken from the pool");
     }
 
     /// A transport's error ends the sync with that error's reason; an error conflict

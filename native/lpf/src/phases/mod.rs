@@ -11,6 +11,7 @@ pub(crate) mod requests;
 
 use crate::error::{Error, ErrorKind, Reason, Result};
 use crate::types::Pid;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put, SyncId, Tag};
 use requests::{asks_nothing, parse_requests, Incoming, Outgoing};
@@ -34,6 +35,14 @@ impl MetaAlgo {
         } else {
             MetaAlgo::Bruck
         }
+    }
+    /// A choice (None: by the number of nodes) as one byte, for pid 0 to tell the
+    /// others; [`MetaAlgo::from_byte`] reads it.
+    pub(crate) fn to_byte(choice: Option<MetaAlgo>) -> u8 {
+        choice.map_or(0, |m| m as u8 + 1)
+    }
+    pub(crate) fn from_byte(b: u8) -> Option<MetaAlgo> {
+        [MetaAlgo::Direct, MetaAlgo::Bruck].into_iter().find(|&m| m as u8 + 1 == b)
     }
     pub fn parse(s: &str) -> Option<MetaAlgo> {
         match s.trim().to_ascii_lowercase().as_str() {
@@ -137,6 +146,52 @@ impl Sections {
     }
 }
 
+/// What a channel keeps of one peer node: its messages that arrived and were not asked
+/// for yet, and the sections it left, with its reason (empty: it returned from its
+/// SPMD function).
+#[derive(Default)]
+pub(crate) struct Inbox {
+    pub frames: VecDeque<Frame>,
+    left: Vec<(u32, String)>,
+}
+
+impl Inbox {
+    /// Keeps a message that arrived (a `Leave` as the section the peer left).
+    pub fn deliver(&mut self, f: Frame) {
+        if f.h.kind == Kind::Leave {
+            self.left.push((f.h.section, String::from_utf8_lossy(&f.body).into_owned()));
+        } else {
+            self.frames.push_back(f);
+        }
+    }
+    /// Takes the message tagged `tag`, if it came.
+    pub fn take(&mut self, tag: Tag) -> Option<Frame> {
+        let i = self.frames.iter().position(|f| tag.names(&f.h))?;
+        self.frames.remove(i)
+    }
+    /// The reason the peer gave for leaving `section`, if it left it.
+    pub fn left(&self, section: u32) -> Option<&str> {
+        self.left.iter().find(|(s, _)| *s == section).map(|(_, why)| why.as_str())
+    }
+    /// Fails if the peer (`name()`, LPF pid `pid`) can no longer send the message
+    /// tagged `tag` that is awaited: it is in another operation at this step, or it
+    /// left the section.
+    pub fn check(&self, name: impl Fn() -> String, pid: Pid, tag: Tag) -> Result<()> {
+        if let Some(f) = self.frames.iter().find(|f| tag.other_operation(&f.h)) {
+            return Err(out_of_step(&name(), pid, f.h.kind, tag.kind));
+        }
+        match self.left(tag.id.section) {
+            Some(why) => Err(left_section(&name(), pid, why)),
+            None => Ok(()),
+        }
+    }
+    /// Drops what belongs to the sections that ended here (`section` just did).
+    pub fn close(&mut self, section: u32, sections: &Sections) {
+        self.frames.retain(|f| !sections.is_stale(f.h.section));
+        self.left.retain(|(s, _)| *s != section);
+    }
+}
+
 /// Control messages between the nodes of a job (a node: an OS process holding one or
 /// more LPF processes). Every message is tagged with (section, kind, step, round); a
 /// channel keeps what arrived until it is asked for, drops what belongs to sections
@@ -153,31 +208,8 @@ pub(crate) trait Channel {
     fn post_parts(&mut self, to: usize, tag: Tag, parts: &[&[u8]], raw: u64) {
         self.post(to, tag, &parts.concat(), raw)
     }
-    /// An empty `Incoming` for [`meta_exchange`] to parse into: one whose buffers the
-    /// channel kept from an earlier sync ([`Channel::recycle`]), or a new one.
-    fn spare_incoming(&mut self) -> Incoming {
-        Incoming::default()
-    }
-    /// Takes back the parsed requests of a sync that is over, to reuse their buffers
-    /// (the default drops them).
-    fn recycle(&mut self, inc: Incoming) {
-        drop(inc);
-    }
-    /// Takes back the body of a frame that is done with (the default drops it).
-    fn recycle_body(&mut self, body: Vec<u8>) {
-        drop(body);
-    }
-    /// The table [`meta_exchange`] returns the requests of each node in: one the
-    /// channel kept from an earlier sync ([`Channel::recycle_table`]) with every entry
-    /// emptied (None), or a new one.
-    fn spare_table(&mut self) -> Vec<Option<Incoming>> {
-        Vec::new()
-    }
-    /// Takes back the table of a sync that is over, with the requests still in it
-    /// (the default drops it).
-    fn recycle_table(&mut self, table: Vec<Option<Incoming>>) {
-        drop(table);
-    }
+    /// The buffers this channel keeps from one sync for the next (the driver's).
+    fn pools(&mut self) -> &mut driver::Pools;
     /// Waits for the message `(section, kind, step, round)` from node `from`; fails at
     /// once if `from` left the section, died, or is in another collective operation.
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame>;
@@ -185,7 +217,7 @@ pub(crate) trait Channel {
 
 /// Why a wait for the message of `mine` from peer `name` (LPF pid `pid`) fails when the
 /// peer sent one of another operation (`theirs`) at the same step.
-pub(crate) fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Error {
+fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Error {
     const RETURNED: &str = "has left the section (returned from its SPMD function)";
     if theirs == Kind::End || mine == Kind::End {
         let (theirs, mine) = if theirs == Kind::End {
@@ -208,7 +240,7 @@ pub(crate) fn out_of_step(name: &str, pid: Pid, theirs: Kind, mine: Kind) -> Err
 
 /// Why a wait for peer `name` (LPF pid `pid`) fails when it left the section, saying
 /// `why` (empty: it returned from its SPMD function).
-pub(crate) fn left_section(name: &str, pid: Pid, why: &str) -> Error {
+fn left_section(name: &str, pid: Pid, why: &str) -> Error {
     let why = if why.is_empty() { String::new() } else { format!(": {why}") };
     Error::peer_left(Some(pid), format!(
         "{name} has left the section (returned from its SPMD function, failed, or called sync a different number of \
@@ -226,12 +258,9 @@ pub(crate) fn note(found: &mut Found, node: usize, e: Error) {
     }
 }
 
+/// The rounds of the dissemination pattern over `n` nodes: ceil(log2 n).
 pub(crate) fn rounds(n: usize) -> u8 {
-    let mut r = 0;
-    while (1usize << r) < n {
-        r += 1;
-    }
-    r
+    n.next_power_of_two().trailing_zeros() as u8
 }
 
 /// How [`meta_exchange`] posts node d's request headers: `send(ch, d, o, kind,
@@ -251,19 +280,9 @@ pub(crate) fn meta_exchange<C: Channel>(
     send: &mut SendRequests<'_, C>,
 ) -> Result<(Vec<Option<Incoming>>, bool)> {
     let (me, n) = (ch.layout().me, ch.layout().n);
-    // Taken after this node's messages left (the channel may tidy the table of the
-    // last sync then, off the path from arrival to the next send).
-    let table = |ch: &mut C| {
-        let mut incoming = ch.spare_table();
-        // A kept table comes back emptied (every entry None; see `spare_table`) and
-        // usually of the right length already.
-        debug_assert!(incoming.iter().all(Option::is_none));
-        if incoming.len() != n {
-            incoming.clear();
-            incoming.resize_with(n, || None);
-        }
-        incoming
-    };
+    // Taken after this node's messages left (the pool tidies the table of the last
+    // sync then, off the path from arrival to the next send).
+    let table = |ch: &mut C| ch.pools().table(n);
     let mut incoming;
     let flags = match ch.layout().meta {
         MetaAlgo::Direct => {
@@ -276,15 +295,15 @@ pub(crate) fn meta_exchange<C: Channel>(
                 let f = ch.expect(s, id.tag(Kind::Meta))?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
                 if asks_nothing(&f.body, 1) {
-                    ch.recycle_body(f.body);
+                    ch.pools().recycle_body(f.body, n);
                     continue;
                 }
-                let mut inc = ch.spare_incoming();
+                let mut inc = ch.pools().incoming();
                 parse_requests(&mut inc, f.body, f.h.raw, 1)?;
                 if inc.puts.len() + inc.gets.len() > 0 {
                     incoming[s] = Some(inc);
                 } else {
-                    ch.recycle(inc);
+                    ch.pools().recycle(inc, n);
                 }
             }
             flags
@@ -301,7 +320,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             if flags {
                 for s in from {
                     let f = ch.expect(s, id.tag(Kind::Hdrs))?;
-                    let mut inc = ch.spare_incoming();
+                    let mut inc = ch.pools().incoming();
                     parse_requests(&mut inc, f.body, f.h.raw, 0)?;
                     incoming[s] = Some(inc);
                 }
@@ -375,13 +394,7 @@ pub(crate) fn allgather<C: Channel>(ch: &mut C, id: SyncId, mine: &[u64], len: u
         let theirs = g.usize()?;
         let count = (offsets[s + 1] - offsets[s]) as usize;
         if theirs != len {
-            bad.get_or_insert_with(|| {
-                Error::out_of_step(format!(
-                    "register_global is collective, but process {} registered {len} global slots in this superstep \
-                     and process {} registered {theirs}",
-                    base, offsets[s]
-                ))
-            });
+            bad.get_or_insert_with(|| crate::register::unequal_global_registrations(base as Pid, len, offsets[s], theirs));
             continue;
         }
         let at = offsets[s] as usize * len;
@@ -464,15 +477,12 @@ pub(crate) mod tests {
         pools: driver::Pools,
     }
 
-    impl driver::Pooled for FakeChannel {
-        fn pools(&mut self) -> &mut driver::Pools {
-            &mut self.pools
-        }
-    }
-
     impl Channel for FakeChannel {
         fn layout(&self) -> &Layout {
             &self.layout
+        }
+        fn pools(&mut self) -> &mut driver::Pools {
+            &mut self.pools
         }
         fn post(&mut self, to: usize, tag: Tag, body: &[u8], _raw: u64) {
             let key = (to, self.layout.me, tag.kind as u8, tag.round, tag.id.step);
@@ -580,6 +590,26 @@ pub(crate) mod tests {
         assert!(a != b && !s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
         s.close(a);
         assert!(s.is_stale(a) && !s.is_stale(b) && !s.is_stale(b + 1));
+    }
+
+    /// A peer's inbox: a message of another operation at the awaited step is out of
+    /// step, a `Leave` of the awaited section is a peer that left (with its reason), and
+    /// closing the section forgets both (the TCP mesh kept every section's `Leave`).
+    #[test]
+    fn an_inbox_tells_why_a_peer_cannot_send_and_forgets_closed_sections() {
+        let (mut sections, mut inbox) = (Sections::default(), Inbox::default());
+        let id = SyncId { section: sections.open(), step: 2 };
+        let frame = |tag: Tag, body: &[u8]| Frame { h: tag.header(body.len(), 0), body: body.to_vec() };
+        inbox.deliver(frame(id.tag(Kind::Gather), b""));
+        let e = inbox.check(|| "process 1".into(), 1, id.tag(Kind::Meta)).unwrap_err();
+        assert_eq!(e.reason(), Reason::OutOfStep, "{e}");
+        assert!(inbox.take(id.tag(Kind::Gather)).is_some() && inbox.check(String::new, 1, id.tag(Kind::Meta)).is_ok());
+        inbox.deliver(frame(SyncId { step: 0, ..id }.tag(Kind::Leave), b"it failed"));
+        let e = inbox.check(|| "process 1".into(), 1, id.tag(Kind::Meta)).unwrap_err();
+        assert!(e.reason() == Reason::PeerLeft { pid: Some(1) } && e.message().ends_with(": it failed"), "{e}");
+        sections.close(id.section);
+        inbox.close(id.section, &sections);
+        assert!(inbox.frames.is_empty() && inbox.left.is_empty());
     }
 
     /// The direct exchange through `meta_exchange`: with no requests anywhere, the

@@ -85,9 +85,9 @@ pub(crate) fn asks_nothing(body: &[u8], start: usize) -> bool {
 }
 
 /// Parses the requests in `body[start..]` into `inc`, an `Incoming` whose vectors are
-/// reused (a transport may keep them from an earlier sync: [`Channel::recycle`]).
+/// reused (kept from an earlier sync: [`Pools::recycle`]).
 ///
-/// [`Channel::recycle`]: super::Channel::recycle
+/// [`Pools::recycle`]: super::driver::Pools::recycle
 pub(crate) fn parse_requests(inc: &mut Incoming, body: Vec<u8>, raw: u64, start: usize) -> Result<()> {
     let mut g = Get::new(&body);
     g.bytes(start)?;

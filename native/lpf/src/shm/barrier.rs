@@ -79,6 +79,18 @@ impl Barrier {
         }
     }
 
+    /// [`Barrier::wait`] in a collective operation of LPF process `pid`: an error when
+    /// a peer left (the barrier counts departures, not who departed).
+    pub(crate) fn wait_for_peers(&self, pid: crate::types::Pid) -> crate::error::Result<()> {
+        if self.wait() == Outcome::Broken {
+            return Err(crate::error::Error::peer_left(None, format!(
+                "sync on process {pid}: a peer has left the section (returned from its SPMD function, failed, or \
+                 called sync a different number of times)"
+            )));
+        }
+        Ok(())
+    }
+
     /// Arrives and waits until every process has arrived or departed.
     pub fn wait(&self) -> Outcome {
         let mut cur = self.state.load(Acquire);

@@ -107,15 +107,6 @@ impl ShmEngine {
         Box::new(ShmEngine { shared, pid, rehooks: 0 })
     }
 
-    fn broken(&self) -> Error {
-        // The barrier counts departures, not who departed.
-        Error::peer_left(None, format!(
-            "sync on process {}: a peer has left the section (returned from its SPMD function, \
-             failed, or called sync a different number of times)",
-            self.pid
-        ))
-    }
-
     /// Runs one collective step: publish `mine`, barrier, check that every process is
     /// in the same collective, run `body` with access to the others' phases, barrier.
     /// An error of `body` on any process fails the step on every process (it is
@@ -126,9 +117,7 @@ impl ShmEngine {
             return Err(e.clone());
         }
         sh.published[self.pid as usize].store(&mine as *const Phase as *mut Phase<'static>, Release);
-        if sh.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        sh.barrier.wait_for_peers(self.pid)?;
         // SAFETY: between the two barriers every process's published phase (and what
         // it borrows) is live and unchanged: its owner is blocked in this function.
         let peer = |q: Pid| unsafe { &*sh.published[q as usize].load(Acquire) };
@@ -144,9 +133,7 @@ impl ShmEngine {
         if let Err(e) = result {
             let _ = sh.error.set(e);
         }
-        if sh.barrier.wait() == Outcome::Broken {
-            return Err(self.broken());
-        }
+        sh.barrier.wait_for_peers(self.pid)?;
         sh.error.get().map_or(Ok(()), |e| Err(e.clone()))
     }
 
@@ -234,12 +221,7 @@ impl Engine for ShmEngine {
             for q in 0..self.shared.nprocs {
                 let Phase::Allgather(theirs) = phase(q) else { unreachable!("phases were checked to agree") };
                 if theirs.len() != n {
-                    return Err(Error::out_of_step(format!(
-                        "register_global is collective, but process {} registered {n} global slots in this \
-                         superstep and process {q} registered {}",
-                        self.pid,
-                        theirs.len()
-                    )));
+                    return Err(crate::register::unequal_global_registrations(self.pid, n, q, theirs.len()));
                 }
                 all[q as usize * n..(q as usize + 1) * n].copy_from_slice(theirs);
             }

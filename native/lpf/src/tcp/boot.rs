@@ -44,12 +44,8 @@ enum HelloKind {
 
 impl HelloKind {
     fn from_u8(b: u8) -> Result<HelloKind> {
-        match b {
-            1 => Ok(HelloKind::Join),
-            2 => Ok(HelloKind::Link),
-            3 => Ok(HelloKind::Claim),
-            _ => Err(Error::protocol(format!("unknown hello kind {b}"))),
-        }
+        let all = [HelloKind::Join, HelloKind::Link, HelloKind::Claim];
+        all.into_iter().find(|&k| k as u8 == b).ok_or_else(|| Error::protocol(format!("unknown hello kind {b}")))
     }
 }
 
@@ -134,22 +130,22 @@ fn check_greeting(g: &[u8], secret: bool) -> std::result::Result<[u8; 32], Hands
     Ok(g[12..44].try_into().unwrap())
 }
 
-fn mac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) -> [u8; 32] {
+/// The HMAC of `label`, the two nonces and `body` under the secret.
+fn hmac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) -> Hmac<Sha256> {
     let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
-    m.update(label);
-    m.update(a);
-    m.update(b);
-    m.update(body);
-    m.finalize().into_bytes().into()
+    for part in [label, a, b, body] {
+        m.update(part);
+    }
+    m
 }
 
+fn mac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) -> [u8; 32] {
+    hmac(secret, label, a, b, body).finalize().into_bytes().into()
+}
+
+/// Whether `tag` is that HMAC (compared in constant time).
 fn mac_ok(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], tag: &[u8]) -> bool {
-    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
-    m.update(label);
-    m.update(a);
-    m.update(b);
-    m.update(body);
-    m.verify_slice(tag).is_ok()
+    hmac(secret, label, a, b, body).verify_slice(tag).is_ok()
 }
 
 /// What a connecting process says about itself.

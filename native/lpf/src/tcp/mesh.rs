@@ -13,8 +13,8 @@
 //! Frames of a section that has already ended here are dropped on arrival (their raw
 //! bytes discarded), so a failed or unbalanced section never poisons the next one.
 
-use crate::phases::driver::{Pooled, Pools};
-use crate::phases::{left_section, out_of_step, Channel, Layout, MetaAlgo, Sections};
+use crate::phases::driver::Pools;
+use crate::phases::{Channel, Inbox, Layout, MetaAlgo, Sections};
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
@@ -99,9 +99,7 @@ pub(crate) struct Link {
     raw_left: u64,
     raw_section: u32,
     plan: VecDeque<Seg>,
-    inbox: VecDeque<Frame>,
-    /// Sections this peer has left, with its reason.
-    left: Vec<(u32, String)>,
+    inbox: Inbox,
     dead: Option<String>,
 }
 
@@ -120,8 +118,7 @@ impl Link {
             raw_left: 0,
             raw_section: 0,
             plan: VecDeque::new(),
-            inbox: VecDeque::new(),
-            left: Vec::new(),
+            inbox: Inbox::default(),
             dead: None,
         }
     }
@@ -198,8 +195,9 @@ impl Link {
         }
     }
 
-    /// Reads what has arrived: frames into the inbox, raw bytes along the plan.
-    fn pump_rx(&mut self, stale: &dyn Fn(u32) -> bool, scratch: &mut [u8]) {
+    /// Reads what has arrived: frames into the inbox (small bodies in buffers from
+    /// `pools`), raw bytes along the plan.
+    fn pump_rx(&mut self, stale: &dyn Fn(u32) -> bool, scratch: &mut [u8], pools: &mut Pools) {
         let mut budget = 16usize << 20;
         while self.dead.is_none() && budget > 0 {
             if self.raw_left > 0 {
@@ -276,7 +274,7 @@ impl Link {
                 }
                 need = HEADER_LEN + h.body as usize;
                 if avail >= need {
-                    let mut body = Vec::new();
+                    let mut body = pools.body(need - HEADER_LEN);
                     if body.try_reserve_exact(need - HEADER_LEN).is_err() {
                         return self.kill(format!("out of memory: cannot allocate {} bytes for a frame body", h.body));
                     }
@@ -338,13 +336,12 @@ impl Link {
         self.raw_left = f.h.raw;
         self.raw_section = f.h.section;
         if stale(f.h.section) {
-            self.skip_raw();
-        } else if f.h.kind == Kind::Leave {
-            self.left.push((f.h.section, String::from_utf8_lossy(&f.body).into_owned()));
-            self.skip_raw();
-        } else {
-            self.inbox.push_back(f);
+            return self.skip_raw();
         }
+        if f.h.kind == Kind::Leave {
+            self.skip_raw();
+        }
+        self.inbox.deliver(f);
     }
 
     fn skip_raw(&mut self) {
@@ -404,7 +401,7 @@ impl Mesh {
         self.sections.close(section);
         let sections = &self.sections;
         for link in self.links.iter_mut().flatten() {
-            link.inbox.retain(|f| !sections.is_stale(f.h.section));
+            link.inbox.close(section, sections);
             if link.paused() && sections.is_stale(link.raw_section) {
                 link.skip_raw();
             }
@@ -446,9 +443,7 @@ impl Mesh {
 
     /// Takes the frame tagged `tag` from `from`'s inbox, if it came.
     pub fn take(&mut self, from: usize, tag: Tag) -> Option<Frame> {
-        let inbox = &mut self.links[from].as_mut()?.inbox;
-        let i = inbox.iter().position(|f| tag.names(&f.h))?;
-        inbox.remove(i)
+        self.links[from].as_mut()?.inbox.take(tag)
     }
 
     /// The raw bytes after the last frame from `from` that have not arrived yet.
@@ -479,12 +474,7 @@ impl Mesh {
     pub fn check_peer(&self, from: usize, tag: Tag) -> Result<()> {
         let link = self.link(from);
         let pid = self.layout.offsets[from];
-        if let Some(f) = link.inbox.iter().find(|f| tag.other_operation(&f.h)) {
-            return Err(out_of_step(&link.name, pid, f.h.kind, tag.kind));
-        }
-        if let Some((_, why)) = link.left.iter().find(|(s, _)| *s == tag.id.section) {
-            return Err(left_section(&link.name, pid, why));
-        }
+        link.inbox.check(|| link.name.clone(), pid, tag)?;
         if let Some(why) = &link.dead {
             return Err(Error::peer_left(Some(pid), format!("lost {}: {why}", link.name)));
         }
@@ -515,7 +505,7 @@ impl Mesh {
         let sections = &self.sections;
         let stale = |s: u32| sections.is_stale(s);
         for link in self.links.iter_mut().flatten() {
-            link.pump_rx(&stale, &mut self.scratch);
+            link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
         }
     }
 
@@ -533,7 +523,7 @@ impl Mesh {
             let stale = |s: u32| sections.is_stale(s);
             for link in self.links.iter_mut().flatten() {
                 if link.has_buffered_work() {
-                    link.pump_rx(&stale, &mut self.scratch);
+                    link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
                 }
             }
             if done(self)? {
@@ -594,7 +584,7 @@ impl Mesh {
                     // peer is gone.
                     link.kill("closed the connection (it died, was killed, or finalized)".into());
                 } else {
-                    link.pump_rx(&stale, &mut self.scratch);
+                    link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
                 }
             }
         }
@@ -619,15 +609,12 @@ impl Mesh {
     }
 }
 
-impl Pooled for Mesh {
-    fn pools(&mut self) -> &mut Pools {
-        &mut self.pools
-    }
-}
-
 impl Channel for Mesh {
     fn layout(&self) -> &Layout {
         &self.layout
+    }
+    fn pools(&mut self) -> &mut Pools {
+        &mut self.pools
     }
     /// Queues a frame for process `to`.
     fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
@@ -673,7 +660,7 @@ mod tests {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
         while link.hi - link.lo < k && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| false, &mut scratch);
+            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
         }
     }
 
@@ -700,7 +687,7 @@ mod tests {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
         while link.raw_left == 0 && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| true, &mut scratch);
+            link.pump_rx(&|_| true, &mut scratch, &mut Pools::default());
         }
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.raw_left, 1 << 50);
@@ -718,11 +705,11 @@ mod tests {
         let writer = std::thread::spawn(move || peer.write_all(&v).map(|_| peer));
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
-        while link.inbox.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
-            link.pump_rx(&|_| false, &mut scratch);
+        while link.inbox.frames.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
+            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
         }
         let _peer = writer.join().unwrap().unwrap();
         assert!(link.dead.is_none(), "{:?}", link.dead);
-        assert_eq!(link.inbox.pop_front().expect("the frame arrived").body, body);
+        assert_eq!(link.inbox.frames.pop_front().expect("the frame arrived").body, body);
     }
 }

@@ -34,10 +34,11 @@ use crate::engine::Superstep;
 use crate::network::NetEngine;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
+use crate::relock;
 use crate::types::{Args, Pid};
 use mesh::{Link, Mesh};
 use std::net::{IpAddr, TcpListener};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wire::Kind;
 
@@ -217,14 +218,6 @@ impl TcpConfig {
     }
 }
 
-fn meta_code(cfg: &TcpConfig) -> Result<u8> {
-    Ok(match cfg.meta {
-        None => 0,
-        Some(MetaAlgo::Direct) => 1,
-        Some(MetaAlgo::Bruck) => 2,
-    })
-}
-
 /// A TCP init between its two steps: pid 0 has bound its port (and can publish it);
 /// nobody has joined yet.
 pub struct Prepared {
@@ -244,7 +237,7 @@ impl Prepared {
     /// Waits for the job to assemble and builds the full mesh.
     pub fn join(self) -> Result<TcpInit> {
         let cfg = self.cfg;
-        let meta = meta_code(&cfg)?;
+        let meta = MetaAlgo::to_byte(cfg.meta);
         let joined = if cfg.nprocs == 1 {
             boot::Joined {
                 links: vec![None],
@@ -280,11 +273,7 @@ impl Prepared {
                 }
             });
         }
-        let algo = match joined.meta {
-            1 => MetaAlgo::Direct,
-            2 => MetaAlgo::Bruck,
-            _ => MetaAlgo::for_nodes(n),
-        };
+        let algo = MetaAlgo::from_byte(joined.meta).unwrap_or_else(|| MetaAlgo::for_nodes(n));
         let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo, cfg.spin.unwrap_or_default());
         Ok(TcpInit { mesh: Arc::new(Mutex::new(mesh)), port: self.port, pid: cfg.pid, hybrid: joined.hybrid })
     }
@@ -298,10 +287,6 @@ pub struct TcpInit {
     port: u16,
     pid: Pid,
     hybrid: bool,
-}
-
-pub(crate) fn lock(m: &Mutex<Mesh>) -> MutexGuard<'_, Mesh> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl TcpInit {
@@ -342,17 +327,17 @@ impl TcpInit {
 
     /// Number of OS processes in the job.
     pub fn nprocs(&self) -> Pid {
-        lock(&self.mesh).layout.n as Pid
+        relock(&self.mesh).layout.n as Pid
     }
 
     /// Number of LPF processes (all threads of all OS processes).
     pub fn total_procs(&self) -> Pid {
-        lock(&self.mesh).nprocs()
+        relock(&self.mesh).nprocs()
     }
 
     /// The LPF processes this OS process runs: global pids `first..first + count`.
     pub fn local_procs(&self) -> (Pid, Pid) {
-        let m = lock(&self.mesh);
+        let m = relock(&self.mesh);
         (m.layout.offsets[m.layout.me], m.layout.offsets[m.layout.me + 1] - m.layout.offsets[m.layout.me])
     }
 
@@ -383,7 +368,7 @@ impl TcpInit {
 impl Drop for TcpInit {
     fn drop(&mut self) {
         // Anything still queued (a LEAVE frame) gets a moment to go out.
-        lock(&self.mesh).shutdown(Instant::now() + Duration::from_secs(2));
+        relock(&self.mesh).shutdown(Instant::now() + Duration::from_secs(2));
     }
 }
 
@@ -401,7 +386,7 @@ struct TcpSection {
 impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
-        let mut m = lock(mesh);
+        let mut m = relock(mesh);
         TcpSection { section: m.sections.open(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
     }
 }
@@ -415,15 +400,15 @@ impl crate::network::Network for TcpSection {
     }
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
         self.step = step;
-        exchange::sync(&mut lock(&self.mesh), SyncId { section: self.section, step }, steps)
+        exchange::sync(&mut relock(&self.mesh), SyncId { section: self.section, step }, steps)
     }
     fn allgather(&mut self, step: u64, mine: &[u64], len: usize, all: &mut [u64]) -> Result<()> {
         self.step = step;
-        crate::phases::allgather(&mut *lock(&self.mesh), SyncId { section: self.section, step }, mine, len, all)
+        crate::phases::allgather(&mut *relock(&self.mesh), SyncId { section: self.section, step }, mine, len, all)
     }
     fn fresh(&mut self, step: u64) -> Result<Box<dyn crate::network::Network>> {
         self.step = step;
-        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
+        crate::phases::barrier(&mut *relock(&self.mesh), SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
         Ok(Box::new(TcpSection::open(&self.mesh)))
     }
     /// The barrier at the end of a section: a process that returned while others still
@@ -431,10 +416,10 @@ impl crate::network::Network for TcpSection {
     /// section" there). Nobody carries an error into it.
     fn finish(&mut self) -> Result<()> {
         self.step += 1;
-        crate::phases::barrier(&mut *lock(&self.mesh), SyncId { section: self.section, step: self.step }.tag(Kind::End), None).map(drop)
+        crate::phases::barrier(&mut *relock(&self.mesh), SyncId { section: self.section, step: self.step }.tag(Kind::End), None).map(drop)
     }
     fn leave(&mut self, why: &str) {
-        lock(&self.mesh).leave(self.section, why);
+        relock(&self.mesh).leave(self.section, why);
     }
 }
 
@@ -462,17 +447,6 @@ pub(crate) fn job_from_env() -> Result<(&'static str, Pid)> {
 pub(crate) fn exec_from_env(p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let init = EXEC_INIT.get_or_init(|| TcpConfig::from_env().and_then(TcpInit::new));
     let init = init.as_ref().map_err(|e| e.clone())?;
-    let total = init.total_procs();
-    if p < total {
-        return Err(Error::misuse("lpf_exec", format!(
-            "exec over TCP runs on all {total} LPF processes of the job (asked for {p}); start lpfrun with fewer \
-             processes"
-        )));
-    }
-    let (first, _) = init.local_procs();
-    if first == 0 {
-        init.hook(spmd, args)
-    } else {
-        init.hook(spmd, Args { input: &[], output: &mut [], symbols: args.symbols })
-    }
+    let first = init.local_procs().0 == 0;
+    crate::network::exec_whole_job(p, init.total_procs(), first, "TCP", "lpfrun", args, |args| init.hook(spmd, args))
 }
