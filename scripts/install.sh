@@ -61,7 +61,11 @@ target=${CARGO_TARGET_DIR:-$root/target}
 case $target in /*) ;; *) target=$root/$target ;; esac
 
 log "building liblpf_core, lpfrun and lpfprobe (release)"
-CARGO_TARGET_DIR=$target cargo build --release -p lpf-capi -p lpf --bin lpfrun -p lpfprobe
+# One cargo call per package: a target filter such as --bin applies to every package
+# of a call, so "-p lpf-capi -p lpf --bin lpfrun -p lpfprobe" built lpfrun alone.
+CARGO_TARGET_DIR=$target cargo build --release -p lpf-capi
+CARGO_TARGET_DIR=$target cargo build --release -p lpf --bin lpfrun
+CARGO_TARGET_DIR=$target cargo build --release -p lpfprobe
 rel=$target/release
 
 # The registry, one engine a line: name, cargo feature (-: none), launcher, aliases.

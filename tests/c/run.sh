@@ -712,6 +712,10 @@ fi
 # ibverbs): a program built with `lpfcc -engine ibverbs` gets the ibverbs engine, and
 # the engines of the CMake package are the registry's.
 prefix=$build/install
+# What install.sh installs must be what it builds, not whatever an earlier build left:
+# without these artifacts it fails unless its cargo calls rebuild each of them (one call
+# naming three packages and --bin lpfrun built lpfrun alone).
+rm -f "$target_dir/release/lpfprobe" "$target_dir/release/liblpf_core.so" "$target_dir/release/liblpf_core.a"
 if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
     bash "$root/scripts/install.sh" --prefix "$prefix" --feature ibverbs; then
     layout() {
