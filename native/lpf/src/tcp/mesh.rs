@@ -29,14 +29,7 @@ use std::time::{Duration, Instant};
 /// it; the library never changes signal dispositions). Every byte the TCP engine sends
 /// goes through this or [`send_vectored`].
 pub(crate) fn send_bytes(s: &TcpStream, data: &[u8]) -> std::io::Result<usize> {
-    // SAFETY: `data` is a valid slice for the duration of the call; the descriptor
-    // belongs to `s`.
-    let r = unsafe { libc::send(s.as_raw_fd(), data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(r as usize)
-    }
+    send_vectored(s, &[IoSlice::new(data)])
 }
 
 /// `sendmsg(2)` of several buffers with `MSG_NOSIGNAL` (see [`send_bytes`]).
@@ -86,6 +79,28 @@ enum Out {
     Owned(Vec<u8>, usize),
     /// User memory, valid until the current sync returns (see [`Mesh::detach`]).
     Mem(*const u8, usize),
+}
+
+impl Out {
+    /// The bytes still to send.
+    fn rest(&self) -> &[u8] {
+        match *self {
+            Out::Owned(ref v, pos) => &v[pos..],
+            // SAFETY: a Mem entry points into user memory the current sync holds
+            // (registered and not touched by the user until the sync returns);
+            // `Mesh::detach` replaces all of them before it returns.
+            Out::Mem(p, n) => unsafe { std::slice::from_raw_parts(p, n) },
+        }
+    }
+    fn advance(&mut self, k: usize) {
+        match self {
+            Out::Owned(_, pos) => *pos += k,
+            Out::Mem(p, n) => {
+                *p = p.wrapping_add(k);
+                *n -= k;
+            }
+        }
+    }
 }
 
 pub(crate) struct Link {
@@ -143,6 +158,16 @@ impl Link {
             }
     }
 
+    /// Queues a frame (none on a dead link).
+    fn queue(&mut self, tag: Tag, body: &[u8], raw: u64) {
+        if self.dead.is_none() {
+            let mut v = Vec::with_capacity(HEADER_LEN + body.len());
+            tag.header(body.len(), raw).encode(&mut v);
+            v.extend_from_slice(body);
+            self.out.push_back(Out::Owned(v, 0));
+        }
+    }
+
     fn kill(&mut self, why: String) {
         if self.dead.is_none() {
             self.dead = Some(why);
@@ -154,37 +179,17 @@ impl Link {
     /// Writes as much queued output as the socket takes.
     fn pump_tx(&mut self) {
         while !self.out.is_empty() && self.dead.is_none() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(self.out.len().min(64));
-            for o in self.out.iter().take(64) {
-                slices.push(match *o {
-                    Out::Owned(ref v, pos) => IoSlice::new(&v[pos..]),
-                    // SAFETY: a Mem entry points into user memory the current sync
-                    // holds (registered and not touched by the user until the sync
-                    // returns); `Mesh::detach` replaces all of them before it returns.
-                    Out::Mem(p, n) => IoSlice::new(unsafe { std::slice::from_raw_parts(p, n) }),
-                });
-            }
+            let slices: Vec<IoSlice<'_>> = self.out.iter().take(64).map(|o| IoSlice::new(o.rest())).collect();
             match send_vectored(&self.stream, &slices) {
                 Ok(0) => return self.kill("the connection refused more data".into()),
                 Ok(mut k) => {
                     while k > 0 {
                         let front = self.out.front_mut().unwrap();
-                        let rest = match front {
-                            Out::Owned(v, pos) => v.len() - *pos,
-                            Out::Mem(_, n) => *n,
-                        };
-                        if k >= rest {
-                            k -= rest;
+                        let step = k.min(front.rest().len());
+                        front.advance(step);
+                        k -= step;
+                        if front.rest().is_empty() {
                             self.out.pop_front();
-                        } else {
-                            match front {
-                                Out::Owned(_, pos) => *pos += k,
-                                Out::Mem(p, n) => {
-                                    *p = p.wrapping_add(k);
-                                    *n -= k;
-                                }
-                            }
-                            k = 0;
                         }
                     }
                 }
@@ -205,14 +210,13 @@ impl Link {
                     return;
                 }
                 if self.hi > self.lo {
-                    let seg = self.plan.front_mut().unwrap();
+                    let seg = self.plan[0];
                     let k = (self.hi - self.lo).min(seg.len()).min(self.raw_left as usize);
-                    if let Seg::To(p, _) = *seg {
+                    if let Seg::To(p, _) = seg {
                         // SAFETY: `p..p + k` lies in user memory the sync planned for
                         // these bytes (see `Out::Mem`); `buf` is ours.
                         unsafe { std::ptr::copy_nonoverlapping(self.buf[self.lo..].as_ptr(), p, k) };
                     }
-                    seg.advance(k);
                     self.lo += k;
                     self.consumed_raw(k);
                     continue;
@@ -238,22 +242,9 @@ impl Link {
                 }
                 match self.stream.read_vectored(&mut iov) {
                     Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
-                    Ok(mut k) => {
+                    Ok(k) => {
                         budget = budget.saturating_sub(k);
-                        let total = k;
-                        while k > 0 {
-                            let seg = self.plan.front_mut().unwrap();
-                            let step = k.min(seg.len());
-                            seg.advance(step);
-                            k -= step;
-                            if seg.len() == 0 {
-                                self.plan.pop_front();
-                            }
-                        }
-                        self.raw_left -= total as u64;
-                        if self.raw_left == 0 {
-                            self.plan.clear();
-                        }
+                        self.consumed_raw(k);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -322,10 +313,17 @@ impl Link {
         }
     }
 
-    fn consumed_raw(&mut self, k: usize) {
+    /// `k` raw bytes went along the plan (the plan holds no empty segment).
+    fn consumed_raw(&mut self, mut k: usize) {
         self.raw_left -= k as u64;
-        while self.plan.front().is_some_and(|s| s.len() == 0) {
-            self.plan.pop_front();
+        while k > 0 {
+            let seg = self.plan.front_mut().unwrap();
+            let step = k.min(seg.len());
+            seg.advance(step);
+            k -= step;
+            if seg.len() == 0 {
+                self.plan.pop_front();
+            }
         }
         if self.raw_left == 0 {
             self.plan.clear();
@@ -377,7 +375,6 @@ pub(crate) struct Mesh {
 unsafe impl Send for Mesh {}
 
 impl Mesh {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo, spin: Duration) -> Mesh {
         Mesh {
             layout: Layout::new(me, offsets, token, meta),
@@ -394,7 +391,6 @@ impl Mesh {
         self.layout.nprocs()
     }
 
-
     /// This process leaves `section`: peers are told (with `reason`), and whatever of it
     /// is still queued or arrives later is dropped.
     pub fn leave(&mut self, section: u32, reason: &str) {
@@ -405,13 +401,8 @@ impl Mesh {
             if link.paused() && sections.is_stale(link.raw_section) {
                 link.skip_raw();
             }
-            if link.dead.is_none() {
-                let mut v = Vec::with_capacity(HEADER_LEN + reason.len());
-                SyncId { section, step: 0 }.tag(Kind::Leave).header(reason.len(), 0).encode(&mut v);
-                v.extend_from_slice(reason.as_bytes());
-                link.out.push_back(Out::Owned(v, 0));
-                link.pump_tx();
-            }
+            link.queue(SyncId { section, step: 0 }.tag(Kind::Leave), reason.as_bytes(), 0);
+            link.pump_tx();
         }
         // Whatever could be read without waiting, so stale bytes do not pile up.
         self.pump_all_rx();
@@ -515,9 +506,7 @@ impl Mesh {
         let started = Instant::now();
         loop {
             for link in self.links.iter_mut().flatten() {
-                if !link.out.is_empty() {
-                    link.pump_tx();
-                }
+                link.pump_tx();
             }
             let sections = &self.sections;
             let stale = |s: u32| sections.is_stale(s);
@@ -618,14 +607,7 @@ impl Channel for Mesh {
     }
     /// Queues a frame for process `to`.
     fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
-        let link = self.links[to].as_mut().expect("no link to self");
-        if link.dead.is_some() {
-            return;
-        }
-        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
-        tag.header(body.len(), raw).encode(&mut v);
-        v.extend_from_slice(body);
-        link.out.push_back(Out::Owned(v, 0));
+        self.links[to].as_mut().expect("no link to self").queue(tag, body, raw);
     }
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
