@@ -75,6 +75,17 @@ impl HandshakeError {
             HandshakeError::Local(e) => HandshakeError::Local(e.context(context)),
         }
     }
+
+    /// Why another attempt may work (`Ok`: the exchange broke), else the error that
+    /// ends the attempts, with `refused` saying who refused and why.
+    fn retryable(self, refused: impl FnOnce(String) -> String) -> Result<String> {
+        match self {
+            HandshakeError::Broken(why) => Ok(why),
+            HandshakeError::Refused(why) => Err(Error::config(refused(why))),
+            HandshakeError::Unauthenticated(why) => Err(Error::authentication(refused(why))),
+            HandshakeError::Local(e) => Err(e),
+        }
+    }
 }
 
 impl std::fmt::Display for HandshakeError {
@@ -139,13 +150,27 @@ fn hmac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) ->
     m
 }
 
-fn mac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) -> [u8; 32] {
-    hmac(secret, label, a, b, body).finalize().into_bytes().into()
+/// Appends that HMAC of `body` to it, if there is a secret.
+fn sign(secret: Option<&[u8]>, label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &mut Vec<u8>) {
+    if let Some(k) = secret {
+        let t = hmac(k, label, a, b, body).finalize().into_bytes();
+        body.bytes(&t);
+    }
 }
 
-/// Whether `tag` is that HMAC (compared in constant time).
-fn mac_ok(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], tag: &[u8]) -> bool {
-    hmac(secret, label, a, b, body).verify_slice(tag).is_ok()
+/// A message `sign`ed: its body and the HMAC appended (empty without a secret); `None`
+/// if it is too short to carry one.
+fn split_tag<'m>(secret: Option<&[u8]>, msg: &'m [u8]) -> Option<(&'m [u8], &'m [u8])> {
+    match secret {
+        Some(_) => (msg.len() >= 32).then(|| msg.split_at(msg.len() - 32)),
+        None => Some((msg, &[])),
+    }
+}
+
+/// Whether `tag` is that HMAC of `body` (compared in constant time); always true
+/// without a secret.
+fn tag_ok(secret: Option<&[u8]>, label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], tag: &[u8]) -> bool {
+    secret.is_none_or(|k| hmac(k, label, a, b, body).verify_slice(tag).is_ok())
 }
 
 /// What a connecting process says about itself.
@@ -273,10 +298,7 @@ fn answer(secret: Option<&[u8]>, ok: bool, msg: &str, mine: &[u8; 32], theirs: &
     let mut b = Vec::new();
     b.u8(ok as u8);
     b.str(msg.as_bytes());
-    if let Some(k) = secret {
-        let t = mac(k, b"lpf-answer", theirs, mine, &b);
-        b.bytes(&t);
-    }
+    sign(secret, b"lpf-answer", theirs, mine, &mut b);
     framed(&b)
 }
 
@@ -295,21 +317,12 @@ fn connect_handshake(
     read_exact_by(s, &mut g, deadline).map_err(io)?;
     let theirs = check_greeting(&g, secret.is_some()).map_err(|e| e.context("not an LPF peer we can talk to"))?;
     let mut body = hello.encode();
-    if let Some(k) = secret {
-        let t = mac(k, b"lpf-hello", &theirs, &mine, &body);
-        body.bytes(&t);
-    }
+    sign(secret, b"lpf-hello", &theirs, &mine, &mut body);
     write_all_by(s, &framed(&body), deadline).map_err(io)?;
     let reply = read_msg_by(s, deadline, MAX_MSG).map_err(io)?;
-    let (content, tag) = match secret {
-        Some(_) if reply.len() >= 32 => reply.split_at(reply.len() - 32),
-        Some(_) => return Err(Refused("malformed answer".into())),
-        None => (&reply[..], &[][..]),
-    };
-    if let Some(k) = secret {
-        if !mac_ok(k, b"lpf-answer", &mine, &theirs, content, tag) {
-            return Err(HandshakeError::Unauthenticated("the peer failed authentication (a different shared secret?)".into()));
-        }
+    let (content, tag) = split_tag(secret, &reply).ok_or_else(|| Refused("malformed answer".into()))?;
+    if !tag_ok(secret, b"lpf-answer", &mine, &theirs, content, tag) {
+        return Err(HandshakeError::Unauthenticated("the peer failed authentication (a different shared secret?)".into()));
     }
     let mut r = Get::new(content);
     let ok = r.u8().map_err(|_| Refused("malformed answer".to_string()))? != 0;
@@ -425,25 +438,16 @@ fn accept_peers(
                 }
             }
         }
-        let mut k = 0;
-        let mut i = 1;
-        while k < pending.len() {
-            let ready = fds.get(i).is_some_and(|f| f.revents != 0);
-            i += 1;
-            if !ready {
-                k += 1;
+        // The handshakes polled (those just accepted come after them) that can go on.
+        for (i, mut p) in std::mem::take(&mut pending).into_iter().enumerate() {
+            if fds.get(i + 1).is_none_or(|f| f.revents == 0) {
+                pending.push(p);
                 continue;
             }
-            match step_pending(&mut pending[k], secret, &mut verify) {
-                Ok(None) => k += 1,
-                Ok(Some(hello)) => {
-                    let p = pending.remove(k);
-                    done.push((hello, p.stream));
-                }
-                Err(why) => {
-                    let p = pending.remove(k);
-                    log(format!("refused connection from {}: {why}", p.addr));
-                }
+            match step_pending(&mut p, secret, &mut verify) {
+                Ok(None) => pending.push(p),
+                Ok(Some(hello)) => done.push((hello, p.stream)),
+                Err(why) => log(format!("refused connection from {}: {why}", p.addr)),
             }
         }
     }
@@ -535,20 +539,14 @@ fn step_pending(
                 }
             }
             _ => {
-                let (body, tag) = match secret {
-                    Some(_) if p.buf.len() >= 32 => p.buf.split_at(p.buf.len() - 32),
-                    Some(_) => return Err("a HELLO too short to carry its authentication".into()),
-                    None => (&p.buf[..], &[][..]),
-                };
+                let (body, tag) = split_tag(secret, &p.buf).ok_or("a HELLO too short to carry its authentication")?;
                 let refuse = |p: &mut Pending, why: String| {
                     let _ = p.stream.set_nonblocking(false);
                     let _ = write_all_by(&mut p.stream, &answer(secret, false, &why, &p.mine, &p.theirs), Instant::now() + Duration::from_millis(200));
                     Err(why)
                 };
-                if let Some(k) = secret {
-                    if !mac_ok(k, b"lpf-hello", &p.mine, &p.theirs, body, tag) {
-                        return refuse(p, "authentication failed (wrong shared secret)".into());
-                    }
+                if !tag_ok(secret, b"lpf-hello", &p.mine, &p.theirs, body, tag) {
+                    return refuse(p, "authentication failed (wrong shared secret)".into());
                 }
                 let hello = match Hello::decode(body) {
                     Ok(h) => h,
@@ -835,17 +833,9 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         }
         match try_join(cfg, deadline) {
             Ok(x) => break x,
-            Err(HandshakeError::Local(e)) => return Err(e),
-            Err(HandshakeError::Refused(why)) => {
-                return Err(Error::config(format!("pid {me}: the master at {}:{} refused this process: {why}", cfg.master, cfg.port)))
+            Err(e) => {
+                last_err = e.retryable(|why| format!("pid {me}: the master at {}:{} refused this process: {why}", cfg.master, cfg.port))?
             }
-            Err(HandshakeError::Unauthenticated(why)) => {
-                return Err(Error::authentication(format!(
-                    "pid {me}: the master at {}:{} refused this process: {why}",
-                    cfg.master, cfg.port
-                )))
-            }
-            Err(HandshakeError::Broken(e)) => last_err = e,
         }
         let left = deadline.saturating_duration_since(Instant::now());
         std::thread::sleep(backoff.min(left));
@@ -892,20 +882,15 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             let r = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)).min(Duration::from_secs(5)))
                 .map_err(|e| HandshakeError::Broken(e.to_string()))
                 .and_then(|mut s| connect_handshake(&mut s, secret, &hello, deadline).map(|_| s));
-            let refused = |why| format!("pid {j} at {addr} refused the link from pid {me}: {why}");
-            match r {
+            let e = match r {
                 Ok(s) => break s,
-                Err(HandshakeError::Refused(why)) => return Err(Error::config(refused(why))),
-                Err(HandshakeError::Unauthenticated(why)) => return Err(Error::authentication(refused(why))),
-                Err(HandshakeError::Local(e)) => return Err(e),
-                Err(HandshakeError::Broken(e)) if Instant::now() >= deadline || tries > 50 => {
-                    return Err(Error::io(format!("pid {me} cannot link to pid {j} at {addr}: {e}")))
-                }
-                Err(HandshakeError::Broken(_)) => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(20));
-                }
+                Err(e) => e.retryable(|why| format!("pid {j} at {addr} refused the link from pid {me}: {why}"))?,
+            };
+            if Instant::now() >= deadline || tries > 50 {
+                return Err(Error::io(format!("pid {me} cannot link to pid {j} at {addr}: {e}")));
             }
+            tries += 1;
+            std::thread::sleep(Duration::from_millis(20));
         };
         links[j] = Some(s);
     }
