@@ -385,9 +385,7 @@ fn accept_peers(
                 true
             }
         });
-        if paused_until.is_some_and(|t| now >= t) {
-            paused_until = None;
-        }
+        paused_until = paused_until.filter(|&t| now < t);
         // poll ignores a negative descriptor: a paused listener is not watched.
         let lfd = if paused_until.is_some() { -1 } else { listener.as_raw_fd() };
         let mut fds = vec![libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
@@ -568,7 +566,8 @@ fn step_pending(
 pub(crate) struct Joined {
     /// Stream to each process (None for self).
     pub links: Vec<Option<TcpStream>>,
-    pub names: Vec<String>,
+    /// Each process's listening address (or where its join came from), for [`name`].
+    pub addrs: Vec<String>,
     pub threads: Vec<Pid>,
     pub token: u64,
     pub hybrid: bool,
@@ -684,7 +683,7 @@ fn hello_of(cfg: &TcpConfig, kind: HelloKind, listen: String, token: u64) -> Hel
     }
 }
 
-fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
+pub(crate) fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
     let first: Pid = threads[..pid as usize].iter().sum();
     let k = threads[pid as usize];
     if threads.iter().all(|&t| t == 1) {
@@ -696,12 +695,11 @@ fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
 
 /// Pid 0: waits for everyone, sends the roster, keeps the rendezvous connections as
 /// its links.
-pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, meta: u8) -> Result<Joined> {
+pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, port: u16, deadline: Instant, meta: u8) -> Result<Joined> {
     let n = cfg.nprocs as usize;
     let secret = cfg.secret.as_deref();
-    let port = listener.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
-    let mut seen: Vec<Option<SocketAddr>> = vec![None; n];
-    let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
+    // Where each pid joined from (the ones still missing are named on a timeout).
+    let seen = std::cell::RefCell::new(vec![None::<SocketAddr>; n]);
     let contested = std::cell::RefCell::new(None::<Error>);
     let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
         if h.kind == HelloKind::Claim && h.job == cfg.job && h.nprocs == cfg.nprocs {
@@ -750,16 +748,14 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
         if h.listen.len() > MAX_ADDR {
             return Err(format!("a listening address of {} bytes", h.listen.len()));
         }
-        if let Some(a) = seen[h.pid as usize] {
+        if let Some(a) = seen.borrow()[h.pid as usize] {
             return Err(format!("duplicate pid {}: already taken by the process at {a}", h.pid));
         }
-        seen[h.pid as usize] = Some(addr);
-        waiting.borrow_mut().retain(|&p| p != h.pid);
+        seen.borrow_mut()[h.pid as usize] = Some(addr);
         Ok(())
     };
-    *waiting.borrow_mut() = (1..cfg.nprocs).collect();
     let on_timeout = || {
-        let w = waiting.borrow();
+        let w: Vec<Pid> = (1..cfg.nprocs).filter(|&p| seen.borrow()[p as usize].is_none()).collect();
         format!(
             "pid 0 timed out after {:.1} s waiting at {}:{port} for {} of {} processes to join (missing pids {:?}){}",
             cfg.timeout.as_secs_f64(),
@@ -806,8 +802,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
                 .map_err(|e| Error::io(format!("sending the roster to pid {i} ({}) failed: {e}", addrs[i])))?;
         }
     }
-    let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
-    Ok(Joined { links, names, threads, token, hybrid, meta })
+    Ok(Joined { links, addrs, threads, token, hybrid, meta })
 }
 
 /// Any other pid: joins at the master (retrying until the deadline), receives the
@@ -914,8 +909,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             links[h.pid as usize] = Some(s);
         }
     }
-    let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
-    Ok(Joined { links, names, threads, token, hybrid, meta })
+    Ok(Joined { links, addrs, threads, token, hybrid, meta })
 }
 
 /// The listener of a process other than pid 0, for its links: on a port of

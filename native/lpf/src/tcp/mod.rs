@@ -241,14 +241,14 @@ impl Prepared {
         let joined = if cfg.nprocs == 1 {
             boot::Joined {
                 links: vec![None],
-                names: vec![format!("process 0")],
+                addrs: vec![String::new()],
                 threads: vec![cfg.threads],
                 token: boot::random_u64(),
                 hybrid: cfg.hybrid || cfg.threads > 1,
                 meta,
             }
         } else if cfg.pid == 0 {
-            boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.deadline, meta)?
+            boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.port, self.deadline, meta)?
         } else {
             boot::peer(&cfg, self.deadline)?
         };
@@ -269,7 +269,7 @@ impl Prepared {
                     s.set_nonblocking(true).map_err(|e| Error::io(format!("socket: {e}")))?;
                     let _ = s.set_read_timeout(None);
                     let _ = s.set_write_timeout(None);
-                    Some(Link::new(s, joined.names[i].clone()))
+                    Some(Link::new(s, boot::name(i as Pid, &joined.threads, &joined.addrs[i])))
                 }
             });
         }
