@@ -97,17 +97,16 @@ impl std::fmt::Display for HandshakeError {
     }
 }
 
-fn nonce() -> [u8; 32] {
-    let mut n = [0u8; 32];
+/// `N` bytes from the OS random source (the handshake nonces, job tokens).
+fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
     // Without an OS random source there is no authentication worth the name.
-    getrandom::fill(&mut n).expect("the OS random number generator failed");
-    n
+    getrandom::fill(&mut b).expect("the OS random number generator failed");
+    b
 }
 
 pub(crate) fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).expect("the OS random number generator failed");
-    u64::from_le_bytes(b)
+    u64::from_le_bytes(random())
 }
 
 fn greeting(secret: bool, nonce: &[u8; 32]) -> Vec<u8> {
@@ -310,7 +309,7 @@ fn connect_handshake(
     deadline: Instant,
 ) -> std::result::Result<(), HandshakeError> {
     use HandshakeError::{Broken, Refused};
-    let mine = nonce();
+    let mine: [u8; 32] = random();
     let io = |e: std::io::Error| Broken(e.to_string());
     write_all_by(s, &greeting(secret.is_some(), &mine), deadline).map_err(io)?;
     let mut g = [0u8; GREETING_LEN];
@@ -406,7 +405,7 @@ fn accept_peers(
                 match listener.accept() {
                     Ok((stream, addr)) => {
                         backoff = ACCEPT_BACKOFF_MIN;
-                        let mine = nonce();
+                        let mine: [u8; 32] = random();
                         let _ = stream.set_nodelay(true);
                         let g = greeting(secret.is_some(), &mine);
                         // (A fresh socket's buffer takes the 44 bytes at once.)
