@@ -119,6 +119,8 @@ pub(crate) struct Link {
 }
 
 const RX_CHUNK: usize = 64 * 1024;
+/// Why a link died whose peer closed it.
+const CLOSED: &str = "closed the connection (it died, was killed, or finalized)";
 const MAX_BODY: u64 = 1 << 34;
 
 impl Link {
@@ -176,26 +178,34 @@ impl Link {
         }
     }
 
+    /// What a send or receive on the socket gave: the bytes moved (0 when interrupted:
+    /// try again), or `None` when nothing more can be done now (the socket would block,
+    /// or the link died: `none` if it moved nothing, else `what` failed).
+    fn moved(&mut self, r: std::io::Result<usize>, none: &str, what: &str) -> Option<usize> {
+        match r {
+            Ok(0) => self.kill(none.into()),
+            Ok(k) => return Some(k),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Some(0),
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => self.kill(format!("{what} failed: {e}")),
+            Err(_) => {}
+        }
+        None
+    }
+
     /// Writes as much queued output as the socket takes.
     fn pump_tx(&mut self) {
         while !self.out.is_empty() && self.dead.is_none() {
             let slices: Vec<IoSlice<'_>> = self.out.iter().take(64).map(|o| IoSlice::new(o.rest())).collect();
-            match send_vectored(&self.stream, &slices) {
-                Ok(0) => return self.kill("the connection refused more data".into()),
-                Ok(mut k) => {
-                    while k > 0 {
-                        let front = self.out.front_mut().unwrap();
-                        let step = k.min(front.rest().len());
-                        front.advance(step);
-                        k -= step;
-                        if front.rest().is_empty() {
-                            self.out.pop_front();
-                        }
-                    }
+            let r = send_vectored(&self.stream, &slices);
+            let Some(mut k) = self.moved(r, "the connection refused more data", "sending") else { return };
+            while k > 0 {
+                let front = self.out.front_mut().unwrap();
+                let step = k.min(front.rest().len());
+                front.advance(step);
+                k -= step;
+                if front.rest().is_empty() {
+                    self.out.pop_front();
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.kill(format!("sending failed: {e}")),
             }
         }
     }
@@ -240,16 +250,10 @@ impl Link {
                         }
                     }
                 }
-                match self.stream.read_vectored(&mut iov) {
-                    Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
-                    Ok(k) => {
-                        budget = budget.saturating_sub(k);
-                        self.consumed_raw(k);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return self.kill(format!("receiving failed: {e}")),
-                }
+                let r = self.stream.read_vectored(&mut iov);
+                let Some(k) = self.moved(r, CLOSED, "receiving") else { return };
+                budget = budget.saturating_sub(k);
+                self.consumed_raw(k);
                 continue;
             }
             // Frame mode.
@@ -299,17 +303,10 @@ impl Link {
                     self.buf.resize(to, 0);
                 }
             }
-            let hi = self.hi;
-            match self.stream.read(&mut self.buf[hi..]) {
-                Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
-                Ok(k) => {
-                    self.hi += k;
-                    budget = budget.saturating_sub(k);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.kill(format!("receiving failed: {e}")),
-            }
+            let r = self.stream.read(&mut self.buf[self.hi..]);
+            let Some(k) = self.moved(r, CLOSED, "receiving") else { return };
+            self.hi += k;
+            budget = budget.saturating_sub(k);
         }
     }
 
@@ -571,7 +568,7 @@ impl Mesh {
                 if link.paused() {
                     // Nothing more will come before the raw bytes we wait for: the
                     // peer is gone.
-                    link.kill("closed the connection (it died, was killed, or finalized)".into());
+                    link.kill(CLOSED.into());
                 } else {
                     link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
                 }
