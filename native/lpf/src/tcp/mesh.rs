@@ -634,12 +634,13 @@ mod tests {
         (Link::new(mine, "process 1 (test)".into()), peer)
     }
 
-    /// Reads until `k` more bytes arrived or a second passed.
-    fn pump_until(link: &mut Link, k: usize) {
+    /// Reads (sections `stale` dropped) while `more` says so, the link lives, and
+    /// `secs` seconds have not passed.
+    fn pump_while(link: &mut Link, stale: &dyn Fn(u32) -> bool, secs: u64, more: impl Fn(&Link) -> bool) {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
-        while link.hi - link.lo < k && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
+        while more(link) && link.dead.is_none() && t.elapsed() < Duration::from_secs(secs) {
+            link.pump_rx(stale, &mut scratch, &mut Pools::default());
         }
     }
 
@@ -650,7 +651,7 @@ mod tests {
         Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 1 << 30, raw: 0 }.encode(&mut v);
         v.extend_from_slice(&[7u8; 100]);
         peer.write_all(&v).unwrap();
-        pump_until(&mut link, v.len());
+        pump_while(&mut link, &|_| false, 1, |l| l.hi - l.lo < v.len());
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.hi - link.lo, v.len());
         // Before the fix the buffer was resized (and zeroed) to the announced 1 GiB.
@@ -663,11 +664,7 @@ mod tests {
         let mut v = Vec::new();
         Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 0, raw: 1 << 50 }.encode(&mut v);
         peer.write_all(&v).unwrap();
-        let mut scratch = vec![0u8; 1024];
-        let t = Instant::now();
-        while link.raw_left == 0 && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| true, &mut scratch, &mut Pools::default());
-        }
+        pump_while(&mut link, &|_| true, 1, |l| l.raw_left == 0);
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.raw_left, 1 << 50);
         // Before: 2^20 segments of 1 GiB (and 2^34 for 2^64 - 1 announced bytes).
@@ -682,11 +679,7 @@ mod tests {
         Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: body.len() as u64, raw: 0 }.encode(&mut v);
         v.extend_from_slice(&body);
         let writer = std::thread::spawn(move || peer.write_all(&v).map(|_| peer));
-        let mut scratch = vec![0u8; 1024];
-        let t = Instant::now();
-        while link.inbox.frames.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
-            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
-        }
+        pump_while(&mut link, &|_| false, 5, |l| l.inbox.frames.is_empty());
         let _peer = writer.join().unwrap().unwrap();
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.inbox.frames.pop_front().expect("the frame arrived").body, body);
