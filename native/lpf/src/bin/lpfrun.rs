@@ -127,9 +127,7 @@ fn parse() -> Opts {
                 }
                 std::process::exit(0)
             }
-            "--" => {
-                o.prog.extend(a.by_ref());
-            }
+            "--" => o.prog.extend(a.by_ref()),
             s if s.starts_with('-') && o.prog.is_empty() => usage(&format!("unknown option {s}")),
             _ => {
                 o.prog.push(arg);
@@ -532,7 +530,10 @@ fn main() {
             Err(e) => {
                 say!("lpfrun: cannot start `{}` as pid {pid}: {e}", o.prog[0]);
                 stop_all(&running, libc::SIGKILL);
-                reap_all(&mut running);
+                for p in &running {
+                    // SAFETY: waitpid on our own child.
+                    unsafe { libc::waitpid(p.os_pid, &mut 0, 0) };
+                }
                 if let Some(f) = &secret_file {
                     remove_secret_file(f);
                 }
@@ -564,18 +565,6 @@ fn stop_all(running: &[Proc], sig: i32) {
     for p in running {
         // SAFETY: kill(2) on the group of a child not reaped yet (its pid is not reused).
         unsafe { libc::kill(-p.os_pid, sig) };
-    }
-}
-
-/// Waits for every child to end (SIGKILL to those that have not).
-fn reap_all(running: &mut Vec<Proc>) {
-    for p in running.drain(..) {
-        let mut status = 0;
-        // SAFETY: waitpid on our own child.
-        unsafe {
-            libc::kill(-p.os_pid, libc::SIGKILL);
-            libc::waitpid(p.os_pid, &mut status, 0);
-        }
     }
 }
 

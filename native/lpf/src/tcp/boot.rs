@@ -75,6 +75,17 @@ impl HandshakeError {
             HandshakeError::Local(e) => HandshakeError::Local(e.context(context)),
         }
     }
+
+    /// Why another attempt may work (`Ok`: the exchange broke), else the error that
+    /// ends the attempts, with `refused` saying who refused and why.
+    fn retryable(self, refused: impl FnOnce(String) -> String) -> Result<String> {
+        match self {
+            HandshakeError::Broken(why) => Ok(why),
+            HandshakeError::Refused(why) => Err(Error::config(refused(why))),
+            HandshakeError::Unauthenticated(why) => Err(Error::authentication(refused(why))),
+            HandshakeError::Local(e) => Err(e),
+        }
+    }
 }
 
 impl std::fmt::Display for HandshakeError {
@@ -86,17 +97,16 @@ impl std::fmt::Display for HandshakeError {
     }
 }
 
-fn nonce() -> [u8; 32] {
-    let mut n = [0u8; 32];
+/// `N` bytes from the OS random source (the handshake nonces, job tokens).
+fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
     // Without an OS random source there is no authentication worth the name.
-    getrandom::fill(&mut n).expect("the OS random number generator failed");
-    n
+    getrandom::fill(&mut b).expect("the OS random number generator failed");
+    b
 }
 
 pub(crate) fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).expect("the OS random number generator failed");
-    u64::from_le_bytes(b)
+    u64::from_le_bytes(random())
 }
 
 fn greeting(secret: bool, nonce: &[u8; 32]) -> Vec<u8> {
@@ -139,13 +149,27 @@ fn hmac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) ->
     m
 }
 
-fn mac(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8]) -> [u8; 32] {
-    hmac(secret, label, a, b, body).finalize().into_bytes().into()
+/// Appends that HMAC of `body` to it, if there is a secret.
+fn sign(secret: Option<&[u8]>, label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &mut Vec<u8>) {
+    if let Some(k) = secret {
+        let t = hmac(k, label, a, b, body).finalize().into_bytes();
+        body.bytes(&t);
+    }
 }
 
-/// Whether `tag` is that HMAC (compared in constant time).
-fn mac_ok(secret: &[u8], label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], tag: &[u8]) -> bool {
-    hmac(secret, label, a, b, body).verify_slice(tag).is_ok()
+/// A message `sign`ed: its body and the HMAC appended (empty without a secret); `None`
+/// if it is too short to carry one.
+fn split_tag<'m>(secret: Option<&[u8]>, msg: &'m [u8]) -> Option<(&'m [u8], &'m [u8])> {
+    match secret {
+        Some(_) => (msg.len() >= 32).then(|| msg.split_at(msg.len() - 32)),
+        None => Some((msg, &[])),
+    }
+}
+
+/// Whether `tag` is that HMAC of `body` (compared in constant time); always true
+/// without a secret.
+fn tag_ok(secret: Option<&[u8]>, label: &[u8], a: &[u8; 32], b: &[u8; 32], body: &[u8], tag: &[u8]) -> bool {
+    secret.is_none_or(|k| hmac(k, label, a, b, body).verify_slice(tag).is_ok())
 }
 
 /// What a connecting process says about itself.
@@ -273,10 +297,7 @@ fn answer(secret: Option<&[u8]>, ok: bool, msg: &str, mine: &[u8; 32], theirs: &
     let mut b = Vec::new();
     b.u8(ok as u8);
     b.str(msg.as_bytes());
-    if let Some(k) = secret {
-        let t = mac(k, b"lpf-answer", theirs, mine, &b);
-        b.bytes(&t);
-    }
+    sign(secret, b"lpf-answer", theirs, mine, &mut b);
     framed(&b)
 }
 
@@ -288,28 +309,19 @@ fn connect_handshake(
     deadline: Instant,
 ) -> std::result::Result<(), HandshakeError> {
     use HandshakeError::{Broken, Refused};
-    let mine = nonce();
+    let mine: [u8; 32] = random();
     let io = |e: std::io::Error| Broken(e.to_string());
     write_all_by(s, &greeting(secret.is_some(), &mine), deadline).map_err(io)?;
     let mut g = [0u8; GREETING_LEN];
     read_exact_by(s, &mut g, deadline).map_err(io)?;
     let theirs = check_greeting(&g, secret.is_some()).map_err(|e| e.context("not an LPF peer we can talk to"))?;
     let mut body = hello.encode();
-    if let Some(k) = secret {
-        let t = mac(k, b"lpf-hello", &theirs, &mine, &body);
-        body.bytes(&t);
-    }
+    sign(secret, b"lpf-hello", &theirs, &mine, &mut body);
     write_all_by(s, &framed(&body), deadline).map_err(io)?;
     let reply = read_msg_by(s, deadline, MAX_MSG).map_err(io)?;
-    let (content, tag) = match secret {
-        Some(_) if reply.len() >= 32 => reply.split_at(reply.len() - 32),
-        Some(_) => return Err(Refused("malformed answer".into())),
-        None => (&reply[..], &[][..]),
-    };
-    if let Some(k) = secret {
-        if !mac_ok(k, b"lpf-answer", &mine, &theirs, content, tag) {
-            return Err(HandshakeError::Unauthenticated("the peer failed authentication (a different shared secret?)".into()));
-        }
+    let (content, tag) = split_tag(secret, &reply).ok_or_else(|| Refused("malformed answer".into()))?;
+    if !tag_ok(secret, b"lpf-answer", &mine, &theirs, content, tag) {
+        return Err(HandshakeError::Unauthenticated("the peer failed authentication (a different shared secret?)".into()));
     }
     let mut r = Get::new(content);
     let ok = r.u8().map_err(|_| Refused("malformed answer".to_string()))? != 0;
@@ -372,9 +384,7 @@ fn accept_peers(
                 true
             }
         });
-        if paused_until.is_some_and(|t| now >= t) {
-            paused_until = None;
-        }
+        paused_until = paused_until.filter(|&t| now < t);
         // poll ignores a negative descriptor: a paused listener is not watched.
         let lfd = if paused_until.is_some() { -1 } else { listener.as_raw_fd() };
         let mut fds = vec![libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
@@ -395,7 +405,7 @@ fn accept_peers(
                 match listener.accept() {
                     Ok((stream, addr)) => {
                         backoff = ACCEPT_BACKOFF_MIN;
-                        let mine = nonce();
+                        let mine: [u8; 32] = random();
                         let _ = stream.set_nodelay(true);
                         let g = greeting(secret.is_some(), &mine);
                         // (A fresh socket's buffer takes the 44 bytes at once.)
@@ -425,25 +435,16 @@ fn accept_peers(
                 }
             }
         }
-        let mut k = 0;
-        let mut i = 1;
-        while k < pending.len() {
-            let ready = fds.get(i).is_some_and(|f| f.revents != 0);
-            i += 1;
-            if !ready {
-                k += 1;
+        // The handshakes polled (those just accepted come after them) that can go on.
+        for (i, mut p) in std::mem::take(&mut pending).into_iter().enumerate() {
+            if fds.get(i + 1).is_none_or(|f| f.revents == 0) {
+                pending.push(p);
                 continue;
             }
-            match step_pending(&mut pending[k], secret, &mut verify) {
-                Ok(None) => k += 1,
-                Ok(Some(hello)) => {
-                    let p = pending.remove(k);
-                    done.push((hello, p.stream));
-                }
-                Err(why) => {
-                    let p = pending.remove(k);
-                    log(format!("refused connection from {}: {why}", p.addr));
-                }
+            match step_pending(&mut p, secret, &mut verify) {
+                Ok(None) => pending.push(p),
+                Ok(Some(hello)) => done.push((hello, p.stream)),
+                Err(why) => log(format!("refused connection from {}: {why}", p.addr)),
             }
         }
     }
@@ -535,20 +536,14 @@ fn step_pending(
                 }
             }
             _ => {
-                let (body, tag) = match secret {
-                    Some(_) if p.buf.len() >= 32 => p.buf.split_at(p.buf.len() - 32),
-                    Some(_) => return Err("a HELLO too short to carry its authentication".into()),
-                    None => (&p.buf[..], &[][..]),
-                };
+                let (body, tag) = split_tag(secret, &p.buf).ok_or("a HELLO too short to carry its authentication")?;
                 let refuse = |p: &mut Pending, why: String| {
                     let _ = p.stream.set_nonblocking(false);
                     let _ = write_all_by(&mut p.stream, &answer(secret, false, &why, &p.mine, &p.theirs), Instant::now() + Duration::from_millis(200));
                     Err(why)
                 };
-                if let Some(k) = secret {
-                    if !mac_ok(k, b"lpf-hello", &p.mine, &p.theirs, body, tag) {
-                        return refuse(p, "authentication failed (wrong shared secret)".into());
-                    }
+                if !tag_ok(secret, b"lpf-hello", &p.mine, &p.theirs, body, tag) {
+                    return refuse(p, "authentication failed (wrong shared secret)".into());
                 }
                 let hello = match Hello::decode(body) {
                     Ok(h) => h,
@@ -570,7 +565,8 @@ fn step_pending(
 pub(crate) struct Joined {
     /// Stream to each process (None for self).
     pub links: Vec<Option<TcpStream>>,
-    pub names: Vec<String>,
+    /// Each process's listening address (or where its join came from), for [`name`].
+    pub addrs: Vec<String>,
     pub threads: Vec<Pid>,
     pub token: u64,
     pub hybrid: bool,
@@ -686,7 +682,7 @@ fn hello_of(cfg: &TcpConfig, kind: HelloKind, listen: String, token: u64) -> Hel
     }
 }
 
-fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
+pub(crate) fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
     let first: Pid = threads[..pid as usize].iter().sum();
     let k = threads[pid as usize];
     if threads.iter().all(|&t| t == 1) {
@@ -698,12 +694,11 @@ fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
 
 /// Pid 0: waits for everyone, sends the roster, keeps the rendezvous connections as
 /// its links.
-pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, meta: u8) -> Result<Joined> {
+pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, port: u16, deadline: Instant, meta: u8) -> Result<Joined> {
     let n = cfg.nprocs as usize;
     let secret = cfg.secret.as_deref();
-    let port = listener.local_addr().map(|a| a.port()).unwrap_or(cfg.port);
-    let mut seen: Vec<Option<SocketAddr>> = vec![None; n];
-    let waiting = std::cell::RefCell::new(Vec::<Pid>::new());
+    // Where each pid joined from (the ones still missing are named on a timeout).
+    let seen = std::cell::RefCell::new(vec![None::<SocketAddr>; n]);
     let contested = std::cell::RefCell::new(None::<Error>);
     let verify = |h: &Hello, addr: SocketAddr| -> std::result::Result<(), String> {
         if h.kind == HelloKind::Claim && h.job == cfg.job && h.nprocs == cfg.nprocs {
@@ -752,16 +747,14 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
         if h.listen.len() > MAX_ADDR {
             return Err(format!("a listening address of {} bytes", h.listen.len()));
         }
-        if let Some(a) = seen[h.pid as usize] {
+        if let Some(a) = seen.borrow()[h.pid as usize] {
             return Err(format!("duplicate pid {}: already taken by the process at {a}", h.pid));
         }
-        seen[h.pid as usize] = Some(addr);
-        waiting.borrow_mut().retain(|&p| p != h.pid);
+        seen.borrow_mut()[h.pid as usize] = Some(addr);
         Ok(())
     };
-    *waiting.borrow_mut() = (1..cfg.nprocs).collect();
     let on_timeout = || {
-        let w = waiting.borrow();
+        let w: Vec<Pid> = (1..cfg.nprocs).filter(|&p| seen.borrow()[p as usize].is_none()).collect();
         format!(
             "pid 0 timed out after {:.1} s waiting at {}:{port} for {} of {} processes to join (missing pids {:?}){}",
             cfg.timeout.as_secs_f64(),
@@ -808,8 +801,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, deadline: Instant, 
                 .map_err(|e| Error::io(format!("sending the roster to pid {i} ({}) failed: {e}", addrs[i])))?;
         }
     }
-    let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
-    Ok(Joined { links, names, threads, token, hybrid, meta })
+    Ok(Joined { links, addrs, threads, token, hybrid, meta })
 }
 
 /// Any other pid: joins at the master (retrying until the deadline), receives the
@@ -835,17 +827,9 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
         }
         match try_join(cfg, deadline) {
             Ok(x) => break x,
-            Err(HandshakeError::Local(e)) => return Err(e),
-            Err(HandshakeError::Refused(why)) => {
-                return Err(Error::config(format!("pid {me}: the master at {}:{} refused this process: {why}", cfg.master, cfg.port)))
+            Err(e) => {
+                last_err = e.retryable(|why| format!("pid {me}: the master at {}:{} refused this process: {why}", cfg.master, cfg.port))?
             }
-            Err(HandshakeError::Unauthenticated(why)) => {
-                return Err(Error::authentication(format!(
-                    "pid {me}: the master at {}:{} refused this process: {why}",
-                    cfg.master, cfg.port
-                )))
-            }
-            Err(HandshakeError::Broken(e)) => last_err = e,
         }
         let left = deadline.saturating_duration_since(Instant::now());
         std::thread::sleep(backoff.min(left));
@@ -892,20 +876,15 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             let r = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)).min(Duration::from_secs(5)))
                 .map_err(|e| HandshakeError::Broken(e.to_string()))
                 .and_then(|mut s| connect_handshake(&mut s, secret, &hello, deadline).map(|_| s));
-            let refused = |why| format!("pid {j} at {addr} refused the link from pid {me}: {why}");
-            match r {
+            let e = match r {
                 Ok(s) => break s,
-                Err(HandshakeError::Refused(why)) => return Err(Error::config(refused(why))),
-                Err(HandshakeError::Unauthenticated(why)) => return Err(Error::authentication(refused(why))),
-                Err(HandshakeError::Local(e)) => return Err(e),
-                Err(HandshakeError::Broken(e)) if Instant::now() >= deadline || tries > 50 => {
-                    return Err(Error::io(format!("pid {me} cannot link to pid {j} at {addr}: {e}")))
-                }
-                Err(HandshakeError::Broken(_)) => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(20));
-                }
+                Err(e) => e.retryable(|why| format!("pid {j} at {addr} refused the link from pid {me}: {why}"))?,
+            };
+            if Instant::now() >= deadline || tries > 50 {
+                return Err(Error::io(format!("pid {me} cannot link to pid {j} at {addr}: {e}")));
             }
+            tries += 1;
+            std::thread::sleep(Duration::from_millis(20));
         };
         links[j] = Some(s);
     }
@@ -929,8 +908,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             links[h.pid as usize] = Some(s);
         }
     }
-    let names = (0..n).map(|i| name(i as Pid, &threads, &addrs[i])).collect();
-    Ok(Joined { links, names, threads, token, hybrid, meta })
+    Ok(Joined { links, addrs, threads, token, hybrid, meta })
 }
 
 /// The listener of a process other than pid 0, for its links: on a port of

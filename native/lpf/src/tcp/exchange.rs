@@ -93,9 +93,8 @@ impl Transport<Mesh> for TcpStreams {
             });
             mesh.post(s, reply, &status, raw);
             let mut small: Vec<u8> = Vec::new();
-            for (p, len) in parts {
-                if len == 0 {
-                } else if len <= INLINE_MAX {
+            for (p, len) in parts.into_iter().filter(|&(_, len)| len > 0) {
+                if len <= INLINE_MAX {
                     // SAFETY: checked against the source registration by `serve_gets`.
                     small.extend_from_slice(unsafe { std::slice::from_raw_parts(p, len) });
                 } else {

@@ -29,14 +29,7 @@ use std::time::{Duration, Instant};
 /// it; the library never changes signal dispositions). Every byte the TCP engine sends
 /// goes through this or [`send_vectored`].
 pub(crate) fn send_bytes(s: &TcpStream, data: &[u8]) -> std::io::Result<usize> {
-    // SAFETY: `data` is a valid slice for the duration of the call; the descriptor
-    // belongs to `s`.
-    let r = unsafe { libc::send(s.as_raw_fd(), data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(r as usize)
-    }
+    send_vectored(s, &[IoSlice::new(data)])
 }
 
 /// `sendmsg(2)` of several buffers with `MSG_NOSIGNAL` (see [`send_bytes`]).
@@ -88,6 +81,28 @@ enum Out {
     Mem(*const u8, usize),
 }
 
+impl Out {
+    /// The bytes still to send.
+    fn rest(&self) -> &[u8] {
+        match *self {
+            Out::Owned(ref v, pos) => &v[pos..],
+            // SAFETY: a Mem entry points into user memory the current sync holds
+            // (registered and not touched by the user until the sync returns);
+            // `Mesh::detach` replaces all of them before it returns.
+            Out::Mem(p, n) => unsafe { std::slice::from_raw_parts(p, n) },
+        }
+    }
+    fn advance(&mut self, k: usize) {
+        match self {
+            Out::Owned(_, pos) => *pos += k,
+            Out::Mem(p, n) => {
+                *p = p.wrapping_add(k);
+                *n -= k;
+            }
+        }
+    }
+}
+
 pub(crate) struct Link {
     stream: TcpStream,
     /// "process 3 (10.0.0.3:40001)", for error messages.
@@ -104,6 +119,8 @@ pub(crate) struct Link {
 }
 
 const RX_CHUNK: usize = 64 * 1024;
+/// Why a link died whose peer closed it.
+const CLOSED: &str = "closed the connection (it died, was killed, or finalized)";
 const MAX_BODY: u64 = 1 << 34;
 
 impl Link {
@@ -143,6 +160,16 @@ impl Link {
             }
     }
 
+    /// Queues a frame (none on a dead link).
+    fn queue(&mut self, tag: Tag, body: &[u8], raw: u64) {
+        if self.dead.is_none() {
+            let mut v = Vec::with_capacity(HEADER_LEN + body.len());
+            tag.header(body.len(), raw).encode(&mut v);
+            v.extend_from_slice(body);
+            self.out.push_back(Out::Owned(v, 0));
+        }
+    }
+
     fn kill(&mut self, why: String) {
         if self.dead.is_none() {
             self.dead = Some(why);
@@ -151,46 +178,34 @@ impl Link {
         }
     }
 
+    /// What a send or receive on the socket gave: the bytes moved (0 when interrupted:
+    /// try again), or `None` when nothing more can be done now (the socket would block,
+    /// or the link died: `none` if it moved nothing, else `what` failed).
+    fn moved(&mut self, r: std::io::Result<usize>, none: &str, what: &str) -> Option<usize> {
+        match r {
+            Ok(0) => self.kill(none.into()),
+            Ok(k) => return Some(k),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Some(0),
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => self.kill(format!("{what} failed: {e}")),
+            Err(_) => {}
+        }
+        None
+    }
+
     /// Writes as much queued output as the socket takes.
     fn pump_tx(&mut self) {
         while !self.out.is_empty() && self.dead.is_none() {
-            let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(self.out.len().min(64));
-            for o in self.out.iter().take(64) {
-                slices.push(match *o {
-                    Out::Owned(ref v, pos) => IoSlice::new(&v[pos..]),
-                    // SAFETY: a Mem entry points into user memory the current sync
-                    // holds (registered and not touched by the user until the sync
-                    // returns); `Mesh::detach` replaces all of them before it returns.
-                    Out::Mem(p, n) => IoSlice::new(unsafe { std::slice::from_raw_parts(p, n) }),
-                });
-            }
-            match send_vectored(&self.stream, &slices) {
-                Ok(0) => return self.kill("the connection refused more data".into()),
-                Ok(mut k) => {
-                    while k > 0 {
-                        let front = self.out.front_mut().unwrap();
-                        let rest = match front {
-                            Out::Owned(v, pos) => v.len() - *pos,
-                            Out::Mem(_, n) => *n,
-                        };
-                        if k >= rest {
-                            k -= rest;
-                            self.out.pop_front();
-                        } else {
-                            match front {
-                                Out::Owned(_, pos) => *pos += k,
-                                Out::Mem(p, n) => {
-                                    *p = p.wrapping_add(k);
-                                    *n -= k;
-                                }
-                            }
-                            k = 0;
-                        }
-                    }
+            let slices: Vec<IoSlice<'_>> = self.out.iter().take(64).map(|o| IoSlice::new(o.rest())).collect();
+            let r = send_vectored(&self.stream, &slices);
+            let Some(mut k) = self.moved(r, "the connection refused more data", "sending") else { return };
+            while k > 0 {
+                let front = self.out.front_mut().unwrap();
+                let step = k.min(front.rest().len());
+                front.advance(step);
+                k -= step;
+                if front.rest().is_empty() {
+                    self.out.pop_front();
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.kill(format!("sending failed: {e}")),
             }
         }
     }
@@ -205,14 +220,13 @@ impl Link {
                     return;
                 }
                 if self.hi > self.lo {
-                    let seg = self.plan.front_mut().unwrap();
+                    let seg = self.plan[0];
                     let k = (self.hi - self.lo).min(seg.len()).min(self.raw_left as usize);
-                    if let Seg::To(p, _) = *seg {
+                    if let Seg::To(p, _) = seg {
                         // SAFETY: `p..p + k` lies in user memory the sync planned for
                         // these bytes (see `Out::Mem`); `buf` is ours.
                         unsafe { std::ptr::copy_nonoverlapping(self.buf[self.lo..].as_ptr(), p, k) };
                     }
-                    seg.advance(k);
                     self.lo += k;
                     self.consumed_raw(k);
                     continue;
@@ -236,29 +250,10 @@ impl Link {
                         }
                     }
                 }
-                match self.stream.read_vectored(&mut iov) {
-                    Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
-                    Ok(mut k) => {
-                        budget = budget.saturating_sub(k);
-                        let total = k;
-                        while k > 0 {
-                            let seg = self.plan.front_mut().unwrap();
-                            let step = k.min(seg.len());
-                            seg.advance(step);
-                            k -= step;
-                            if seg.len() == 0 {
-                                self.plan.pop_front();
-                            }
-                        }
-                        self.raw_left -= total as u64;
-                        if self.raw_left == 0 {
-                            self.plan.clear();
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return self.kill(format!("receiving failed: {e}")),
-                }
+                let r = self.stream.read_vectored(&mut iov);
+                let Some(k) = self.moved(r, CLOSED, "receiving") else { return };
+                budget = budget.saturating_sub(k);
+                self.consumed_raw(k);
                 continue;
             }
             // Frame mode.
@@ -308,24 +303,24 @@ impl Link {
                     self.buf.resize(to, 0);
                 }
             }
-            let hi = self.hi;
-            match self.stream.read(&mut self.buf[hi..]) {
-                Ok(0) => return self.kill("closed the connection (it died, was killed, or finalized)".into()),
-                Ok(k) => {
-                    self.hi += k;
-                    budget = budget.saturating_sub(k);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return self.kill(format!("receiving failed: {e}")),
-            }
+            let r = self.stream.read(&mut self.buf[self.hi..]);
+            let Some(k) = self.moved(r, CLOSED, "receiving") else { return };
+            self.hi += k;
+            budget = budget.saturating_sub(k);
         }
     }
 
-    fn consumed_raw(&mut self, k: usize) {
+    /// `k` raw bytes went along the plan (the plan holds no empty segment).
+    fn consumed_raw(&mut self, mut k: usize) {
         self.raw_left -= k as u64;
-        while self.plan.front().is_some_and(|s| s.len() == 0) {
-            self.plan.pop_front();
+        while k > 0 {
+            let seg = self.plan.front_mut().unwrap();
+            let step = k.min(seg.len());
+            seg.advance(step);
+            k -= step;
+            if seg.len() == 0 {
+                self.plan.pop_front();
+            }
         }
         if self.raw_left == 0 {
             self.plan.clear();
@@ -377,7 +372,6 @@ pub(crate) struct Mesh {
 unsafe impl Send for Mesh {}
 
 impl Mesh {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo, spin: Duration) -> Mesh {
         Mesh {
             layout: Layout::new(me, offsets, token, meta),
@@ -394,7 +388,6 @@ impl Mesh {
         self.layout.nprocs()
     }
 
-
     /// This process leaves `section`: peers are told (with `reason`), and whatever of it
     /// is still queued or arrives later is dropped.
     pub fn leave(&mut self, section: u32, reason: &str) {
@@ -405,13 +398,8 @@ impl Mesh {
             if link.paused() && sections.is_stale(link.raw_section) {
                 link.skip_raw();
             }
-            if link.dead.is_none() {
-                let mut v = Vec::with_capacity(HEADER_LEN + reason.len());
-                SyncId { section, step: 0 }.tag(Kind::Leave).header(reason.len(), 0).encode(&mut v);
-                v.extend_from_slice(reason.as_bytes());
-                link.out.push_back(Out::Owned(v, 0));
-                link.pump_tx();
-            }
+            link.queue(SyncId { section, step: 0 }.tag(Kind::Leave), reason.as_bytes(), 0);
+            link.pump_tx();
         }
         // Whatever could be read without waiting, so stale bytes do not pile up.
         self.pump_all_rx();
@@ -515,9 +503,7 @@ impl Mesh {
         let started = Instant::now();
         loop {
             for link in self.links.iter_mut().flatten() {
-                if !link.out.is_empty() {
-                    link.pump_tx();
-                }
+                link.pump_tx();
             }
             let sections = &self.sections;
             let stale = |s: u32| sections.is_stale(s);
@@ -582,7 +568,7 @@ impl Mesh {
                 if link.paused() {
                     // Nothing more will come before the raw bytes we wait for: the
                     // peer is gone.
-                    link.kill("closed the connection (it died, was killed, or finalized)".into());
+                    link.kill(CLOSED.into());
                 } else {
                     link.pump_rx(&stale, &mut self.scratch, &mut self.pools);
                 }
@@ -618,14 +604,7 @@ impl Channel for Mesh {
     }
     /// Queues a frame for process `to`.
     fn post(&mut self, to: usize, tag: Tag, body: &[u8], raw: u64) {
-        let link = self.links[to].as_mut().expect("no link to self");
-        if link.dead.is_some() {
-            return;
-        }
-        let mut v = Vec::with_capacity(HEADER_LEN + body.len());
-        tag.header(body.len(), raw).encode(&mut v);
-        v.extend_from_slice(body);
-        link.out.push_back(Out::Owned(v, 0));
+        self.links[to].as_mut().expect("no link to self").queue(tag, body, raw);
     }
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
@@ -655,12 +634,13 @@ mod tests {
         (Link::new(mine, "process 1 (test)".into()), peer)
     }
 
-    /// Reads until `k` more bytes arrived or a second passed.
-    fn pump_until(link: &mut Link, k: usize) {
+    /// Reads (sections `stale` dropped) while `more` says so, the link lives, and
+    /// `secs` seconds have not passed.
+    fn pump_while(link: &mut Link, stale: &dyn Fn(u32) -> bool, secs: u64, more: impl Fn(&Link) -> bool) {
         let mut scratch = vec![0u8; 1024];
         let t = Instant::now();
-        while link.hi - link.lo < k && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
+        while more(link) && link.dead.is_none() && t.elapsed() < Duration::from_secs(secs) {
+            link.pump_rx(stale, &mut scratch, &mut Pools::default());
         }
     }
 
@@ -671,7 +651,7 @@ mod tests {
         Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 1 << 30, raw: 0 }.encode(&mut v);
         v.extend_from_slice(&[7u8; 100]);
         peer.write_all(&v).unwrap();
-        pump_until(&mut link, v.len());
+        pump_while(&mut link, &|_| false, 1, |l| l.hi - l.lo < v.len());
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.hi - link.lo, v.len());
         // Before the fix the buffer was resized (and zeroed) to the announced 1 GiB.
@@ -684,11 +664,7 @@ mod tests {
         let mut v = Vec::new();
         Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: 0, raw: 1 << 50 }.encode(&mut v);
         peer.write_all(&v).unwrap();
-        let mut scratch = vec![0u8; 1024];
-        let t = Instant::now();
-        while link.raw_left == 0 && link.dead.is_none() && t.elapsed() < Duration::from_secs(1) {
-            link.pump_rx(&|_| true, &mut scratch, &mut Pools::default());
-        }
+        pump_while(&mut link, &|_| true, 1, |l| l.raw_left == 0);
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.raw_left, 1 << 50);
         // Before: 2^20 segments of 1 GiB (and 2^34 for 2^64 - 1 announced bytes).
@@ -703,11 +679,7 @@ mod tests {
         Header { kind: Kind::Meta, round: 0, section: 1, step: 1, body: body.len() as u64, raw: 0 }.encode(&mut v);
         v.extend_from_slice(&body);
         let writer = std::thread::spawn(move || peer.write_all(&v).map(|_| peer));
-        let mut scratch = vec![0u8; 1024];
-        let t = Instant::now();
-        while link.inbox.frames.is_empty() && link.dead.is_none() && t.elapsed() < Duration::from_secs(5) {
-            link.pump_rx(&|_| false, &mut scratch, &mut Pools::default());
-        }
+        pump_while(&mut link, &|_| false, 5, |l| l.inbox.frames.is_empty());
         let _peer = writer.join().unwrap().unwrap();
         assert!(link.dead.is_none(), "{:?}", link.dead);
         assert_eq!(link.inbox.frames.pop_front().expect("the frame arrived").body, body);

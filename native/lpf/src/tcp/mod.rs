@@ -241,14 +241,14 @@ impl Prepared {
         let joined = if cfg.nprocs == 1 {
             boot::Joined {
                 links: vec![None],
-                names: vec![format!("process 0")],
+                addrs: vec![String::new()],
                 threads: vec![cfg.threads],
                 token: boot::random_u64(),
                 hybrid: cfg.hybrid || cfg.threads > 1,
                 meta,
             }
         } else if cfg.pid == 0 {
-            boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.deadline, meta)?
+            boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.port, self.deadline, meta)?
         } else {
             boot::peer(&cfg, self.deadline)?
         };
@@ -260,19 +260,15 @@ impl Prepared {
                 .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
                 .ok_or_else(|| Error::config("TCP init: too many LPF processes in total"))?;
         }
-        let mut links = Vec::with_capacity(n);
-        for (i, s) in joined.links.into_iter().enumerate() {
-            links.push(match s {
-                None => None,
-                Some(s) => {
-                    boot::tune(&s);
-                    s.set_nonblocking(true).map_err(|e| Error::io(format!("socket: {e}")))?;
-                    let _ = s.set_read_timeout(None);
-                    let _ = s.set_write_timeout(None);
-                    Some(Link::new(s, joined.names[i].clone()))
-                }
-            });
-        }
+        let links = joined.links.into_iter().enumerate().map(|(i, s)| {
+            let Some(s) = s else { return Ok(None) };
+            boot::tune(&s);
+            s.set_nonblocking(true).map_err(|e| Error::io(format!("socket: {e}")))?;
+            let _ = s.set_read_timeout(None);
+            let _ = s.set_write_timeout(None);
+            Ok(Some(Link::new(s, boot::name(i as Pid, &joined.threads, &joined.addrs[i]))))
+        });
+        let links = links.collect::<Result<Vec<_>>>()?;
         let algo = MetaAlgo::from_byte(joined.meta).unwrap_or_else(|| MetaAlgo::for_nodes(n));
         let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo, cfg.spin.unwrap_or_default());
         Ok(TcpInit { mesh: Arc::new(Mutex::new(mesh)), port: self.port, pid: cfg.pid, hybrid: joined.hybrid })
