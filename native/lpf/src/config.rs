@@ -321,13 +321,13 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
     }
 
     fn switch(&self, name: &str) -> Result<bool> {
-        Ok(self.parsed(name, |s| match s {
-            "0" => Some(false),
-            "1" => Some(true),
-            _ => None,
-        })?
-        .unwrap_or(false))
+        Ok(self.parsed(name, |s| pick(s, &[("0", false), ("1", true)]))?.unwrap_or(false))
     }
+}
+
+/// The value `choices` pairs with `s`, if any.
+fn pick<T: Copy>(s: &str, choices: &[(&str, T)]) -> Option<T> {
+    choices.iter().find(|(name, _)| *name == s).map(|&(_, value)| value)
 }
 
 fn pid_count(n: &Pid) -> bool {
@@ -370,22 +370,14 @@ impl Config {
             tcp_spin: r.number("LPF_TCP_SPIN_US", |_: &u64| true)?.map_or(us(50), us),
             mpi_meta: r.parsed("LPF_MPI_META", meta)?,
             mpi_spin: r.number("LPF_MPI_SPIN_US", |_: &u64| true)?.map(us),
-            mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| match s.to_ascii_lowercase().as_str() {
-                "single" => Some(MpiThreadLevel::Single),
-                "serialized" => Some(MpiThreadLevel::Serialized),
-                _ => None,
+            mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| {
+                pick(&s.to_ascii_lowercase(), &[("single", MpiThreadLevel::Single), ("serialized", MpiThreadLevel::Serialized)])
             })?,
             mpi_prof: r.switch("LPF_MPI_PROF")?,
             ibv_device: r.get("LPF_IBV_DEVICE"),
             probe_dir: r.get("LPF_PROBE_DIR").map(PathBuf::from),
             debug: r.get("LPF_DEBUG").is_some_and(|v| v != "0"),
-            log_quiet: r
-                .parsed("LPF_LOG", |s| match s {
-                    "quiet" => Some(true),
-                    "stderr" => Some(false),
-                    _ => None,
-                })?
-                .unwrap_or(false),
+            log_quiet: r.parsed("LPF_LOG", |s| pick(s, &[("quiet", true), ("stderr", false)]))?.unwrap_or(false),
             testing: TestSwitches {
                 mpi_agree_errors: r.switch("LPF_MPI_AGREE_ERRORS")?,
                 mpi_body_chunk: r.number("LPF_MPI_BODY_CHUNK", |&n: &usize| n > 0)?,
