@@ -408,11 +408,6 @@ pub(crate) fn run_process_in(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Op
 }
 
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(non-string panic payload)".to_string()
-    }
+    let text = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+    text.unwrap_or_else(|| "(non-string panic payload)".to_string())
 }

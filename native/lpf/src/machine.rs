@@ -122,7 +122,7 @@ pub fn table_for(engine: &'static str) -> Arc<CostTable> {
     type Loaded = Vec<(&'static str, Arc<CostTable>)>;
     static TABLES: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let tables = TABLES.get_or_init(|| Mutex::new(Vec::new()));
-    let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
+    let mut tables = crate::relock(tables);
     if let Some((_, t)) = tables.iter().find(|(e, _)| *e == engine) {
         return t.clone();
     }

@@ -61,7 +61,7 @@ pub(crate) fn exec_whole_job(
              fewer processes"
         )));
     }
-    hook(if first { args } else { Args { input: &[], output: &mut [], symbols: args.symbols } })
+    hook(if first { args } else { Args::for_peer(args.symbols) })
 }
 
 /// A section on one LPF process per OS process over a network: the step counter,
