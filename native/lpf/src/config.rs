@@ -310,10 +310,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
 
     /// `name` parsed by `parse` (None when the value is invalid), None when unset.
     fn parsed<T>(&self, name: &str, parse: impl FnOnce(&str) -> Option<T>) -> Result<Option<T>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => parse(v.trim()).map(Some).ok_or_else(|| invalid(name, &v)),
-        }
+        self.get(name).map(|v| parse(v.trim()).ok_or_else(|| invalid(name, &v))).transpose()
     }
 
     fn number<T: std::str::FromStr>(&self, name: &str, ok: impl FnOnce(&T) -> bool) -> Result<Option<T>> {
