@@ -137,8 +137,7 @@ impl Engine for NetEngine {
     /// do, and on networks whose syncs do not agree on errors, a process must learn
     /// here that a peer failed: [`Network::finish`].
     fn finish(&mut self) -> Result<()> {
-        let r = self.net.finish();
-        r.map_err(|e| failed("the end of the section", self.pid, e, &mut self.failure))
+        self.net.finish().map_err(|e| failed("the end of the section", self.pid, e, &mut self.failure))
     }
 
     fn leave(&mut self) {
