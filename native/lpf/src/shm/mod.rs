@@ -28,9 +28,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
-/// Engine name for `LPF_ENGINE` and probe tables.
-pub(crate) const ENGINE_NAME: &str = crate::config::EngineKind::Shm.name();
-
 /// The state the threads of one section share.
 pub(crate) struct Shared {
     nprocs: Pid,
@@ -193,7 +190,7 @@ pub(crate) fn solo() -> Box<dyn Engine> {
 
 impl Engine for ShmEngine {
     fn name(&self) -> &'static str {
-        ENGINE_NAME
+        crate::config::EngineKind::Shm.name()
     }
     fn pid(&self) -> Pid {
         self.pid
