@@ -347,7 +347,6 @@ impl Config {
         })?;
         let ms = |n: u64| Duration::from_millis(n);
         let us = |n: u64| Duration::from_micros(n);
-        let meta = |s: &str| MetaAlgo::parse(s);
         Ok(Config {
             engine,
             hybrid_net,
@@ -362,10 +361,10 @@ impl Config {
             tcp_secret: r.get("LPF_TCP_SECRET").map(String::into_bytes),
             tcp_bind: r.parsed("LPF_TCP_BIND", |s| s.parse().ok())?,
             tcp_job: r.get("LPF_TCP_JOB").unwrap_or_default(),
-            tcp_meta: r.parsed("LPF_TCP_META", meta)?,
+            tcp_meta: r.parsed("LPF_TCP_META", MetaAlgo::parse)?,
             tcp_port_range: r.parsed("LPF_TCP_PORT_RANGE", |s| crate::tcp::parse_port_range(s).ok())?,
             tcp_spin: r.number("LPF_TCP_SPIN_US", |_: &u64| true)?.map_or(us(50), us),
-            mpi_meta: r.parsed("LPF_MPI_META", meta)?,
+            mpi_meta: r.parsed("LPF_MPI_META", MetaAlgo::parse)?,
             mpi_spin: r.number("LPF_MPI_SPIN_US", |_: &u64| true)?.map(us),
             mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| {
                 pick(&s.to_ascii_lowercase(), &[("single", MpiThreadLevel::Single), ("serialized", MpiThreadLevel::Serialized)])
@@ -389,12 +388,10 @@ impl Config {
 
     /// The configured engine, if this build has it (and the hybrid engine's network).
     pub fn engine_built(&self) -> Result<EngineKind> {
-        self.engine.require_built().map_err(|e| Error::config(format!("LPF_ENGINE={}: {}", self.engine, e.message())))?;
+        self.engine.require_built().map_err(|e| e.context(format_args!("LPF_ENGINE={}", self.engine)))?;
         if self.engine == EngineKind::Hybrid {
             let net = self.root_hybrid_net();
-            net.require_built().map_err(|e| {
-                Error::config(format!("LPF_ENGINE=hybrid over LPF_HYBRID_NET={net}: {}", e.message()))
-            })?;
+            net.require_built().map_err(|e| e.context(format_args!("LPF_ENGINE=hybrid over LPF_HYBRID_NET={net}")))?;
         }
         Ok(self.engine)
     }

@@ -323,11 +323,12 @@ where
     if failure.is_none() && handles.try_reserve_exact(n as usize - 1).is_err() {
         failure = Some(Error::out_of_memory(format!("{what}: cannot allocate the table of their threads")));
     }
+    let stack = thread_stack_size();
     for pid in 1..n {
         if failure.is_some() {
             break;
         }
-        let thread = std::thread::Builder::new().name(name(pid)).stack_size(thread_stack_size());
+        let thread = std::thread::Builder::new().name(name(pid)).stack_size(stack);
         match thread.spawn_scoped(scope, move || run(pid)) {
             Ok(h) => handles.push(h),
             Err(e) => failure = Some(cannot_start(pid, e)),
