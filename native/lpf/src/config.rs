@@ -310,10 +310,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
 
     /// `name` parsed by `parse` (None when the value is invalid), None when unset.
     fn parsed<T>(&self, name: &str, parse: impl FnOnce(&str) -> Option<T>) -> Result<Option<T>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => parse(v.trim()).map(Some).ok_or_else(|| invalid(name, &v)),
-        }
+        self.get(name).map(|v| parse(v.trim()).ok_or_else(|| invalid(name, &v))).transpose()
     }
 
     fn number<T: std::str::FromStr>(&self, name: &str, ok: impl FnOnce(&T) -> bool) -> Result<Option<T>> {
@@ -321,13 +318,13 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
     }
 
     fn switch(&self, name: &str) -> Result<bool> {
-        Ok(self.parsed(name, |s| match s {
-            "0" => Some(false),
-            "1" => Some(true),
-            _ => None,
-        })?
-        .unwrap_or(false))
+        Ok(self.parsed(name, |s| pick(s, &[("0", false), ("1", true)]))?.unwrap_or(false))
     }
+}
+
+/// The value `choices` pairs with `s`, if any.
+fn pick<T: Copy>(s: &str, choices: &[(&str, T)]) -> Option<T> {
+    choices.iter().find(|(name, _)| *name == s).map(|&(_, value)| value)
 }
 
 fn pid_count(n: &Pid) -> bool {
@@ -350,7 +347,6 @@ impl Config {
         })?;
         let ms = |n: u64| Duration::from_millis(n);
         let us = |n: u64| Duration::from_micros(n);
-        let meta = |s: &str| MetaAlgo::parse(s);
         Ok(Config {
             engine,
             hybrid_net,
@@ -365,27 +361,19 @@ impl Config {
             tcp_secret: r.get("LPF_TCP_SECRET").map(String::into_bytes),
             tcp_bind: r.parsed("LPF_TCP_BIND", |s| s.parse().ok())?,
             tcp_job: r.get("LPF_TCP_JOB").unwrap_or_default(),
-            tcp_meta: r.parsed("LPF_TCP_META", meta)?,
+            tcp_meta: r.parsed("LPF_TCP_META", MetaAlgo::parse)?,
             tcp_port_range: r.parsed("LPF_TCP_PORT_RANGE", |s| crate::tcp::parse_port_range(s).ok())?,
             tcp_spin: r.number("LPF_TCP_SPIN_US", |_: &u64| true)?.map_or(us(50), us),
-            mpi_meta: r.parsed("LPF_MPI_META", meta)?,
+            mpi_meta: r.parsed("LPF_MPI_META", MetaAlgo::parse)?,
             mpi_spin: r.number("LPF_MPI_SPIN_US", |_: &u64| true)?.map(us),
-            mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| match s.to_ascii_lowercase().as_str() {
-                "single" => Some(MpiThreadLevel::Single),
-                "serialized" => Some(MpiThreadLevel::Serialized),
-                _ => None,
+            mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| {
+                pick(&s.to_ascii_lowercase(), &[("single", MpiThreadLevel::Single), ("serialized", MpiThreadLevel::Serialized)])
             })?,
             mpi_prof: r.switch("LPF_MPI_PROF")?,
             ibv_device: r.get("LPF_IBV_DEVICE"),
             probe_dir: r.get("LPF_PROBE_DIR").map(PathBuf::from),
             debug: r.get("LPF_DEBUG").is_some_and(|v| v != "0"),
-            log_quiet: r
-                .parsed("LPF_LOG", |s| match s {
-                    "quiet" => Some(true),
-                    "stderr" => Some(false),
-                    _ => None,
-                })?
-                .unwrap_or(false),
+            log_quiet: r.parsed("LPF_LOG", |s| pick(s, &[("quiet", true), ("stderr", false)]))?.unwrap_or(false),
             testing: TestSwitches {
                 mpi_agree_errors: r.switch("LPF_MPI_AGREE_ERRORS")?,
                 mpi_body_chunk: r.number("LPF_MPI_BODY_CHUNK", |&n: &usize| n > 0)?,
@@ -400,12 +388,10 @@ impl Config {
 
     /// The configured engine, if this build has it (and the hybrid engine's network).
     pub fn engine_built(&self) -> Result<EngineKind> {
-        self.engine.require_built().map_err(|e| Error::config(format!("LPF_ENGINE={}: {}", self.engine, e.message())))?;
+        self.engine.require_built().map_err(|e| e.context(format_args!("LPF_ENGINE={}", self.engine)))?;
         if self.engine == EngineKind::Hybrid {
             let net = self.root_hybrid_net();
-            net.require_built().map_err(|e| {
-                Error::config(format!("LPF_ENGINE=hybrid over LPF_HYBRID_NET={net}: {}", e.message()))
-            })?;
+            net.require_built().map_err(|e| e.context(format_args!("LPF_ENGINE=hybrid over LPF_HYBRID_NET={net}")))?;
         }
         Ok(self.engine)
     }

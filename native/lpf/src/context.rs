@@ -322,36 +322,29 @@ impl Context {
         let nprocs = self.nprocs();
         self.queue.group_by_peer(nprocs);
         let result = (|| {
+            let register = self.register.borrow();
             if let Some(c) = &mut self.checks {
                 c.sync_attr(attr)?;
-                c.at_sync(&mut *self.engine, &self.register.borrow(), &self.queue)?;
+                c.at_sync(&mut *self.engine, &register, &self.queue)?;
             }
-            if let Some(slot) = self.register.borrow().released_while_queued() {
+            if let Some(slot) = register.released_while_queued() {
                 return Err(Error::misuse("lpf_sync", format!(
                     "sync: the memory of {slot} was released (its Registered dropped) while a put or get queued in this superstep names it"
                 )));
             }
             // Global slots registered in this superstep: learn every process's sizes.
-            let mut all_sizes = Vec::new();
-            let mine = self.register.borrow().pending_sizes();
+            let mine = register.pending_sizes();
+            let mut all_sizes = vec![0u64; mine.len() * nprocs as usize];
             if !mine.is_empty() {
-                all_sizes = vec![0u64; mine.len() * nprocs as usize];
-                let register = self.register.borrow();
                 self.engine.activate(&register, &mine, &mut all_sizes)?;
             }
-            let register = self.register.borrow();
-            let step = Superstep { register: &register, queue: &self.queue };
-            self.engine.sync(&step, attr)?;
+            self.engine.sync(&Superstep { register: &register, queue: &self.queue }, attr)?;
             Ok(all_sizes)
         })();
-        match result {
-            Ok(all_sizes) => {
-                self.register.borrow_mut().on_sync(&all_sizes);
-                self.queue.on_sync();
-                Ok(())
-            }
-            Err(e) => Err(self.fail(e)),
-        }
+        let all_sizes = result.map_err(|e| self.fail(e))?;
+        self.register.borrow_mut().on_sync(&all_sizes);
+        self.queue.on_sync();
+        Ok(())
     }
 
     /// `lpf_probe`: p (the processors of the whole runtime, not of this section: the
@@ -408,11 +401,6 @@ pub(crate) fn run_process_in(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Op
 }
 
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(non-string panic payload)".to_string()
-    }
+    let text = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+    text.unwrap_or_else(|| "(non-string panic payload)".to_string())
 }

@@ -82,10 +82,7 @@ impl Root {
 
     /// The processors available to `exec`.
     pub fn max_procs(&self) -> Result<Pid> {
-        match self.max_procs {
-            Some(n) => Ok(n),
-            None => shm::max_procs_from_env(),
-        }
+        self.max_procs.map_or_else(shm::max_procs_from_env, Ok)
     }
 
     /// `lpf_exec(LPF_ROOT, p, spmd, args)`: runs `spmd` on `min(p, max_procs)` processes;

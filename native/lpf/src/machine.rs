@@ -75,19 +75,11 @@ impl CostTable {
     /// measured row of the nearest process count not below `nprocs` (else the largest),
     /// interpolated log-linearly between the two nearest message sizes.
     pub fn lookup(&self, nprocs: Pid, min_msg_size: usize) -> (f64, f64) {
-        if self.points.is_empty() {
-            return (FALLBACK_G, FALLBACK_L);
-        }
-        let row_p = self
-            .points
-            .iter()
-            .map(|c| c.nprocs)
-            .find(|&q| q >= nprocs)
-            .unwrap_or(self.points[self.points.len() - 1].nprocs);
+        let Some(largest) = self.points.last() else { return (FALLBACK_G, FALLBACK_L) };
+        let row_p = self.points.iter().map(|c| c.nprocs).find(|&q| q >= nprocs).unwrap_or(largest.nprocs);
         let row: Vec<&CostPoint> = self.points.iter().filter(|c| c.nprocs == row_p).collect();
         let size = min_msg_size.max(1) as f64;
-        let first = row[0];
-        let last = row[row.len() - 1];
+        let (first, last) = (row[0], row[row.len() - 1]);
         if size <= first.msg_size.max(1) as f64 {
             return (first.g, first.l);
         }
@@ -122,7 +114,7 @@ pub fn table_for(engine: &'static str) -> Arc<CostTable> {
     type Loaded = Vec<(&'static str, Arc<CostTable>)>;
     static TABLES: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let tables = TABLES.get_or_init(|| Mutex::new(Vec::new()));
-    let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
+    let mut tables = crate::relock(tables);
     if let Some((_, t)) = tables.iter().find(|(e, _)| *e == engine) {
         return t.clone();
     }

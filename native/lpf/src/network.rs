@@ -61,7 +61,7 @@ pub(crate) fn exec_whole_job(
              fewer processes"
         )));
     }
-    hook(if first { args } else { Args { input: &[], output: &mut [], symbols: args.symbols } })
+    hook(if first { args } else { Args::for_peer(args.symbols) })
 }
 
 /// A section on one LPF process per OS process over a network: the step counter,
@@ -137,8 +137,7 @@ impl Engine for NetEngine {
     /// do, and on networks whose syncs do not agree on errors, a process must learn
     /// here that a peer failed: [`Network::finish`].
     fn finish(&mut self) -> Result<()> {
-        let r = self.net.finish();
-        r.map_err(|e| failed("the end of the section", self.pid, e, &mut self.failure))
+        self.net.finish().map_err(|e| failed("the end of the section", self.pid, e, &mut self.failure))
     }
 
     fn leave(&mut self) {

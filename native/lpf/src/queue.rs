@@ -5,6 +5,7 @@
 //! destination reads its own group) and the network engines (one stream per peer) need.
 
 use crate::error::{Error, Result};
+use crate::register::reserve_total;
 use crate::types::{Memslot, Pid};
 
 /// One put or get, its local side already resolved to a pointer.
@@ -61,10 +62,8 @@ unsafe impl Send for MessageQueue {}
 impl MessageQueue {
     /// `resize_message_queue`: reserves memory now, takes effect at the next sync.
     pub fn request_capacity(&mut self, max_msgs: usize) -> Result<()> {
-        let oom = || Error::out_of_memory(format!("cannot reserve a message queue of {max_msgs} messages"));
-        let more = max_msgs.saturating_sub(self.requests.len());
-        self.requests.try_reserve(more).map_err(|_| oom())?;
-        self.by_peer.try_reserve(max_msgs.saturating_sub(self.by_peer.len())).map_err(|_| oom())?;
+        let oom = |_| Error::out_of_memory(format!("cannot reserve a message queue of {max_msgs} messages"));
+        reserve_total(&mut self.requests, max_msgs).and_then(|()| reserve_total(&mut self.by_peer, max_msgs)).map_err(oom)?;
         self.requested = Some(max_msgs);
         Ok(())
     }

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::types::{Memslot, Pid};
+use std::collections::TryReserveError;
 
 /// The error of a sync in which process `a` registered `n` global slots and process `b`
 /// registered `m`, another number.
@@ -66,11 +67,15 @@ struct SlotTable {
     free: Vec<u32>,
 }
 
+/// Room in `v` for `total` elements in all (what a resize reserves now).
+pub(crate) fn reserve_total<T>(v: &mut Vec<T>, total: usize) -> std::result::Result<(), TryReserveError> {
+    v.try_reserve(total.saturating_sub(v.len()))
+}
+
 impl SlotTable {
-    fn reserve(&mut self, total: usize) -> std::result::Result<(), ()> {
-        let more = total.saturating_sub(self.entries.len());
-        self.entries.try_reserve(more).map_err(|_| ())?;
-        self.free.try_reserve(total.saturating_sub(self.free.len())).map_err(|_| ())
+    fn reserve(&mut self, total: usize) -> std::result::Result<(), TryReserveError> {
+        reserve_total(&mut self.entries, total)?;
+        reserve_total(&mut self.free, total)
     }
 
     fn insert(&mut self, ptr: *mut u8, size: usize, state: State) -> (u32, u32) {
@@ -136,17 +141,14 @@ impl Register {
 
     /// `resize_memory_register`: reserves memory now, takes effect at the next sync.
     pub fn request_capacity(&mut self, max_regs: usize) -> Result<()> {
-        let oom = || {
-            Error::out_of_memory(format!("cannot reserve a memory register of {max_regs} slots"))
-        };
-        if max_regs > MAX_SLOTS {
-            return Err(oom());
-        }
-        self.global.reserve(max_regs).map_err(|_| oom())?;
-        self.local.reserve(max_regs).map_err(|_| oom())?;
-        self.pending.try_reserve(max_regs.saturating_sub(self.pending.len())).map_err(|_| oom())?;
-        let sizes = max_regs.checked_mul(self.nprocs).ok_or_else(oom)?;
-        self.remote_sizes.try_reserve(sizes.saturating_sub(self.remote_sizes.len())).map_err(|_| oom())?;
+        let oom = || Error::out_of_memory(format!("cannot reserve a memory register of {max_regs} slots"));
+        let sizes = max_regs.checked_mul(self.nprocs).filter(|_| max_regs <= MAX_SLOTS).ok_or_else(oom)?;
+        self.global
+            .reserve(max_regs)
+            .and_then(|()| self.local.reserve(max_regs))
+            .and_then(|()| reserve_total(&mut self.pending, max_regs))
+            .and_then(|()| reserve_total(&mut self.remote_sizes, sizes))
+            .map_err(|_| oom())?;
         self.requested = Some(max_regs);
         Ok(())
     }

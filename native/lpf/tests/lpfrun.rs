@@ -6,12 +6,32 @@ use lpf::{Args, Context, Root, MSG_DEFAULT, SYNC_DEFAULT};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn lpfrun(args: &[&str], child_env: &[(&str, &str)]) -> std::process::Output {
-    let exe = std::env::current_exe().unwrap();
+/// `lpfrun args` running the test `child` of this binary, with `child_env`.
+fn lpfrun_child(args: &[&str], child_env: &[(&str, &str)]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
-    c.args(args).arg(exe).args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+    c.args(args).arg(std::env::current_exe().unwrap()).args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
     c.envs(child_env.iter().copied());
-    c.output().unwrap()
+    c
+}
+
+fn lpfrun(args: &[&str], child_env: &[(&str, &str)]) -> std::process::Output {
+    lpfrun_child(args, child_env).output().unwrap()
+}
+
+/// `cmd` with the soft and hard limit of `resource` set to `value` in its process.
+fn with_rlimit(mut cmd: Command, resource: libc::__rlimit_resource_t, value: libc::rlim_t) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit in the forked child before exec; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
+            if libc::setrlimit(resource, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
 }
 
 #[test]
@@ -125,21 +145,8 @@ fn output_within(mut cmd: Command, limit: Duration) -> (std::process::Output, Du
 /// Rust runtime aborted a thread started in the last megabytes).
 #[test]
 fn hybrid_thread_creation_failure_ends_in_an_error() {
-    use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
-    c.args(["-n", "2", "--threads", "5000"]).arg(exe).args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
-    c.env("LPF_TEST_WANT", "10000");
-    // SAFETY: setrlimit in the forked child before exec; it allocates nothing.
-    unsafe {
-        c.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: 4_000_000 * 1024, rlim_max: 4_000_000 * 1024 };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let c = lpfrun_child(&["-n", "2", "--threads", "5000"], &[("LPF_TEST_WANT", "10000")]);
+    let c = with_rlimit(c, libc::RLIMIT_AS, 4_000_000 * 1024);
     let (out, took) = output_within(c, Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{}\n{err}", out.status);
@@ -218,8 +225,7 @@ fn report_secret_and_command_lines(path: &str) {
     let parent = std::os::unix::process::parent_id();
     let cmdline = |pid: u32| std::fs::read(format!("/proc/{pid}/cmdline")).map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default();
     let mut lines = vec![secret, job, cmdline(parent)];
-    let children = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).unwrap_or_default();
-    lines.extend(children.split_whitespace().map(|c| cmdline(c.parse().unwrap())));
+    lines.extend(children_of(parent).into_iter().map(cmdline));
     std::fs::write(path, lines.join("\n")).unwrap();
 }
 
@@ -320,16 +326,8 @@ fn alive(pid: u32) -> bool {
 /// signal). Before, the children (sleeping 60 s) all stayed.
 #[test]
 fn children_end_with_lpfrun() {
-    let exe = std::env::current_exe().unwrap();
     for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGKILL] {
-        let mut run = Command::new(env!("CARGO_BIN_EXE_lpfrun"))
-            .args(["-n", "2"])
-            .arg(&exe)
-            .args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"])
-            .env("LPF_TEST_SLEEP", "1")
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut run = lpfrun_child(&["-n", "2"], &[("LPF_TEST_SLEEP", "1")]).stdout(Stdio::null()).spawn().unwrap();
         let start = Instant::now();
         let mut kids = Vec::new();
         while kids.len() < 2 && start.elapsed() < Duration::from_secs(10) {
@@ -363,13 +361,8 @@ fn children_end_with_lpfrun() {
 #[test]
 fn the_process_that_died_is_the_one_reported() {
     for _ in 0..3 {
-        let (out, _) = {
-            let exe = std::env::current_exe().unwrap();
-            let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
-            c.args(["-n", "3"]).arg(exe).args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
-            c.envs([("LPF_TEST_WANT", "3"), ("LPF_TEST_KILL_SELF", "2"), ("LPF_LOG", "quiet")]);
-            output_within(c, Duration::from_secs(30))
-        };
+        let c = lpfrun_child(&["-n", "3"], &[("LPF_TEST_WANT", "3"), ("LPF_TEST_KILL_SELF", "2"), ("LPF_LOG", "quiet")]);
+        let (out, _) = output_within(c, Duration::from_secs(30));
         let err = String::from_utf8_lossy(&out.stderr);
         // (Where lines of lpfrun start: a child's output may precede them on a line.)
         let report: Vec<&str> = err.match_indices("lpfrun: ").map(|(i, _)| err[i..].lines().next().unwrap()).collect();
@@ -386,20 +379,9 @@ fn the_process_that_died_is_the_one_reported() {
 /// fork failed part-way), and `-n 100000` forked until the kernel ran out of pids.
 #[test]
 fn jobs_beyond_the_limits_are_refused_before_anything_starts() {
-    use std::os::unix::process::CommandExt;
     let mut c = Command::new(env!("CARGO_BIN_EXE_lpfrun"));
     c.args(["-n", "100", "sleep", "5"]);
-    // SAFETY: setrlimit in the forked child before exec; it allocates nothing.
-    unsafe {
-        c.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: 64, rlim_max: 64 };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let (out, took) = output_within(c, Duration::from_secs(20));
+    let (out, took) = output_within(with_rlimit(c, libc::RLIMIT_NOFILE, 64), Duration::from_secs(20));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("lpfrun: cannot run 100 processes") && err.contains("(ulimit -Hn) is 64"), "{err}");

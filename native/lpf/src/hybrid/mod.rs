@@ -21,7 +21,7 @@ use crate::register::Register;
 use crate::shm::barrier::Barrier;
 use crate::types::{Args, Pid, SyncAttr};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::*};
 use std::sync::{Arc, Mutex};
 
 /// Engine name for `LPF_ENGINE` and probe tables.
@@ -35,15 +35,10 @@ struct Group {
     /// The global pids of each OS process (its threads share memory).
     nodes: Vec<std::ops::Range<Pid>>,
     barrier: Barrier,
-    /// Each thread's superstep, valid between the two barriers of a sync.
-    published: Box<[CachePadded<AtomicPtr<Superstep<'static>>>]>,
-    /// The collective operation each thread is in (see [`Op`]), so that threads in
-    /// different operations fail instead of misreading each other.
-    ops: Box<[CachePadded<AtomicU64>]>,
-    /// Each thread's values for an allgather (and its register at an activation
-    /// point: valid between the two barriers), and the gathered result.
-    gather_in: Box<[Mutex<Vec<u64>>]>,
-    registers: Box<[CachePadded<AtomicPtr<Register>>]>,
+    /// The collective operation each thread is in, with what it brings to it (see
+    /// [`Op`]): valid between the two barriers of the operation.
+    published: Box<[CachePadded<AtomicPtr<Op<'static>>>]>,
+    /// The result of an allgather.
     gather_out: Mutex<Vec<u64>>,
     /// The outcome of the current operation, written by thread 0 between the barriers.
     outcome: Mutex<Result<()>>,
@@ -53,30 +48,24 @@ struct Group {
     failure: Mutex<String>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Sync,
-    Allgather(usize),
+/// A collective operation of the group's threads, tagged so that threads in different
+/// operations fail instead of misreading each other.
+enum Op<'a> {
+    Sync(&'a Superstep<'a>),
+    /// The thread's values, and its register at an activation point.
+    Allgather(&'a [u64], Option<&'a Register>),
     Rehook,
     /// The end of the section (only on networks that need [`Network::finish`]).
     Finish,
 }
 
-impl Op {
-    fn code(self) -> u64 {
+impl Op<'_> {
+    fn name(&self) -> &'static str {
         match self {
-            Op::Sync => 1,
-            Op::Rehook => 2,
-            Op::Allgather(n) => 3 | ((n as u64) << 2),
-            Op::Finish => 4,
-        }
-    }
-    fn name(code: u64) -> &'static str {
-        match code & 3 {
-            1 => "sync",
-            2 => "rehook",
-            0 => "the end of the section (returned from its SPMD function)",
-            _ => "the allgather of a sync that registers global slots (register_global)",
+            Op::Sync(_) => "sync",
+            Op::Rehook => "rehook",
+            Op::Finish => "the end of the section (returned from its SPMD function)",
+            Op::Allgather(..) => "the allgather of a sync that registers global slots (register_global)",
         }
     }
 }
@@ -95,9 +84,6 @@ impl Group {
             nodes,
             barrier: Barrier::new(k),
             published: (0..k).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
-            ops: (0..k).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
-            gather_in: (0..k).map(|_| Mutex::new(Vec::new())).collect(),
-            registers: (0..k).map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut()))).collect(),
             gather_out: Mutex::new(Vec::new()),
             outcome: Mutex::new(Ok(())),
             next: Mutex::new(None),
@@ -110,33 +96,46 @@ impl Group {
         self.published.len()
     }
 
+    /// The operation thread `t` published.
+    ///
+    /// # Safety
+    /// Only between the two barriers of a collective operation, when every thread is
+    /// blocked in it, its [`Op`] (and what that borrows) live and unchanged.
+    unsafe fn op(&self, t: usize) -> &Op<'_> {
+        unsafe { &*self.published[t].load(Acquire) }
+    }
+
     /// Thread 0's check that every thread of the group is in the same operation.
-    fn agree(&self) -> Result<()> {
-        let first = self.ops[0].load(Acquire);
+    ///
+    /// # Safety
+    /// As for [`Group::op`].
+    unsafe fn agree(&self) -> Result<()> {
+        let first = unsafe { self.op(0) };
         for t in 1..self.k() {
-            let op = self.ops[t].load(Acquire);
-            if op == first {
-                continue;
-            }
+            let op = unsafe { self.op(t) };
             let (a, b) = (self.base, self.base + t as Pid);
-            let finish = Op::Finish.code();
-            if op == finish || first == finish {
-                let (gone, other, what) = if op == finish { (b, a, first) } else { (a, b, op) };
-                return Err(Error::peer_left(Some(gone), format!(
-                    "process {gone} has left the section (returned from its SPMD function) while process {other} is in \
-                     {} (sync and rehook are collective: every process calls them the same number of times)",
-                    Op::name(what)
-                )));
+            match (first, op) {
+                (Op::Allgather(x, _), Op::Allgather(y, _)) if x.len() != y.len() => {
+                    return Err(crate::register::unequal_global_registrations(a, x.len(), b, y.len()));
+                }
+                _ if std::mem::discriminant(first) == std::mem::discriminant(op) => {}
+                (Op::Finish, _) | (_, Op::Finish) => {
+                    let (gone, other, what) = if let Op::Finish = op { (b, a, first) } else { (a, b, op) };
+                    return Err(Error::peer_left(Some(gone), format!(
+                        "process {gone} has left the section (returned from its SPMD function) while process {other} is in \
+                         {} (sync and rehook are collective: every process calls them the same number of times)",
+                        what.name()
+                    )));
+                }
+                _ => {
+                    return Err(Error::out_of_step(format!(
+                        "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync \
+                         and rehook are collective: every process calls them in the same order)",
+                        first.name(),
+                        op.name()
+                    )))
+                }
             }
-            if op & 3 == 3 && first & 3 == 3 {
-                return Err(crate::register::unequal_global_registrations(a, (first >> 2) as usize, b, (op >> 2) as usize));
-            }
-            return Err(Error::out_of_step(format!(
-                "processes {a} and {b} are out of step: one is in {} and the other in {} (register_global, sync and \
-                 rehook are collective: every process calls them in the same order)",
-                Op::name(first),
-                Op::name(op)
-            )));
         }
         Ok(())
     }
@@ -150,16 +149,18 @@ struct HybridEngine {
 }
 
 impl HybridEngine {
-    /// One collective operation of the group: every thread arrives, thread 0 checks that
-    /// all are in the same operation and runs `network` for the group, the second
-    /// barrier releases everyone with its outcome.
-    fn collective(&mut self, op: Op, network: impl FnOnce(&Group, u64) -> Result<()>) -> Result<()> {
+    /// One collective operation of the group: every thread publishes `op` and arrives,
+    /// thread 0 checks that all are in the same operation and runs `network` for the
+    /// group (which may read every thread's op: [`Group::op`]), the second barrier
+    /// releases everyone with its outcome.
+    fn collective(&mut self, op: Op<'_>, network: impl FnOnce(&Group, u64) -> Result<()>) -> Result<()> {
         let g = self.group.clone();
-        g.ops[self.t as usize].store(op.code(), Release);
+        g.published[self.t as usize].store(&op as *const Op as *mut Op<'static>, Release);
         g.barrier.wait_for_peers(self.pid())?;
         self.step += 1;
         if self.t == 0 {
-            let r = g.agree().and_then(|_| network(&g, self.step));
+            // SAFETY: between the two barriers, every thread of the group is blocked here.
+            let r = unsafe { g.agree() }.and_then(|_| network(&g, self.step));
             *relock(&g.outcome) = r;
         }
         g.barrier.wait_for_peers(self.pid())?;
@@ -191,12 +192,16 @@ impl Engine for HybridEngine {
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
-        self.group.published[self.t as usize].store(step as *const Superstep as *mut Superstep<'static>, Release);
-        self.collective(Op::Sync, |g, n| {
+        self.collective(Op::Sync(step), |g, n| {
             // SAFETY: between the two barriers every thread of the group is blocked in
             // its sync (`agree` checked it is a sync), holding its superstep (register
             // and queue) unchanged and alive.
-            let steps: Vec<&Superstep<'_>> = (0..g.k()).map(|i| unsafe { &*g.published[i].load(Acquire) }).collect();
+            let steps: Vec<&Superstep<'_>> = (0..g.k())
+                .map(|t| match unsafe { g.op(t) } {
+                    Op::Sync(step) => *step,
+                    _ => unreachable!("agree checked that all are in a sync"),
+                })
+                .collect();
             relock(&g.net).sync(n, &steps)
         })
     }
@@ -240,22 +245,20 @@ impl HybridEngine {
     /// (`register` None) or at the activation point (every thread's register).
     fn gather(&mut self, register: Option<&Register>, mine: &[u64], all: &mut [u64]) -> Result<()> {
         let len = mine.len();
-        *relock(&self.group.gather_in[self.t as usize]) = mine.to_vec();
-        let reg = register.map_or(std::ptr::null_mut(), |r| r as *const Register as *mut Register);
-        self.group.registers[self.t as usize].store(reg, Release);
-        self.collective(Op::Allgather(len), |g, n| {
+        self.collective(Op::Allgather(mine, register), |g, n| {
             let mut values = Vec::with_capacity(len * g.k());
+            let mut registers = Vec::with_capacity(g.k());
             for t in 0..g.k() {
-                values.extend_from_slice(&relock(&g.gather_in[t]));
+                // SAFETY: between the two barriers every thread of the group is blocked
+                // in this allgather (`agree` checked they are all in it), holding its
+                // values and register unchanged and alive.
+                let Op::Allgather(theirs, register) = (unsafe { g.op(t) }) else { unreachable!("agree checked it") };
+                values.extend_from_slice(theirs);
+                registers.extend(*register);
             }
             let mut out = vec![0u64; len * g.nprocs as usize];
-            let regs: Vec<*mut Register> = g.registers.iter().map(|r| r.load(Acquire)).collect();
             let mut net = relock(&g.net);
-            if regs.iter().all(|r| !r.is_null()) {
-                // SAFETY: between the two barriers every thread of the group is blocked
-                // in this activation (`agree` checked they are all in it), holding its
-                // register unchanged and alive.
-                let registers: Vec<&Register> = regs.iter().map(|&r| unsafe { &*r }).collect();
+            if registers.len() == g.k() {
                 net.activate(n, &registers, &values, len, &mut out)?;
             } else {
                 net.allgather(n, &values, len, &mut out)?;
@@ -273,46 +276,22 @@ impl HybridEngine {
 /// threads (with no input or output).
 pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let group = Group::new(net);
-    let k = group.k() as Pid;
+    let (k, base) = (group.k() as Pid, group.base);
+    let run = |t: Pid, args: Args<'_>| run_process(Box::new(HybridEngine { group: group.clone(), t, step: 0 }), 1, spmd, args);
     let symbols = args.symbols;
-    let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(k as usize - 1);
-        // Why a thread could not be started: kept here, not handed to another new
-        // thread (which could not be started either: `scope.spawn` panics then).
-        let room = crate::shm::check_room_for_threads(k as usize - 1, format_args!("{k} threads per process"));
-        let mut not_started: Option<Error> = None;
-        if let Err(e) = room {
-            for _ in 1..k {
-                group.barrier.depart();
-            }
-            not_started = Some(e);
-        }
-        for t in (1..k).take_while(|_| not_started.is_none()) {
-            let engine = HybridEngine { group: group.clone(), t, step: 0 };
-            let spawned = std::thread::Builder::new()
-                .name(format!("lpf-hybrid-{}", group.base + t))
-                .spawn_scoped(scope, move || run_process(Box::new(engine), 1, spmd, Args::for_peer(symbols)));
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    // The threads that will never exist have left.
-                    for _ in t..k {
-                        group.barrier.depart();
-                    }
-                    not_started = Some(Error::exhausted(format!(
-                        "cannot start process {} (thread {t} of the {k} of this OS process): {e}",
-                        group.base + t
-                    )));
-                    break;
-                }
-            }
-        }
-        let mine = run_process(Box::new(HybridEngine { group: group.clone(), t: 0, step: 0 }), 1, spmd, args);
+    let cannot_start = |t: Pid, e: std::io::Error| {
+        Error::exhausted(format!("cannot start process {} (thread {t} of the {k} of this OS process): {e}", base + t))
+    };
+    std::thread::scope(|scope| {
+        // Why a thread could not be started is kept here, not handed to another new
+        // thread (which could not be started either: `scope.spawn` panics then); the
+        // threads that will never exist have left.
+        let name = |t: Pid| format!("lpf-hybrid-{}", base + t);
+        let others = |t: Pid| run(t, Args::for_peer(symbols));
+        let what = format_args!("{k} threads per process");
+        let (threads, not_started) = crate::shm::start_processes(scope, k, &group.barrier, what, name, cannot_start, others);
+        let mine = run(0, args);
         // The cause first: the others only saw a sibling missing.
-        let mut all: Vec<Result<()>> = not_started.map(Err).into_iter().collect();
-        all.push(mine);
-        all.extend(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked")))));
-        all
-    });
-    results.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
+        crate::shm::first_error(not_started.map(Err).into_iter().chain([mine]), threads)
+    })
 }

@@ -130,7 +130,7 @@ impl Barrier {
 
     fn wake_sleepers(&self) {
         if self.sleepers.load(SeqCst) > 0 {
-            let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let _guard = crate::relock(&self.lock);
             self.wake.notify_all();
         }
     }
@@ -152,7 +152,7 @@ impl Barrier {
             }
             std::thread::yield_now();
         }
-        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::relock(&self.lock);
         self.sleepers.fetch_add(1, SeqCst);
         let o = loop {
             if let Some(o) = done(self.state.load(SeqCst)) {

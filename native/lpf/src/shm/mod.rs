@@ -18,16 +18,15 @@ use crate::context::{run_process, run_process_in, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::queue::Request;
+use crate::relock;
 use crate::types::{Args, Pid, SyncAttr};
 use barrier::{Barrier, Outcome};
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
-
-/// Engine name for `LPF_ENGINE` and probe tables.
-pub(crate) const ENGINE_NAME: &str = crate::config::EngineKind::Shm.name();
 
 /// The state the threads of one section share.
 pub(crate) struct Shared {
@@ -66,7 +65,7 @@ impl Rendezvous {
     }
 
     fn join(&self, round: u64) -> Arc<Shared> {
-        let mut rounds = self.rounds.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rounds = relock(&self.rounds);
         let entry = rounds.entry(round).or_insert_with(|| (Shared::new(self.nprocs), 0));
         entry.1 += 1;
         let shared = entry.0.clone();
@@ -159,30 +158,24 @@ impl ShmEngine {
                 mine.queue.capacity()
             )));
         }
+        // Every request is carried out or refused (nothing written); the first refusal
+        // fails the sync. `copy`, not `copy_nonoverlapping`: a put to self may overlap.
         let mut first_error = None;
+        let mut done = |r: Result<()>| first_error = first_error.take().or(r.err());
         for q in 0..sh.nprocs {
             for r in peer(q).queue.to_peer(self.pid) {
                 if let Request::Put { src, dst_slot, dst_offset, size, .. } = *r {
                     let what = format_args!("put from process {q} into process {}", self.pid);
-                    match mine.register.area(dst_slot, "lpf_put").and_then(|a| a.range(dst_slot, dst_offset, size, "lpf_put", what)) {
-                        // `copy`, not `copy_nonoverlapping`: a put to self may overlap.
-                        Ok(dst) => std::ptr::copy(src, dst, size),
-                        Err(e) => {
-                            first_error.get_or_insert(e);
-                        }
-                    }
+                    let dst = mine.register.area(dst_slot, "lpf_put").and_then(|a| a.range(dst_slot, dst_offset, size, "lpf_put", what));
+                    done(dst.map(|dst| std::ptr::copy(src, dst, size)));
                 }
             }
         }
         for r in mine.queue.requests() {
             if let Request::Get { src_pid, src_slot, src_offset, dst, size } = *r {
                 let what = format_args!("get by process {} from process {src_pid}", self.pid);
-                match peer(src_pid).register.area(src_slot, "lpf_get").and_then(|a| a.range(src_slot, src_offset, size, "lpf_get", what)) {
-                    Ok(src) => std::ptr::copy(src, dst, size),
-                    Err(e) => {
-                        first_error.get_or_insert(e);
-                    }
-                }
+                let src = peer(src_pid).register.area(src_slot, "lpf_get").and_then(|a| a.range(src_slot, src_offset, size, "lpf_get", what));
+                done(src.map(|src| std::ptr::copy(src, dst, size)));
             }
         }
         first_error.map_or(Ok(()), Err)
@@ -197,7 +190,7 @@ pub(crate) fn solo() -> Box<dyn Engine> {
 
 impl Engine for ShmEngine {
     fn name(&self) -> &'static str {
-        ENGINE_NAME
+        crate::config::EngineKind::Shm.name()
     }
     fn pid(&self) -> Pid {
         self.pid
@@ -244,10 +237,8 @@ impl Engine for ShmEngine {
 /// The number of processors a root `exec` may use: `LPF_MAX_PROCS` when set, else the
 /// machine's hardware threads.
 pub(crate) fn max_procs_from_env() -> Result<Pid> {
-    match crate::config::Config::from_env()?.max_procs {
-        Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map(|n| n.get() as Pid).unwrap_or(1)),
-    }
+    let hardware = || std::thread::available_parallelism().map_or(1, |n| n.get() as Pid);
+    Ok(crate::config::Config::from_env()?.max_procs.unwrap_or_else(hardware))
 }
 
 /// The stack size of a process thread: `RUST_MIN_STACK` when set (as for every Rust
@@ -279,7 +270,7 @@ fn address_space_used() -> Option<u64> {
 /// an allocation fails. `OutOfMemory` (nothing was started) when they do not fit; no
 /// check without a limit. Creating the threads can still fail on other limits (ulimit
 /// -u, threads-max, a cgroup's pids.max), which the callers report.
-pub(crate) fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'_>) -> Result<()> {
+fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'_>) -> Result<()> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct it is given.
     if threads == 0 || unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
@@ -309,6 +300,56 @@ pub(crate) fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'
     )))
 }
 
+/// Starts processes `1..n` of a section, each on a new thread of `scope` (named
+/// `name(pid)`, with the stack of [`thread_stack_size`]) running `run(pid)`, once their
+/// stacks fit under the address-space limit ([`check_room_for_threads`], `what` naming
+/// them). Stops at the first thread that cannot be created (`cannot_start(pid, why)`
+/// says so); the processes never started leave `barrier`. Returns the threads started
+/// and why the others were not.
+pub(crate) fn start_processes<'s, F>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    n: Pid,
+    barrier: &Barrier,
+    what: std::fmt::Arguments<'_>,
+    name: impl Fn(Pid) -> String,
+    cannot_start: impl Fn(Pid, std::io::Error) -> Error,
+    run: F,
+) -> (Vec<ScopedJoinHandle<'s, Result<()>>>, Option<Error>)
+where
+    F: Fn(Pid) -> Result<()> + Send + Copy + 's,
+{
+    let mut handles = Vec::new();
+    let mut failure = check_room_for_threads(n as usize - 1, what).err();
+    if failure.is_none() && handles.try_reserve_exact(n as usize - 1).is_err() {
+        failure = Some(Error::out_of_memory(format!("{what}: cannot allocate the table of their threads")));
+    }
+    let stack = thread_stack_size();
+    for pid in 1..n {
+        if failure.is_some() {
+            break;
+        }
+        let thread = std::thread::Builder::new().name(name(pid)).stack_size(stack);
+        match thread.spawn_scoped(scope, move || run(pid)) {
+            Ok(h) => handles.push(h),
+            Err(e) => failure = Some(cannot_start(pid, e)),
+        }
+    }
+    if failure.is_some() {
+        for _ in handles.len() + 1..n as usize {
+            barrier.depart();
+        }
+    }
+    (handles, failure)
+}
+
+/// The first error of `first` and of the processes on `threads`, all joined (a thread
+/// that panicked is an error).
+pub(crate) fn first_error(first: impl IntoIterator<Item = Result<()>>, threads: Vec<ScopedJoinHandle<'_, Result<()>>>) -> Result<()> {
+    let joined = threads.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked"))));
+    let all: Vec<Result<()>> = first.into_iter().chain(joined).collect();
+    all.into_iter().find(Result::is_err).unwrap_or(Ok(()))
+}
+
 /// `exec` on the shared-memory engine: `min(p, free)` processes, pid 0 on the calling
 /// thread and the others on new threads; the processors left over are divided among
 /// the children as their `free_p`, for nested `exec`. Returns a fatal error if any
@@ -333,68 +374,41 @@ pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, a
     let child_free = |pid: Pid| 1 + spare / n + Pid::from(pid < spare % n);
     let shared = Shared::new(n);
     let symbols = args.symbols;
-    let stack = thread_stack_size();
     let not_started = || Error::exhausted("the section did not start: another of its threads could not be created");
+    let cannot_start = |pid: Pid, e: std::io::Error| {
+        Error::exhausted(format!(
+            "exec of {n} processes: cannot create the thread of process {pid} ({e}); {pid} of {n} \
+             processes were started, each a thread with a {} KiB stack: lower p (LPF_MAX_PROCS) or \
+             raise the limits on threads and memory (ulimit -u, ulimit -v, \
+             /proc/sys/kernel/threads-max)",
+            thread_stack_size() >> 10
+        ))
+    };
+    let run = |pid: Pid| {
+        // The start gate: broken when a later thread could not be created.
+        if shared.barrier.wait() == Outcome::Broken {
+            return Err(not_started());
+        }
+        run_process_in(ShmEngine::boxed(shared.clone(), pid), child_free(pid), Some(runtime), spmd, Args::for_peer(symbols))
+    };
     std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let mut failure = None;
-        if let Err(e) = check_room_for_threads(n as usize - 1, format_args!("exec of {n} processes")) {
-            failure = Some(e);
-        } else if handles.try_reserve_exact(n as usize - 1).is_err() {
-            failure = Some(Error::out_of_memory(format!("exec of {n} processes: cannot allocate the table of their threads")));
-        }
-        for pid in 1..n {
-            if failure.is_some() {
-                break;
-            }
-            let theirs = shared.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("lpf-shm-{pid}"))
-                .stack_size(stack)
-                .spawn_scoped(scope, move || {
-                    // The start gate: broken when a later thread could not be created.
-                    if theirs.barrier.wait() == Outcome::Broken {
-                        return Err(not_started());
-                    }
-                    run_process_in(ShmEngine::boxed(theirs, pid), child_free(pid), Some(runtime), spmd, Args::for_peer(symbols))
-                });
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    failure = Some(Error::exhausted(format!(
-                        "exec of {n} processes: cannot create the thread of process {pid} ({e}); {pid} of {n} \
-                         processes were started, each a thread with a {} KiB stack: lower p (LPF_MAX_PROCS) or \
-                         raise the limits on threads and memory (ulimit -u, ulimit -v, \
-                         /proc/sys/kernel/threads-max)",
-                        stack >> 10
-                    )))
-                }
-            }
-        }
+        let what = format_args!("exec of {n} processes");
+        let (threads, failure) = start_processes(scope, n, &shared.barrier, what, |pid| format!("lpf-shm-{pid}"), cannot_start, run);
         let mine = match failure {
             None if shared.barrier.wait() == Outcome::Complete => {
                 run_process_in(ShmEngine::boxed(shared.clone(), 0), child_free(0), Some(runtime), spmd, args)
             }
             None => Err(not_started()),
             Some(e) => {
-                // pid 0 and the processes that were never created leave: the gate
-                // completes broken, and the threads that exist return at once.
-                for _ in handles.len() + 1..n as usize + 1 {
-                    shared.barrier.depart();
-                }
+                // pid 0 leaves too (those never created have): the gate completes
+                // broken, and the threads that exist return at once.
+                shared.barrier.depart();
                 Err(e)
             }
         };
         // Every other result is joined (so no thread outlives the exec); pid 0's error
         // comes first: it names the cause when the section did not start.
-        let others = handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::fatal("process thread panicked"))));
-        let mut first_error = mine.err();
-        for r in others {
-            if let (None, Err(e)) = (&first_error, r) {
-                first_error = Some(e);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        first_error([mine], threads)
     })
 }
 
@@ -503,7 +517,7 @@ impl ShmInit {
         let forming = forming();
         // A timeout too far off to add to now is as good as none (a year).
         let deadline = Instant::now() + timeout.min(Duration::from_secs(365 * 24 * 3600));
-        let mut table = forming.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = relock(&forming.table);
         let filling = table
             .entry(key.clone())
             .or_insert_with(|| {
@@ -525,7 +539,7 @@ impl ShmInit {
             Err(e)
         };
         {
-            let mut f = filling.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = relock(&filling);
             if f.nprocs != nprocs {
                 let why = format!(
                     "pthread initialize: pid {pid} joined {} with nprocs {nprocs}, but it was formed with nprocs {}",
@@ -545,7 +559,7 @@ impl ShmInit {
             }
         }
         loop {
-            let mut f = filling.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = relock(&filling);
             if let Some(outcome) = f.outcome(pid) {
                 return outcome;
             }
