@@ -1,20 +1,35 @@
 //! A slot leaves communication when it is deregistered (or its `Registered` dropped):
 //! a put or get queued earlier in the same superstep, whose local side is that slot,
 //! must make the call or the next sync fail instead of reading or writing memory the
-//! caller may already have freed (#17 item 5, default mode). The C side under valgrind:
-//! tests/c/dereg_queued.c.
+//! caller may already have freed (#17 item 5, default mode). The C side, also under
+//! valgrind: tests/c/debug_misuse.c, modes dereg-queued and put-after-dereg.
 
-use lpf::{Args, Context, Root, MSG_DEFAULT, SYNC_DEFAULT};
+use lpf::{Args, Context, Reason, Root, MSG_DEFAULT, SYNC_DEFAULT};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
 
 /// Runs `body` on `p` shm processes, each with room for 4 slots and 4 requests.
+///
+/// These sections end in an error on purpose, and `exec` turns a panic into an error
+/// too (and returns pid 0's first): an assertion failing inside `body` would pass as
+/// the expected failure. So a panic of `body` on any process fails the test here.
 fn exec(p: u32, body: &(dyn Fn(&mut Context) + Sync)) -> lpf::Result<()> {
+    let panics = Mutex::new(Vec::new());
     let run = |ctx: &mut Context, _: Args<'_>| {
         ctx.resize_memory_register(4).unwrap();
         ctx.resize_message_queue(4).unwrap();
         ctx.sync(SYNC_DEFAULT).unwrap();
-        body(ctx);
+        let pid = ctx.pid();
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| body(ctx))) {
+            let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            panics.lock().unwrap().push(format!("process {pid}: {}", what.unwrap_or_default()));
+            resume_unwind(panic);
+        }
     };
-    Root::with_max_procs(p).exec(p, &run, Args::none())
+    let result = Root::with_max_procs(p).exec(p, &run, Args::none());
+    let panics = panics.into_inner().unwrap();
+    assert!(panics.is_empty(), "the SPMD function panicked: {panics:?}");
+    result
 }
 
 #[test]
@@ -73,9 +88,10 @@ fn a_slot_named_in_an_earlier_superstep_deregisters() {
         ctx.get(0, g.slot(), 0, d, 0, 8, MSG_DEFAULT).unwrap();
         ctx.sync(SYNC_DEFAULT).unwrap();
         ctx.deregister(d).unwrap();
-        // Named after its deregistration: an error naming the call and the slot.
+        // Named after its deregistration: a misuse of lpf_put naming the slot.
         let e = ctx.put(d, 0, 0, g.slot(), 0, 8, MSG_DEFAULT).unwrap_err();
-        assert!(e.message().contains("put source") && e.message().contains(&d.to_string()), "{e}");
+        assert_eq!(e.reason(), Reason::Misuse { call: "lpf_put" }, "{e}");
+        assert!(e.message().contains(&format!("{d} is not registered")), "{e}");
     })
     .unwrap_err();
 }
