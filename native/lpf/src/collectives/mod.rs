@@ -224,17 +224,11 @@ impl Drop for Collectives {
     }
 }
 
-/// Block distribution of `n` elements over `p` processes: block q is
-/// `start(q)..start(q + 1)` with `start(q) = ⌊q·n/p⌋` (sizes differ by at most one).
-fn block_start(q: usize, n: usize, p: usize) -> usize {
-    ((q as u128 * n as u128) / p as u128) as usize
-}
-
-fn fold<T>(acc: &mut [T], x: &[T], op: &impl Fn(&mut T, &T)) {
-    debug_assert_eq!(acc.len(), x.len());
-    for (a, b) in acc.iter_mut().zip(x) {
-        op(a, b);
-    }
+/// Block q of the block distribution of `n` elements over `p` parts, as (first element,
+/// elements): `start(q)..start(q + 1)` with `start(q) = ⌊q·n/p⌋` (sizes differ by at most one).
+fn block(q: usize, n: usize, p: usize) -> (usize, usize) {
+    let start = |q: usize| ((q as u128 * n as u128) / p as u128) as usize;
+    (start(q), start(q + 1) - start(q))
 }
 
 fn bytes_of<T>(n: usize) -> usize {
@@ -258,6 +252,13 @@ unsafe fn lend<T: Pod, R>(
     let v = r?;
     d?;
     Ok(v)
+}
+
+/// [`lend`] of a slice the caller holds mutably, which LPF may read (puts) and write
+/// (gets).
+fn lend_mut<T: Pod, R>(ctx: &mut Context, data: &mut [T], f: impl FnOnce(&mut Context, Memslot) -> Result<R>) -> Result<R> {
+    // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
+    unsafe { lend(ctx, data.as_mut_ptr(), data.len(), f) }
 }
 
 fn sync(ctx: &mut Context) -> Result<()> {
@@ -537,32 +538,31 @@ impl Collectives {
     /// n = p·k elements in bytes. 1 superstep, h = (p - 1)/p·n at the root; local work
     /// n/p per process.
     pub fn scatter<T: Pod>(&mut self, ctx: &mut Context, root: Pid, src: &[T], dst: &mut [T]) -> Result<()> {
-        Self::check_type::<T>();
-        self.check_root(root);
-        let (p, me, root) = (self.p, self.me, root as usize);
-        let k = dst.len();
-        if me == root {
-            assert_eq!(src.len(), p * k, "scatter: the root's src must hold nprocs * dst.len() elements");
-        }
-        let kb = bytes_of::<T>(k);
-        self.check_size("scatter", p * kb)?;
-        self.scatter_by(ctx, root, src, dst, kb)
+        let kb = self.check_rooted::<T>("scatter", root, dst.len(), src.len(), ["src", "dst"])?;
+        self.scatter_by(ctx, root as usize, src, dst, kb)
     }
 
     /// Gather: process q's `src` (k elements, the same k everywhere) lands in block q
     /// of the root's `dst` (p·k elements; ignored elsewhere). n = p·k elements in bytes.
     /// 1 superstep, h = (p - 1)/p·n at the root; local work n/p per process.
     pub fn gather<T: Pod>(&mut self, ctx: &mut Context, root: Pid, src: &[T], dst: &mut [T]) -> Result<()> {
+        let kb = self.check_rooted::<T>("gather", root, src.len(), dst.len(), ["dst", "src"])?;
+        self.gather_by(ctx, root as usize, src, dst, kb)
+    }
+
+    /// The checks of [`Collectives::scatter`] and [`Collectives::gather`] (`what`),
+    /// whose blocks are `k` elements and whose root's buffer `names[0]` (of `whole`
+    /// elements; `names[1]` is the other) holds p of them: returns the bytes of a block.
+    fn check_rooted<T: Pod>(&self, what: &str, root: Pid, k: usize, whole: usize, names: [&str; 2]) -> Result<usize> {
         Self::check_type::<T>();
         self.check_root(root);
-        let (p, me, root) = (self.p, self.me, root as usize);
-        let k = src.len();
-        if me == root {
-            assert_eq!(dst.len(), p * k, "gather: the root's dst must hold nprocs * src.len() elements");
+        if self.me == root as usize {
+            let [whole_name, block_name] = names;
+            assert_eq!(whole, self.p * k, "{what}: the root's {whole_name} must hold nprocs * {block_name}.len() elements");
         }
         let kb = bytes_of::<T>(k);
-        self.check_size("gather", p * kb)?;
-        self.gather_by(ctx, root, src, dst, kb)
+        self.check_size(what, self.p * kb)?;
+        Ok(kb)
     }
 
     /// Allgather: process q's `src` (k elements, the same k everywhere) lands in block
@@ -620,7 +620,7 @@ mod tests {
             for n in 0..40 {
                 let mut total = 0;
                 for q in 0..p {
-                    let len = block_start(q + 1, n, p) - block_start(q, n, p);
+                    let len = block(q, n, p).1;
                     assert!(len == n / p || len == n / p + 1);
                     total += len;
                 }
