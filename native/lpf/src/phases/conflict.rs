@@ -406,6 +406,7 @@ fn count_targets_per_process(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>]
 mod tests {
     use super::*;
     use crate::phases::requests::parse_requests;
+    use crate::phases::tests::Rng;
     use crate::queue::MessageQueue;
     use crate::register::Register;
     use crate::wire::Put;
@@ -447,21 +448,15 @@ mod tests {
     /// bytes as painting then copying the surviving pieces.
     #[test]
     fn apply_inline_matches_the_plan() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m as u64) as usize
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for round in 0..200 {
             let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
             let (reg_a, queue_a, slot) = process(&mut a, 64);
             let (reg_b, queue_b, _) = process(&mut b, 64);
-            let puts: Vec<_> = (0..1 + next(12))
+            let puts: Vec<_> = (0..1 + rng.below(12))
                 .map(|k| {
-                    let off = next(64);
-                    let len = next(64 - off + 1);
+                    let off = rng.below(64);
+                    let len = rng.below(64 - off + 1);
                     (slot, off, vec![(round * 16 + k + 1) as u8; len])
                 })
                 .collect();
@@ -510,14 +505,6 @@ mod tests {
         assert_eq!(of(2), vec![(2, 4)]);
         assert_eq!(of(3), vec![(20, 25)]);
         assert!(of(4).is_empty());
-    }
-
-    /// A small deterministic generator for the property tests.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            (crate::phases::splitmix64(&mut self.0) % n as u64) as usize
-        }
     }
 
     /// Property: for random sets of up to 64 writes into 512 bytes (overlapping or not,

@@ -14,7 +14,7 @@ use crate::types::Pid;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put, SyncId, Tag};
-use requests::{asks_nothing, parse_requests, Incoming, Outgoing};
+use requests::{Incoming, Outgoing};
 
 /// How the meta-data of a sync is exchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -294,17 +294,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             for s in (0..n).filter(|&s| s != me) {
                 let f = ch.expect(s, id.tag(Kind::Meta))?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
-                if asks_nothing(&f.body, 1) {
-                    ch.pools().recycle_body(f.body, n);
-                    continue;
-                }
-                let mut inc = ch.pools().incoming();
-                parse_requests(&mut inc, f.body, f.h.raw, 1)?;
-                if inc.puts.len() + inc.gets.len() > 0 {
-                    incoming[s] = Some(inc);
-                } else {
-                    ch.pools().recycle(inc, n);
-                }
+                incoming[s] = ch.pools().requests(f, 1, n)?;
             }
             flags
         }
@@ -320,9 +310,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             if flags {
                 for s in from {
                     let f = ch.expect(s, id.tag(Kind::Hdrs))?;
-                    let mut inc = ch.pools().incoming();
-                    parse_requests(&mut inc, f.body, f.h.raw, 0)?;
-                    incoming[s] = Some(inc);
+                    incoming[s] = ch.pools().requests(f, 0, n)?;
                 }
             }
             flags
@@ -492,29 +480,40 @@ pub(crate) mod tests {
         }
         fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
             let key = (self.layout.me, from, tag.kind as u8, tag.round, tag.id.step);
+            let body = self.net.wait_for(&self.net.boxes, |boxes| boxes.remove(&key));
+            let body = body.ok_or_else(|| Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me)))?;
+            Ok(Frame { h: tag.header(body.len(), 0), body })
+        }
+    }
+
+    impl Net {
+        /// What `take` finds in `m` (a mailbox of this net), waiting for arrivals until
+        /// [`PATIENCE`] is over (then None).
+        pub fn wait_for<M, T>(&self, m: &Mutex<M>, mut take: impl FnMut(&mut M) -> Option<T>) -> Option<T> {
             let deadline = Instant::now() + PATIENCE;
-            let mut boxes = self.net.boxes.lock().unwrap();
+            let mut guard = m.lock().unwrap();
             loop {
-                if let Some(body) = boxes.remove(&key) {
-                    return Ok(Frame { h: tag.header(body.len(), 0), body });
+                if let Some(v) = take(&mut guard) {
+                    return Some(v);
                 }
                 let now = Instant::now();
                 if now >= deadline {
-                    return Err(Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me)));
+                    return None;
                 }
-                boxes = self.net.arrived.wait_timeout(boxes, deadline - now).unwrap().0;
+                guard = self.arrived.wait_timeout(guard, deadline - now).unwrap().0;
             }
         }
     }
 
+    /// A small deterministic generator for the property tests.
     pub(crate) struct Rng(pub u64);
     impl Rng {
-        pub fn below(&mut self, n: u64) -> u64 {
-            splitmix64(&mut self.0) % n
+        pub fn below(&mut self, n: usize) -> usize {
+            (splitmix64(&mut self.0) % n as u64) as usize
         }
         /// Which of n nodes communicate in trial t: nobody, exactly one, or a random set.
         pub fn talkers(&mut self, n: usize, t: usize) -> Vec<bool> {
-            let one = self.below(n as u64) as usize;
+            let one = self.below(n);
             match t % 3 {
                 0 => vec![false; n],
                 1 => (0..n).map(|i| i == one).collect(),
