@@ -138,7 +138,7 @@ impl Collectives {
         let slot = self.slot();
         let root_node = self.node_of(root);
         let rep = |i: usize| if i == root_node { root } else { self.nodes[i].start };
-        let mine = self.my_node;
+        let mine = self.node_of(me);
         // The vector is served from the scratch: the root's, then the representatives'.
         if me == root {
             // SAFETY: between syncs, and no other part of the scratch is in use here.
@@ -245,7 +245,7 @@ impl Collectives {
             }
             Algorithm::Hierarchical(Inter::Direct) => {
                 debug_assert!(root.is_none());
-                let leader = self.nodes[self.my_node].start;
+                let leader = self.nodes[self.node_of(me)].start;
                 // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
@@ -273,7 +273,7 @@ impl Collectives {
             }
             Algorithm::Hierarchical(Inter::TwoPhase) => {
                 debug_assert!(root.is_none());
-                let node = self.nodes[self.my_node].clone();
+                let node = self.nodes[self.node_of(me)].clone();
                 let leader = node.start;
                 let (before, after) = (self.block(node.start, ne).0, self.block(node.end, ne).0);
                 // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.

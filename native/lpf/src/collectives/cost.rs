@@ -71,7 +71,7 @@ impl Collectives {
     }
 
     fn direct_fits(&self, bytes: usize) -> bool {
-        bytes.checked_mul(self.p).is_some_and(|b| b <= self.scratch_bytes)
+        bytes.checked_mul(self.p).is_some_and(|b| b <= self.scratch_bytes())
     }
 
     fn flat_algorithm(&self, kind: Collective, bytes: usize) -> Algorithm {

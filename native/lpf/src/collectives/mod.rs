@@ -200,14 +200,12 @@ pub struct Collectives {
     /// communication) before the memory is freed.
     scratch: ManuallyDrop<Registered<'static, Line>>,
     base: *mut u8,
+    /// The scratch's allocation; its size is the scratch's size.
     layout: Layout,
-    scratch_bytes: usize,
     max_bytes: usize,
     cost: CostModel,
     /// `ctx.nodes()`, as usize ranges.
     nodes: Vec<std::ops::Range<usize>>,
-    /// The index in `nodes` of this process's node.
-    my_node: usize,
     /// The distinct node sizes and how many nodes have each (for the node cost model).
     node_sizes: Vec<(usize, usize)>,
     hierarchy: Hierarchy,
@@ -303,10 +301,7 @@ impl Collectives {
     /// The scratch holds max(`max_bytes` + 64·p, p·m) bytes, where m is the largest
     /// vector a direct reduce or allreduce runs on (below the switch point).
     pub fn attach(ctx: &mut Context, cfg: &Config) -> Result<Collectives> {
-        let cost = match cfg.cost {
-            Some(c) => c,
-            None => CostModel::from_probe(ctx)?,
-        };
+        let cost = cfg.cost.map_or_else(|| CostModel::from_probe(ctx), Ok)?;
         let p = ctx.nprocs() as usize;
         let me = ctx.pid() as usize;
         let nodes: Vec<std::ops::Range<usize>> = ctx.nodes().into_iter().map(|r| r.start as usize..r.end as usize).collect();
@@ -316,7 +311,6 @@ impl Collectives {
             && nodes.windows(2).all(|w| w[0].end == w[1].start)
             && nodes.iter().all(|r| !r.is_empty());
         assert!(covers, "Collectives: engine {} describes its nodes as {nodes:?}, which is not a partition of 0..{p} into consecutive ranges", ctx.engine_name());
-        let my_node = nodes.partition_point(|r| r.end <= me);
         let mut node_sizes: Vec<(usize, usize)> = Vec::new();
         for r in &nodes {
             match node_sizes.iter_mut().find(|(k, _)| *k == r.len()) {
@@ -356,11 +350,9 @@ impl Collectives {
             scratch: ManuallyDrop::new(scratch),
             base,
             layout,
-            scratch_bytes,
             max_bytes: cfg.max_bytes,
             cost,
             nodes,
-            my_node,
             node_sizes,
             hierarchy: Hierarchy::Auto,
         };
@@ -386,7 +378,7 @@ impl Collectives {
 
     /// The size of the scratch buffer in bytes.
     pub fn scratch_bytes(&self) -> usize {
-        self.scratch_bytes
+        self.layout.size()
     }
     /// The nodes (processes that share memory) as `ctx.nodes()` described them when
     /// this object was made.
@@ -422,11 +414,11 @@ impl Collectives {
     }
 
     fn check_scratch(&self, what: &str, bytes: usize) -> Result<()> {
-        if bytes > self.scratch_bytes {
+        if bytes > self.scratch_bytes() {
             return Err(Error::out_of_memory(format!(
                 "{what} needs {bytes} bytes of scratch, more than the {} allocated (elements this large need a \
                  larger max_bytes)",
-                self.scratch_bytes
+                self.scratch_bytes()
             )));
         }
         Ok(())
@@ -442,7 +434,7 @@ impl Collectives {
     /// Only between syncs; the regions used at the same time must not overlap.
     #[allow(clippy::mut_from_ref)]
     unsafe fn part<T: Pod>(&self, offset: usize, len: usize) -> &mut [T] {
-        debug_assert!(offset + bytes_of::<T>(len) <= self.scratch_bytes);
+        debug_assert!(offset + bytes_of::<T>(len) <= self.scratch_bytes());
         debug_assert!(offset.is_multiple_of(std::mem::align_of::<T>()));
         std::slice::from_raw_parts_mut(self.base.add(offset).cast::<T>(), len)
     }

@@ -248,9 +248,7 @@ pub(crate) fn plan_reusing(
             writes.len() - 1
         });
         if matches!(src, Source::Remote) {
-            if put_writes.is_empty() {
-                put_writes = (0..n).map(|_| Vec::new()).collect();
-            }
+            put_writes.resize_with(n, Vec::new);
             put_writes[s].push(at);
         }
     });
@@ -265,14 +263,10 @@ pub(crate) fn plan_reusing(
     }
     // Allocated only if this node gets from others.
     let mut get_writes: Vec<usize> = Vec::new();
-    if out.iter().any(|o| !o.my_gets.is_empty()) {
-        get_writes.resize(n, 0);
-    }
     for (d, o) in out.iter().enumerate().filter(|(_, o)| !o.my_gets.is_empty()) {
+        get_writes.resize(n, 0);
         get_writes[d] = writes.len();
-        for g in &o.my_gets {
-            writes.push(Write::new(g.dst as usize, g.size, Source::Remote));
-        }
+        writes.extend(o.my_gets.iter().map(|g| Write::new(g.dst as usize, g.size, Source::Remote)));
     }
     resolve_into(&mut writes, &mut pieces);
     Plan { writes, pieces, put_writes, get_writes, found, discard }

@@ -359,16 +359,14 @@ mod tests {
                     }
                 }
             }
-            let mut gets: Vec<&Req> = reqs[d].iter().filter(|r| matches!(r, Req::Get { .. })).collect();
-            gets.sort_by_key(|r| match r {
-                Req::Get { from, .. } if *from == d => 0,
-                Req::Get { from, .. } => 1 + *from,
-                Req::Put { .. } => unreachable!(),
-            });
-            for r in gets {
-                if let Req::Get { from, src_off, dst_off, size } = *r {
-                    m[dst_off..dst_off + size].copy_from_slice(&mem[from][src_off..src_off + size]);
-                }
+            let mut gets: Vec<_> = reqs[d]
+                .iter()
+                .filter_map(|r| if let Req::Get { from, src_off, dst_off, size } = *r { Some((from, src_off, dst_off, size)) } else { None })
+                .collect();
+            // Stable: each node's gets stay in call order.
+            gets.sort_by_key(|&(from, ..)| if from == d { 0 } else { 1 + from });
+            for (from, src_off, dst_off, size) in gets {
+                m[dst_off..dst_off + size].copy_from_slice(&mem[from][src_off..src_off + size]);
             }
         }
         after

@@ -180,10 +180,7 @@ impl Inbox {
         if let Some(f) = self.frames.iter().find(|f| tag.other_operation(&f.h)) {
             return Err(out_of_step(&name(), pid, f.h.kind, tag.kind));
         }
-        match self.left(tag.id.section) {
-            Some(why) => Err(left_section(&name(), pid, why)),
-            None => Ok(()),
-        }
+        self.left(tag.id.section).map_or(Ok(()), |why| Err(left_section(&name(), pid, why)))
     }
     /// Drops what belongs to the sections that ended here (`section` just did).
     pub fn close(&mut self, section: u32, sections: &Sections) {
@@ -429,10 +426,7 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, tag: Tag, mut found: Found) -> Res
 
 /// The final barrier of a sync: Ok, or the agreed first error.
 pub(crate) fn final_barrier<C: Channel>(ch: &mut C, id: SyncId, found: Found) -> Result<()> {
-    match barrier(ch, id.tag(Kind::Barrier), found)? {
-        None => Ok(()),
-        Some((_, e)) => Err(e),
-    }
+    barrier(ch, id.tag(Kind::Barrier), found)?.map_or(Ok(()), |(_, e)| Err(e))
 }
 
 #[cfg(test)]
