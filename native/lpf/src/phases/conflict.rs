@@ -400,24 +400,8 @@ fn count_targets_per_process(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>]
 mod tests {
     use super::*;
     use crate::phases::requests::parse_requests;
-    use crate::phases::tests::Rng;
-    use crate::queue::MessageQueue;
-    use crate::register::Register;
+    use crate::phases::tests::{process, Rng};
     use crate::wire::Put;
-
-    /// One process (pid 0, node 0 of 2) with a 64-byte global slot and room for `cap`
-    /// incoming messages.
-    fn process(mem: &mut [u8], cap: usize) -> (Register, MessageQueue, Memslot) {
-        let mut reg = Register::new(2);
-        reg.request_capacity(4).unwrap();
-        reg.on_sync(&[]);
-        let slot = reg.add(true, mem.as_mut_ptr(), mem.len()).unwrap();
-        reg.on_sync(&[mem.len() as u64, mem.len() as u64]);
-        let mut queue = MessageQueue::default();
-        queue.request_capacity(cap).unwrap();
-        queue.on_sync();
-        (reg, queue, slot)
-    }
 
     /// The meta-data message node 1 sends node 0: inline puts (slot, offset, bytes).
     fn from_node1(puts: &[(Memslot, usize, Vec<u8>)]) -> Incoming {
@@ -445,8 +429,9 @@ mod tests {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for round in 0..200 {
             let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
-            let (reg_a, queue_a, slot) = process(&mut a, 64);
-            let (reg_b, queue_b, _) = process(&mut b, 64);
+            // Pid 0 (node 0 of 2) with a 64-byte global slot, room for 64 messages.
+            let (reg_a, queue_a, slot) = process(2, a.as_mut_ptr(), a.len(), 64);
+            let (reg_b, queue_b, _) = process(2, b.as_mut_ptr(), b.len(), 64);
             let puts: Vec<_> = (0..1 + rng.below(12))
                 .map(|k| {
                     let off = rng.below(64);
@@ -472,7 +457,7 @@ mod tests {
     #[test]
     fn apply_inline_rejects_as_the_plan_does() {
         let mut mem = vec![0u8; 64];
-        let (reg, queue, slot) = process(&mut mem, 2);
+        let (reg, queue, slot) = process(2, mem.as_mut_ptr(), mem.len(), 2);
         let step = Superstep { register: &reg, queue: &queue };
         let loc = Locals { steps: &[&step], base: 0, me: 0 };
         let incoming = vec![None, Some(from_node1(&[(slot, 60, vec![7; 8]), (slot, 0, vec![9; 4])]))];

@@ -218,11 +218,10 @@ mod tests {
 
     use super::*;
     use crate::error::{Error, Reason};
-    use crate::phases::tests::{on_nodes, FakeChannel, Rng};
+    use crate::phases::tests::{on_nodes, process, FakeChannel, Rng};
     use crate::phases::{final_barrier, MetaAlgo};
-    use crate::queue::{MessageQueue, Request};
-    use crate::register::Register;
-    use crate::types::{Memslot, Pid};
+    use crate::queue::Request;
+    use crate::types::Pid;
     use crate::wire::{Get, Put, INLINE_MAX};
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
@@ -379,14 +378,7 @@ mod tests {
         let payloads = Arc::new(Payloads::default());
         let mems: Vec<usize> = mem.iter_mut().map(|m| m.as_mut_ptr() as usize).collect();
         on_nodes(p, meta, |ch, me| {
-            let mut register = Register::new(p);
-            register.request_capacity(1).unwrap();
-            register.on_sync(&[]);
-            let slot: Memslot = register.add(true, mems[me] as *mut u8, MEM).unwrap();
-            register.on_sync(&vec![MEM as u64; p]);
-            let mut queue = MessageQueue::default();
-            queue.request_capacity(64 * p).unwrap();
-            queue.on_sync();
+            let (register, mut queue, slot) = process(p, mems[me] as *mut u8, MEM, 64 * p);
             for r in &reqs[me] {
                 let base = mems[me] as *mut u8;
                 queue

@@ -437,6 +437,9 @@ pub(crate) mod tests {
     //! tests run a whole sync over it).
 
     use super::*;
+    use crate::queue::MessageQueue;
+    use crate::register::Register;
+    use crate::types::Memslot;
     use std::collections::HashMap;
     use std::sync::{Condvar, Mutex};
     use std::time::{Duration, Instant};
@@ -497,6 +500,20 @@ pub(crate) mod tests {
                 guard = self.arrived.wait_timeout(guard, deadline - now).unwrap().0;
             }
         }
+    }
+
+    /// One process of `p` with the `len` bytes at `mem` as its global slot and room for
+    /// `cap` messages.
+    pub(crate) fn process(p: usize, mem: *mut u8, len: usize, cap: usize) -> (Register, MessageQueue, Memslot) {
+        let mut reg = Register::new(p);
+        reg.request_capacity(1).unwrap();
+        reg.on_sync(&[]);
+        let slot = reg.add(true, mem, len).unwrap();
+        reg.on_sync(&vec![len as u64; p]);
+        let mut queue = MessageQueue::default();
+        queue.request_capacity(cap).unwrap();
+        queue.on_sync();
+        (reg, queue, slot)
     }
 
     /// A small deterministic generator for the property tests.
