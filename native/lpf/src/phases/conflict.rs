@@ -67,24 +67,21 @@ fn resolve_into(writes: &mut [Write], pieces: &mut Vec<(usize, usize)>) {
         let (a, b) = (w.addr, w.addr + w.len);
         let first = pieces.len();
         if w.len > 0 {
-            let mut hits: Vec<(usize, usize)> =
+            let hits: Vec<(usize, usize)> =
                 covered.range(..b).rev().take_while(|(_, &e)| e > a).map(|(&s, &e)| (s, e)).collect();
-            hits.reverse();
-            let mut at = a;
-            for &(s, e) in &hits {
+            // Its pieces are the gaps between them; they merge with it into one range.
+            let (mut at, mut lo, mut hi) = (a, a, b);
+            for &(s, e) in hits.iter().rev() {
                 if s > at {
                     pieces.push((at, s));
                 }
                 at = at.max(e);
-            }
-            if at < b {
-                pieces.push((at, b));
-            }
-            let (mut lo, mut hi) = (a, b);
-            for &(s, e) in &hits {
                 covered.remove(&s);
                 lo = lo.min(s);
                 hi = hi.max(e);
+            }
+            if at < b {
+                pieces.push((at, b));
             }
             covered.insert(lo, hi);
         }
