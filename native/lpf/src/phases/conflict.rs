@@ -396,7 +396,7 @@ fn count_targets_per_process(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::phases::requests::parse_requests;
+    use crate::phases::requests::{encode_request, parse_requests};
     use crate::phases::tests::{process, Rng};
     use crate::wire::Put;
 
@@ -407,11 +407,7 @@ mod tests {
         body.u32(puts.len() as u32);
         body.u32(0);
         for (slot, off, bytes) in puts {
-            body.u32(1);
-            body.u32(0);
-            body.u64(slot.to_raw() as u64);
-            body.u64(*off as u64);
-            body.u64(bytes.len() as u64);
+            encode_request(&mut body, (1, 0, *slot, *off, bytes.len()));
             body.bytes(bytes);
         }
         let mut inc = Incoming::default();

@@ -462,8 +462,7 @@ mod tests {
         let mut pools = Pools::default();
         let mut table = pools.table(3);
         assert_eq!(table.len(), 3);
-        let mut inc = Incoming::default();
-        inc.body = Vec::with_capacity(100);
+        let inc = Incoming { body: Vec::with_capacity(100), ..Default::default() };
         let body_at = inc.body.as_ptr();
         table[1] = Some(inc);
         pools.recycle_table(table);

@@ -21,7 +21,7 @@ const REQ_HDR: usize = 4 + 4 + 8 + 8 + 8;
 type ReqFields = (Pid, Pid, Memslot, usize, usize);
 
 /// Appends a request header (assembled in place, appended at once).
-fn encode_request(out: &mut Vec<u8>, (a, b, slot, off, size): ReqFields) {
+pub(super) fn encode_request(out: &mut Vec<u8>, (a, b, slot, off, size): ReqFields) {
     let mut h = [0u8; REQ_HDR];
     h[0..4].copy_from_slice(&a.to_le_bytes());
     h[4..8].copy_from_slice(&b.to_le_bytes());
