@@ -305,11 +305,8 @@ impl Collectives {
         let p = ctx.nprocs() as usize;
         let me = ctx.pid() as usize;
         let nodes: Vec<std::ops::Range<usize>> = ctx.nodes().into_iter().map(|r| r.start as usize..r.end as usize).collect();
-        let covers = !nodes.is_empty()
-            && nodes[0].start == 0
-            && nodes.last().is_some_and(|r| r.end == p)
-            && nodes.windows(2).all(|w| w[0].end == w[1].start)
-            && nodes.iter().all(|r| !r.is_empty());
+        // Non-empty ranges, each starting where the last ended, from 0 to p.
+        let covers = nodes.iter().try_fold(0, |at, r| (r.start == at && r.end > at).then_some(r.end)) == Some(p);
         assert!(covers, "Collectives: engine {} describes its nodes as {nodes:?}, which is not a partition of 0..{p} into consecutive ranges", ctx.engine_name());
         let mut node_sizes: Vec<(usize, usize)> = Vec::new();
         for r in &nodes {
