@@ -194,7 +194,8 @@ impl Collectives {
         if let Some(r) = root {
             self.check_root(r);
         }
-        let (kind, what) = if root.is_some() { (Collective::Reduce, "reduce") } else { (Collective::Allreduce, "allreduce") };
+        let kind = if root.is_some() { Collective::Reduce } else { Collective::Allreduce };
+        let what = if root.is_some() { "reduce" } else { "allreduce" };
         let n = bytes_of::<T>(data.len());
         self.check_size(what, n)?;
         let (p, me) = (self.p, self.me);

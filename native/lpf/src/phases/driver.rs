@@ -257,8 +257,8 @@ mod tests {
                 if inc.raw_puts().next().is_none() {
                     continue;
                 }
-                let sent = ch.net.wait_for(&self.payloads, |inbox| inbox.remove(&(me, s, 0)));
-                let sent = sent.ok_or_else(|| Error::timeout(format!("node {me}: the put payloads of node {s} never came")))?;
+                let never = || Error::timeout(format!("node {me}: the put payloads of node {s} never came"));
+                let sent = ch.net.wait_for(&self.payloads, |inbox| inbox.remove(&(me, s, 0))).ok_or_else(never)?;
                 assert_eq!(sent.len(), inc.raw_puts().count(), "node {me}: payloads from node {s}");
                 for (k, data) in sent.iter().enumerate() {
                     if let Some(i) = x.plan.put_writes[s][k] {
@@ -360,7 +360,10 @@ mod tests {
             }
             let mut gets: Vec<_> = reqs[d]
                 .iter()
-                .filter_map(|r| if let Req::Get { from, src_off, dst_off, size } = *r { Some((from, src_off, dst_off, size)) } else { None })
+                .filter_map(|r| match *r {
+                    Req::Get { from, src_off, dst_off, size } => Some((from, src_off, dst_off, size)),
+                    Req::Put { .. } => None,
+                })
                 .collect();
             // Stable: each node's gets stay in call order.
             gets.sort_by_key(|&(from, ..)| if from == d { 0 } else { 1 + from });

@@ -477,8 +477,8 @@ pub(crate) mod tests {
         }
         fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
             let key = (self.layout.me, from, tag.kind as u8, tag.round, tag.id.step);
-            let body = self.net.wait_for(&self.net.boxes, |boxes| boxes.remove(&key));
-            let body = body.ok_or_else(|| Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me)))?;
+            let in_vain = || Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me));
+            let body = self.net.wait_for(&self.net.boxes, |boxes| boxes.remove(&key)).ok_or_else(in_vain)?;
             Ok(Frame { h: tag.header(body.len(), 0), body })
         }
     }
