@@ -2,7 +2,7 @@
 //! direct, two-phase and hierarchical algorithms (the module documentation of
 //! [`super`] gives their BSP costs, [`super::cost`] the choice between them).
 
-use super::{block_start, bytes_of, fold, lend, sync, Algorithm, Collective, Collectives, Inter};
+use super::{block, bytes_of, lend, lend_mut, sync, Algorithm, Collective, Collectives, Inter};
 use crate::context::Context;
 use crate::error::Result;
 use crate::types::{Memslot, Pid, Pod, MSG_DEFAULT};
@@ -22,21 +22,14 @@ impl Collectives {
                     return sync(ctx);
                 }
                 let slot = self.slot();
-                let len = data.len();
-                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
-                unsafe {
-                    lend(ctx, data.as_mut_ptr(), len, |ctx, dst| {
-                        if n > 0 {
-                            ctx.get(root as Pid, slot, 0, dst, 0, n, MSG_DEFAULT)?;
-                        }
-                        sync(ctx)
-                    })
-                }
+                lend_mut(ctx, data, |ctx, dst| {
+                    ctx.get(root as Pid, slot, 0, dst, 0, n, MSG_DEFAULT)?;
+                    sync(ctx)
+                })
             }
             Algorithm::Hierarchical(inter) => self.broadcast_hierarchical(ctx, root, data, inter),
             Algorithm::TwoPhase => {
                 let ne = data.len();
-                let block = |q: usize| (block_start(q, ne, p), block_start(q + 1, ne, p) - block_start(q, ne, p));
                 let slot = self.slot();
                 // Phase 1 (scatter): the vector goes to the root's scratch; each process
                 // fetches its block into the same place of its own scratch.
@@ -44,31 +37,24 @@ impl Collectives {
                     // SAFETY: between syncs, and no other part of the scratch is in use here.
                     unsafe { self.part::<T>(0, ne) }.copy_from_slice(data);
                 } else {
-                    let (start, len) = block(me);
-                    if len > 0 {
-                        ctx.get(root as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
-                    }
+                    let (start, len) = self.block(me, ne);
+                    ctx.get(root as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
                 }
                 sync(ctx)?;
                 // Phase 2 (allgather): every block from its owner, straight into `data`.
                 if me == root {
                     return sync(ctx);
                 }
-                let (start, len) = block(me);
+                let (start, len) = self.block(me, ne);
                 // SAFETY: between syncs, and no other part of the scratch is in use here.
                 data[start..start + len].copy_from_slice(unsafe { self.part::<T>(start * s, len) });
-                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
-                unsafe {
-                    lend(ctx, data.as_mut_ptr(), ne, |ctx, dst| {
-                        for q in (0..p).filter(|&q| q != me) {
-                            let (start, len) = block(q);
-                            if len > 0 {
-                                ctx.get(q as Pid, slot, start * s, dst, start * s, len * s, MSG_DEFAULT)?;
-                            }
-                        }
-                        sync(ctx)
-                    })
-                }
+                lend_mut(ctx, data, |ctx, dst| {
+                    for q in (0..p).filter(|&q| q != me) {
+                        let (start, len) = self.block(q, ne);
+                        ctx.get(q as Pid, slot, start * s, dst, start * s, len * s, MSG_DEFAULT)?;
+                    }
+                    sync(ctx)
+                })
             }
         }
     }
@@ -86,10 +72,8 @@ impl Collectives {
             // SAFETY: `src` stays valid and unchanged for the call; LPF only reads it (puts).
             unsafe {
                 lend(ctx, src.as_ptr(), src.len(), |ctx, lent| {
-                    if kb > 0 {
-                        for q in (0..p).filter(|&q| q != me) {
-                            ctx.put(lent, q * kb, q as Pid, slot, 0, kb, MSG_DEFAULT)?;
-                        }
+                    for q in (0..p).filter(|&q| q != me) {
+                        ctx.put(lent, q * kb, q as Pid, slot, 0, kb, MSG_DEFAULT)?;
                     }
                     sync(ctx)
                 })
@@ -112,18 +96,12 @@ impl Collectives {
         let slot = self.slot();
         if me == root {
             dst[me * k..(me + 1) * k].copy_from_slice(src);
-            let len = dst.len();
-            // SAFETY: `dst` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
-            unsafe {
-                lend(ctx, dst.as_mut_ptr(), len, |ctx, lent| {
-                    if kb > 0 {
-                        for q in (0..p).filter(|&q| q != me) {
-                            ctx.get(q as Pid, slot, 0, lent, q * kb, kb, MSG_DEFAULT)?;
-                        }
-                    }
-                    sync(ctx)
-                })
-            }
+            lend_mut(ctx, dst, |ctx, lent| {
+                for q in (0..p).filter(|&q| q != me) {
+                    ctx.get(q as Pid, slot, 0, lent, q * kb, kb, MSG_DEFAULT)?;
+                }
+                sync(ctx)
+            })
         } else {
             // SAFETY: between syncs, and no other part of the scratch is in use here.
             unsafe { self.part::<T>(0, k) }.copy_from_slice(src);
@@ -144,18 +122,12 @@ impl Collectives {
             unsafe { self.part::<T>(q * kb, k) }.copy_from_slice(&src[q * k..(q + 1) * k]);
         }
         let slot = self.slot();
-        let len = dst.len();
-        // SAFETY: `dst` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
-        unsafe {
-            lend(ctx, dst.as_mut_ptr(), len, |ctx, lent| {
-                if kb > 0 {
-                    for q in (0..p).filter(|&q| q != me) {
-                        ctx.get(q as Pid, slot, me * kb, lent, q * kb, kb, MSG_DEFAULT)?;
-                    }
-                }
-                sync(ctx)
-            })
-        }
+        lend_mut(ctx, dst, |ctx, lent| {
+            for q in (0..p).filter(|&q| q != me) {
+                ctx.get(q as Pid, slot, me * kb, lent, q * kb, kb, MSG_DEFAULT)?;
+            }
+            sync(ctx)
+        })
     }
 
     /// [`Algorithm::Hierarchical`] broadcast (see [`Collectives::broadcast`]).
@@ -166,9 +138,7 @@ impl Collectives {
         let slot = self.slot();
         let root_node = self.node_of(root);
         let rep = |i: usize| if i == root_node { root } else { self.nodes[i].start };
-        let mine = self.my_node;
-        // Blocks between nodes: block j (of m) belongs to node j's representative.
-        let block = |j: usize| (block_start(j, ne, m), block_start(j + 1, ne, m) - block_start(j, ne, m));
+        let mine = self.node_of(me);
         // The vector is served from the scratch: the root's, then the representatives'.
         if me == root {
             // SAFETY: between syncs, and no other part of the scratch is in use here.
@@ -179,26 +149,23 @@ impl Collectives {
         unsafe {
             lend(ctx, ptr, ne, |ctx, dst| {
                 // Superstep 1: into the root's node by shared memory; to the other
-                // nodes' representatives over the network (whole, or block j).
+                // nodes' representatives over the network (whole, or block j of m, which
+                // belongs to node j's representative).
                 if mine == root_node {
-                    if me != root && n > 0 {
+                    if me != root {
                         ctx.get(root as Pid, slot, 0, dst, 0, n, MSG_DEFAULT)?;
                     }
                 } else if me == rep(mine) {
-                    let (start, len) = if inter == Inter::Direct { (0, ne) } else { block(mine) };
-                    if len > 0 {
-                        ctx.get(root as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
-                    }
+                    let (start, len) = if inter == Inter::Direct { (0, ne) } else { block(mine, ne, m) };
+                    ctx.get(root as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
                 }
                 sync(ctx)?;
                 if inter == Inter::TwoPhase {
                     // Superstep 2: representatives allgather the blocks (the root has all).
                     if mine != root_node && me == rep(mine) {
                         for j in (0..m).filter(|&j| j != mine) {
-                            let (start, len) = block(j);
-                            if len > 0 {
-                                ctx.get(rep(j) as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
-                            }
+                            let (start, len) = block(j, ne, m);
+                            ctx.get(rep(j) as Pid, slot, start * s, slot, start * s, len * s, MSG_DEFAULT)?;
                         }
                     }
                     sync(ctx)?;
@@ -208,7 +175,7 @@ impl Collectives {
                 if mine != root_node {
                     if me == rep(mine) {
                         std::slice::from_raw_parts_mut(ptr, ne).copy_from_slice(self.part::<T>(0, ne));
-                    } else if n > 0 {
+                    } else {
                         ctx.get(rep(mine) as Pid, slot, 0, dst, 0, n, MSG_DEFAULT)?;
                     }
                 }
@@ -234,23 +201,24 @@ impl Collectives {
         let (p, me) = (self.p, self.me);
         let root = root.map(|r| r as usize);
         let slot = self.slot();
-        let ne = data.len();
-        match self.algorithm(kind, n) {
+        let (ne, s) = (data.len(), size_of::<T>());
+        let alg = self.algorithm(kind, n);
+        // Direct algorithms gather p whole vectors in the scratch, two-phase ones p blocks
+        // of ⌈ne/p⌉ elements.
+        let direct = matches!(alg, Algorithm::Direct | Algorithm::Hierarchical(Inter::Direct));
+        self.check_scratch(what, p * if direct { n } else { ne.div_ceil(p) * s })?;
+        // One pointer for both the registration and our own access to `data`.
+        let ptr = data.as_mut_ptr();
+        match alg {
             Algorithm::Local => Ok(()),
             Algorithm::Direct => {
-                self.check_scratch(what, p * n)?;
                 let receives = |q: usize| root.is_none_or(|r| r == q);
-                // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
-                unsafe {
-                    lend(ctx, data.as_mut_ptr(), ne, |ctx, src| {
-                        if n > 0 {
-                            for q in (0..p).filter(|&q| q != me && receives(q)) {
-                                ctx.put(src, 0, q as Pid, slot, me * n, n, MSG_DEFAULT)?;
-                            }
-                        }
-                        sync(ctx)
-                    })?;
-                }
+                lend_mut(ctx, data, |ctx, src| {
+                    for q in (0..p).filter(|&q| q != me && receives(q)) {
+                        ctx.put(src, 0, q as Pid, slot, me * n, n, MSG_DEFAULT)?;
+                    }
+                    sync(ctx)
+                })?;
                 if receives(me) {
                     // SAFETY: between syncs, after the superstep that filled the scratch blocks.
                     unsafe { self.fold_direct(data, op) };
@@ -258,11 +226,6 @@ impl Collectives {
                 Ok(())
             }
             Algorithm::TwoPhase => {
-                let s = size_of::<T>();
-                let stride = ne.div_ceil(p) * s;
-                self.check_scratch(what, p * stride)?;
-                // One pointer for both the registration and our own access to `data`.
-                let ptr = data.as_mut_ptr();
                 // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
@@ -273,9 +236,7 @@ impl Collectives {
                             self.own_block(ptr, ne);
                             for q in (0..p).filter(|&q| q != me) {
                                 let (start, len) = self.block(q, ne);
-                                if len > 0 {
-                                    ctx.get(q as Pid, slot, 0, lent, start * s, len * s, MSG_DEFAULT)?;
-                                }
+                                ctx.get(q as Pid, slot, 0, lent, start * s, len * s, MSG_DEFAULT)?;
                             }
                         }
                         sync(ctx)
@@ -284,18 +245,14 @@ impl Collectives {
             }
             Algorithm::Hierarchical(Inter::Direct) => {
                 debug_assert!(root.is_none());
-                self.check_scratch(what, p * n)?;
-                let leader = self.nodes[self.my_node].start;
-                let ptr = data.as_mut_ptr();
+                let leader = self.nodes[self.node_of(me)].start;
                 // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
                         // Superstep 1: my vector to every node's leader (scratch block
                         // me), over the network to the other nodes' leaders.
-                        if n > 0 {
-                            for l in self.nodes.iter().map(|r| r.start).filter(|&l| l != me) {
-                                ctx.put(lent, 0, l as Pid, slot, me * n, n, MSG_DEFAULT)?;
-                            }
+                        for l in self.nodes.iter().map(|r| r.start).filter(|&l| l != me) {
+                            ctx.put(lent, 0, l as Pid, slot, me * n, n, MSG_DEFAULT)?;
                         }
                         sync(ctx)?;
                         // The leaders fold all p vectors exactly as the flat direct
@@ -307,7 +264,7 @@ impl Collectives {
                             if me == 0 {
                                 self.part::<T>(0, ne).copy_from_slice(data);
                             }
-                        } else if n > 0 {
+                        } else {
                             ctx.get(leader as Pid, slot, 0, lent, 0, n, MSG_DEFAULT)?;
                         }
                         sync(ctx)
@@ -316,13 +273,9 @@ impl Collectives {
             }
             Algorithm::Hierarchical(Inter::TwoPhase) => {
                 debug_assert!(root.is_none());
-                let s = size_of::<T>();
-                let stride = ne.div_ceil(p) * s;
-                self.check_scratch(what, p * stride)?;
-                let node = self.nodes[self.my_node].clone();
+                let node = self.nodes[self.node_of(me)].clone();
                 let leader = node.start;
                 let (before, after) = (self.block(node.start, ne).0, self.block(node.end, ne).0);
-                let ptr = data.as_mut_ptr();
                 // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
                 unsafe {
                     lend(ctx, ptr, ne, |ctx, lent| {
@@ -337,9 +290,7 @@ impl Collectives {
                         let leads = me == leader;
                         for q in (0..p).filter(|&q| q != me && (leads || node.contains(&q))) {
                             let (start, len) = self.block(q, ne);
-                            if len > 0 {
-                                ctx.get(q as Pid, slot, 0, lent, start * s, len * s, MSG_DEFAULT)?;
-                            }
+                            ctx.get(q as Pid, slot, 0, lent, start * s, len * s, MSG_DEFAULT)?;
                         }
                         sync(ctx)?;
                         // Superstep 3: the members fetch the other nodes' blocks, two
@@ -351,9 +302,7 @@ impl Collectives {
                             self.part::<T>(after * s, ne - after).copy_from_slice(&data[after..]);
                         } else {
                             for (start, len) in [(0, before), (after, ne - after)] {
-                                if len > 0 {
-                                    ctx.get(leader as Pid, slot, start * s, lent, start * s, len * s, MSG_DEFAULT)?;
-                                }
+                                ctx.get(leader as Pid, slot, start * s, lent, start * s, len * s, MSG_DEFAULT)?;
                             }
                         }
                         sync(ctx)
@@ -366,8 +315,7 @@ impl Collectives {
     /// Block q of the block distribution of `ne` elements over the p processes, as
     /// (first element, elements).
     pub(super) fn block(&self, q: usize, ne: usize) -> (usize, usize) {
-        let start = block_start(q, ne, self.p);
-        (start, block_start(q + 1, ne, self.p) - start)
+        block(q, ne, self.p)
     }
 
     /// After a superstep in which every process q put its vector x_q into scratch block
@@ -378,22 +326,26 @@ impl Collectives {
     /// # Safety
     /// Between syncs, with the scratch blocks filled as described.
     pub(super) unsafe fn fold_direct<T: Pod>(&self, data: &mut [T], op: &impl Fn(&mut T, &T)) {
-        let (p, me, ne) = (self.p, self.me, data.len());
-        let n = bytes_of::<T>(ne);
-        if me == 0 {
-            for q in 1..p {
-                fold(data, self.part::<T>(q * n, ne), op);
-            }
+        let n = bytes_of::<T>(data.len());
+        if self.me == 0 {
+            self.fold_rest(data, &[], n, op);
         } else {
-            let acc = self.part::<T>(0, ne);
-            for q in 1..p {
-                if q == me {
-                    fold(acc, data, op);
-                } else {
-                    fold(acc, self.part::<T>(q * n, ne), op);
-                }
-            }
+            let acc = self.part::<T>(0, data.len());
+            self.fold_rest(acc, data, n, op);
             data.copy_from_slice(acc);
+        }
+    }
+
+    /// Folds x_1, …, x_{p-1} into `acc` (which holds x_0) left to right: x_me is `mine`,
+    /// every other x_q the `acc.len()` elements at byte `q * stride` of the scratch.
+    ///
+    /// # Safety
+    /// As [`Collectives::part`]; `acc` is not one of the x_q.
+    unsafe fn fold_rest<T: Pod>(&self, acc: &mut [T], mine: &[T], stride: usize, op: &impl Fn(&mut T, &T)) {
+        for q in 1..self.p {
+            let x = if q == self.me { mine } else { self.part::<T>(q * stride, acc.len()) };
+            debug_assert_eq!(acc.len(), x.len());
+            acc.iter_mut().zip(x).for_each(|(a, b)| op(a, b));
         }
     }
 
@@ -421,9 +373,7 @@ impl Collectives {
         let slot = self.slot();
         for q in (0..p).filter(|&q| q != me) {
             let (start, len) = self.block(q, ne);
-            if len > 0 {
-                ctx.put(lent, start * s, q as Pid, slot, me * stride, len * s, MSG_DEFAULT)?;
-            }
+            ctx.put(lent, start * s, q as Pid, slot, me * stride, len * s, MSG_DEFAULT)?;
         }
         sync(ctx)?;
         // Combine my block in process order into scratch block 0 (which holds x_0's
@@ -434,13 +384,7 @@ impl Collectives {
         if me == 0 {
             acc.copy_from_slice(mine);
         }
-        for q in 1..p {
-            if q == me {
-                fold(acc, mine, op);
-            } else {
-                fold(acc, self.part::<T>(q * stride, len), op);
-            }
-        }
+        self.fold_rest(acc, mine, stride, op);
         Ok(())
     }
 
@@ -458,18 +402,12 @@ impl Collectives {
         // SAFETY: between syncs, and no other part of the scratch is in use here.
         unsafe { self.part::<T>(0, len) }.copy_from_slice(&data[off..off + len]);
         let slot = self.slot();
-        let ne = data.len();
-        // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
-        unsafe {
-            lend(ctx, data.as_mut_ptr(), ne, |ctx, lent| {
-                for q in (0..p).filter(|&q| q != me) {
-                    let (off, len) = part(q);
-                    if len > 0 {
-                        ctx.get(q as Pid, slot, 0, lent, off * s, len * s, MSG_DEFAULT)?;
-                    }
-                }
-                sync(ctx)
-            })
-        }
+        lend_mut(ctx, data, |ctx, lent| {
+            for q in (0..p).filter(|&q| q != me) {
+                let (off, len) = part(q);
+                ctx.get(q as Pid, slot, 0, lent, off * s, len * s, MSG_DEFAULT)?;
+            }
+            sync(ctx)
+        })
     }
 }

@@ -71,7 +71,7 @@ impl Collectives {
     }
 
     fn direct_fits(&self, bytes: usize) -> bool {
-        bytes.checked_mul(self.p).is_some_and(|b| b <= self.scratch_bytes)
+        bytes.checked_mul(self.p).is_some_and(|b| b <= self.scratch_bytes())
     }
 
     fn flat_algorithm(&self, kind: Collective, bytes: usize) -> Algorithm {
@@ -81,11 +81,7 @@ impl Collectives {
         if self.switch_bytes(kind).is_some_and(|s| bytes >= s) {
             return Algorithm::TwoPhase;
         }
-        let direct_fits = match kind {
-            Collective::Reduce | Collective::Allreduce => self.direct_fits(bytes),
-            _ => true,
-        };
-        if direct_fits {
+        if !matches!(kind, Collective::Reduce | Collective::Allreduce) || self.direct_fits(bytes) {
             Algorithm::Direct
         } else {
             Algorithm::TwoPhase
@@ -153,14 +149,8 @@ fn node_cost(cost: CostModel, p: usize, sizes: &[(usize, usize)], kind: Collecti
         let (mut h, mut w) = (0f64, 0f64);
         for (i, &(k, count)) in sizes.iter().enumerate() {
             let is_root = root == Some(i);
-            let mut cases = vec![];
-            if is_root {
-                cases.push(true);
-            }
-            if !is_root || count > 1 {
-                cases.push(false);
-            }
-            for r in cases {
+            // The root's node, and (if there is one) a node of the same size that is not.
+            for r in [true, false].into_iter().filter(|&r| if r { is_root } else { !is_root || count > 1 }) {
                 let (a, b) = f(r, k as f64);
                 h = h.max(a);
                 w = w.max(b);
@@ -226,15 +216,8 @@ pub(super) fn switch_bytes(cost: CostModel, p: usize, kind: Collective) -> Optio
     // Guard against round-off making a zero difference (broadcast at p = 2) positive;
     // NaN parameters never switch.
     let switches = d > 1e-9 * slope(Algorithm::Direct) && cost.l >= 0.0;
-    if !switches {
-        return None;
-    }
     let x = (cost.l / d).floor() + 1.0;
-    if x.is_finite() && x < (usize::MAX / 2) as f64 {
-        Some(x as usize)
-    } else {
-        None
-    }
+    (switches && x.is_finite() && x < (usize::MAX / 2) as f64).then_some(x as usize)
 }
 
 #[cfg(test)]

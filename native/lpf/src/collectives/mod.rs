@@ -200,14 +200,12 @@ pub struct Collectives {
     /// communication) before the memory is freed.
     scratch: ManuallyDrop<Registered<'static, Line>>,
     base: *mut u8,
+    /// The scratch's allocation; its size is the scratch's size.
     layout: Layout,
-    scratch_bytes: usize,
     max_bytes: usize,
     cost: CostModel,
     /// `ctx.nodes()`, as usize ranges.
     nodes: Vec<std::ops::Range<usize>>,
-    /// The index in `nodes` of this process's node.
-    my_node: usize,
     /// The distinct node sizes and how many nodes have each (for the node cost model).
     node_sizes: Vec<(usize, usize)>,
     hierarchy: Hierarchy,
@@ -224,17 +222,11 @@ impl Drop for Collectives {
     }
 }
 
-/// Block distribution of `n` elements over `p` processes: block q is
-/// `start(q)..start(q + 1)` with `start(q) = ⌊q·n/p⌋` (sizes differ by at most one).
-fn block_start(q: usize, n: usize, p: usize) -> usize {
-    ((q as u128 * n as u128) / p as u128) as usize
-}
-
-fn fold<T>(acc: &mut [T], x: &[T], op: &impl Fn(&mut T, &T)) {
-    debug_assert_eq!(acc.len(), x.len());
-    for (a, b) in acc.iter_mut().zip(x) {
-        op(a, b);
-    }
+/// Block q of the block distribution of `n` elements over `p` parts, as (first element,
+/// elements): `start(q)..start(q + 1)` with `start(q) = ⌊q·n/p⌋` (sizes differ by at most one).
+fn block(q: usize, n: usize, p: usize) -> (usize, usize) {
+    let start = |q: usize| ((q as u128 * n as u128) / p as u128) as usize;
+    (start(q), start(q + 1) - start(q))
 }
 
 fn bytes_of<T>(n: usize) -> usize {
@@ -258,6 +250,13 @@ unsafe fn lend<T: Pod, R>(
     let v = r?;
     d?;
     Ok(v)
+}
+
+/// [`lend`] of a slice the caller holds mutably, which LPF may read (puts) and write
+/// (gets).
+fn lend_mut<T: Pod, R>(ctx: &mut Context, data: &mut [T], f: impl FnOnce(&mut Context, Memslot) -> Result<R>) -> Result<R> {
+    // SAFETY: `data` is held mutably for the whole call, so nothing else reads or writes it while LPF does.
+    unsafe { lend(ctx, data.as_mut_ptr(), data.len(), f) }
 }
 
 fn sync(ctx: &mut Context) -> Result<()> {
@@ -302,20 +301,13 @@ impl Collectives {
     /// The scratch holds max(`max_bytes` + 64·p, p·m) bytes, where m is the largest
     /// vector a direct reduce or allreduce runs on (below the switch point).
     pub fn attach(ctx: &mut Context, cfg: &Config) -> Result<Collectives> {
-        let cost = match cfg.cost {
-            Some(c) => c,
-            None => CostModel::from_probe(ctx)?,
-        };
+        let cost = cfg.cost.map_or_else(|| CostModel::from_probe(ctx), Ok)?;
         let p = ctx.nprocs() as usize;
         let me = ctx.pid() as usize;
         let nodes: Vec<std::ops::Range<usize>> = ctx.nodes().into_iter().map(|r| r.start as usize..r.end as usize).collect();
-        let covers = !nodes.is_empty()
-            && nodes[0].start == 0
-            && nodes.last().is_some_and(|r| r.end == p)
-            && nodes.windows(2).all(|w| w[0].end == w[1].start)
-            && nodes.iter().all(|r| !r.is_empty());
+        // Non-empty ranges, each starting where the last ended, from 0 to p.
+        let covers = nodes.iter().try_fold(0, |at, r| (r.start == at && r.end > at).then_some(r.end)) == Some(p);
         assert!(covers, "Collectives: engine {} describes its nodes as {nodes:?}, which is not a partition of 0..{p} into consecutive ranges", ctx.engine_name());
-        let my_node = nodes.partition_point(|r| r.end <= me);
         let mut node_sizes: Vec<(usize, usize)> = Vec::new();
         for r in &nodes {
             match node_sizes.iter_mut().find(|(k, _)| *k == r.len()) {
@@ -355,11 +347,9 @@ impl Collectives {
             scratch: ManuallyDrop::new(scratch),
             base,
             layout,
-            scratch_bytes,
             max_bytes: cfg.max_bytes,
             cost,
             nodes,
-            my_node,
             node_sizes,
             hierarchy: Hierarchy::Auto,
         };
@@ -385,7 +375,7 @@ impl Collectives {
 
     /// The size of the scratch buffer in bytes.
     pub fn scratch_bytes(&self) -> usize {
-        self.scratch_bytes
+        self.layout.size()
     }
     /// The nodes (processes that share memory) as `ctx.nodes()` described them when
     /// this object was made.
@@ -421,11 +411,11 @@ impl Collectives {
     }
 
     fn check_scratch(&self, what: &str, bytes: usize) -> Result<()> {
-        if bytes > self.scratch_bytes {
+        if bytes > self.scratch_bytes() {
             return Err(Error::out_of_memory(format!(
                 "{what} needs {bytes} bytes of scratch, more than the {} allocated (elements this large need a \
                  larger max_bytes)",
-                self.scratch_bytes
+                self.scratch_bytes()
             )));
         }
         Ok(())
@@ -441,7 +431,7 @@ impl Collectives {
     /// Only between syncs; the regions used at the same time must not overlap.
     #[allow(clippy::mut_from_ref)]
     unsafe fn part<T: Pod>(&self, offset: usize, len: usize) -> &mut [T] {
-        debug_assert!(offset + bytes_of::<T>(len) <= self.scratch_bytes);
+        debug_assert!(offset + bytes_of::<T>(len) <= self.scratch_bytes());
         debug_assert!(offset.is_multiple_of(std::mem::align_of::<T>()));
         std::slice::from_raw_parts_mut(self.base.add(offset).cast::<T>(), len)
     }
@@ -537,32 +527,31 @@ impl Collectives {
     /// n = p·k elements in bytes. 1 superstep, h = (p - 1)/p·n at the root; local work
     /// n/p per process.
     pub fn scatter<T: Pod>(&mut self, ctx: &mut Context, root: Pid, src: &[T], dst: &mut [T]) -> Result<()> {
-        Self::check_type::<T>();
-        self.check_root(root);
-        let (p, me, root) = (self.p, self.me, root as usize);
-        let k = dst.len();
-        if me == root {
-            assert_eq!(src.len(), p * k, "scatter: the root's src must hold nprocs * dst.len() elements");
-        }
-        let kb = bytes_of::<T>(k);
-        self.check_size("scatter", p * kb)?;
-        self.scatter_by(ctx, root, src, dst, kb)
+        let kb = self.check_rooted::<T>("scatter", root, dst.len(), src.len(), ["src", "dst"])?;
+        self.scatter_by(ctx, root as usize, src, dst, kb)
     }
 
     /// Gather: process q's `src` (k elements, the same k everywhere) lands in block q
     /// of the root's `dst` (p·k elements; ignored elsewhere). n = p·k elements in bytes.
     /// 1 superstep, h = (p - 1)/p·n at the root; local work n/p per process.
     pub fn gather<T: Pod>(&mut self, ctx: &mut Context, root: Pid, src: &[T], dst: &mut [T]) -> Result<()> {
+        let kb = self.check_rooted::<T>("gather", root, src.len(), dst.len(), ["dst", "src"])?;
+        self.gather_by(ctx, root as usize, src, dst, kb)
+    }
+
+    /// The checks of [`Collectives::scatter`] and [`Collectives::gather`] (`what`),
+    /// whose blocks are `k` elements and whose root's buffer `names[0]` (of `whole`
+    /// elements; `names[1]` is the other) holds p of them: returns the bytes of a block.
+    fn check_rooted<T: Pod>(&self, what: &str, root: Pid, k: usize, whole: usize, names: [&str; 2]) -> Result<usize> {
         Self::check_type::<T>();
         self.check_root(root);
-        let (p, me, root) = (self.p, self.me, root as usize);
-        let k = src.len();
-        if me == root {
-            assert_eq!(dst.len(), p * k, "gather: the root's dst must hold nprocs * src.len() elements");
+        if self.me == root as usize {
+            let [whole_name, block_name] = names;
+            assert_eq!(whole, self.p * k, "{what}: the root's {whole_name} must hold nprocs * {block_name}.len() elements");
         }
         let kb = bytes_of::<T>(k);
-        self.check_size("gather", p * kb)?;
-        self.gather_by(ctx, root, src, dst, kb)
+        self.check_size(what, self.p * kb)?;
+        Ok(kb)
     }
 
     /// Allgather: process q's `src` (k elements, the same k everywhere) lands in block
@@ -620,7 +609,7 @@ mod tests {
             for n in 0..40 {
                 let mut total = 0;
                 for q in 0..p {
-                    let len = block_start(q + 1, n, p) - block_start(q, n, p);
+                    let len = block(q, n, p).1;
                     assert!(len == n / p || len == n / p + 1);
                     total += len;
                 }

@@ -67,24 +67,21 @@ fn resolve_into(writes: &mut [Write], pieces: &mut Vec<(usize, usize)>) {
         let (a, b) = (w.addr, w.addr + w.len);
         let first = pieces.len();
         if w.len > 0 {
-            let mut hits: Vec<(usize, usize)> =
+            let hits: Vec<(usize, usize)> =
                 covered.range(..b).rev().take_while(|(_, &e)| e > a).map(|(&s, &e)| (s, e)).collect();
-            hits.reverse();
-            let mut at = a;
-            for &(s, e) in &hits {
+            // Its pieces are the gaps between them; they merge with it into one range.
+            let (mut at, mut lo, mut hi) = (a, a, b);
+            for &(s, e) in hits.iter().rev() {
                 if s > at {
                     pieces.push((at, s));
                 }
                 at = at.max(e);
-            }
-            if at < b {
-                pieces.push((at, b));
-            }
-            let (mut lo, mut hi) = (a, b);
-            for &(s, e) in &hits {
                 covered.remove(&s);
                 lo = lo.min(s);
                 hi = hi.max(e);
+            }
+            if at < b {
+                pieces.push((at, b));
             }
             covered.insert(lo, hi);
         }
@@ -248,9 +245,7 @@ pub(crate) fn plan_reusing(
             writes.len() - 1
         });
         if matches!(src, Source::Remote) {
-            if put_writes.is_empty() {
-                put_writes = (0..n).map(|_| Vec::new()).collect();
-            }
+            put_writes.resize_with(n, Vec::new);
             put_writes[s].push(at);
         }
     });
@@ -265,14 +260,10 @@ pub(crate) fn plan_reusing(
     }
     // Allocated only if this node gets from others.
     let mut get_writes: Vec<usize> = Vec::new();
-    if out.iter().any(|o| !o.my_gets.is_empty()) {
-        get_writes.resize(n, 0);
-    }
     for (d, o) in out.iter().enumerate().filter(|(_, o)| !o.my_gets.is_empty()) {
+        get_writes.resize(n, 0);
         get_writes[d] = writes.len();
-        for g in &o.my_gets {
-            writes.push(Write::new(g.dst as usize, g.size, Source::Remote));
-        }
+        writes.extend(o.my_gets.iter().map(|g| Write::new(g.dst as usize, g.size, Source::Remote)));
     }
     resolve_into(&mut writes, &mut pieces);
     Plan { writes, pieces, put_writes, get_writes, found, discard }
@@ -405,24 +396,9 @@ fn count_targets_per_process(loc: &Locals<'_, '_>, incoming: &[Option<Incoming>]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::phases::requests::parse_requests;
-    use crate::queue::MessageQueue;
-    use crate::register::Register;
+    use crate::phases::requests::{encode_request, parse_requests};
+    use crate::phases::tests::{process, Rng};
     use crate::wire::Put;
-
-    /// One process (pid 0, node 0 of 2) with a 64-byte global slot and room for `cap`
-    /// incoming messages.
-    fn process(mem: &mut [u8], cap: usize) -> (Register, MessageQueue, Memslot) {
-        let mut reg = Register::new(2);
-        reg.request_capacity(4).unwrap();
-        reg.on_sync(&[]);
-        let slot = reg.add(true, mem.as_mut_ptr(), mem.len()).unwrap();
-        reg.on_sync(&[mem.len() as u64, mem.len() as u64]);
-        let mut queue = MessageQueue::default();
-        queue.request_capacity(cap).unwrap();
-        queue.on_sync();
-        (reg, queue, slot)
-    }
 
     /// The meta-data message node 1 sends node 0: inline puts (slot, offset, bytes).
     fn from_node1(puts: &[(Memslot, usize, Vec<u8>)]) -> Incoming {
@@ -431,11 +407,7 @@ mod tests {
         body.u32(puts.len() as u32);
         body.u32(0);
         for (slot, off, bytes) in puts {
-            body.u32(1);
-            body.u32(0);
-            body.u64(slot.to_raw() as u64);
-            body.u64(*off as u64);
-            body.u64(bytes.len() as u64);
+            encode_request(&mut body, (1, 0, *slot, *off, bytes.len()));
             body.bytes(bytes);
         }
         let mut inc = Incoming::default();
@@ -447,21 +419,16 @@ mod tests {
     /// bytes as painting then copying the surviving pieces.
     #[test]
     fn apply_inline_matches_the_plan() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m as u64) as usize
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for round in 0..200 {
             let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
-            let (reg_a, queue_a, slot) = process(&mut a, 64);
-            let (reg_b, queue_b, _) = process(&mut b, 64);
-            let puts: Vec<_> = (0..1 + next(12))
+            // Pid 0 (node 0 of 2) with a 64-byte global slot, room for 64 messages.
+            let (reg_a, queue_a, slot) = process(2, a.as_mut_ptr(), a.len(), 64);
+            let (reg_b, queue_b, _) = process(2, b.as_mut_ptr(), b.len(), 64);
+            let puts: Vec<_> = (0..1 + rng.below(12))
                 .map(|k| {
-                    let off = next(64);
-                    let len = next(64 - off + 1);
+                    let off = rng.below(64);
+                    let len = rng.below(64 - off + 1);
                     (slot, off, vec![(round * 16 + k + 1) as u8; len])
                 })
                 .collect();
@@ -483,7 +450,7 @@ mod tests {
     #[test]
     fn apply_inline_rejects_as_the_plan_does() {
         let mut mem = vec![0u8; 64];
-        let (reg, queue, slot) = process(&mut mem, 2);
+        let (reg, queue, slot) = process(2, mem.as_mut_ptr(), mem.len(), 2);
         let step = Superstep { register: &reg, queue: &queue };
         let loc = Locals { steps: &[&step], base: 0, me: 0 };
         let incoming = vec![None, Some(from_node1(&[(slot, 60, vec![7; 8]), (slot, 0, vec![9; 4])]))];
@@ -510,14 +477,6 @@ mod tests {
         assert_eq!(of(2), vec![(2, 4)]);
         assert_eq!(of(3), vec![(20, 25)]);
         assert!(of(4).is_empty());
-    }
-
-    /// A small deterministic generator for the property tests.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            (crate::phases::splitmix64(&mut self.0) % n as u64) as usize
-        }
     }
 
     /// Property: for random sets of up to 64 writes into 512 bytes (overlapping or not,

@@ -9,11 +9,11 @@
 //! buffers of the requests and of the plan are kept for the next sync in [`Pools`].
 
 use super::conflict::{all_inline, apply_inline, plan_reusing, Locals, Plan, PlanBuffers};
-use super::requests::{Built, Incoming, InGet, Outgoing};
+use super::requests::{asks_nothing, parse_requests, Built, Incoming, InGet, Outgoing};
 use super::{meta_exchange, note, Channel, Found};
 use crate::engine::Superstep;
 use crate::error::Result;
-use crate::wire::Kind;
+use crate::wire::{Frame, Kind};
 
 pub(crate) use crate::wire::SyncId;
 
@@ -36,10 +36,20 @@ const KEEP_BYTES: usize = 16 << 10;
 const KEEP_REQUESTS: usize = 4096;
 
 impl Pools {
-    /// An empty `Incoming` to parse requests into: one kept from an earlier sync, or a
-    /// new one.
-    pub fn incoming(&mut self) -> Incoming {
-        self.incomings.pop().unwrap_or_default()
+    /// The requests in `body[start..]` of message `f` (None: none), parsed into an
+    /// `Incoming` kept from an earlier sync (or a new one), of a job of `nodes` nodes.
+    pub fn requests(&mut self, f: Frame, start: usize, nodes: usize) -> Result<Option<Incoming>> {
+        if asks_nothing(&f.body, start) {
+            self.recycle_body(f.body, nodes);
+            return Ok(None);
+        }
+        let mut inc = self.incomings.pop().unwrap_or_default();
+        parse_requests(&mut inc, f.body, f.h.raw, start)?;
+        if inc.puts.is_empty() && inc.gets.is_empty() {
+            self.recycle(inc, nodes);
+            return Ok(None);
+        }
+        Ok(Some(inc))
     }
     /// Keeps the buffers of requests that are done with, of a job of `nodes` nodes.
     pub fn recycle(&mut self, mut inc: Incoming, nodes: usize) {
@@ -208,15 +218,13 @@ mod tests {
 
     use super::*;
     use crate::error::{Error, Reason};
-    use crate::phases::tests::{on_nodes, FakeChannel, Rng, PATIENCE};
+    use crate::phases::tests::{on_nodes, process, FakeChannel, Rng};
     use crate::phases::{final_barrier, MetaAlgo};
-    use crate::queue::{MessageQueue, Request};
-    use crate::register::Register;
-    use crate::types::{Memslot, Pid};
+    use crate::queue::Request;
+    use crate::types::Pid;
     use crate::wire::{Get, Put, INLINE_MAX};
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
-    use std::time::Instant;
 
     /// Put payloads in flight: (to, from, step) -> the payloads in send order.
     type Payloads = Mutex<HashMap<(usize, usize, u64), Vec<Vec<u8>>>>;
@@ -249,19 +257,8 @@ mod tests {
                 if inc.raw_puts().next().is_none() {
                     continue;
                 }
-                let deadline = Instant::now() + PATIENCE;
-                let mut inbox = self.payloads.lock().unwrap();
-                let sent = loop {
-                    if let Some(v) = inbox.remove(&(me, s, 0)) {
-                        break v;
-                    }
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return Err(Error::timeout(format!("node {me}: the put payloads of node {s} never came")));
-                    }
-                    inbox = ch.net.arrived.wait_timeout(inbox, deadline - now).unwrap().0;
-                };
-                drop(inbox);
+                let never = || Error::timeout(format!("node {me}: the put payloads of node {s} never came"));
+                let sent = ch.net.wait_for(&self.payloads, |inbox| inbox.remove(&(me, s, 0))).ok_or_else(never)?;
                 assert_eq!(sent.len(), inc.raw_puts().count(), "node {me}: payloads from node {s}");
                 for (k, data) in sent.iter().enumerate() {
                     if let Some(i) = x.plan.put_writes[s][k] {
@@ -324,20 +321,20 @@ mod tests {
         let src = (0..p).map(|_| bytes(rng, TARGET)).collect();
         let reqs = (0..p)
             .map(|me| {
-                let count = if talks[me] { rng.below(12) as usize } else { 0 };
+                let count = if talks[me] { rng.below(12) } else { 0 };
                 (0..count)
                     .map(|_| {
                         let size = match rng.below(3) {
-                            0 => rng.below(64) as usize,
-                            1 => rng.below(INLINE_MAX as u64) as usize,
-                            _ => INLINE_MAX + 1 + rng.below(INLINE_MAX as u64) as usize,
+                            0 => rng.below(64),
+                            1 => rng.below(INLINE_MAX),
+                            _ => INLINE_MAX + 1 + rng.below(INLINE_MAX),
                         };
-                        let (peer, dst_off) = (rng.below(p as u64) as usize, rng.below((TARGET - size + 1) as u64) as usize);
+                        let (peer, dst_off) = (rng.below(p), rng.below(TARGET - size + 1));
                         if rng.below(3) == 0 {
-                            let src_off = TARGET + rng.below((MEM - TARGET - size + 1) as u64) as usize;
+                            let src_off = TARGET + rng.below(MEM - TARGET - size + 1);
                             Req::Get { from: peer, src_off, dst_off, size }
                         } else {
-                            Req::Put { to: peer, src_off: rng.below((TARGET - size + 1) as u64) as usize, dst_off, size }
+                            Req::Put { to: peer, src_off: rng.below(TARGET - size + 1), dst_off, size }
                         }
                     })
                     .collect()
@@ -361,16 +358,17 @@ mod tests {
                     }
                 }
             }
-            let mut gets: Vec<&Req> = reqs[d].iter().filter(|r| matches!(r, Req::Get { .. })).collect();
-            gets.sort_by_key(|r| match r {
-                Req::Get { from, .. } if *from == d => 0,
-                Req::Get { from, .. } => 1 + *from,
-                Req::Put { .. } => unreachable!(),
-            });
-            for r in gets {
-                if let Req::Get { from, src_off, dst_off, size } = *r {
-                    m[dst_off..dst_off + size].copy_from_slice(&mem[from][src_off..src_off + size]);
-                }
+            let mut gets: Vec<_> = reqs[d]
+                .iter()
+                .filter_map(|r| match *r {
+                    Req::Get { from, src_off, dst_off, size } => Some((from, src_off, dst_off, size)),
+                    Req::Put { .. } => None,
+                })
+                .collect();
+            // Stable: each node's gets stay in call order.
+            gets.sort_by_key(|&(from, ..)| if from == d { 0 } else { 1 + from });
+            for (from, src_off, dst_off, size) in gets {
+                m[dst_off..dst_off + size].copy_from_slice(&mem[from][src_off..src_off + size]);
             }
         }
         after
@@ -383,14 +381,7 @@ mod tests {
         let payloads = Arc::new(Payloads::default());
         let mems: Vec<usize> = mem.iter_mut().map(|m| m.as_mut_ptr() as usize).collect();
         on_nodes(p, meta, |ch, me| {
-            let mut register = Register::new(p);
-            register.request_capacity(1).unwrap();
-            register.on_sync(&[]);
-            let slot: Memslot = register.add(true, mems[me] as *mut u8, MEM).unwrap();
-            register.on_sync(&vec![MEM as u64; p]);
-            let mut queue = MessageQueue::default();
-            queue.request_capacity(64 * p).unwrap();
-            queue.on_sync();
+            let (register, mut queue, slot) = process(p, mems[me] as *mut u8, MEM, 64 * p);
             for r in &reqs[me] {
                 let base = mems[me] as *mut u8;
                 queue
@@ -453,9 +444,9 @@ mod tests {
             .map(|_| {
                 (0..20)
                     .map(|_| {
-                        let size = 1 + rng.below(2 * INLINE_MAX as u64) as usize;
-                        let dst_off = rng.below(512) as usize;
-                        Req::Put { to: 0, src_off: rng.below((TARGET - size) as u64) as usize, dst_off, size }
+                        let size = 1 + rng.below(2 * INLINE_MAX);
+                        let dst_off = rng.below(512);
+                        Req::Put { to: 0, src_off: rng.below(TARGET - size), dst_off, size }
                     })
                     .collect()
             })
@@ -474,8 +465,7 @@ mod tests {
         let mut pools = Pools::default();
         let mut table = pools.table(3);
         assert_eq!(table.len(), 3);
-        let mut inc = pools.incoming();
-        inc.body = Vec::with_capacity(100);
+        let inc = Incoming { body: Vec::with_capacity(100), ..Default::default() };
         let body_at = inc.body.as_ptr();
         table[1] = Some(inc);
         pools.recycle_table(table);

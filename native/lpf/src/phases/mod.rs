@@ -14,7 +14,7 @@ use crate::types::Pid;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use crate::wire::{Frame, Get, Kind, Put, SyncId, Tag};
-use requests::{asks_nothing, parse_requests, Incoming, Outgoing};
+use requests::{Incoming, Outgoing};
 
 /// How the meta-data of a sync is exchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,10 +180,7 @@ impl Inbox {
         if let Some(f) = self.frames.iter().find(|f| tag.other_operation(&f.h)) {
             return Err(out_of_step(&name(), pid, f.h.kind, tag.kind));
         }
-        match self.left(tag.id.section) {
-            Some(why) => Err(left_section(&name(), pid, why)),
-            None => Ok(()),
-        }
+        self.left(tag.id.section).map_or(Ok(()), |why| Err(left_section(&name(), pid, why)))
     }
     /// Drops what belongs to the sections that ended here (`section` just did).
     pub fn close(&mut self, section: u32, sections: &Sections) {
@@ -294,17 +291,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             for s in (0..n).filter(|&s| s != me) {
                 let f = ch.expect(s, id.tag(Kind::Meta))?;
                 flags |= f.body.first().copied().unwrap_or(0) != 0;
-                if asks_nothing(&f.body, 1) {
-                    ch.pools().recycle_body(f.body, n);
-                    continue;
-                }
-                let mut inc = ch.pools().incoming();
-                parse_requests(&mut inc, f.body, f.h.raw, 1)?;
-                if inc.puts.len() + inc.gets.len() > 0 {
-                    incoming[s] = Some(inc);
-                } else {
-                    ch.pools().recycle(inc, n);
-                }
+                incoming[s] = ch.pools().requests(f, 1, n)?;
             }
             flags
         }
@@ -320,9 +307,7 @@ pub(crate) fn meta_exchange<C: Channel>(
             if flags {
                 for s in from {
                     let f = ch.expect(s, id.tag(Kind::Hdrs))?;
-                    let mut inc = ch.pools().incoming();
-                    parse_requests(&mut inc, f.body, f.h.raw, 0)?;
-                    incoming[s] = Some(inc);
+                    incoming[s] = ch.pools().requests(f, 0, n)?;
                 }
             }
             flags
@@ -441,10 +426,7 @@ pub(crate) fn barrier<C: Channel>(ch: &mut C, tag: Tag, mut found: Found) -> Res
 
 /// The final barrier of a sync: Ok, or the agreed first error.
 pub(crate) fn final_barrier<C: Channel>(ch: &mut C, id: SyncId, found: Found) -> Result<()> {
-    match barrier(ch, id.tag(Kind::Barrier), found)? {
-        None => Ok(()),
-        Some((_, e)) => Err(e),
-    }
+    barrier(ch, id.tag(Kind::Barrier), found)?.map_or(Ok(()), |(_, e)| Err(e))
 }
 
 #[cfg(test)]
@@ -455,6 +437,9 @@ pub(crate) mod tests {
     //! tests run a whole sync over it).
 
     use super::*;
+    use crate::queue::MessageQueue;
+    use crate::register::Register;
+    use crate::types::Memslot;
     use std::collections::HashMap;
     use std::sync::{Condvar, Mutex};
     use std::time::{Duration, Instant};
@@ -492,29 +477,54 @@ pub(crate) mod tests {
         }
         fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
             let key = (self.layout.me, from, tag.kind as u8, tag.round, tag.id.step);
+            let in_vain = || Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me));
+            let body = self.net.wait_for(&self.net.boxes, |boxes| boxes.remove(&key)).ok_or_else(in_vain)?;
+            Ok(Frame { h: tag.header(body.len(), 0), body })
+        }
+    }
+
+    impl Net {
+        /// What `take` finds in `m` (a mailbox of this net), waiting for arrivals until
+        /// [`PATIENCE`] is over (then None).
+        pub fn wait_for<M, T>(&self, m: &Mutex<M>, mut take: impl FnMut(&mut M) -> Option<T>) -> Option<T> {
             let deadline = Instant::now() + PATIENCE;
-            let mut boxes = self.net.boxes.lock().unwrap();
+            let mut guard = m.lock().unwrap();
             loop {
-                if let Some(body) = boxes.remove(&key) {
-                    return Ok(Frame { h: tag.header(body.len(), 0), body });
+                if let Some(v) = take(&mut guard) {
+                    return Some(v);
                 }
                 let now = Instant::now();
                 if now >= deadline {
-                    return Err(Error::timeout(format!("node {} waited in vain for {key:?}", self.layout.me)));
+                    return None;
                 }
-                boxes = self.net.arrived.wait_timeout(boxes, deadline - now).unwrap().0;
+                guard = self.arrived.wait_timeout(guard, deadline - now).unwrap().0;
             }
         }
     }
 
+    /// One process of `p` with the `len` bytes at `mem` as its global slot and room for
+    /// `cap` messages.
+    pub(crate) fn process(p: usize, mem: *mut u8, len: usize, cap: usize) -> (Register, MessageQueue, Memslot) {
+        let mut reg = Register::new(p);
+        reg.request_capacity(1).unwrap();
+        reg.on_sync(&[]);
+        let slot = reg.add(true, mem, len).unwrap();
+        reg.on_sync(&vec![len as u64; p]);
+        let mut queue = MessageQueue::default();
+        queue.request_capacity(cap).unwrap();
+        queue.on_sync();
+        (reg, queue, slot)
+    }
+
+    /// A small deterministic generator for the property tests.
     pub(crate) struct Rng(pub u64);
     impl Rng {
-        pub fn below(&mut self, n: u64) -> u64 {
-            splitmix64(&mut self.0) % n
+        pub fn below(&mut self, n: usize) -> usize {
+            (splitmix64(&mut self.0) % n as u64) as usize
         }
         /// Which of n nodes communicate in trial t: nobody, exactly one, or a random set.
         pub fn talkers(&mut self, n: usize, t: usize) -> Vec<bool> {
-            let one = self.below(n as u64) as usize;
+            let one = self.below(n);
             match t % 3 {
                 0 => vec![false; n],
                 1 => (0..n).map(|i| i == one).collect(),

@@ -21,7 +21,7 @@ const REQ_HDR: usize = 4 + 4 + 8 + 8 + 8;
 type ReqFields = (Pid, Pid, Memslot, usize, usize);
 
 /// Appends a request header (assembled in place, appended at once).
-fn encode_request(out: &mut Vec<u8>, (a, b, slot, off, size): ReqFields) {
+pub(super) fn encode_request(out: &mut Vec<u8>, (a, b, slot, off, size): ReqFields) {
     let mut h = [0u8; REQ_HDR];
     h[0..4].copy_from_slice(&a.to_le_bytes());
     h[4..8].copy_from_slice(&b.to_le_bytes());
@@ -170,6 +170,16 @@ impl Outgoing {
     pub fn nmsg(&self) -> u32 {
         self.nput + self.nget
     }
+    /// Empties it, keeping its buffers for the next sync.
+    fn clear(&mut self) {
+        self.puts.clear();
+        self.gets.clear();
+        self.nput = 0;
+        self.nget = 0;
+        self.raw.clear();
+        self.raw_len = 0;
+        self.my_gets.clear();
+    }
 }
 
 /// The requests of one node's LPF processes, sorted by destination node.
@@ -181,19 +191,6 @@ pub(crate) struct Built {
     pub local: Vec<(Pid, Request)>,
     /// Whether any process of this node communicates in this superstep.
     pub any: bool,
-}
-
-impl Outgoing {
-    /// Empties it, keeping its buffers for the next sync.
-    fn clear(&mut self) {
-        self.puts.clear();
-        self.gets.clear();
-        self.nput = 0;
-        self.nget = 0;
-        self.raw.clear();
-        self.raw_len = 0;
-        self.my_gets.clear();
-    }
 }
 
 impl Built {
