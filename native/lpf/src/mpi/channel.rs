@@ -141,8 +141,7 @@ impl MpiChannel {
         let node_ranks = ffi::node_size(comm)?;
         let spin = spin_for(spin_setting, node_ranks, 1, cores);
         let mpi_yields = ffi::progress_yields_when_idle();
-        // SAFETY: reads an exported constant of the MPI library.
-        let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
+        let null = ffi::request_null();
         let mut ch = MpiChannel {
             comm,
             layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
@@ -324,9 +323,7 @@ impl MpiChannel {
     /// turn); says whether a message of `q` arrived. Cheaper than [`MpiChannel::progress`]
     /// and sees an arrival one poll sooner (see `ffi::test_received`).
     fn poll_peer(&mut self, q: usize) -> Result<bool> {
-        // SAFETY: reads an exported constant of the MPI library.
-        let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
-        if self.recv[q] == null {
+        if self.recv[q] == ffi::request_null() {
             return self.progress();
         }
         let Some(len) = ffi::test_received(&mut self.recv[q])? else { return Ok(false) };
@@ -341,8 +338,7 @@ impl MpiChannel {
     fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
         // Nothing is active for q until a receive is posted again below (a completed
         // persistent request stays a valid, inactive handle).
-        // SAFETY: reads an exported constant of the MPI library.
-        self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
+        self.recv[q] = ffi::request_null();
         let malformed = || Error::protocol(format!("malformed control message from process {q}"));
         match std::mem::replace(&mut self.posted[q], Posted::Message) {
             Posted::Message => {
@@ -561,17 +557,11 @@ impl Channel for MpiChannel {
         let mut got = None;
         self.awaited = Some((from, tag));
         let r = self.wait_for_messages(Some(from), |ch| {
-            if let Some(f) = ch.handed.take() {
-                got = Some(f);
-                return Ok(true);
+            got = ch.handed.take().or_else(|| ch.take_frame(from, tag));
+            if got.is_none() {
+                ch.check_peer(from, tag)?;
             }
-            match ch.take_frame(from, tag) {
-                Some(f) => {
-                    got = Some(f);
-                    Ok(true)
-                }
-                None => ch.check_peer(from, tag).map(|_| false),
-            }
+            Ok(got.is_some())
         });
         self.awaited = None;
         if let Some(f) = self.handed.take() {

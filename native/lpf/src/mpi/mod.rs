@@ -150,12 +150,10 @@ impl Agreed {
 }
 
 /// What the sections of one init share: the control channel over the init's
-/// communicator.
+/// communicator (a duplicate, ours to free).
 struct Node {
     ch: MpiChannel,
     comm: Comm,
-    /// Whether `comm` is ours to free (a duplicate).
-    owned: bool,
 }
 
 /// One process's membership of an MPI job (`lpf_init_t` of
@@ -176,8 +174,7 @@ impl MpiInit {
     /// Over `MPI_COMM_WORLD`, initialising MPI first unless the program did (then MPI
     /// is finalised at process exit).
     pub fn world(kind: MpiEngineKind) -> Result<MpiInit> {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(None)?)?;
-        Self::over(ffi::world(), kind, None)
+        Self::over_world(kind, None)
     }
 
     /// Over `MPI_COMM_WORLD` on the hybrid engine: this rank brings `threads` LPF
@@ -185,13 +182,18 @@ impl MpiInit {
     /// ranks); other ranks may bring other counts (collective: the counts are
     /// gathered). Global pids number the ranks' threads in rank order.
     pub fn world_hybrid(kind: MpiEngineKind, threads: Pid) -> Result<MpiInit> {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(Some(threads))?)?;
-        Self::over(ffi::world(), kind, Some(threads))
+        Self::over_world(kind, Some(threads))
     }
 
     /// [`MpiInit::world`] or [`MpiInit::world_hybrid`], as [`engine_from_env`] says.
     pub fn world_from_env() -> Result<MpiInit> {
         let (kind, threads) = engine_from_env()?;
+        Self::over_world(kind, threads)
+    }
+
+    /// Over `MPI_COMM_WORLD`, with `threads` LPF processes on this rank if hybrid,
+    /// initialising MPI first unless the program did.
+    fn over_world(kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
         ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
         Self::over(ffi::world(), kind, threads)
     }
@@ -242,11 +244,7 @@ impl MpiInit {
 
     /// Takes ownership of `comm` (freed if this fails).
     fn from_dup(mut comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
-        let r = Self::from_dup_inner(comm, kind, threads);
-        if r.is_err() {
-            ffi::free(&mut comm);
-        }
-        r
+        Self::from_dup_inner(comm, kind, threads).inspect_err(|_| ffi::free(&mut comm))
     }
 
     fn from_dup_inner(comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
@@ -310,7 +308,7 @@ impl MpiInit {
         if let Some(chunk) = agreed.body_chunk {
             ch.body_chunk = chunk.min(ffi::CHUNK);
         }
-        Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
+        Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm })), kind, rank, size, hybrid, offsets })
     }
 
     /// Whether its syncs agree on errors (a request rejected at its destination fails
@@ -501,11 +499,7 @@ impl Drop for MpiInit {
     fn drop(&mut self) {
         let mut node = relock(&self.node);
         node.ch.close(Instant::now() + Duration::from_secs(2));
-        if node.owned && ffi::is_active() {
-            let mut c = node.comm;
-            ffi::free(&mut c);
-            node.owned = false;
-        }
+        ffi::free(&mut node.comm);
     }
 }
 
@@ -599,9 +593,7 @@ impl Network for Section {
         if let Some(os) = &mut self.os {
             os.close();
         }
-        if ffi::is_active() {
-            ffi::free(&mut self.data);
-        }
+        ffi::free(&mut self.data);
     }
 }
 
@@ -643,10 +635,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
 
 /// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).
 pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
-    let init = WORLD_INIT.get_or_init(|| {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
-        MpiInit::over(ffi::world(), kind, threads)
-    });
+    let init = WORLD_INIT.get_or_init(|| MpiInit::over_world(kind, threads));
     let init = init.as_ref().map_err(|e| e.clone())?;
     if init.kind != kind || init.hybrid != threads.is_some() {
         return Err(Error::config(format!("this process already runs the {} engine", init.engine_name())));
