@@ -79,6 +79,14 @@ pub(crate) trait OneSided: Send {
     fn close(&mut self);
 }
 
+/// `v[index]`, growing `v` with default values to reach it (tables by global slot index).
+pub(crate) fn grown<T: Default>(v: &mut Vec<T>, index: usize) -> &mut T {
+    if v.len() <= index {
+        v.resize_with(index + 1, T::default);
+    }
+    &mut v[index]
+}
+
 /// The slot table of a one-sided engine, and its data moves in a sync.
 pub(crate) struct OneSidedState {
     pub t: Box<dyn OneSided>,
@@ -167,10 +175,7 @@ pub(crate) fn activate(
         let keys: Vec<u64> =
             (0..nprocs).flat_map(|q| gathered[q * wlen + k * per + 2..q * wlen + (k + 1) * per].to_vec()).collect();
         os.t.publish(index, &keys)?;
-        if os.exposed.len() <= index {
-            os.exposed.resize(index + 1, None);
-        }
-        os.exposed[index] = Some(pending.iter().map(|p| p[k].0).collect());
+        *grown(&mut os.exposed, index) = Some(pending.iter().map(|p| p[k].0).collect());
     }
     Ok(())
 }
