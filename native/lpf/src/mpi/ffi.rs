@@ -5,6 +5,7 @@
 
 use crate::config::MpiThreadLevel;
 use crate::error::{Error, Result};
+use crate::types::Pid;
 use ::mpi::ffi as sys;
 use std::os::raw::c_int;
 
@@ -99,37 +100,19 @@ extern "C" fn finalize_at_exit() {
     }
 }
 
-/// The thread support LPF asks of an MPI it initialises itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ThreadLevel {
-    /// One thread of the process calls MPI: the plain engines, and the hybrid engine
-    /// with one LPF process per rank.
-    Single,
-    /// Several threads call MPI, one at a time: the hybrid engine with more than one
-    /// LPF process per rank.
-    Serialized,
-}
-
-impl ThreadLevel {
-    /// The level for a rank that runs `threads` LPF processes; `LPF_MPI_THREAD_LEVEL`
-    /// (`single`, `serialized`) overrides.
-    pub fn for_threads(threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
-        Ok(Self::choose(crate::config::Config::from_env()?.mpi_thread_level, threads))
-    }
-
-    /// The level for `threads` LPF processes per rank, or as `setting` says.
-    fn choose(setting: Option<MpiThreadLevel>, threads: Option<crate::types::Pid>) -> ThreadLevel {
-        match setting {
-            Some(MpiThreadLevel::Single) => ThreadLevel::Single,
-            Some(MpiThreadLevel::Serialized) => ThreadLevel::Serialized,
-            None if threads.unwrap_or(1) > 1 => ThreadLevel::Serialized,
-            None => ThreadLevel::Single,
-        }
-    }
+/// The thread support LPF asks of an MPI it initialises itself, for a rank that runs
+/// `threads` LPF processes, unless `setting` (`LPF_MPI_THREAD_LEVEL`) says: `Single`
+/// (one thread of the process calls MPI: the plain engines, and the hybrid engine with
+/// one LPF process per rank), or `Serialized` (several threads call MPI, one at a time:
+/// the hybrid engine with more than one LPF process per rank).
+fn thread_level(setting: Option<MpiThreadLevel>, threads: Option<Pid>) -> MpiThreadLevel {
+    let several = threads.unwrap_or(1) > 1;
+    setting.unwrap_or(if several { MpiThreadLevel::Serialized } else { MpiThreadLevel::Single })
 }
 
 /// Initialises MPI unless the program did (then MPI is finalised at process exit),
-/// asking for `level`.
+/// asking for the thread level a rank running `threads` LPF processes needs (see
+/// `thread_level`).
 ///
 /// Why not always `MPI_THREAD_SERIALIZED`: Open MPI 4.1 takes its internal locks in
 /// every call once the level is above `MPI_THREAD_SINGLE` (measured here: an 8-byte
@@ -137,7 +120,8 @@ impl ThreadLevel {
 /// SERIALIZED), which is most of a BSP sync's latency. LPF itself calls MPI from one
 /// thread when each rank runs one LPF process; a program that also calls MPI from
 /// other threads initialises MPI itself (or sets `LPF_MPI_THREAD_LEVEL=serialized`).
-pub(crate) fn ensure_initialized(level: ThreadLevel) -> Result<()> {
+pub(crate) fn ensure_initialized(threads: Option<Pid>) -> Result<()> {
+    let level = thread_level(crate::config::Config::from_env()?.mpi_thread_level, threads);
     let (init, fin) = state();
     if fin {
         return Err(Error::config("MPI has already been finalised in this process"));
@@ -149,8 +133,8 @@ pub(crate) fn ensure_initialized(level: ThreadLevel) -> Result<()> {
     // SAFETY: MPI is not initialised yet; null argc/argv are allowed.
     let rc = unsafe {
         let required = match level {
-            ThreadLevel::Single => sys::RSMPI_THREAD_SINGLE,
-            ThreadLevel::Serialized => sys::RSMPI_THREAD_SERIALIZED,
+            MpiThreadLevel::Single => sys::RSMPI_THREAD_SINGLE,
+            MpiThreadLevel::Serialized => sys::RSMPI_THREAD_SERIALIZED,
         };
         sys::MPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), required, &mut provided)
     };
@@ -536,7 +520,7 @@ pub(crate) fn win_sync(w: Win) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{chunks, ThreadLevel, CHUNK};
+    use super::{chunks, thread_level, CHUNK};
     use crate::config::MpiThreadLevel;
 
     #[test]
@@ -551,10 +535,10 @@ mod tests {
 
     #[test]
     fn thread_level_follows_the_threads_per_rank_unless_set() {
-        assert_eq!(ThreadLevel::choose(None, None), ThreadLevel::Single);
-        assert_eq!(ThreadLevel::choose(None, Some(1)), ThreadLevel::Single);
-        assert_eq!(ThreadLevel::choose(None, Some(2)), ThreadLevel::Serialized);
-        assert_eq!(ThreadLevel::choose(Some(MpiThreadLevel::Serialized), None), ThreadLevel::Serialized);
-        assert_eq!(ThreadLevel::choose(Some(MpiThreadLevel::Single), Some(4)), ThreadLevel::Single);
+        assert_eq!(thread_level(None, None), MpiThreadLevel::Single);
+        assert_eq!(thread_level(None, Some(1)), MpiThreadLevel::Single);
+        assert_eq!(thread_level(None, Some(2)), MpiThreadLevel::Serialized);
+        assert_eq!(thread_level(Some(MpiThreadLevel::Serialized), None), MpiThreadLevel::Serialized);
+        assert_eq!(thread_level(Some(MpiThreadLevel::Single), Some(4)), MpiThreadLevel::Single);
     }
 }

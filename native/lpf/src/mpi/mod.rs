@@ -194,7 +194,7 @@ impl MpiInit {
     /// Over `MPI_COMM_WORLD`, with `threads` LPF processes on this rank if hybrid,
     /// initialising MPI first unless the program did.
     fn over_world(kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
+        ffi::ensure_initialized(threads)?;
         Self::over(ffi::world(), kind, threads)
     }
 
@@ -627,7 +627,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     if let Some(Ok(init)) = WORLD_INIT.get() {
         return Ok((init.engine_name(), init.total_procs()));
     }
-    ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
+    ffi::ensure_initialized(threads)?;
     let (_, ranks) = ffi::rank_size(ffi::world())?;
     let engine = if threads.is_some() { crate::hybrid::ENGINE_NAME } else { kind.name() };
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
