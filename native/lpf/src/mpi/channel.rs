@@ -45,7 +45,9 @@ fn spin_for(setting: Option<Duration>, node_ranks: usize, threads_per_rank: usiz
     setting.unwrap_or(Duration::from_micros(if crowded { 0 } else { 50 }))
 }
 
-/// What a wait polls, and when it asks again whether it is done.
+/// What a wait polls, and when it asks again whether it is done. A wait whose `done`
+/// only control messages arriving can make true asks only after a poll that brought
+/// some (a shorter idle poll notices an arrival sooner).
 #[derive(Clone, Copy)]
 enum Polling {
     /// Every receive; ask after every poll.
@@ -291,7 +293,7 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
+        let r = self.wait_until(Polling::OnArrival, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
         let failed = (0..self.layout.n).find_map(|q| self.inbox[q].left(section).filter(|why| !why.is_empty()).map(|why| (q, why.to_string())));
         self.close_section(section);
         r?;
@@ -425,14 +427,6 @@ impl MpiChannel {
         self.wait_until(Polling::Always, done)
     }
 
-    /// As [`MpiChannel::wait`], for a `done` that only control messages arriving can
-    /// make true: it is asked again only after a poll that brought some (a shorter
-    /// idle poll notices an arrival sooner); with `from`, only messages of that peer,
-    /// and only its receive is polled.
-    fn wait_for_messages(&mut self, from: Option<usize>, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        self.wait_until(from.map_or(Polling::OnArrival, Polling::Peer), done)
-    }
-
     fn wait_until(&mut self, polling: Polling, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         // The clock is first read after the first unsuccessful poll (most waits of a
         // busy job end at their first poll).
@@ -556,7 +550,7 @@ impl Channel for MpiChannel {
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
         self.awaited = Some((from, tag));
-        let r = self.wait_for_messages(Some(from), |ch| {
+        let r = self.wait_until(Polling::Peer(from), |ch| {
             got = ch.handed.take().or_else(|| ch.take_frame(from, tag));
             if got.is_none() {
                 ch.check_peer(from, tag)?;
