@@ -208,14 +208,13 @@ pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, id: SyncId, step
 /// (small payloads inline).
 impl Transport<MpiChannel> for OneSidedState {
     fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
-        let me = x.loc.me;
+        let (me, incoming) = (x.loc.me, x.incoming);
+        // The origins this destination answers: those with large puts or gets to it.
+        let answered = |q: usize| incoming[q].as_ref().filter(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty());
         // ---- Tell each origin the surviving pieces of its large puts and the status of
         // its gets. ----
         for q in x.peers() {
-            let Some(inc) = &x.incoming[q] else { continue };
-            if inc.raw_puts().next().is_none() && inc.gets.is_empty() {
-                continue;
-            }
+            let Some(inc) = answered(q) else { continue };
             let plan = &*x.plan;
             let mut body = Vec::new();
             for (k, p) in inc.raw_puts().enumerate() {
@@ -310,10 +309,8 @@ impl Transport<MpiChannel> for OneSidedState {
             for d in x.peers().filter(|&d| touches(d)) {
                 ch.post(d, x.id.tag(Kind::Barrier), &[], 0);
             }
-            for q in x.peers() {
-                if x.incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
-                    ch.expect(q, x.id.tag(Kind::Barrier))?;
-                }
+            for q in x.peers().filter(|&q| answered(q).is_some()) {
+                ch.expect(q, x.id.tag(Kind::Barrier))?;
             }
         }
         Ok(())
