@@ -103,6 +103,15 @@ fn zero(rc: c_int, what: &str) -> Result<()> {
     (rc == 0).then_some(()).ok_or_else(|| err(what))
 }
 
+/// Destroys `*p` (null, or an object of ours that nothing uses any more) with `destroy`,
+/// and leaves it null.
+unsafe fn release<T>(p: &mut *mut T, destroy: unsafe extern "C" fn(*mut T) -> c_int) {
+    if !p.is_null() {
+        destroy(*p);
+    }
+    *p = std::ptr::null_mut();
+}
+
 impl Verbs {
     /// Opens the device and connects a queue pair to every other process of `comm`
     /// (collective over it).
@@ -366,22 +375,12 @@ impl OneSided for Verbs {
             for r in self.exposed.drain(..).flatten().chain(self.staged.drain(..).map(|s| s.1)).chain(self.local.drain(..)) {
                 ibv_dereg_mr(r.mr);
             }
-            for qp in self.qps.iter_mut().filter(|q| !q.is_null()) {
-                ibv_destroy_qp(*qp);
-                *qp = std::ptr::null_mut();
+            for qp in &mut self.qps {
+                release(qp, ibv_destroy_qp);
             }
-            if !self.cq.is_null() {
-                ibv_destroy_cq(self.cq);
-                self.cq = std::ptr::null_mut();
-            }
-            if !self.pd.is_null() {
-                ibv_dealloc_pd(self.pd);
-                self.pd = std::ptr::null_mut();
-            }
-            if !self.ctx.is_null() {
-                ibv_close_device(self.ctx);
-                self.ctx = std::ptr::null_mut();
-            }
+            release(&mut self.cq, ibv_destroy_cq);
+            release(&mut self.pd, ibv_dealloc_pd);
+            release(&mut self.ctx, ibv_close_device);
         }
     }
 }
