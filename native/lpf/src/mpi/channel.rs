@@ -103,9 +103,8 @@ pub(crate) struct MpiChannel {
     spare: Vec<Vec<u8>>,
     /// Hooks and rehooks, in the same order everywhere.
     pub sections: Sections,
+    /// How long a waiting rank spins before it yields (`spin_for`).
     spin: Duration,
-    /// `LPF_MPI_SPIN_US`, which overrides the spin chosen by crowding.
-    spin_setting: Option<Duration>,
     /// Whether an unsuccessful poll of MPI already yields the core (Open MPI's
     /// `mpi_yield_when_idle`, on by default on an oversubscribed node): then a waiting
     /// rank that would yield does not yield a second time.
@@ -117,9 +116,6 @@ pub(crate) struct MpiChannel {
     /// test switch `LPF_MPI_BODY_CHUNK` on pid 0 sets a smaller one for every rank (the
     /// init broadcasts it), for the tests of this path.
     pub body_chunk: usize,
-    /// Ranks on this node, and its cores (for the spin decision).
-    node_ranks: usize,
-    cores: usize,
     /// Buffers of a sync kept for the next one (the driver's; small bodies received
     /// are taken from it).
     pools: Pools,
@@ -133,20 +129,26 @@ pub(crate) struct MpiChannel {
 unsafe impl Send for MpiChannel {}
 
 impl MpiChannel {
-    /// A channel over `comm` (collective: it asks how many ranks share each node).
-    /// `spin_setting`: how long a waiting rank spins, None to choose by crowding.
-    pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo, spin_setting: Option<Duration>) -> Result<MpiChannel> {
+    /// A channel over `comm` (collective: it asks how many ranks share each node) for
+    /// rank `me`, rank i holding global pids `offsets[i]..offsets[i + 1]` (`0..=n`, one
+    /// per rank, unless the init learnt the ranks' thread counts for the hybrid engine).
+    /// `spin_setting` (`LPF_MPI_SPIN_US`): how long a waiting rank spins, None to
+    /// choose by crowding.
+    pub fn new(comm: Comm, me: usize, offsets: Vec<Pid>, token: u64, meta: MetaAlgo, spin_setting: Option<Duration>) -> Result<MpiChannel> {
+        let n = offsets.len() - 1;
         // The node's cores, not this process's affinity mask: mpirun binds each rank
         // to one core.
         // SAFETY: sysconf has no preconditions.
         let cores = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-        let node_ranks = ffi::node_size(comm)?;
-        let spin = spin_for(spin_setting, node_ranks, 1, cores);
+        // Threads count as much as ranks for crowding the cores (the ranks of a node are
+        // taken to bring as many threads as the job's average rank).
+        let per_rank = (offsets[n] as usize).div_ceil(n.max(1));
+        let spin = spin_for(spin_setting, ffi::node_size(comm)?, per_rank, cores);
         let mpi_yields = ffi::progress_yields_when_idle();
         let null = ffi::request_null();
         let mut ch = MpiChannel {
             comm,
-            layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
+            layout: Layout::new(me, offsets, token, meta),
             inbox: (0..n).map(|_| Inbox::default()).collect(),
             awaited: None,
             handed: None,
@@ -163,12 +165,9 @@ impl MpiChannel {
             spare: Vec::new(),
             sections: Sections::default(),
             spin,
-            spin_setting,
             mpi_yields,
             agree_errors: false,
             body_chunk: ffi::CHUNK,
-            node_ranks,
-            cores,
             pools: Pools::default(),
         };
         for q in (0..n).filter(|&q| q != me) {
@@ -236,17 +235,6 @@ impl MpiChannel {
             buf.clear();
             self.spare.push(buf);
         }
-    }
-
-    /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
-    /// rank, unless the init learnt the ranks' thread counts for the hybrid engine).
-    pub fn set_offsets(&mut self, offsets: Vec<Pid>) {
-        assert_eq!(offsets.len(), self.layout.n + 1, "one offset per rank and the total");
-        // Threads count as much as ranks for crowding the cores (the ranks of a node are
-        // taken to bring as many threads as the job's average rank).
-        let per_rank = (offsets[self.layout.n] as usize).div_ceil(self.layout.n.max(1));
-        self.spin = spin_for(self.spin_setting, self.node_ranks, per_rank, self.cores);
-        self.layout.offsets = offsets.into();
     }
 
     /// How messages name rank q: by its LPF process(es).

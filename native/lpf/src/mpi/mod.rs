@@ -302,12 +302,9 @@ impl MpiInit {
         ffi::bcast(comm, &mut agreed, 0)?;
         let agreed = Agreed::from_bytes(&agreed);
         let meta = agreed.meta.unwrap_or_else(|| MetaAlgo::for_nodes(size));
-        let mut ch = MpiChannel::new(comm, rank, size, agreed.token, meta, config.mpi_spin)?;
-        ch.set_offsets(offsets.clone());
+        let mut ch = MpiChannel::new(comm, rank, offsets.clone(), agreed.token, meta, config.mpi_spin)?;
         ch.agree_errors = agreed.agree_errors;
-        if let Some(chunk) = agreed.body_chunk {
-            ch.body_chunk = chunk.min(ffi::CHUNK);
-        }
+        ch.body_chunk = agreed.body_chunk.unwrap_or(ffi::CHUNK).min(ffi::CHUNK);
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm })), kind, rank, size, hybrid, offsets })
     }
 
@@ -400,10 +397,7 @@ impl MpiInit {
         let comm = relock(&self.node).comm;
         let layout = if self.hybrid { self.split_layout(p) } else { vec![1; (p as usize).min(self.size)] };
         let part = ffi::split(comm, (self.rank < layout.len()).then_some(0), self.rank as i32)?;
-        match part {
-            None => Ok(None),
-            Some(c) => Self::from_dup(c, self.kind, self.hybrid.then(|| layout[self.rank])).map(Some),
-        }
+        part.map(|c| Self::from_dup(c, self.kind, self.hybrid.then(|| layout[self.rank]))).transpose()
     }
 
     /// Broadcasts `data` from pid 0 to every process of the init (collective; a helper
