@@ -142,8 +142,7 @@ pub(crate) fn activate(
             words.extend_from_slice(&keys);
         }
     }
-    let offsets = ch.layout.offsets.to_vec();
-    let nprocs = offsets[ch.layout.n] as usize;
+    let nprocs = ch.layout.nprocs() as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
     allgather(ch, SyncId { section, step }, &words, wlen, &mut gathered)?;
@@ -173,7 +172,7 @@ pub(crate) fn activate(
     }
     for (k, &index) in indices.iter().enumerate() {
         let keys: Vec<u64> =
-            (0..nprocs).flat_map(|q| gathered[q * wlen + k * per + 2..q * wlen + (k + 1) * per].to_vec()).collect();
+            (0..nprocs).flat_map(|q| gathered[q * wlen + k * per + 2..q * wlen + (k + 1) * per].iter().copied()).collect();
         os.t.publish(index, &keys)?;
         *grown(&mut os.exposed, index) = Some(pending.iter().map(|p| p[k].0).collect());
     }
