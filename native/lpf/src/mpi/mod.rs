@@ -261,16 +261,14 @@ impl MpiInit {
         mine.push(ffi::thread_serialized()? as u8);
         let all = ffi::allgather_bytes(comm, &mine)?;
         let mut offsets = vec![0 as Pid; size + 1];
-        let (mut hybrid, mut unsafe_threads) = (false, None);
+        let threads_of = |b: &[u8]| Pid::from_le_bytes(b[..4].try_into().unwrap());
+        let mut hybrid = false;
         for (r, b) in all.iter().enumerate() {
-            let kr = Pid::from_le_bytes(b[..4].try_into().unwrap());
+            let kr = threads_of(b);
             if kr == 0 || kr > crate::shm::barrier::MAX_PROCS {
                 return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
             }
             hybrid |= b[4] != 0 || kr > 1;
-            if kr > 1 && b[5] == 0 && unsafe_threads.is_none() {
-                unsafe_threads = Some(r);
-            }
             offsets[r + 1] = offsets[r]
                 .checked_add(kr)
                 .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
@@ -279,7 +277,7 @@ impl MpiInit {
         if hybrid && !matches!(kind, MpiEngineKind::Msg | MpiEngineKind::Rma) {
             return Err(Error::config(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
         }
-        if let Some(r) = unsafe_threads {
+        if let Some(r) = all.iter().position(|b| threads_of(b) > 1 && b[5] == 0) {
             return Err(Error::config(format!(
                 "the hybrid engine over MPI: rank {r} brings several threads but its MPI was not initialised with \
                  MPI_THREAD_SERIALIZED or better (a program that initialises MPI calls MPI_Init_thread for it; \
@@ -533,12 +531,6 @@ impl Section {
         };
         Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false })
     }
-
-    /// `rehook`: a barrier over this section, then the next one.
-    fn next(&mut self, step: u64) -> Result<Section> {
-        barrier(&mut relock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
-        Section::open(self.node.clone(), self.kind)
-    }
 }
 
 impl Network for Section {
@@ -566,8 +558,10 @@ impl Network for Section {
         onesided::activate(&mut relock(&self.node).ch, os, self.section, step, registers, mine, len, all)
     }
 
+    /// `rehook`: a barrier over this section, then the next one.
     fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>> {
-        Ok(Box::new(self.next(step)?))
+        barrier(&mut relock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
+        Ok(Box::new(Section::open(self.node.clone(), self.kind)?))
     }
 
     /// The syncs do not agree on errors (a destination that rejects a request fails
