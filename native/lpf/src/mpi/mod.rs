@@ -238,8 +238,7 @@ impl MpiInit {
             #[cfg(not(feature = "ibverbs"))]
             return Err(Error::config("LPF_ENGINE=ibverbs: this library was built without the `ibverbs` feature"));
         }
-        let comm = ffi::dup(comm)?;
-        Self::from_dup(comm, kind, threads)
+        Self::from_dup(ffi::dup(comm)?, kind, threads)
     }
 
     /// Takes ownership of `comm` (freed if this fails).
