@@ -16,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::mpi::ffi::{self, Comm};
-use crate::mpi::onesided::{OneSided, Op, OpKind};
+use crate::mpi::onesided::{grown, OneSided, Op, OpKind};
 use rdma_sys::*;
 use std::ffi::CStr;
 use std::os::raw::c_int;
@@ -24,33 +24,38 @@ use std::os::raw::c_int;
 const PORT: u8 = 1;
 const CQ_DEPTH: c_int = 4096;
 const QP_DEPTH: u32 = 512;
-const MAX_WR_BYTES: usize = 1 << 30;
+
+/// Calls `f` with the RDMA devices present.
+fn with_devices<R>(f: impl FnOnce(&[*mut ibv_device]) -> R) -> R {
+    let mut n: c_int = 0;
+    // SAFETY: returns an owned, NULL-terminated array of n devices (or NULL), freed
+    // below, once, after `f` is done with it.
+    unsafe {
+        let list = ibv_get_device_list(&mut n);
+        if list.is_null() {
+            return f(&[]);
+        }
+        let r = f(std::slice::from_raw_parts(list, n.max(0) as usize));
+        ibv_free_device_list(list);
+        r
+    }
+}
+
+fn device_name(d: *mut ibv_device) -> String {
+    // SAFETY: a device of the list `with_devices` holds; the name is copied.
+    unsafe { CStr::from_ptr(ibv_get_device_name(d)) }.to_string_lossy().into_owned()
+}
 
 /// The device this process would use: its name, or an error naming what is missing.
 pub fn probe_device() -> Result<String> {
-    let mut n: c_int = 0;
-    // SAFETY: returns an owned, NULL-terminated array (or NULL), freed below.
-    let list = unsafe { ibv_get_device_list(&mut n) };
-    if list.is_null() || n <= 0 {
-        if !list.is_null() {
-            // SAFETY: the list ibv_get_device_list returned, freed once.
-            unsafe { ibv_free_device_list(list) };
-        }
+    let mut names: Vec<String> = with_devices(|devs| devs.iter().map(|&d| device_name(d)).collect());
+    if names.is_empty() {
         return Err(Error::config(
             "ibverbs engine: no RDMA device found (ibv_get_device_list lists 0 devices: no InfiniBand, RoCE or iWARP \
              adapter, or its kernel driver/rdma-core provider is missing); use LPF_ENGINE=mpimsg or mpirma instead",
         ));
     }
-    let wanted = crate::config::Config::from_env()?.ibv_device;
-    let mut names = Vec::new();
-    for i in 0..n as usize {
-        // SAFETY: `i < n` entries of the list are valid devices.
-        let name = unsafe { CStr::from_ptr(ibv_get_device_name(*list.add(i))) }.to_string_lossy().into_owned();
-        names.push(name);
-    }
-    // SAFETY: the list ibv_get_device_list returned, freed once; the names were copied.
-    unsafe { ibv_free_device_list(list) };
-    match wanted {
+    match crate::config::Config::from_env()?.ibv_device {
         None => Ok(names.remove(0)),
         Some(w) if names.contains(&w) => Ok(w),
         Some(w) => Err(Error::config(format!("ibverbs engine: RDMA device {w:?} (LPF_IBV_DEVICE) not found; present: {names:?}"))),
@@ -88,6 +93,25 @@ fn err(what: &str) -> Error {
     Error::io(format!("ibverbs engine: {what} failed: {}", std::io::Error::last_os_error()))
 }
 
+/// `p` unless the call `what` that returned it failed (returned null).
+fn made<T>(p: *mut T, what: &str) -> Result<*mut T> {
+    (!p.is_null()).then_some(p).ok_or_else(|| err(what))
+}
+
+/// `Ok` unless the call `what` failed (returned non-zero).
+fn zero(rc: c_int, what: &str) -> Result<()> {
+    (rc == 0).then_some(()).ok_or_else(|| err(what))
+}
+
+/// Destroys `*p` (null, or an object of ours that nothing uses any more) with `destroy`,
+/// and leaves it null.
+unsafe fn release<T>(p: &mut *mut T, destroy: unsafe extern "C" fn(*mut T) -> c_int) {
+    if !p.is_null() {
+        destroy(*p);
+    }
+    *p = std::ptr::null_mut();
+}
+
 impl Verbs {
     /// Opens the device and connects a queue pair to every other process of `comm`
     /// (collective over it).
@@ -106,129 +130,107 @@ impl Verbs {
             outstanding: 0,
         };
         // SAFETY: plain verbs resource creation; each result is checked and owned by
-        // `v`, whose `close` releases it.
-        unsafe {
-            let mut cnt: c_int = 0;
-            let list = ibv_get_device_list(&mut cnt);
-            let dev = (0..cnt.max(0) as usize)
-                .map(|i| *list.add(i))
-                .find(|&d| CStr::from_ptr(ibv_get_device_name(d)).to_string_lossy() == name);
-            if let Some(d) = dev {
-                v.ctx = ibv_open_device(d);
-            }
-            ibv_free_device_list(list);
-            if v.ctx.is_null() {
-                return Err(err(&format!("ibv_open_device({name})")));
-            }
-            v.pd = ibv_alloc_pd(v.ctx);
-            if v.pd.is_null() {
+        // `v`, whose `close` releases it (here if any step fails).
+        match unsafe { v.open(&name, comm, me, n) } {
+            Ok(()) => Ok(v),
+            Err(e) => {
                 v.close();
-                return Err(err("ibv_alloc_pd"));
-            }
-            v.cq = ibv_create_cq(v.ctx, CQ_DEPTH, std::ptr::null_mut(), std::ptr::null_mut(), 0);
-            if v.cq.is_null() {
-                v.close();
-                return Err(err("ibv_create_cq"));
-            }
-            let mut port: ibv_port_attr = std::mem::zeroed();
-            if ibv_query_port(v.ctx, PORT, &mut port as *mut ibv_port_attr as *mut _) != 0 {
-                v.close();
-                return Err(err("ibv_query_port"));
-            }
-            let mut gid: ibv_gid = std::mem::zeroed();
-            let _ = ibv_query_gid(v.ctx, PORT, 0, &mut gid);
-            // Every QP moves to INIT; its address goes to the peer.
-            let mut mine = vec![0u8; 32 * n];
-            for q in (0..n).filter(|&q| q != me) {
-                let mut init: ibv_qp_init_attr = std::mem::zeroed();
-                init.send_cq = v.cq;
-                init.recv_cq = v.cq;
-                init.cap.max_send_wr = QP_DEPTH;
-                init.cap.max_recv_wr = 1;
-                init.cap.max_send_sge = 1;
-                init.cap.max_recv_sge = 1;
-                init.qp_type = ibv_qp_type::IBV_QPT_RC;
-                let qp = ibv_create_qp(v.pd, &mut init);
-                if qp.is_null() {
-                    v.close();
-                    return Err(err("ibv_create_qp"));
-                }
-                v.qps[q] = qp;
-                let mut a: ibv_qp_attr = std::mem::zeroed();
-                a.qp_state = ibv_qp_state::IBV_QPS_INIT;
-                a.pkey_index = 0;
-                a.port_num = PORT;
-                a.qp_access_flags = (ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
-                    | ibv_access_flags::IBV_ACCESS_REMOTE_READ
-                    | ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
-                    .0;
-                let mask = ibv_qp_attr_mask::IBV_QP_STATE
-                    | ibv_qp_attr_mask::IBV_QP_PKEY_INDEX
-                    | ibv_qp_attr_mask::IBV_QP_PORT
-                    | ibv_qp_attr_mask::IBV_QP_ACCESS_FLAGS;
-                if ibv_modify_qp(qp, &mut a, mask.0 as c_int) != 0 {
-                    v.close();
-                    return Err(err("ibv_modify_qp(INIT)"));
-                }
-                let e = &mut mine[32 * q..32 * q + 32];
-                e[0..2].copy_from_slice(&port.lid.to_le_bytes());
-                e[4..8].copy_from_slice(&(*qp).qp_num.to_le_bytes());
-                e[8..12].copy_from_slice(&(((*qp).qp_num) & 0xff_ffff).to_le_bytes());
-                e[16..32].copy_from_slice(&gid.raw);
-            }
-            let mut theirs = vec![0u8; 32 * n];
-            ffi::alltoall(comm, &mine, &mut theirs, 32)?;
-            for q in (0..n).filter(|&q| q != me) {
-                let e = &theirs[32 * q..32 * q + 32];
-                let lid = u16::from_le_bytes([e[0], e[1]]);
-                let qpn = u32::from_le_bytes(e[4..8].try_into().unwrap());
-                let psn = u32::from_le_bytes(e[8..12].try_into().unwrap());
-                let mut a: ibv_qp_attr = std::mem::zeroed();
-                a.qp_state = ibv_qp_state::IBV_QPS_RTR;
-                a.path_mtu = ibv_mtu::IBV_MTU_1024;
-                a.dest_qp_num = qpn;
-                a.rq_psn = psn;
-                a.max_dest_rd_atomic = 16;
-                a.min_rnr_timer = 12;
-                a.ah_attr.dlid = lid;
-                a.ah_attr.port_num = PORT;
-                if lid == 0 {
-                    // RoCE: routed by GID.
-                    a.ah_attr.is_global = 1;
-                    a.ah_attr.grh.hop_limit = 1;
-                    a.ah_attr.grh.dgid.raw.copy_from_slice(&e[16..32]);
-                }
-                let mask = ibv_qp_attr_mask::IBV_QP_STATE
-                    | ibv_qp_attr_mask::IBV_QP_AV
-                    | ibv_qp_attr_mask::IBV_QP_PATH_MTU
-                    | ibv_qp_attr_mask::IBV_QP_DEST_QPN
-                    | ibv_qp_attr_mask::IBV_QP_RQ_PSN
-                    | ibv_qp_attr_mask::IBV_QP_MAX_DEST_RD_ATOMIC
-                    | ibv_qp_attr_mask::IBV_QP_MIN_RNR_TIMER;
-                if ibv_modify_qp(v.qps[q], &mut a, mask.0 as c_int) != 0 {
-                    v.close();
-                    return Err(err("ibv_modify_qp(RTR)"));
-                }
-                let mut a: ibv_qp_attr = std::mem::zeroed();
-                a.qp_state = ibv_qp_state::IBV_QPS_RTS;
-                a.timeout = 14;
-                a.retry_cnt = 7;
-                a.rnr_retry = 7;
-                a.sq_psn = (*v.qps[q]).qp_num & 0xff_ffff;
-                a.max_rd_atomic = 16;
-                let mask = ibv_qp_attr_mask::IBV_QP_STATE
-                    | ibv_qp_attr_mask::IBV_QP_TIMEOUT
-                    | ibv_qp_attr_mask::IBV_QP_RETRY_CNT
-                    | ibv_qp_attr_mask::IBV_QP_RNR_RETRY
-                    | ibv_qp_attr_mask::IBV_QP_SQ_PSN
-                    | ibv_qp_attr_mask::IBV_QP_MAX_QP_RD_ATOMIC;
-                if ibv_modify_qp(v.qps[q], &mut a, mask.0 as c_int) != 0 {
-                    v.close();
-                    return Err(err("ibv_modify_qp(RTS)"));
-                }
+                Err(e)
             }
         }
-        Ok(v)
+    }
+
+    /// The steps of [`Verbs::connect`] on the device `name`, for this process `me` of `n`
+    /// (what they made stays in `self` when one fails).
+    unsafe fn open(&mut self, name: &str, comm: Comm, me: usize, n: usize) -> Result<()> {
+        let dev = with_devices(|devs| devs.iter().copied().find(|&d| device_name(d) == name));
+        let ctx = dev.map_or(std::ptr::null_mut(), |d| ibv_open_device(d));
+        self.ctx = made(ctx, &format!("ibv_open_device({name})"))?;
+        self.pd = made(ibv_alloc_pd(self.ctx), "ibv_alloc_pd")?;
+        let cq = ibv_create_cq(self.ctx, CQ_DEPTH, std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        self.cq = made(cq, "ibv_create_cq")?;
+        let mut port: ibv_port_attr = std::mem::zeroed();
+        zero(ibv_query_port(self.ctx, PORT, &mut port as *mut ibv_port_attr as *mut _), "ibv_query_port")?;
+        let mut gid: ibv_gid = std::mem::zeroed();
+        let _ = ibv_query_gid(self.ctx, PORT, 0, &mut gid);
+        // Every QP moves to INIT; its address goes to the peer.
+        let mut mine = vec![0u8; 32 * n];
+        for q in (0..n).filter(|&q| q != me) {
+            let mut init: ibv_qp_init_attr = std::mem::zeroed();
+            init.send_cq = self.cq;
+            init.recv_cq = self.cq;
+            init.cap.max_send_wr = QP_DEPTH;
+            init.cap.max_recv_wr = 1;
+            init.cap.max_send_sge = 1;
+            init.cap.max_recv_sge = 1;
+            init.qp_type = ibv_qp_type::IBV_QPT_RC;
+            let qp = made(ibv_create_qp(self.pd, &mut init), "ibv_create_qp")?;
+            self.qps[q] = qp;
+            let mut a: ibv_qp_attr = std::mem::zeroed();
+            a.qp_state = ibv_qp_state::IBV_QPS_INIT;
+            a.pkey_index = 0;
+            a.port_num = PORT;
+            a.qp_access_flags = (ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
+                | ibv_access_flags::IBV_ACCESS_REMOTE_READ
+                | ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
+                .0;
+            let mask = ibv_qp_attr_mask::IBV_QP_STATE
+                | ibv_qp_attr_mask::IBV_QP_PKEY_INDEX
+                | ibv_qp_attr_mask::IBV_QP_PORT
+                | ibv_qp_attr_mask::IBV_QP_ACCESS_FLAGS;
+            zero(ibv_modify_qp(qp, &mut a, mask.0 as c_int), "ibv_modify_qp(INIT)")?;
+            let e = &mut mine[32 * q..32 * q + 32];
+            e[0..2].copy_from_slice(&port.lid.to_le_bytes());
+            e[4..8].copy_from_slice(&(*qp).qp_num.to_le_bytes());
+            e[8..12].copy_from_slice(&(((*qp).qp_num) & 0xff_ffff).to_le_bytes());
+            e[16..32].copy_from_slice(&gid.raw);
+        }
+        let mut theirs = vec![0u8; 32 * n];
+        ffi::alltoall(comm, &mine, &mut theirs, 32)?;
+        for q in (0..n).filter(|&q| q != me) {
+            let e = &theirs[32 * q..32 * q + 32];
+            let lid = u16::from_le_bytes([e[0], e[1]]);
+            let qpn = u32::from_le_bytes(e[4..8].try_into().unwrap());
+            let psn = u32::from_le_bytes(e[8..12].try_into().unwrap());
+            let mut a: ibv_qp_attr = std::mem::zeroed();
+            a.qp_state = ibv_qp_state::IBV_QPS_RTR;
+            a.path_mtu = ibv_mtu::IBV_MTU_1024;
+            a.dest_qp_num = qpn;
+            a.rq_psn = psn;
+            a.max_dest_rd_atomic = 16;
+            a.min_rnr_timer = 12;
+            a.ah_attr.dlid = lid;
+            a.ah_attr.port_num = PORT;
+            if lid == 0 {
+                // RoCE: routed by GID.
+                a.ah_attr.is_global = 1;
+                a.ah_attr.grh.hop_limit = 1;
+                a.ah_attr.grh.dgid.raw.copy_from_slice(&e[16..32]);
+            }
+            let mask = ibv_qp_attr_mask::IBV_QP_STATE
+                | ibv_qp_attr_mask::IBV_QP_AV
+                | ibv_qp_attr_mask::IBV_QP_PATH_MTU
+                | ibv_qp_attr_mask::IBV_QP_DEST_QPN
+                | ibv_qp_attr_mask::IBV_QP_RQ_PSN
+                | ibv_qp_attr_mask::IBV_QP_MAX_DEST_RD_ATOMIC
+                | ibv_qp_attr_mask::IBV_QP_MIN_RNR_TIMER;
+            zero(ibv_modify_qp(self.qps[q], &mut a, mask.0 as c_int), "ibv_modify_qp(RTR)")?;
+            let mut a: ibv_qp_attr = std::mem::zeroed();
+            a.qp_state = ibv_qp_state::IBV_QPS_RTS;
+            a.timeout = 14;
+            a.retry_cnt = 7;
+            a.rnr_retry = 7;
+            a.sq_psn = (*self.qps[q]).qp_num & 0xff_ffff;
+            a.max_rd_atomic = 16;
+            let mask = ibv_qp_attr_mask::IBV_QP_STATE
+                | ibv_qp_attr_mask::IBV_QP_TIMEOUT
+                | ibv_qp_attr_mask::IBV_QP_RETRY_CNT
+                | ibv_qp_attr_mask::IBV_QP_RNR_RETRY
+                | ibv_qp_attr_mask::IBV_QP_SQ_PSN
+                | ibv_qp_attr_mask::IBV_QP_MAX_QP_RD_ATOMIC;
+            zero(ibv_modify_qp(self.qps[q], &mut a, mask.0 as c_int), "ibv_modify_qp(RTS)")?;
+        }
+        Ok(())
     }
 
     fn register(&self, ptr: *mut u8, size: usize) -> Result<Region> {
@@ -238,10 +240,7 @@ impl Verbs {
         // SAFETY: registers user memory that stays valid while the region exists (the
         // slot's registration, or the current sync for on-demand regions, which are
         // released at close). A zero-length area registers one byte-less region.
-        let mr = unsafe { ibv_reg_mr(self.pd, ptr.cast(), size.max(1), access.0 as c_int) };
-        if mr.is_null() {
-            return Err(err("ibv_reg_mr"));
-        }
+        let mr = made(unsafe { ibv_reg_mr(self.pd, ptr.cast(), size.max(1), access.0 as c_int) }, "ibv_reg_mr")?;
         Ok(Region { mr, start: ptr as usize, end: ptr as usize + size })
     }
 
@@ -301,12 +300,8 @@ impl OneSided for Verbs {
     fn publish(&mut self, index: usize, keys: &[u64]) -> Result<()> {
         let at = self.staged.iter().position(|s| s.0 == index).ok_or_else(|| Error::fatal("ibverbs: slot not staged"))?;
         let (_, r) = self.staged.remove(at);
-        if self.exposed.len() <= index {
-            self.exposed.resize_with(index + 1, || None);
-            self.remote.resize_with(index + 1, Vec::new);
-        }
-        self.exposed[index] = Some(r);
-        self.remote[index] = keys.chunks(2).map(|k| (k[0], k[1] as u32)).collect();
+        *grown(&mut self.exposed, index) = Some(r);
+        *grown(&mut self.remote, index) = keys.chunks(2).map(|k| (k[0], k[1] as u32)).collect();
         Ok(())
     }
 
@@ -326,9 +321,8 @@ impl OneSided for Verbs {
                 .and_then(|v| v.get(op.pid))
                 .ok_or_else(|| Error::protocol(format!("ibverbs: global slot {} has no remote key", op.index)))?;
             let lkey = self.lkey(op.local, op.len)?;
-            let mut done = 0;
-            while done < op.len.max(1) {
-                let len = (op.len - done).min(MAX_WR_BYTES);
+            // In work requests of at most 1 GiB (one for no bytes).
+            for (done, len) in ffi::chunks(op.len) {
                 if self.outstanding >= QP_DEPTH as usize / 2 {
                     self.poll(QP_DEPTH as usize / 4)?;
                 }
@@ -352,7 +346,6 @@ impl OneSided for Verbs {
                     return Err(err("ibv_post_send"));
                 }
                 self.outstanding += 1;
-                done += len.max(1);
             }
         }
         Ok(())
@@ -382,22 +375,12 @@ impl OneSided for Verbs {
             for r in self.exposed.drain(..).flatten().chain(self.staged.drain(..).map(|s| s.1)).chain(self.local.drain(..)) {
                 ibv_dereg_mr(r.mr);
             }
-            for qp in self.qps.iter_mut().filter(|q| !q.is_null()) {
-                ibv_destroy_qp(*qp);
-                *qp = std::ptr::null_mut();
+            for qp in &mut self.qps {
+                release(qp, ibv_destroy_qp);
             }
-            if !self.cq.is_null() {
-                ibv_destroy_cq(self.cq);
-                self.cq = std::ptr::null_mut();
-            }
-            if !self.pd.is_null() {
-                ibv_dealloc_pd(self.pd);
-                self.pd = std::ptr::null_mut();
-            }
-            if !self.ctx.is_null() {
-                ibv_close_device(self.ctx);
-                self.ctx = std::ptr::null_mut();
-            }
+            release(&mut self.cq, ibv_destroy_cq);
+            release(&mut self.pd, ibv_dealloc_pd);
+            release(&mut self.ctx, ibv_close_device);
         }
     }
 }

@@ -45,7 +45,9 @@ fn spin_for(setting: Option<Duration>, node_ranks: usize, threads_per_rank: usiz
     setting.unwrap_or(Duration::from_micros(if crowded { 0 } else { 50 }))
 }
 
-/// What a wait polls, and when it asks again whether it is done.
+/// What a wait polls, and when it asks again whether it is done. A wait whose `done`
+/// only control messages arriving can make true asks only after a poll that brought
+/// some (a shorter idle poll notices an arrival sooner).
 #[derive(Clone, Copy)]
 enum Polling {
     /// Every receive; ask after every poll.
@@ -101,9 +103,8 @@ pub(crate) struct MpiChannel {
     spare: Vec<Vec<u8>>,
     /// Hooks and rehooks, in the same order everywhere.
     pub sections: Sections,
+    /// How long a waiting rank spins before it yields (`spin_for`).
     spin: Duration,
-    /// `LPF_MPI_SPIN_US`, which overrides the spin chosen by crowding.
-    spin_setting: Option<Duration>,
     /// Whether an unsuccessful poll of MPI already yields the core (Open MPI's
     /// `mpi_yield_when_idle`, on by default on an oversubscribed node): then a waiting
     /// rank that would yield does not yield a second time.
@@ -115,9 +116,6 @@ pub(crate) struct MpiChannel {
     /// test switch `LPF_MPI_BODY_CHUNK` on pid 0 sets a smaller one for every rank (the
     /// init broadcasts it), for the tests of this path.
     pub body_chunk: usize,
-    /// Ranks on this node, and its cores (for the spin decision).
-    node_ranks: usize,
-    cores: usize,
     /// Buffers of a sync kept for the next one (the driver's; small bodies received
     /// are taken from it).
     pools: Pools,
@@ -131,21 +129,26 @@ pub(crate) struct MpiChannel {
 unsafe impl Send for MpiChannel {}
 
 impl MpiChannel {
-    /// A channel over `comm` (collective: it asks how many ranks share each node).
-    /// `spin_setting`: how long a waiting rank spins, None to choose by crowding.
-    pub fn new(comm: Comm, me: usize, n: usize, token: u64, meta: MetaAlgo, spin_setting: Option<Duration>) -> Result<MpiChannel> {
+    /// A channel over `comm` (collective: it asks how many ranks share each node) for
+    /// rank `me`, rank i holding global pids `offsets[i]..offsets[i + 1]` (`0..=n`, one
+    /// per rank, unless the init learnt the ranks' thread counts for the hybrid engine).
+    /// `spin_setting` (`LPF_MPI_SPIN_US`): how long a waiting rank spins, None to
+    /// choose by crowding.
+    pub fn new(comm: Comm, me: usize, offsets: Vec<Pid>, token: u64, meta: MetaAlgo, spin_setting: Option<Duration>) -> Result<MpiChannel> {
+        let n = offsets.len() - 1;
         // The node's cores, not this process's affinity mask: mpirun binds each rank
         // to one core.
         // SAFETY: sysconf has no preconditions.
         let cores = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-        let node_ranks = ffi::node_size(comm)?;
-        let spin = spin_for(spin_setting, node_ranks, 1, cores);
+        // Threads count as much as ranks for crowding the cores (the ranks of a node are
+        // taken to bring as many threads as the job's average rank).
+        let per_rank = (offsets[n] as usize).div_ceil(n.max(1));
+        let spin = spin_for(spin_setting, ffi::node_size(comm)?, per_rank, cores);
         let mpi_yields = ffi::progress_yields_when_idle();
-        // SAFETY: reads an exported constant of the MPI library.
-        let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
+        let null = ffi::request_null();
         let mut ch = MpiChannel {
             comm,
-            layout: Layout::new(me, (0..=n as Pid).collect(), token, meta),
+            layout: Layout::new(me, offsets, token, meta),
             inbox: (0..n).map(|_| Inbox::default()).collect(),
             awaited: None,
             handed: None,
@@ -162,12 +165,9 @@ impl MpiChannel {
             spare: Vec::new(),
             sections: Sections::default(),
             spin,
-            spin_setting,
             mpi_yields,
             agree_errors: false,
             body_chunk: ffi::CHUNK,
-            node_ranks,
-            cores,
             pools: Pools::default(),
         };
         for q in (0..n).filter(|&q| q != me) {
@@ -237,17 +237,6 @@ impl MpiChannel {
         }
     }
 
-    /// Which global pids each rank holds (`offsets[i]..offsets[i + 1]`; `0..=n`, one per
-    /// rank, unless the init learnt the ranks' thread counts for the hybrid engine).
-    pub fn set_offsets(&mut self, offsets: Vec<Pid>) {
-        assert_eq!(offsets.len(), self.layout.n + 1, "one offset per rank and the total");
-        // Threads count as much as ranks for crowding the cores (the ranks of a node are
-        // taken to bring as many threads as the job's average rank).
-        let per_rank = (offsets[self.layout.n] as usize).div_ceil(self.layout.n.max(1));
-        self.spin = spin_for(self.spin_setting, self.node_ranks, per_rank, self.cores);
-        self.layout.offsets = offsets.into();
-    }
-
     /// How messages name rank q: by its LPF process(es).
     fn name_of_rank(&self, q: usize) -> String {
         let (a, b) = (self.layout.offsets[q], self.layout.offsets[q + 1]);
@@ -292,7 +281,7 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait_for_messages(None, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
+        let r = self.wait_until(Polling::OnArrival, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
         let failed = (0..self.layout.n).find_map(|q| self.inbox[q].left(section).filter(|why| !why.is_empty()).map(|why| (q, why.to_string())));
         self.close_section(section);
         r?;
@@ -324,9 +313,7 @@ impl MpiChannel {
     /// turn); says whether a message of `q` arrived. Cheaper than [`MpiChannel::progress`]
     /// and sees an arrival one poll sooner (see `ffi::test_received`).
     fn poll_peer(&mut self, q: usize) -> Result<bool> {
-        // SAFETY: reads an exported constant of the MPI library.
-        let null = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
-        if self.recv[q] == null {
+        if self.recv[q] == ffi::request_null() {
             return self.progress();
         }
         let Some(len) = ffi::test_received(&mut self.recv[q])? else { return Ok(false) };
@@ -341,8 +328,7 @@ impl MpiChannel {
     fn arrived(&mut self, q: usize, len: usize) -> Result<()> {
         // Nothing is active for q until a receive is posted again below (a completed
         // persistent request stays a valid, inactive handle).
-        // SAFETY: reads an exported constant of the MPI library.
-        self.recv[q] = unsafe { ::mpi::ffi::RSMPI_REQUEST_NULL };
+        self.recv[q] = ffi::request_null();
         let malformed = || Error::protocol(format!("malformed control message from process {q}"));
         match std::mem::replace(&mut self.posted[q], Posted::Message) {
             Posted::Message => {
@@ -427,14 +413,6 @@ impl MpiChannel {
     /// yields the core between polls, then sleeps briefly.
     pub fn wait(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         self.wait_until(Polling::Always, done)
-    }
-
-    /// As [`MpiChannel::wait`], for a `done` that only control messages arriving can
-    /// make true: it is asked again only after a poll that brought some (a shorter
-    /// idle poll notices an arrival sooner); with `from`, only messages of that peer,
-    /// and only its receive is polled.
-    fn wait_for_messages(&mut self, from: Option<usize>, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        self.wait_until(from.map_or(Polling::OnArrival, Polling::Peer), done)
     }
 
     fn wait_until(&mut self, polling: Polling, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
@@ -560,18 +538,12 @@ impl Channel for MpiChannel {
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
         let mut got = None;
         self.awaited = Some((from, tag));
-        let r = self.wait_for_messages(Some(from), |ch| {
-            if let Some(f) = ch.handed.take() {
-                got = Some(f);
-                return Ok(true);
+        let r = self.wait_until(Polling::Peer(from), |ch| {
+            got = ch.handed.take().or_else(|| ch.take_frame(from, tag));
+            if got.is_none() {
+                ch.check_peer(from, tag)?;
             }
-            match ch.take_frame(from, tag) {
-                Some(f) => {
-                    got = Some(f);
-                    Ok(true)
-                }
-                None => ch.check_peer(from, tag).map(|_| false),
-            }
+            Ok(got.is_some())
         });
         self.awaited = None;
         if let Some(f) = self.handed.take() {

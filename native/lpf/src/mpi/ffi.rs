@@ -5,6 +5,7 @@
 
 use crate::config::MpiThreadLevel;
 use crate::error::{Error, Result};
+use crate::types::Pid;
 use ::mpi::ffi as sys;
 use std::os::raw::c_int;
 
@@ -24,6 +25,12 @@ pub(crate) type Win = sys::MPI_Win;
 
 /// Largest count of bytes in one MPI call (counts are C ints).
 pub(crate) const CHUNK: usize = 1 << 30;
+
+/// The (offset, length) of the pieces `len` bytes travel in: chunks of at most
+/// [`CHUNK`] bytes, and one piece for no bytes.
+pub(crate) fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len.div_ceil(CHUNK).max(1)).map(move |i| (i * CHUNK, (len - i * CHUNK).min(CHUNK)))
+}
 
 /// `Ok` for `MPI_SUCCESS`, else the fatal error naming the call (the error path stays
 /// out of line: `check` wraps every call of a sync's hot path).
@@ -60,20 +67,30 @@ pub(crate) fn comm_null() -> MPI_Comm {
     unsafe { sys::RSMPI_COMM_NULL }
 }
 
+pub(crate) fn request_null() -> Request {
+    // SAFETY: as above.
+    unsafe { sys::RSMPI_REQUEST_NULL }
+}
+
 fn byte() -> sys::MPI_Datatype {
     // SAFETY: as above.
     unsafe { sys::RSMPI_UINT8_T }
 }
 
-/// Whether MPI is initialised and not yet finalised.
-pub(crate) fn is_active() -> bool {
+/// Whether MPI is (initialised, finalised).
+fn state() -> (bool, bool) {
     let (mut init, mut fin) = (0, 0);
     // SAFETY: both may be called at any time, even before MPI_Init.
     unsafe {
         sys::MPI_Initialized(&mut init);
         sys::MPI_Finalized(&mut fin);
     }
-    init != 0 && fin == 0
+    (init != 0, fin != 0)
+}
+
+/// Whether MPI is initialised and not yet finalised.
+pub(crate) fn is_active() -> bool {
+    state() == (true, false)
 }
 
 extern "C" fn finalize_at_exit() {
@@ -83,37 +100,19 @@ extern "C" fn finalize_at_exit() {
     }
 }
 
-/// The thread support LPF asks of an MPI it initialises itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ThreadLevel {
-    /// One thread of the process calls MPI: the plain engines, and the hybrid engine
-    /// with one LPF process per rank.
-    Single,
-    /// Several threads call MPI, one at a time: the hybrid engine with more than one
-    /// LPF process per rank.
-    Serialized,
-}
-
-impl ThreadLevel {
-    /// The level for a rank that runs `threads` LPF processes; `LPF_MPI_THREAD_LEVEL`
-    /// (`single`, `serialized`) overrides.
-    pub fn for_threads(threads: Option<crate::types::Pid>) -> Result<ThreadLevel> {
-        Ok(Self::choose(crate::config::Config::from_env()?.mpi_thread_level, threads))
-    }
-
-    /// The level for `threads` LPF processes per rank, or as `setting` says.
-    fn choose(setting: Option<MpiThreadLevel>, threads: Option<crate::types::Pid>) -> ThreadLevel {
-        match setting {
-            Some(MpiThreadLevel::Single) => ThreadLevel::Single,
-            Some(MpiThreadLevel::Serialized) => ThreadLevel::Serialized,
-            None if threads.unwrap_or(1) > 1 => ThreadLevel::Serialized,
-            None => ThreadLevel::Single,
-        }
-    }
+/// The thread support LPF asks of an MPI it initialises itself, for a rank that runs
+/// `threads` LPF processes, unless `setting` (`LPF_MPI_THREAD_LEVEL`) says: `Single`
+/// (one thread of the process calls MPI: the plain engines, and the hybrid engine with
+/// one LPF process per rank), or `Serialized` (several threads call MPI, one at a time:
+/// the hybrid engine with more than one LPF process per rank).
+fn thread_level(setting: Option<MpiThreadLevel>, threads: Option<Pid>) -> MpiThreadLevel {
+    let several = threads.unwrap_or(1) > 1;
+    setting.unwrap_or(if several { MpiThreadLevel::Serialized } else { MpiThreadLevel::Single })
 }
 
 /// Initialises MPI unless the program did (then MPI is finalised at process exit),
-/// asking for `level`.
+/// asking for the thread level a rank running `threads` LPF processes needs (see
+/// `thread_level`).
 ///
 /// Why not always `MPI_THREAD_SERIALIZED`: Open MPI 4.1 takes its internal locks in
 /// every call once the level is above `MPI_THREAD_SINGLE` (measured here: an 8-byte
@@ -121,25 +120,21 @@ impl ThreadLevel {
 /// SERIALIZED), which is most of a BSP sync's latency. LPF itself calls MPI from one
 /// thread when each rank runs one LPF process; a program that also calls MPI from
 /// other threads initialises MPI itself (or sets `LPF_MPI_THREAD_LEVEL=serialized`).
-pub(crate) fn ensure_initialized(level: ThreadLevel) -> Result<()> {
-    let (mut init, mut fin) = (0, 0);
-    // SAFETY: may be called before MPI_Init.
-    unsafe {
-        sys::MPI_Initialized(&mut init);
-        sys::MPI_Finalized(&mut fin);
-    }
-    if fin != 0 {
+pub(crate) fn ensure_initialized(threads: Option<Pid>) -> Result<()> {
+    let level = thread_level(crate::config::Config::from_env()?.mpi_thread_level, threads);
+    let (init, fin) = state();
+    if fin {
         return Err(Error::config("MPI has already been finalised in this process"));
     }
-    if init != 0 {
+    if init {
         return Ok(());
     }
     let mut provided: c_int = 0;
     // SAFETY: MPI is not initialised yet; null argc/argv are allowed.
     let rc = unsafe {
         let required = match level {
-            ThreadLevel::Single => sys::RSMPI_THREAD_SINGLE,
-            ThreadLevel::Serialized => sys::RSMPI_THREAD_SERIALIZED,
+            MpiThreadLevel::Single => sys::RSMPI_THREAD_SINGLE,
+            MpiThreadLevel::Serialized => sys::RSMPI_THREAD_SERIALIZED,
         };
         sys::MPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), required, &mut provided)
     };
@@ -205,10 +200,12 @@ pub(crate) fn rank_size(c: Comm) -> Result<(usize, usize)> {
 /// Makes MPI errors on `c` return their code instead of ending the job (the default
 /// handler, `MPI_ERRORS_ARE_FATAL`, would abort the process before LPF could report
 /// anything). Set on every communicator LPF creates (never on the program's own), so
-/// every MPI failure on them becomes an LPF fatal error naming the call.
-fn errors_return(c: MPI_Comm) -> Result<()> {
+/// every MPI failure on them becomes an LPF fatal error naming the call. Takes
+/// ownership of `c`: freed if this fails.
+fn errors_return(c: MPI_Comm) -> Result<Comm> {
     // SAFETY: a valid communicator this library created; reads an exported constant.
-    check(unsafe { sys::MPI_Comm_set_errhandler(c, sys::RSMPI_ERRORS_RETURN) }, "MPI_Comm_set_errhandler")
+    let rc = unsafe { sys::MPI_Comm_set_errhandler(c, sys::RSMPI_ERRORS_RETURN) };
+    check(rc, "MPI_Comm_set_errhandler").map(|_| Comm(c)).inspect_err(|_| free(&mut Comm(c)))
 }
 
 /// `MPI_Comm_dup` (collective); the copy returns its errors (see `errors_return`).
@@ -216,11 +213,7 @@ pub(crate) fn dup(c: Comm) -> Result<Comm> {
     let mut out = comm_null();
     // SAFETY: valid communicator, out-pointer to a local.
     check(unsafe { sys::MPI_Comm_dup(c.0, &mut out) }, "MPI_Comm_dup")?;
-    if let Err(e) = errors_return(out) {
-        free(&mut Comm(out));
-        return Err(e);
-    }
-    Ok(Comm(out))
+    errors_return(out)
 }
 
 /// `MPI_Comm_split` (collective): `None` for ranks that pass no colour.
@@ -229,18 +222,12 @@ pub(crate) fn split(c: Comm, color: Option<i32>, key: i32) -> Result<Option<Comm
     // SAFETY: valid communicator, out-pointer to a local.
     let col = color.unwrap_or(unsafe { sys::RSMPI_UNDEFINED });
     check(unsafe { sys::MPI_Comm_split(c.0, col, key, &mut out) }, "MPI_Comm_split")?;
-    if color.is_none() {
-        return Ok(None);
-    }
-    if let Err(e) = errors_return(out) {
-        free(&mut Comm(out));
-        return Err(e);
-    }
-    Ok(Some(Comm(out)))
+    color.map(|_| errors_return(out)).transpose()
 }
 
+/// Frees a communicator we created (nothing once MPI is finalised: it went with it).
 pub(crate) fn free(c: &mut Comm) {
-    if c.0 != comm_null() {
+    if c.0 != comm_null() && is_active() {
         // SAFETY: a communicator we created and no longer use.
         unsafe { sys::MPI_Comm_free(&mut c.0) };
     }
@@ -265,7 +252,7 @@ impl MpiTag {
 /// `ptr..ptr + len` must stay valid and unchanged until the request completes.
 pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
-    let mut r: Request = sys::RSMPI_REQUEST_NULL;
+    let mut r = request_null();
     check(sys::MPI_Isend(ptr.cast(), len as c_int, byte(), to as c_int, tag.0, c.0, &mut r), "MPI_Isend")?;
     Ok(r)
 }
@@ -277,7 +264,7 @@ pub(crate) unsafe fn isend(ptr: *const u8, len: usize, to: usize, tag: MpiTag, c
 /// completes.
 pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
-    let mut r: Request = sys::RSMPI_REQUEST_NULL;
+    let mut r = request_null();
     check(sys::MPI_Irecv(ptr.cast(), len as c_int, byte(), from as c_int, tag.0, c.0, &mut r), "MPI_Irecv")?;
     Ok(r)
 }
@@ -289,7 +276,7 @@ pub(crate) unsafe fn irecv(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c
 /// anyone else while it is active.
 pub(crate) unsafe fn recv_init(ptr: *mut u8, len: usize, from: usize, tag: MpiTag, c: Comm) -> Result<Request> {
     debug_assert!(len <= CHUNK);
-    let mut r: Request = sys::RSMPI_REQUEST_NULL;
+    let mut r = request_null();
     check(sys::MPI_Recv_init(ptr.cast(), len as c_int, byte(), from as c_int, tag.0, c.0, &mut r), "MPI_Recv_init")?;
     Ok(r)
 }
@@ -319,10 +306,15 @@ pub(crate) fn test_received(r: &mut Request) -> Result<Option<usize>> {
     if flag == 0 {
         return Ok(None);
     }
+    received(&status).map(Some)
+}
+
+/// The byte count of a completed receive, from the status MPI filled for it.
+fn received(status: &sys::MPI_Status) -> Result<usize> {
     let mut count: c_int = 0;
-    // SAFETY: the status MPI_Test filled for a completed receive.
-    check(unsafe { sys::MPI_Get_count(&status, byte(), &mut count) }, "MPI_Get_count")?;
-    Ok(Some(count.max(0) as usize))
+    // SAFETY: a status MPI filled for a completed request.
+    check(unsafe { sys::MPI_Get_count(status, byte(), &mut count) }, "MPI_Get_count")?;
+    Ok(count.max(0) as usize)
 }
 
 /// Whether all of `rs` have completed (completed ones become MPI_REQUEST_NULL).
@@ -351,10 +343,7 @@ pub(crate) fn test_some(rs: &mut [Request], done: &mut Vec<(usize, usize)>, indi
     check(rc, "MPI_Testsome")?;
     // MPI_UNDEFINED (no active request) is negative: nothing completed.
     for k in 0..outcount.max(0) as usize {
-        let mut count: c_int = 0;
-        // SAFETY: a status MPI_Testsome filled for a completed receive or send.
-        check(unsafe { sys::MPI_Get_count(&statuses[k], byte(), &mut count) }, "MPI_Get_count")?;
-        done.push((indices[k] as usize, count.max(0) as usize));
+        done.push((indices[k] as usize, received(&statuses[k])?));
     }
     Ok(())
 }
@@ -365,7 +354,7 @@ pub(crate) fn cancel(r: &mut Request) {
     // SAFETY: a request MPI gave us; after MPI_Cancel, MPI_Wait returns promptly for a
     // receive (it is either cancelled or already complete).
     unsafe {
-        if *r != sys::RSMPI_REQUEST_NULL {
+        if *r != request_null() {
             sys::MPI_Cancel(r);
             sys::MPI_Wait(r, sys::RSMPI_STATUS_IGNORE);
         }
@@ -379,11 +368,7 @@ pub(crate) fn node_size(c: Comm) -> Result<usize> {
     // SAFETY: valid communicator, out-pointer to a local.
     let rc = unsafe { sys::MPI_Comm_split_type(c.0, sys::RSMPI_COMM_TYPE_SHARED, 0, sys::RSMPI_INFO_NULL, &mut out) };
     check(rc, "MPI_Comm_split_type")?;
-    let mut local = Comm(out);
-    if let Err(e) = errors_return(out) {
-        free(&mut local);
-        return Err(e);
-    }
+    let mut local = errors_return(out)?;
     let n = rank_size(local).map(|(_, s)| s);
     free(&mut local);
     n
@@ -393,7 +378,7 @@ pub(crate) fn node_size(c: Comm) -> Result<usize> {
 pub(crate) fn request_free(r: &mut Request) {
     // SAFETY: requests MPI gave us; freeing a null request is not allowed, so skip it.
     unsafe {
-        if *r != sys::RSMPI_REQUEST_NULL {
+        if *r != request_null() {
             sys::MPI_Request_free(r);
         }
     }
@@ -438,10 +423,7 @@ pub(crate) fn allgather_bytes(c: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         return Err(Error::exhausted("allgather_bytes: more than 2 GiB in total"));
     }
     let counts: Vec<c_int> = lens.iter().map(|&l| l as c_int).collect();
-    let mut displs = vec![0 as c_int; n];
-    for i in 1..n {
-        displs[i] = displs[i - 1] + counts[i - 1];
-    }
+    let displs: Vec<c_int> = counts.iter().scan(0, |at, &c| Some(std::mem::replace(at, *at + c))).collect();
     let mut all = vec![0u8; total as usize];
     // SAFETY: `all` holds the sum of all counts, at the displacements computed above.
     let rc = unsafe {
@@ -507,10 +489,11 @@ pub(crate) fn win_free(w: &mut Win) -> Result<()> {
 /// # Safety
 /// `src..src + len` must stay valid and unchanged until the next flush of `w`.
 pub(crate) unsafe fn put(src: *const u8, len: usize, to: usize, disp: usize, w: Win) -> Result<()> {
-    in_chunks(len, |at, k| {
-        let rc = sys::MPI_Put(src.add(at).cast(), k, byte(), to as c_int, (disp + at) as sys::MPI_Aint, k, byte(), w);
-        check(rc, "MPI_Put")
-    })
+    for (at, k) in chunks(len).filter(|&(_, k)| k > 0) {
+        let (k, disp) = (k as c_int, (disp + at) as sys::MPI_Aint);
+        check(sys::MPI_Put(src.add(at).cast(), k, byte(), to as c_int, disp, k, byte(), w), "MPI_Put")?;
+    }
+    Ok(())
 }
 
 /// `MPI_Get` of `len` bytes (chunked) from `disp` in `w` at rank `from`.
@@ -518,20 +501,9 @@ pub(crate) unsafe fn put(src: *const u8, len: usize, to: usize, disp: usize, w: 
 /// # Safety
 /// `dst..dst + len` must stay valid, and untouched by others, until the next flush.
 pub(crate) unsafe fn get(dst: *mut u8, len: usize, from: usize, disp: usize, w: Win) -> Result<()> {
-    in_chunks(len, |at, k| {
-        let rc = sys::MPI_Get(dst.add(at).cast(), k, byte(), from as c_int, (disp + at) as sys::MPI_Aint, k, byte(), w);
-        check(rc, "MPI_Get")
-    })
-}
-
-/// Calls `f(offset, count)` for consecutive pieces of `0..len` of at most [`CHUNK`]
-/// bytes (MPI counts are C ints), stopping at the first error.
-fn in_chunks(len: usize, mut f: impl FnMut(usize, c_int) -> Result<()>) -> Result<()> {
-    let mut at = 0;
-    while at < len {
-        let k = (len - at).min(CHUNK);
-        f(at, k as c_int)?;
-        at += k;
+    for (at, k) in chunks(len).filter(|&(_, k)| k > 0) {
+        let (k, disp) = (k as c_int, (disp + at) as sys::MPI_Aint);
+        check(sys::MPI_Get(dst.add(at).cast(), k, byte(), from as c_int, disp, k, byte(), w), "MPI_Get")?;
     }
     Ok(())
 }
@@ -548,15 +520,25 @@ pub(crate) fn win_sync(w: Win) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::ThreadLevel;
+    use super::{chunks, thread_level, CHUNK};
     use crate::config::MpiThreadLevel;
 
     #[test]
+    fn chunks_cover_the_payload_in_order_one_message_even_for_no_bytes() {
+        for len in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 5] {
+            let v: Vec<(usize, usize)> = chunks(len).collect();
+            assert!(v.iter().all(|&(_, c)| c <= CHUNK) && v.len() == len.div_ceil(CHUNK).max(1), "len {len}");
+            assert!(v.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0) && v[0].0 == 0, "len {len}");
+            assert_eq!(v.iter().map(|c| c.1).sum::<usize>(), len);
+        }
+    }
+
+    #[test]
     fn thread_level_follows_the_threads_per_rank_unless_set() {
-        assert_eq!(ThreadLevel::choose(None, None), ThreadLevel::Single);
-        assert_eq!(ThreadLevel::choose(None, Some(1)), ThreadLevel::Single);
-        assert_eq!(ThreadLevel::choose(None, Some(2)), ThreadLevel::Serialized);
-        assert_eq!(ThreadLevel::choose(Some(MpiThreadLevel::Serialized), None), ThreadLevel::Serialized);
-        assert_eq!(ThreadLevel::choose(Some(MpiThreadLevel::Single), Some(4)), ThreadLevel::Single);
+        assert_eq!(thread_level(None, None), MpiThreadLevel::Single);
+        assert_eq!(thread_level(None, Some(1)), MpiThreadLevel::Single);
+        assert_eq!(thread_level(None, Some(2)), MpiThreadLevel::Serialized);
+        assert_eq!(thread_level(Some(MpiThreadLevel::Serialized), None), MpiThreadLevel::Serialized);
+        assert_eq!(thread_level(Some(MpiThreadLevel::Single), Some(4)), MpiThreadLevel::Single);
     }
 }

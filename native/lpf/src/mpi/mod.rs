@@ -150,12 +150,10 @@ impl Agreed {
 }
 
 /// What the sections of one init share: the control channel over the init's
-/// communicator.
+/// communicator (a duplicate, ours to free).
 struct Node {
     ch: MpiChannel,
     comm: Comm,
-    /// Whether `comm` is ours to free (a duplicate).
-    owned: bool,
 }
 
 /// One process's membership of an MPI job (`lpf_init_t` of
@@ -176,8 +174,7 @@ impl MpiInit {
     /// Over `MPI_COMM_WORLD`, initialising MPI first unless the program did (then MPI
     /// is finalised at process exit).
     pub fn world(kind: MpiEngineKind) -> Result<MpiInit> {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(None)?)?;
-        Self::over(ffi::world(), kind, None)
+        Self::over_world(kind, None)
     }
 
     /// Over `MPI_COMM_WORLD` on the hybrid engine: this rank brings `threads` LPF
@@ -185,14 +182,19 @@ impl MpiInit {
     /// ranks); other ranks may bring other counts (collective: the counts are
     /// gathered). Global pids number the ranks' threads in rank order.
     pub fn world_hybrid(kind: MpiEngineKind, threads: Pid) -> Result<MpiInit> {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(Some(threads))?)?;
-        Self::over(ffi::world(), kind, Some(threads))
+        Self::over_world(kind, Some(threads))
     }
 
     /// [`MpiInit::world`] or [`MpiInit::world_hybrid`], as [`engine_from_env`] says.
     pub fn world_from_env() -> Result<MpiInit> {
         let (kind, threads) = engine_from_env()?;
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
+        Self::over_world(kind, threads)
+    }
+
+    /// Over `MPI_COMM_WORLD`, with `threads` LPF processes on this rank if hybrid,
+    /// initialising MPI first unless the program did.
+    fn over_world(kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
+        ffi::ensure_initialized(threads)?;
         Self::over(ffi::world(), kind, threads)
     }
 
@@ -236,17 +238,12 @@ impl MpiInit {
             #[cfg(not(feature = "ibverbs"))]
             return Err(Error::config("LPF_ENGINE=ibverbs: this library was built without the `ibverbs` feature"));
         }
-        let comm = ffi::dup(comm)?;
-        Self::from_dup(comm, kind, threads)
+        Self::from_dup(ffi::dup(comm)?, kind, threads)
     }
 
     /// Takes ownership of `comm` (freed if this fails).
     fn from_dup(mut comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
-        let r = Self::from_dup_inner(comm, kind, threads);
-        if r.is_err() {
-            ffi::free(&mut comm);
-        }
-        r
+        Self::from_dup_inner(comm, kind, threads).inspect_err(|_| ffi::free(&mut comm))
     }
 
     fn from_dup_inner(comm: Comm, kind: MpiEngineKind, threads: Option<Pid>) -> Result<MpiInit> {
@@ -263,16 +260,14 @@ impl MpiInit {
         mine.push(ffi::thread_serialized()? as u8);
         let all = ffi::allgather_bytes(comm, &mine)?;
         let mut offsets = vec![0 as Pid; size + 1];
-        let (mut hybrid, mut unsafe_threads) = (false, None);
+        let threads_of = |b: &[u8]| Pid::from_le_bytes(b[..4].try_into().unwrap());
+        let mut hybrid = false;
         for (r, b) in all.iter().enumerate() {
-            let kr = Pid::from_le_bytes(b[..4].try_into().unwrap());
+            let kr = threads_of(b);
             if kr == 0 || kr > crate::shm::barrier::MAX_PROCS {
                 return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
             }
             hybrid |= b[4] != 0 || kr > 1;
-            if kr > 1 && b[5] == 0 && unsafe_threads.is_none() {
-                unsafe_threads = Some(r);
-            }
             offsets[r + 1] = offsets[r]
                 .checked_add(kr)
                 .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
@@ -281,7 +276,7 @@ impl MpiInit {
         if hybrid && !matches!(kind, MpiEngineKind::Msg | MpiEngineKind::Rma) {
             return Err(Error::config(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
         }
-        if let Some(r) = unsafe_threads {
+        if let Some(r) = all.iter().position(|b| threads_of(b) > 1 && b[5] == 0) {
             return Err(Error::config(format!(
                 "the hybrid engine over MPI: rank {r} brings several threads but its MPI was not initialised with \
                  MPI_THREAD_SERIALIZED or better (a program that initialises MPI calls MPI_Init_thread for it; \
@@ -304,13 +299,10 @@ impl MpiInit {
         ffi::bcast(comm, &mut agreed, 0)?;
         let agreed = Agreed::from_bytes(&agreed);
         let meta = agreed.meta.unwrap_or_else(|| MetaAlgo::for_nodes(size));
-        let mut ch = MpiChannel::new(comm, rank, size, agreed.token, meta, config.mpi_spin)?;
-        ch.set_offsets(offsets.clone());
+        let mut ch = MpiChannel::new(comm, rank, offsets.clone(), agreed.token, meta, config.mpi_spin)?;
         ch.agree_errors = agreed.agree_errors;
-        if let Some(chunk) = agreed.body_chunk {
-            ch.body_chunk = chunk.min(ffi::CHUNK);
-        }
-        Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm, owned: true })), kind, rank, size, hybrid, offsets })
+        ch.body_chunk = agreed.body_chunk.unwrap_or(ffi::CHUNK).min(ffi::CHUNK);
+        Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm })), kind, rank, size, hybrid, offsets })
     }
 
     /// Whether its syncs agree on errors (a request rejected at its destination fails
@@ -402,10 +394,7 @@ impl MpiInit {
         let comm = relock(&self.node).comm;
         let layout = if self.hybrid { self.split_layout(p) } else { vec![1; (p as usize).min(self.size)] };
         let part = ffi::split(comm, (self.rank < layout.len()).then_some(0), self.rank as i32)?;
-        match part {
-            None => Ok(None),
-            Some(c) => Self::from_dup(c, self.kind, self.hybrid.then(|| layout[self.rank])).map(Some),
-        }
+        part.map(|c| Self::from_dup(c, self.kind, self.hybrid.then(|| layout[self.rank]))).transpose()
     }
 
     /// Broadcasts `data` from pid 0 to every process of the init (collective; a helper
@@ -501,11 +490,7 @@ impl Drop for MpiInit {
     fn drop(&mut self) {
         let mut node = relock(&self.node);
         node.ch.close(Instant::now() + Duration::from_secs(2));
-        if node.owned && ffi::is_active() {
-            let mut c = node.comm;
-            ffi::free(&mut c);
-            node.owned = false;
-        }
+        ffi::free(&mut node.comm);
     }
 }
 
@@ -545,12 +530,6 @@ impl Section {
         };
         Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false })
     }
-
-    /// `rehook`: a barrier over this section, then the next one.
-    fn next(&mut self, step: u64) -> Result<Section> {
-        barrier(&mut relock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
-        Section::open(self.node.clone(), self.kind)
-    }
 }
 
 impl Network for Section {
@@ -578,8 +557,10 @@ impl Network for Section {
         onesided::activate(&mut relock(&self.node).ch, os, self.section, step, registers, mine, len, all)
     }
 
+    /// `rehook`: a barrier over this section, then the next one.
     fn fresh(&mut self, step: u64) -> Result<Box<dyn Network>> {
-        Ok(Box::new(self.next(step)?))
+        barrier(&mut relock(&self.node).ch, SyncId { section: self.section, step }.tag(Kind::Fresh), None)?;
+        Ok(Box::new(Section::open(self.node.clone(), self.kind)?))
     }
 
     /// The syncs do not agree on errors (a destination that rejects a request fails
@@ -599,9 +580,7 @@ impl Network for Section {
         if let Some(os) = &mut self.os {
             os.close();
         }
-        if ffi::is_active() {
-            ffi::free(&mut self.data);
-        }
+        ffi::free(&mut self.data);
     }
 }
 
@@ -635,7 +614,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     if let Some(Ok(init)) = WORLD_INIT.get() {
         return Ok((init.engine_name(), init.total_procs()));
     }
-    ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
+    ffi::ensure_initialized(threads)?;
     let (_, ranks) = ffi::rank_size(ffi::world())?;
     let engine = if threads.is_some() { crate::hybrid::ENGINE_NAME } else { kind.name() };
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
@@ -643,10 +622,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
 
 /// The init over `MPI_COMM_WORLD` that [`exec_from_env`] uses (made once, kept).
 pub fn world_init_with(kind: MpiEngineKind, threads: Option<Pid>) -> Result<&'static MpiInit> {
-    let init = WORLD_INIT.get_or_init(|| {
-        ffi::ensure_initialized(ffi::ThreadLevel::for_threads(threads)?)?;
-        MpiInit::over(ffi::world(), kind, threads)
-    });
+    let init = WORLD_INIT.get_or_init(|| MpiInit::over_world(kind, threads));
     let init = init.as_ref().map_err(|e| e.clone())?;
     if init.kind != kind || init.hybrid != threads.is_some() {
         return Err(Error::config(format!("this process already runs the {} engine", init.engine_name())));

@@ -18,10 +18,11 @@
 //! control message, the large data as messages.
 
 use super::channel::MpiChannel;
-use super::ffi::{self, Comm, MpiTag, Request, CHUNK};
+use super::ffi::{self, chunks, Comm, MpiTag, Request};
 use super::prof::Stamps;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
+use crate::phases::conflict::Plan;
 use crate::phases::driver::{self, Exchange, SyncId, Transport};
 use crate::phases::requests::Outgoing;
 use crate::phases::{Channel, Found};
@@ -45,12 +46,6 @@ impl DataTag {
             (self.k % (ub as u32 + 1)) as i32
         })
     }
-}
-
-/// The (offset, length) of the messages `len` bytes travel in: chunks of at most
-/// [`CHUNK`] bytes, and one message for no bytes.
-fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..len.div_ceil(CHUNK).max(1)).map(move |i| (i * CHUNK, (len - i * CHUNK).min(CHUNK)))
 }
 
 /// How data moves on `mpimsg`: MPI messages on the section's data communicator, one
@@ -95,16 +90,18 @@ impl MpiMessages {
         Ok(())
     }
 
-    /// Receives `len` bytes from `from` into `dst`, or into a private buffer when
-    /// `dst` is None (remembering `write` for the copy).
+    /// Receives the `len` bytes of write `i` of `plan` (None: rejected) from `from`: in
+    /// place if the write survives whole, else into a private buffer (remembering the
+    /// write for the copy, unless `plan` discards).
     ///
     /// # Safety
-    /// `dst..dst + len`, if given, stays valid and untouched until the sync returns.
-    unsafe fn recv(&mut self, dst: Option<*mut u8>, write: Option<usize>, len: usize, from: usize, n: usize) -> Result<()> {
-        let base = match dst {
-            Some(p) => p,
+    /// The write's destination, a checked and resolved piece of this process's memory,
+    /// stays valid and untouched until the sync returns.
+    unsafe fn recv(&mut self, plan: &Plan, i: Option<usize>, len: usize, from: usize, n: usize) -> Result<()> {
+        let base = match i.filter(|&i| plan.whole(i)) {
+            Some(i) => plan.writes[i].addr as *mut u8,
             None => {
-                self.bounce.push((vec![0u8; len], write));
+                self.bounce.push((vec![0u8; len], i.filter(|_| !plan.discard)));
                 self.bounce.last_mut().unwrap().0.as_mut_ptr()
             }
         };
@@ -154,10 +151,8 @@ impl Transport<MpiChannel> for MpiMessages {
         for src in x.peers() {
             let Some(inc) = &x.incoming[src] else { continue };
             for (k, p) in inc.raw_puts().enumerate() {
-                let i = x.plan.put_writes[src][k];
-                let dst = i.filter(|&i| x.plan.whole(i)).map(|i| x.plan.writes[i].addr as *mut u8);
-                // SAFETY: `dst` is a checked, resolved piece of this process's memory.
-                unsafe { self.recv(dst, i.filter(|_| !x.plan.discard), p.size, src, n)? };
+                // SAFETY: a put's write is a checked, resolved piece of this process's memory.
+                unsafe { self.recv(x.plan, x.plan.put_writes[src][k], p.size, src, n)? };
             }
         }
         self.st.mark(1);
@@ -226,10 +221,8 @@ impl Transport<MpiChannel> for MpiMessages {
                         plan.fill(i, &pos[at..at + g.size]);
                         at += g.size;
                     } else {
-                        let dst = Some(i).filter(|&i| plan.whole(i)).map(|i| plan.writes[i].addr as *mut u8);
-                        let keep = Some(i).filter(|_| !plan.discard);
                         // SAFETY: a resolved piece of one of our get destinations.
-                        if let Err(e) = unsafe { self.recv(dst, keep, g.size, q, n) } {
+                        if let Err(e) = unsafe { self.recv(plan, Some(i), g.size, q, n) } {
                             error.get_or_insert(e);
                         }
                     }
@@ -271,16 +264,6 @@ impl Transport<MpiChannel> for MpiMessages {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunks_cover_the_payload_in_order_one_message_even_for_no_bytes() {
-        for len in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 5] {
-            let v: Vec<(usize, usize)> = chunks(len).collect();
-            assert!(v.iter().all(|&(_, c)| c <= CHUNK) && v.len() == len.div_ceil(CHUNK).max(1), "len {len}");
-            assert!(v.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0) && v[0].0 == 0, "len {len}");
-            assert_eq!(v.iter().map(|c| c.1).sum::<usize>(), len);
-        }
-    }
 
     #[test]
     fn data_tags_tell_neighbouring_syncs_apart_and_stay_below_the_bound() {

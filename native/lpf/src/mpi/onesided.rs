@@ -79,6 +79,14 @@ pub(crate) trait OneSided: Send {
     fn close(&mut self);
 }
 
+/// `v[index]`, growing `v` with default values to reach it (tables by global slot index).
+pub(crate) fn grown<T: Default>(v: &mut Vec<T>, index: usize) -> &mut T {
+    if v.len() <= index {
+        v.resize_with(index + 1, T::default);
+    }
+    &mut v[index]
+}
+
 /// The slot table of a one-sided engine, and its data moves in a sync.
 pub(crate) struct OneSidedState {
     pub t: Box<dyn OneSided>,
@@ -134,8 +142,7 @@ pub(crate) fn activate(
             words.extend_from_slice(&keys);
         }
     }
-    let offsets = ch.layout.offsets.to_vec();
-    let nprocs = offsets[ch.layout.n] as usize;
+    let nprocs = ch.layout.nprocs() as usize;
     let wlen = len * per;
     let mut gathered = vec![0u64; wlen * nprocs];
     allgather(ch, SyncId { section, step }, &words, wlen, &mut gathered)?;
@@ -165,12 +172,9 @@ pub(crate) fn activate(
     }
     for (k, &index) in indices.iter().enumerate() {
         let keys: Vec<u64> =
-            (0..nprocs).flat_map(|q| gathered[q * wlen + k * per + 2..q * wlen + (k + 1) * per].to_vec()).collect();
+            (0..nprocs).flat_map(|q| gathered[q * wlen + k * per + 2..q * wlen + (k + 1) * per].iter().copied()).collect();
         os.t.publish(index, &keys)?;
-        if os.exposed.len() <= index {
-            os.exposed.resize(index + 1, None);
-        }
-        os.exposed[index] = Some(pending.iter().map(|p| p[k].0).collect());
+        *grown(&mut os.exposed, index) = Some(pending.iter().map(|p| p[k].0).collect());
     }
     Ok(())
 }
@@ -203,14 +207,13 @@ pub(crate) fn sync(ch: &mut MpiChannel, os: &mut OneSidedState, id: SyncId, step
 /// (small payloads inline).
 impl Transport<MpiChannel> for OneSidedState {
     fn exchange(&mut self, ch: &mut MpiChannel, x: &mut Exchange<'_, '_, '_>) -> Result<()> {
-        let me = x.loc.me;
+        let (me, incoming) = (x.loc.me, x.incoming);
+        // The origins this destination answers: those with large puts or gets to it.
+        let answered = |q: usize| incoming[q].as_ref().filter(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty());
         // ---- Tell each origin the surviving pieces of its large puts and the status of
         // its gets. ----
         for q in x.peers() {
-            let Some(inc) = &x.incoming[q] else { continue };
-            if inc.raw_puts().next().is_none() && inc.gets.is_empty() {
-                continue;
-            }
+            let Some(inc) = answered(q) else { continue };
             let plan = &*x.plan;
             let mut body = Vec::new();
             for (k, p) in inc.raw_puts().enumerate() {
@@ -305,10 +308,8 @@ impl Transport<MpiChannel> for OneSidedState {
             for d in x.peers().filter(|&d| touches(d)) {
                 ch.post(d, x.id.tag(Kind::Barrier), &[], 0);
             }
-            for q in x.peers() {
-                if x.incoming[q].as_ref().is_some_and(|inc| inc.raw_puts().next().is_some() || !inc.gets.is_empty()) {
-                    ch.expect(q, x.id.tag(Kind::Barrier))?;
-                }
+            for q in x.peers().filter(|&q| answered(q).is_some()) {
+                ch.expect(q, x.id.tag(Kind::Barrier))?;
             }
         }
         Ok(())

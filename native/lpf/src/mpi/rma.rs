@@ -13,7 +13,7 @@
 //! slot per sync, and a process that left would block it.
 
 use super::ffi::{self, Comm, Win};
-use super::onesided::{OneSided, Op, OpKind};
+use super::onesided::{grown, OneSided, Op, OpKind};
 use crate::error::{Error, Result};
 use crate::types::Pid;
 
@@ -47,13 +47,14 @@ impl MpiRma {
         (r, pid - self.offsets[r] as usize)
     }
 
+    /// The windows of global slot `index` (none if it is not activated).
+    fn wins_of(&self, index: usize) -> &[Win] {
+        self.wins.get(index).and_then(Option::as_deref).unwrap_or_default()
+    }
+
     fn win(&self, index: usize, t: usize) -> Result<Win> {
-        self.wins
-            .get(index)
-            .and_then(Option::as_ref)
-            .and_then(|w| w.get(t))
-            .copied()
-            .ok_or_else(|| Error::protocol(format!("mpirma: global slot {index} has no window (not activated)")))
+        let w = self.wins_of(index).get(t).copied();
+        w.ok_or_else(|| Error::protocol(format!("mpirma: global slot {index} has no window (not activated)")))
     }
 }
 
@@ -74,10 +75,7 @@ impl OneSided for MpiRma {
         // 4.1 whose UCX one-sided component lacks a device).
         if self.offsets.len() <= 2 {
             self.staged.retain(|s| s.0 != index);
-            if self.wins.len() <= index {
-                self.wins.resize(index + 1, None);
-            }
-            self.wins[index] = Some(Vec::new());
+            *grown(&mut self.wins, index) = Some(Vec::new());
             return Ok(());
         }
         // Window t: thread t's area, or an empty one where this rank has no thread t
@@ -101,10 +99,7 @@ impl OneSided for MpiRma {
                 }
             }
         }
-        if self.wins.len() <= index {
-            self.wins.resize(index + 1, None);
-        }
-        self.wins[index] = Some(wins);
+        *grown(&mut self.wins, index) = Some(wins);
         Ok(())
     }
 
@@ -143,7 +138,7 @@ impl OneSided for MpiRma {
     }
 
     fn arrived(&mut self, index: usize) -> Result<()> {
-        for &w in self.wins.get(index).and_then(Option::as_ref).map_or(&[][..], |w| &w[..]) {
+        for &w in self.wins_of(index) {
             ffi::win_sync(w)?;
         }
         Ok(())
