@@ -3,6 +3,7 @@
 
 use crate::{counts, setup, Launcher, Rng};
 use lpf::{Args, Context, ErrorKind, Memslot, Pid, Reason, MSG_DEFAULT, SYNC_DEFAULT};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 type Section<'a> = &'a (dyn Fn(&mut Context, Args<'_>) + Sync);
@@ -13,8 +14,30 @@ fn run_ok(l: &dyn Launcher, p: Pid, spmd: Section<'_>) {
     }
 }
 
+/// Runs `spmd` on `p` processes, as `l.run`, for a section that ends in an error on
+/// purpose. The launcher turns a panic of `spmd` into an error too (and returns pid 0's
+/// first), so an assertion failing inside `spmd` would pass as the expected failure,
+/// or hide behind pid 0's error when it fails on another process. So a panic of `spmd`
+/// on any process fails the case here; the panic goes on unwinding, so the process
+/// still fails the section as before.
+fn run_failing(l: &dyn Launcher, p: Pid, spmd: Section<'_>, args: Args<'_>) -> lpf::Result<()> {
+    let panics = Mutex::new(Vec::new());
+    let run = |ctx: &mut Context, args: Args<'_>| {
+        let pid = ctx.pid();
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| spmd(ctx, args))) {
+            let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            panics.lock().unwrap_or_else(|e| e.into_inner()).push(format!("process {pid}: {}", what.unwrap_or_default()));
+            resume_unwind(panic);
+        }
+    };
+    let result = l.run(p, &run, args);
+    let panics = panics.into_inner().unwrap_or_else(|e| e.into_inner());
+    assert!(panics.is_empty(), "p = {p}: the SPMD function panicked: {panics:#?}");
+    result
+}
+
 fn run_fatal(l: &dyn Launcher, p: Pid, spmd: Section<'_>) -> lpf::Error {
-    match l.run(p, spmd, Args::none()) {
+    match run_failing(l, p, spmd, Args::none()) {
         Ok(()) => panic!("p = {p}: the section should have failed"),
         Err(e) => {
             assert_eq!(e.kind(), ErrorKind::Fatal, "p = {p}: {e}");
@@ -23,9 +46,10 @@ fn run_fatal(l: &dyn Launcher, p: Pid, spmd: Section<'_>) -> lpf::Error {
     }
 }
 
-/// Reasons checked inside the SPMD function of a section that fails anyway: an
-/// assertion failing there would be caught as just another process error, so the
-/// mismatches are collected and asserted after the run.
+/// Reasons checked inside the SPMD function of a section that fails anyway: the
+/// mismatches of every process are collected and asserted after the run (the section
+/// goes on, where a failed assertion would end the process; [`run_failing`] fails the
+/// case on such a panic too).
 #[derive(Default)]
 struct Mismatches(Mutex<Vec<String>>);
 
@@ -620,7 +644,7 @@ pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
     for p in counts(l).into_iter().filter(|&p| p >= 2) {
         let mut out = [0u8; 5];
         let wrong = Mismatches::default();
-        let r = l.run(p, &|ctx, args| {
+        let r = run_failing(l, p, &|ctx, args| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 0, 0);
             if pid == n - 1 {
