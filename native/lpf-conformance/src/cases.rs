@@ -18,8 +18,9 @@ fn run_ok(l: &dyn Launcher, p: Pid, spmd: Section<'_>) {
 /// purpose. The launcher turns a panic of `spmd` into an error too (and returns pid 0's
 /// first), so an assertion failing inside `spmd` would pass as the expected failure,
 /// or hide behind pid 0's error when it fails on another process. So a panic of `spmd`
-/// on any process fails the case here; the panic goes on unwinding, so the process
-/// still fails the section as before.
+/// on any process fails the case here (on every rank under mpirun: the panics are
+/// gathered); the panic goes on unwinding, so the process still fails the section as
+/// before.
 fn run_failing(l: &dyn Launcher, p: Pid, spmd: Section<'_>, args: Args<'_>) -> lpf::Result<()> {
     let panics = Mutex::new(Vec::new());
     let run = |ctx: &mut Context, args: Args<'_>| {
@@ -31,7 +32,7 @@ fn run_failing(l: &dyn Launcher, p: Pid, spmd: Section<'_>, args: Args<'_>) -> l
         }
     };
     let result = l.run(p, &run, args);
-    let panics = panics.into_inner().unwrap_or_else(|e| e.into_inner());
+    let panics = l.gather(panics.into_inner().unwrap_or_else(|e| e.into_inner()));
     assert!(panics.is_empty(), "p = {p}: the SPMD function panicked: {panics:#?}");
     result
 }
