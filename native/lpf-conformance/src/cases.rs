@@ -608,13 +608,17 @@ pub fn rehook_isolates_registrations(l: &dyn Launcher) {
             ctx.put(s.slot(), 0, (pid + 1) % n, d.slot(), 0, 8, MSG_DEFAULT).unwrap();
             sync(ctx);
             assert_eq!(ctx.slice(&d)[0], (pid + n - 1) as u64 % n as u64 + 7);
-            // A fatal error in the rehooked section fails it, not the caller.
+            // A fatal error in the rehooked section fails it, not the caller. (The put's
+            // misuse, by its reason: a panic of the rehooked function, a failing setup
+            // say, fails the rehook too, with Reason::Other.)
             let r = ctx.rehook(&|inner: &mut Context, _| {
                 setup(inner, 1, 1);
                 let _ = inner.put(Memslot::from_raw(2 << 1), 0, 0, Memslot::from_raw(3 << 1 | 1), 0, 1, MSG_DEFAULT);
                 let _ = inner.sync(SYNC_DEFAULT);
             }, Args::none());
-            assert_eq!(r.unwrap_err().kind(), ErrorKind::Fatal);
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Fatal, "{e}");
+            assert_eq!(e.reason(), Reason::Misuse { call: "lpf_put" }, "pid {pid}: {e}");
             sync(ctx);
         });
     }
