@@ -3,6 +3,7 @@
 
 use crate::{counts, setup, Launcher, Rng};
 use lpf::{Args, Context, ErrorKind, Memslot, Pid, Reason, MSG_DEFAULT, SYNC_DEFAULT};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 type Section<'a> = &'a (dyn Fn(&mut Context, Args<'_>) + Sync);
@@ -13,8 +14,31 @@ fn run_ok(l: &dyn Launcher, p: Pid, spmd: Section<'_>) {
     }
 }
 
+/// Runs `spmd` on `p` processes, as `l.run`, for a section that ends in an error on
+/// purpose. The launcher turns a panic of `spmd` into an error too (and returns pid 0's
+/// first), so an assertion failing inside `spmd` would pass as the expected failure,
+/// or hide behind pid 0's error when it fails on another process. So a panic of `spmd`
+/// on any process fails the case here (on every rank under mpirun: the panics are
+/// gathered); the panic goes on unwinding, so the process still fails the section as
+/// before.
+fn run_failing(l: &dyn Launcher, p: Pid, spmd: Section<'_>, args: Args<'_>) -> lpf::Result<()> {
+    let panics = Mutex::new(Vec::new());
+    let run = |ctx: &mut Context, args: Args<'_>| {
+        let pid = ctx.pid();
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| spmd(ctx, args))) {
+            let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            panics.lock().unwrap_or_else(|e| e.into_inner()).push(format!("process {pid}: {}", what.unwrap_or_default()));
+            resume_unwind(panic);
+        }
+    };
+    let result = l.run(p, &run, args);
+    let panics = l.gather(panics.into_inner().unwrap_or_else(|e| e.into_inner()));
+    assert!(panics.is_empty(), "p = {p}: the SPMD function panicked: {panics:#?}");
+    result
+}
+
 fn run_fatal(l: &dyn Launcher, p: Pid, spmd: Section<'_>) -> lpf::Error {
-    match l.run(p, spmd, Args::none()) {
+    match run_failing(l, p, spmd, Args::none()) {
         Ok(()) => panic!("p = {p}: the section should have failed"),
         Err(e) => {
             assert_eq!(e.kind(), ErrorKind::Fatal, "p = {p}: {e}");
@@ -23,9 +47,10 @@ fn run_fatal(l: &dyn Launcher, p: Pid, spmd: Section<'_>) -> lpf::Error {
     }
 }
 
-/// Reasons checked inside the SPMD function of a section that fails anyway: an
-/// assertion failing there would be caught as just another process error, so the
-/// mismatches are collected and asserted after the run.
+/// Reasons checked inside the SPMD function of a section that fails anyway: the
+/// mismatches of every process are collected and asserted after the run (the section
+/// goes on, where a failed assertion would end the process; [`run_failing`] fails the
+/// case on such a panic too).
 #[derive(Default)]
 struct Mismatches(Mutex<Vec<String>>);
 
@@ -583,13 +608,17 @@ pub fn rehook_isolates_registrations(l: &dyn Launcher) {
             ctx.put(s.slot(), 0, (pid + 1) % n, d.slot(), 0, 8, MSG_DEFAULT).unwrap();
             sync(ctx);
             assert_eq!(ctx.slice(&d)[0], (pid + n - 1) as u64 % n as u64 + 7);
-            // A fatal error in the rehooked section fails it, not the caller.
+            // A fatal error in the rehooked section fails it, not the caller. (The put's
+            // misuse, by its reason: a panic of the rehooked function, a failing setup
+            // say, fails the rehook too, with Reason::Other.)
             let r = ctx.rehook(&|inner: &mut Context, _| {
                 setup(inner, 1, 1);
                 let _ = inner.put(Memslot::from_raw(2 << 1), 0, 0, Memslot::from_raw(3 << 1 | 1), 0, 1, MSG_DEFAULT);
                 let _ = inner.sync(SYNC_DEFAULT);
             }, Args::none());
-            assert_eq!(r.unwrap_err().kind(), ErrorKind::Fatal);
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Fatal, "{e}");
+            assert_eq!(e.reason(), Reason::Misuse { call: "lpf_put" }, "pid {pid}: {e}");
             sync(ctx);
         });
     }
@@ -620,7 +649,7 @@ pub fn early_return_is_fatal_and_output_arrives(l: &dyn Launcher) {
     for p in counts(l).into_iter().filter(|&p| p >= 2) {
         let mut out = [0u8; 5];
         let wrong = Mismatches::default();
-        let r = l.run(p, &|ctx, args| {
+        let r = run_failing(l, p, &|ctx, args| {
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             setup(ctx, 0, 0);
             if pid == n - 1 {

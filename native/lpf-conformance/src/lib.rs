@@ -39,6 +39,13 @@ pub trait Launcher: Sync {
     fn nodes(&self, _p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
         None
     }
+    /// What every OS process running the suite recorded (`mine` here), in order: a
+    /// case that judges what its own processes saw (panics of an SPMD function) must
+    /// see the others' too, and take the same path on every rank under mpirun. Every
+    /// OS process calls it at the same point. Launchers in one OS process: `mine`.
+    fn gather(&self, mine: Vec<String>) -> Vec<String> {
+        mine
+    }
 }
 
 /// The counts of [`PROCESS_COUNTS`] the launcher can run.

@@ -106,6 +106,27 @@ impl Launcher for MpiLauncher {
         Some(self.total())
     }
 
+    fn gather(&self, mine: Vec<String>) -> Vec<String> {
+        // [count u64, [length u64, bytes]*] per rank. (Never empty: MPI_Allgatherv
+        // fails with MPI_ERR_ARG when every rank gives allgather_bytes nothing.)
+        let mut packed = (mine.len() as u64).to_le_bytes().to_vec();
+        for m in &mine {
+            packed.extend_from_slice(&(m.len() as u64).to_le_bytes());
+            packed.extend_from_slice(m.as_bytes());
+        }
+        let all = self.world.allgather_bytes(&packed).unwrap_or_else(|e| panic!("rank {}: gather: {e}", self.rank()));
+        let mut out = Vec::new();
+        for (rank, b) in all.iter().enumerate() {
+            let mut at = 8;
+            for _ in 0..u64::from_le_bytes(b[..8].try_into().unwrap()) {
+                let len = u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+                out.push(format!("rank {rank}: {}", String::from_utf8_lossy(&b[at + 8..at + 8 + len])));
+                at += 8 + len;
+            }
+        }
+        out
+    }
+
     fn nodes(&self, p: Pid) -> Option<Vec<std::ops::Range<Pid>>> {
         let mut start = 0;
         Some(
