@@ -107,9 +107,9 @@ impl Launcher for MpiLauncher {
     }
 
     fn gather(&self, mine: Vec<String>) -> Vec<String> {
-        // [count u64, [length u64, bytes]*] per rank. (Never empty: MPI_Allgatherv
-        // fails with MPI_ERR_ARG when every rank gives allgather_bytes nothing.)
-        let mut packed = (mine.len() as u64).to_le_bytes().to_vec();
+        // [length u64, bytes]* per rank; with no message anywhere, every rank gives
+        // allgather_bytes nothing (as after every case that passes).
+        let mut packed = Vec::new();
         for m in &mine {
             packed.extend_from_slice(&(m.len() as u64).to_le_bytes());
             packed.extend_from_slice(m.as_bytes());
@@ -117,8 +117,8 @@ impl Launcher for MpiLauncher {
         let all = self.world.allgather_bytes(&packed).unwrap_or_else(|e| panic!("rank {}: gather: {e}", self.rank()));
         let mut out = Vec::new();
         for (rank, b) in all.iter().enumerate() {
-            let mut at = 8;
-            for _ in 0..u64::from_le_bytes(b[..8].try_into().unwrap()) {
+            let mut at = 0;
+            while at < b.len() {
                 let len = u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
                 out.push(format!("rank {rank}: {}", String::from_utf8_lossy(&b[at + 8..at + 8 + len])));
                 at += 8 + len;

@@ -422,6 +422,11 @@ pub(crate) fn allgather_bytes(c: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
     if total > i32::MAX as u64 {
         return Err(Error::exhausted("allgather_bytes: more than 2 GiB in total"));
     }
+    if total == 0 {
+        // Every rank sees the same lengths, so all skip the call alike: Open MPI refuses
+        // an MPI_Allgatherv whose send and receive buffers are both empty (MPI_ERR_ARG).
+        return Ok(vec![Vec::new(); n]);
+    }
     let counts: Vec<c_int> = lens.iter().map(|&l| l as c_int).collect();
     let displs: Vec<c_int> = counts.iter().scan(0, |at, &c| Some(std::mem::replace(at, *at + c))).collect();
     let mut all = vec![0u8; total as usize];
