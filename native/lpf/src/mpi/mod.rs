@@ -33,9 +33,9 @@ pub(crate) mod onesided;
 mod rma;
 
 use crate::config::{Config, EngineKind};
-use crate::context::{run_process, Spmd};
+use crate::context::Spmd;
 use crate::engine::Superstep;
-use crate::network::{NetEngine, Network};
+use crate::network::Network;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
 use crate::relock;
@@ -335,11 +335,7 @@ impl MpiInit {
 
     /// The engine sections run on: `mpimsg`, `mpirma`, `ibverbs`, or `hybrid`.
     pub fn engine_name(&self) -> &'static str {
-        if self.hybrid {
-            crate::hybrid::ENGINE_NAME
-        } else {
-            self.kind.name()
-        }
+        crate::network::engine_name(self.hybrid, self.kind.name())
     }
 
     /// The MPI engine between ranks.
@@ -355,10 +351,7 @@ impl MpiInit {
     /// `args`) and the rank's other threads are started (with no input or output).
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         let section = Section::open(self.node.clone(), self.kind)?;
-        if self.hybrid {
-            return crate::hybrid::hook(Box::new(section), spmd, args);
-        }
-        run_process(Box::new(NetEngine::new(Box::new(section), self.kind.name())), 1, spmd, args)
+        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), spmd, args)
     }
 
     /// How many LPF processes each rank of [`MpiInit::split`]`(p)` runs: ranks `0..p`
@@ -496,8 +489,8 @@ impl Drop for MpiInit {
 
 /// One section of an init (hook or rehook): its number, its own communicator (data
 /// messages and windows), the one-sided state of `mpirma`/`ibverbs`: the [`Network`]
-/// of a process of an MPI engine ([`NetEngine`]), or of the threads of a rank on the
-/// hybrid engine.
+/// of a process of an MPI engine ([`NetEngine`](crate::network::NetEngine)), or of the
+/// threads of a rank on the hybrid engine.
 struct Section {
     node: Arc<Mutex<Node>>,
     kind: MpiEngineKind,
@@ -616,7 +609,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     }
     ffi::ensure_initialized(threads)?;
     let (_, ranks) = ffi::rank_size(ffi::world())?;
-    let engine = if threads.is_some() { crate::hybrid::ENGINE_NAME } else { kind.name() };
+    let engine = crate::network::engine_name(threads.is_some(), kind.name());
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
 }
 

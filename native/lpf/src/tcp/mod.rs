@@ -29,9 +29,8 @@ pub(crate) use crate::wire;
 pub use crate::phases::MetaAlgo;
 
 use crate::config::{Config, EngineKind};
-use crate::context::{run_process, Spmd};
+use crate::context::Spmd;
 use crate::engine::Superstep;
-use crate::network::NetEngine;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
 use crate::relock;
@@ -340,11 +339,7 @@ impl TcpInit {
     /// The engine sections run on: `tcp`, or `hybrid` when any process brings more
     /// than one thread.
     pub fn engine_name(&self) -> &'static str {
-        if self.hybrid {
-            crate::hybrid::ENGINE_NAME
-        } else {
-            ENGINE_NAME
-        }
+        crate::network::engine_name(self.hybrid, ENGINE_NAME)
     }
 
     /// `lpf_hook`: runs `spmd` as this process's LPF process(es), together with the
@@ -353,11 +348,7 @@ impl TcpInit {
     /// output). Returns a fatal error if this process's part failed - in particular
     /// when a peer died or left while a sync needed it.
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-        if self.hybrid {
-            return crate::hybrid::hook(Box::new(TcpSection::open(&self.mesh)), spmd, args);
-        }
-        let engine = NetEngine::new(Box::new(TcpSection::open(&self.mesh)), ENGINE_NAME);
-        run_process(Box::new(engine), 1, spmd, args)
+        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, spmd, args)
     }
 }
 
@@ -369,7 +360,7 @@ impl Drop for TcpInit {
 }
 
 /// One section of the mesh as the network between OS processes (of the `tcp` engine's
-/// [`NetEngine`] or of the hybrid engine).
+/// [`NetEngine`](crate::network::NetEngine) or of the hybrid engine).
 struct TcpSection {
     mesh: Arc<Mutex<Mesh>>,
     section: u32,
@@ -431,8 +422,7 @@ pub(crate) fn job_from_env() -> Result<(&'static str, Pid)> {
         return Ok((init.engine_name(), init.total_procs()));
     }
     let cfg = TcpConfig::from_env()?;
-    let hybrid = cfg.hybrid || cfg.threads > 1;
-    let engine = if hybrid { crate::hybrid::ENGINE_NAME } else { ENGINE_NAME };
+    let engine = crate::network::engine_name(cfg.hybrid || cfg.threads > 1, ENGINE_NAME);
     Ok((engine, cfg.nprocs.saturating_mul(cfg.threads)))
 }
 
