@@ -39,7 +39,7 @@ use crate::network::Network;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
 use crate::relock;
-use crate::phases::{barrier, MetaAlgo};
+use crate::phases::{barrier, Layout, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
 use crate::wire::Kind;
@@ -259,20 +259,13 @@ impl MpiInit {
         mine.push(threads.is_some() as u8);
         mine.push(ffi::thread_serialized()? as u8);
         let all = ffi::allgather_bytes(comm, &mine)?;
-        let mut offsets = vec![0 as Pid; size + 1];
-        let threads_of = |b: &[u8]| Pid::from_le_bytes(b[..4].try_into().unwrap());
-        let mut hybrid = false;
-        for (r, b) in all.iter().enumerate() {
-            let kr = threads_of(b);
-            if kr == 0 || kr > crate::shm::barrier::MAX_PROCS {
-                return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
-            }
-            hybrid |= b[4] != 0 || kr > 1;
-            offsets[r + 1] = offsets[r]
-                .checked_add(kr)
-                .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::config("MPI init: too many LPF processes in total"))?;
+        let threads_of = |b: &Vec<u8>| Pid::from_le_bytes(b[..4].try_into().unwrap());
+        let bad = all.iter().map(threads_of).enumerate().find(|&(_, kr)| kr == 0 || kr > crate::shm::barrier::MAX_PROCS);
+        if let Some((r, kr)) = bad {
+            return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
         }
+        let hybrid = all.iter().any(|b| b[4] != 0 || threads_of(b) > 1);
+        let offsets = Layout::offsets_of(all.iter().map(threads_of), "MPI init")?;
         if hybrid && !matches!(kind, MpiEngineKind::Msg | MpiEngineKind::Rma) {
             return Err(Error::config(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
         }

@@ -33,6 +33,7 @@ use crate::context::Spmd;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
+use crate::phases::Layout;
 use crate::relock;
 use crate::types::{Args, Pid};
 use mesh::{Link, Mesh};
@@ -252,13 +253,7 @@ impl Prepared {
             boot::peer(&cfg, self.deadline)?
         };
         let n = cfg.nprocs as usize;
-        let mut offsets = vec![0 as Pid; n + 1];
-        for i in 0..n {
-            offsets[i + 1] = offsets[i]
-                .checked_add(joined.threads[i])
-                .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::config("TCP init: too many LPF processes in total"))?;
-        }
+        let offsets = Layout::offsets_of(joined.threads.iter().copied(), "TCP init")?;
         let links = joined.links.into_iter().enumerate().map(|(i, s)| {
             let Some(s) = s else { return Ok(None) };
             boot::tune(&s);
