@@ -80,6 +80,18 @@ pub(crate) fn hook(net: Box<dyn Network>, hybrid: bool, name: &'static str, spmd
     run_process(Box::new(NetEngine::new(net, name)), 1, spmd, args)
 }
 
+/// `N` bytes from the OS random source (job tokens, the TCP handshake's nonces).
+pub(crate) fn random<const N: usize>() -> Result<[u8; N]> {
+    let mut b = [0u8; N];
+    // Without an OS random source there is no authentication worth the name: no fallback.
+    getrandom::fill(&mut b).map_err(|e| Error::io(format!("OS random source: {e}")))?;
+    Ok(b)
+}
+
+pub(crate) fn random_u64() -> Result<u64> {
+    random().map(u64::from_le_bytes)
+}
+
 /// A section on one LPF process per OS process over a network: the step counter,
 /// the error every failed operation returns (naming the operation and the process),
 /// and the reason this process gives the others when it leaves (its first error).

@@ -279,10 +279,8 @@ impl MpiInit {
         // Pid 0 chooses for all (see `Agreed`).
         let mut agreed = [0u8; Agreed::BYTES];
         if rank == 0 {
-            let mut token = [0u8; 8];
-            getrandom::fill(&mut token).map_err(|e| Error::io(format!("OS random source: {e}")))?;
             let mine = Agreed {
-                token: u64::from_le_bytes(token),
+                token: crate::network::random_u64()?,
                 meta: config.mpi_meta,
                 agree_errors: config.testing.mpi_agree_errors,
                 body_chunk: config.testing.mpi_body_chunk,

@@ -243,7 +243,7 @@ impl Prepared {
                 links: vec![None],
                 addrs: vec![String::new()],
                 threads: vec![cfg.threads],
-                token: boot::random_u64(),
+                token: crate::network::random_u64()?,
                 hybrid: cfg.hybrid || cfg.threads > 1,
                 meta,
             }
