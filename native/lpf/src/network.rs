@@ -3,6 +3,7 @@
 //! network, [`NetEngine`] (the `tcp`, `mpimsg`, `mpirma` and `ibverbs` engines). The
 //! hybrid engine ([`crate::hybrid`]) composes the same networks with shared memory.
 
+use crate::context::{run_process, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, ErrorKind, Result};
 use crate::register::Register;
@@ -62,6 +63,33 @@ pub(crate) fn exec_whole_job(
         )));
     }
     hook(if first { args } else { Args::for_peer(args.symbols) })
+}
+
+/// The engine the sections of an init over a network run on: the hybrid engine, or
+/// the engine `name` ([`NetEngine`]) when every OS process runs one LPF process.
+pub(crate) fn engine_name(hybrid: bool, name: &'static str) -> &'static str {
+    if hybrid { crate::hybrid::ENGINE_NAME } else { name }
+}
+
+/// `lpf_hook` over the section `net` (just opened) of an init: on the hybrid engine, or
+/// as this OS process's one LPF process on the engine `name`.
+pub(crate) fn hook(net: Box<dyn Network>, hybrid: bool, name: &'static str, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    if hybrid {
+        return crate::hybrid::hook(net, spmd, args);
+    }
+    run_process(Box::new(NetEngine::new(net, name)), 1, spmd, args)
+}
+
+/// `N` bytes from the OS random source (job tokens, the TCP handshake's nonces).
+pub(crate) fn random<const N: usize>() -> Result<[u8; N]> {
+    let mut b = [0u8; N];
+    // Without an OS random source there is no authentication worth the name: no fallback.
+    getrandom::fill(&mut b).map_err(|e| Error::io(format!("OS random source: {e}")))?;
+    Ok(b)
+}
+
+pub(crate) fn random_u64() -> Result<u64> {
+    random().map(u64::from_le_bytes)
 }
 
 /// A section on one LPF process per OS process over a network: the step counter,

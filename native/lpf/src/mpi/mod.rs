@@ -33,13 +33,13 @@ pub(crate) mod onesided;
 mod rma;
 
 use crate::config::{Config, EngineKind};
-use crate::context::{run_process, Spmd};
+use crate::context::Spmd;
 use crate::engine::Superstep;
-use crate::network::{NetEngine, Network};
+use crate::network::Network;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
 use crate::relock;
-use crate::phases::{barrier, MetaAlgo};
+use crate::phases::{barrier, Layout, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
 use crate::wire::Kind;
@@ -259,20 +259,13 @@ impl MpiInit {
         mine.push(threads.is_some() as u8);
         mine.push(ffi::thread_serialized()? as u8);
         let all = ffi::allgather_bytes(comm, &mine)?;
-        let mut offsets = vec![0 as Pid; size + 1];
-        let threads_of = |b: &[u8]| Pid::from_le_bytes(b[..4].try_into().unwrap());
-        let mut hybrid = false;
-        for (r, b) in all.iter().enumerate() {
-            let kr = threads_of(b);
-            if kr == 0 || kr > crate::shm::barrier::MAX_PROCS {
-                return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
-            }
-            hybrid |= b[4] != 0 || kr > 1;
-            offsets[r + 1] = offsets[r]
-                .checked_add(kr)
-                .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::config("MPI init: too many LPF processes in total"))?;
+        let threads_of = |b: &Vec<u8>| Pid::from_le_bytes(b[..4].try_into().unwrap());
+        let bad = all.iter().map(threads_of).enumerate().find(|&(_, kr)| kr == 0 || kr > crate::shm::barrier::MAX_PROCS);
+        if let Some((r, kr)) = bad {
+            return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
         }
+        let hybrid = all.iter().any(|b| b[4] != 0 || threads_of(b) > 1);
+        let offsets = Layout::offsets_of(all.iter().map(threads_of), "MPI init")?;
         if hybrid && !matches!(kind, MpiEngineKind::Msg | MpiEngineKind::Rma) {
             return Err(Error::config(format!("the hybrid engine runs over mpimsg or mpirma, not {}", kind.name())));
         }
@@ -286,10 +279,8 @@ impl MpiInit {
         // Pid 0 chooses for all (see `Agreed`).
         let mut agreed = [0u8; Agreed::BYTES];
         if rank == 0 {
-            let mut token = [0u8; 8];
-            getrandom::fill(&mut token).map_err(|e| Error::io(format!("OS random source: {e}")))?;
             let mine = Agreed {
-                token: u64::from_le_bytes(token),
+                token: crate::network::random_u64()?,
                 meta: config.mpi_meta,
                 agree_errors: config.testing.mpi_agree_errors,
                 body_chunk: config.testing.mpi_body_chunk,
@@ -335,11 +326,7 @@ impl MpiInit {
 
     /// The engine sections run on: `mpimsg`, `mpirma`, `ibverbs`, or `hybrid`.
     pub fn engine_name(&self) -> &'static str {
-        if self.hybrid {
-            crate::hybrid::ENGINE_NAME
-        } else {
-            self.kind.name()
-        }
+        crate::network::engine_name(self.hybrid, self.kind.name())
     }
 
     /// The MPI engine between ranks.
@@ -355,10 +342,7 @@ impl MpiInit {
     /// `args`) and the rank's other threads are started (with no input or output).
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         let section = Section::open(self.node.clone(), self.kind)?;
-        if self.hybrid {
-            return crate::hybrid::hook(Box::new(section), spmd, args);
-        }
-        run_process(Box::new(NetEngine::new(Box::new(section), self.kind.name())), 1, spmd, args)
+        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), spmd, args)
     }
 
     /// How many LPF processes each rank of [`MpiInit::split`]`(p)` runs: ranks `0..p`
@@ -496,8 +480,8 @@ impl Drop for MpiInit {
 
 /// One section of an init (hook or rehook): its number, its own communicator (data
 /// messages and windows), the one-sided state of `mpirma`/`ibverbs`: the [`Network`]
-/// of a process of an MPI engine ([`NetEngine`]), or of the threads of a rank on the
-/// hybrid engine.
+/// of a process of an MPI engine ([`NetEngine`](crate::network::NetEngine)), or of the
+/// threads of a rank on the hybrid engine.
 struct Section {
     node: Arc<Mutex<Node>>,
     kind: MpiEngineKind,
@@ -616,7 +600,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     }
     ffi::ensure_initialized(threads)?;
     let (_, ranks) = ffi::rank_size(ffi::world())?;
-    let engine = if threads.is_some() { crate::hybrid::ENGINE_NAME } else { kind.name() };
+    let engine = crate::network::engine_name(threads.is_some(), kind.name());
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
 }
 

@@ -159,10 +159,7 @@ impl Transport<MpiChannel> for MpiMessages {
 
         // Serve the gets asked of us: statuses and small data in one control message,
         // large data as messages.
-        for q in x.peers() {
-            if x.incoming[q].as_ref().is_none_or(|inc| inc.gets.is_empty()) {
-                continue;
-            }
+        for q in x.askers() {
             let mut body = Vec::new();
             let mut large = Vec::new();
             let mut small = Vec::new();

@@ -102,11 +102,17 @@ pub(crate) struct Exchange<'a, 'l, 's> {
     pub plan: &'a mut Plan,
 }
 
-impl Exchange<'_, '_, '_> {
+impl<'a> Exchange<'a, '_, '_> {
     /// The nodes other than this one.
     pub fn peers(&self) -> impl Iterator<Item = usize> + use<> {
         let me = self.loc.me;
         (0..self.out.len()).filter(move |&q| q != me)
+    }
+
+    /// The nodes that ask gets of this one (to [`Exchange::serve_gets`]).
+    pub fn askers(&self) -> impl Iterator<Item = usize> + use<'a> {
+        let incoming = self.incoming;
+        self.peers().filter(move |&s| incoming[s].as_ref().is_some_and(|inc| !inc.gets.is_empty()))
     }
 
     /// Checks the gets node `s` asks of this node, in its order: `each(get, Some(address
@@ -267,10 +273,7 @@ mod tests {
                 }
             }
             // Gets asked of us: a status byte each, the data after it.
-            for s in x.peers() {
-                if x.incoming[s].as_ref().is_none_or(|inc| inc.gets.is_empty()) {
-                    continue;
-                }
+            for s in x.askers() {
                 let mut body = Vec::new();
                 x.serve_gets(s, |g, at| {
                     body.u8(at.is_some() as u8);

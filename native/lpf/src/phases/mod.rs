@@ -99,6 +99,17 @@ impl Layout {
         let (perm, inv) = permutation(n, token);
         Layout { me, n, offsets: offsets.into(), perm, inv, meta }
     }
+    /// The offsets of nodes that run `threads` LPF processes each (node i: global pids
+    /// `offsets[i]..offsets[i + 1]`); fails, naming the `init`, past the LPF processes
+    /// a job can have.
+    pub fn offsets_of(threads: impl IntoIterator<Item = Pid>, init: &str) -> Result<Vec<Pid>> {
+        let mut offsets = vec![0 as Pid];
+        for k in threads {
+            let total = offsets[offsets.len() - 1].checked_add(k).filter(|&t| t <= crate::shm::barrier::MAX_PROCS);
+            offsets.push(total.ok_or_else(|| Error::config(format!("{init}: too many LPF processes in total")))?);
+        }
+        Ok(offsets)
+    }
     /// The number of LPF processes.
     pub fn nprocs(&self) -> Pid {
         self.offsets[self.n]

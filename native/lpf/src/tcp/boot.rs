@@ -16,6 +16,7 @@
 use super::wire::{Get, Put, MAGIC, VERSION};
 use super::TcpConfig;
 use crate::error::{Error, Result};
+use crate::network::{random, random_u64};
 use crate::types::Pid;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -95,18 +96,6 @@ impl std::fmt::Display for HandshakeError {
             HandshakeError::Local(e) => f.write_str(e.message()),
         }
     }
-}
-
-/// `N` bytes from the OS random source (the handshake nonces, job tokens).
-fn random<const N: usize>() -> [u8; N] {
-    let mut b = [0u8; N];
-    // Without an OS random source there is no authentication worth the name.
-    getrandom::fill(&mut b).expect("the OS random number generator failed");
-    b
-}
-
-pub(crate) fn random_u64() -> u64 {
-    u64::from_le_bytes(random())
 }
 
 fn greeting(secret: bool, nonce: &[u8; 32]) -> Vec<u8> {
@@ -309,7 +298,7 @@ fn connect_handshake(
     deadline: Instant,
 ) -> std::result::Result<(), HandshakeError> {
     use HandshakeError::{Broken, Refused};
-    let mine: [u8; 32] = random();
+    let mine: [u8; 32] = random().map_err(HandshakeError::Local)?;
     let io = |e: std::io::Error| Broken(e.to_string());
     write_all_by(s, &greeting(secret.is_some(), &mine), deadline).map_err(io)?;
     let mut g = [0u8; GREETING_LEN];
@@ -405,7 +394,7 @@ fn accept_peers(
                 match listener.accept() {
                     Ok((stream, addr)) => {
                         backoff = ACCEPT_BACKOFF_MIN;
-                        let mine: [u8; 32] = random();
+                        let mine: [u8; 32] = random()?;
                         let _ = stream.set_nodelay(true);
                         let g = greeting(secret.is_some(), &mine);
                         // (A fresh socket's buffer takes the 44 bytes at once.)
@@ -767,7 +756,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, port: u16, deadline
     };
     let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout, &|| contested.borrow().clone())?;
     drop(listener);
-    let token = random_u64();
+    let token = random_u64()?;
     let mut threads = vec![cfg.threads; n];
     let mut hybrid = cfg.hybrid || cfg.threads > 1;
     let mut addrs = vec![String::new(); n];
@@ -919,7 +908,7 @@ fn bind_listener(cfg: &TcpConfig, ip: IpAddr) -> Result<TcpListener> {
         return TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| Error::io(format!("cannot listen on {ip}: {e}")));
     };
     let n = (hi - lo) as u64 + 1;
-    let start = random_u64() % n;
+    let start = random_u64()? % n;
     let mut last = None;
     for k in 0..n {
         let port = lo + ((start + k) % n) as u16;

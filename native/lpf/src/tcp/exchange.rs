@@ -77,10 +77,7 @@ impl Transport<Mesh> for TcpStreams {
         }
 
         // Serve the gets asked of us: statuses in a frame, the data raw after it.
-        for s in x.peers() {
-            if x.incoming[s].as_ref().is_none_or(|inc| inc.gets.is_empty()) {
-                continue;
-            }
+        for s in x.askers() {
             let mut status = Vec::new();
             let mut parts: Vec<(*const u8, usize)> = Vec::new();
             let mut raw = 0u64;

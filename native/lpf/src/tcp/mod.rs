@@ -29,11 +29,11 @@ pub(crate) use crate::wire;
 pub use crate::phases::MetaAlgo;
 
 use crate::config::{Config, EngineKind};
-use crate::context::{run_process, Spmd};
+use crate::context::Spmd;
 use crate::engine::Superstep;
-use crate::network::NetEngine;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
+use crate::phases::Layout;
 use crate::relock;
 use crate::types::{Args, Pid};
 use mesh::{Link, Mesh};
@@ -243,7 +243,7 @@ impl Prepared {
                 links: vec![None],
                 addrs: vec![String::new()],
                 threads: vec![cfg.threads],
-                token: boot::random_u64(),
+                token: crate::network::random_u64()?,
                 hybrid: cfg.hybrid || cfg.threads > 1,
                 meta,
             }
@@ -253,13 +253,7 @@ impl Prepared {
             boot::peer(&cfg, self.deadline)?
         };
         let n = cfg.nprocs as usize;
-        let mut offsets = vec![0 as Pid; n + 1];
-        for i in 0..n {
-            offsets[i + 1] = offsets[i]
-                .checked_add(joined.threads[i])
-                .filter(|&t| t <= crate::shm::barrier::MAX_PROCS)
-                .ok_or_else(|| Error::config("TCP init: too many LPF processes in total"))?;
-        }
+        let offsets = Layout::offsets_of(joined.threads.iter().copied(), "TCP init")?;
         let links = joined.links.into_iter().enumerate().map(|(i, s)| {
             let Some(s) = s else { return Ok(None) };
             boot::tune(&s);
@@ -340,11 +334,7 @@ impl TcpInit {
     /// The engine sections run on: `tcp`, or `hybrid` when any process brings more
     /// than one thread.
     pub fn engine_name(&self) -> &'static str {
-        if self.hybrid {
-            crate::hybrid::ENGINE_NAME
-        } else {
-            ENGINE_NAME
-        }
+        crate::network::engine_name(self.hybrid, ENGINE_NAME)
     }
 
     /// `lpf_hook`: runs `spmd` as this process's LPF process(es), together with the
@@ -353,11 +343,7 @@ impl TcpInit {
     /// output). Returns a fatal error if this process's part failed - in particular
     /// when a peer died or left while a sync needed it.
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-        if self.hybrid {
-            return crate::hybrid::hook(Box::new(TcpSection::open(&self.mesh)), spmd, args);
-        }
-        let engine = NetEngine::new(Box::new(TcpSection::open(&self.mesh)), ENGINE_NAME);
-        run_process(Box::new(engine), 1, spmd, args)
+        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, spmd, args)
     }
 }
 
@@ -369,7 +355,7 @@ impl Drop for TcpInit {
 }
 
 /// One section of the mesh as the network between OS processes (of the `tcp` engine's
-/// [`NetEngine`] or of the hybrid engine).
+/// [`NetEngine`](crate::network::NetEngine) or of the hybrid engine).
 struct TcpSection {
     mesh: Arc<Mutex<Mesh>>,
     section: u32,
@@ -431,8 +417,7 @@ pub(crate) fn job_from_env() -> Result<(&'static str, Pid)> {
         return Ok((init.engine_name(), init.total_procs()));
     }
     let cfg = TcpConfig::from_env()?;
-    let hybrid = cfg.hybrid || cfg.threads > 1;
-    let engine = if hybrid { crate::hybrid::ENGINE_NAME } else { ENGINE_NAME };
+    let engine = crate::network::engine_name(cfg.hybrid || cfg.threads > 1, ENGINE_NAME);
     Ok((engine, cfg.nprocs.saturating_mul(cfg.threads)))
 }
 
