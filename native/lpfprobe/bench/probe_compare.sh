@@ -10,14 +10,20 @@
 # every engine runs old then new (new first in even rounds), so that a slow spell of
 # the shared machine falls on both builds alike.
 # l is the 8-byte-word row's l [s], g the 1 MiB-word row's g [s/byte] (as mpi_probe.sh);
+# l_min the smallest l of the four word sizes (8 B, 64 B, 1 KiB, 1 MiB); on the MPI
+# engines l_mpi is the probe's own reference, a 1-byte MPI_Alltoall sampled between the
+# probe's samples of the same run. The 8-byte row is measured first, and this VM
+# switches between a fast and a slow state of small messages (a 2-rank alltoall of
+# about 0.2 or 0.5 us), sometimes within a run: l_min and l / l_mpi show a change of
+# LPF's own cost apart from the state a run happened to start in.
 # lpfprobe runs with --total-mib TOTAL_MIB (32) --samples SAMPLES (8), and with HOME,
 # XDG_CACHE_HOME and LPF_PROBE_DIR in a temporary directory, so that no stored cost
 # table of the user is read or written.
 #
 # ENGINES picks engines (default "shm tcp mpimsg mpirma"). Writes probe_compare.csv
 # beside this script (OUT: another file):
-#   engine,build,round,l_s,g_s_per_byte,load1      (load1: the 1-minute load average
-#                                                   when the run started)
+#   engine,build,round,l_s,l_min_s,g_s_per_byte,l_mpi_s,load1   (l_mpi_s empty on shm
+#   and tcp; load1: the 1-minute load average when the run started)
 # then prints the medians per engine and build, their ratio new/old, and the median of
 # the per-round ratios new/old (the two runs of a round are next to each other in time).
 # A run that fails, outlasts RUN_TIMEOUT seconds (300) or prints no table is a row
@@ -52,13 +58,16 @@ def paired(engine, col):
     # new/old of the same round (the two runs next to each other in time), median.
     by = {(r["build"], r["round"]): float(r[col]) for r in measured if r["engine"] == engine}
     return statistics.median(by[("new", k)] / by[("old", k)] for (b, k) in by if b == "old" and ("new", k) in by)
-print(f"{'engine':8} {'l old [s]':>10} {'l new [s]':>10} {'new/old':>7} {'paired':>6}   "
-      f"{'g old [s/B]':>11} {'g new [s/B]':>11} {'new/old':>7} {'paired':>6}")
+for r in measured:
+    r["l_per_l_mpi"] = str(float(r["l_s"]) / float(r["l_mpi_s"])) if r["l_mpi_s"] else ""
+print(f"{'engine':8} {'what':12} {'old':>10} {'new':>10} {'new/old':>7} {'paired':>6}")
 for e in engines:
-    lo, ln = median(e, "old", "l_s"), median(e, "new", "l_s")
-    go, gn = median(e, "old", "g_s_per_byte"), median(e, "new", "g_s_per_byte")
-    print(f"{e:8} {lo:10.3e} {ln:10.3e} {ln / lo:7.2f} {paired(e, 'l_s'):6.2f}   "
-          f"{go:11.3e} {gn:11.3e} {gn / go:7.2f} {paired(e, 'g_s_per_byte'):6.2f}")
+    for col, what in [("l_s", "l [s]"), ("l_min_s", "l_min [s]"), ("l_per_l_mpi", "l / l_mpi"),
+                      ("g_s_per_byte", "g [s/B]")]:
+        if not all(r[col] for r in measured if r["engine"] == e):
+            continue
+        o, n = median(e, "old", col), median(e, "new", col)
+        print(f"{e:8} {what:12} {o:10.3e} {n:10.3e} {n / o:7.2f} {paired(e, col):6.2f}")
 print("new/old: ratio of the medians; paired: median over rounds of new/old within the round")
 PY
 }
@@ -110,7 +119,7 @@ run() {
     esac
 }
 
-echo "engine,build,round,l_s,g_s_per_byte,load1" >"$csv"
+echo "engine,build,round,l_s,l_min_s,g_s_per_byte,l_mpi_s,load1" >"$csv"
 for round in $(seq 1 "$rounds"); do
     order="old new"
     [ $((round % 2)) = 0 ] && order="new old"
@@ -123,7 +132,7 @@ for round in $(seq 1 "$rounds"); do
                 # failed or timed-out run does not lose the others.
                 echo "probe_compare: $engine ($build build, round $round) failed:" >&2
                 tail -n 5 "$log" >&2
-                echo "$engine,$build,$round,,,$load" | tee -a "$csv"
+                echo "$engine,$build,$round,,,,,$load" | tee -a "$csv"
                 continue
             fi
             python3 - "$log" "$engine" "$build" "$round" "$load" >>"$csv" <<'PY'
@@ -136,12 +145,16 @@ def num(pattern):
     m = re.search(pattern, text, re.M)
     if not m:
         sys.stderr.write(f"{log}: no match for {pattern!r}:\n{text[-2000:]}\n")
-        print(f"{engine},{build},{rnd},,,{load}")   # a row without figures, as a failed run
+        print(f"{engine},{build},{rnd},,,,,{load}")   # a row without figures, as a failed run
         sys.exit(0)
     return float(m.group(1))
-l = num(r"^\s+8 \|.*\|\s+" + f + r" ± \S+\s*$")            # l [s], last column of the 8 B row
+def l_of(w):                                                  # l [s], last column of the w-byte row
+    return num(rf"^\s+{w} \|.*\|\s+" + f + r" ± \S+\s*$")
+l = l_of(8)
+l_min = min(l_of(w) for w in (8, 64, 1024, 1048576))
 g = num(r"^\s+1048576 \|(?:[^|]*\|){3}\s+" + f + r" ±")     # g [s/byte] of the 1 MiB row
-print(f"{engine},{build},{rnd},{l:.4e},{g:.4e},{load}")
+l_mpi = f"{num(r'l_mpi = ' + f + ' us') * 1e-6:.4e}" if engine.startswith("mpi") else ""
+print(f"{engine},{build},{rnd},{l:.4e},{l_min:.4e},{g:.4e},{l_mpi},{load}")
 PY
             tail -n 1 "$csv"
         done
