@@ -152,6 +152,9 @@ fn placeholder() -> DistributedResult {
     DistributedResult { ids: Vec::new(), ranks: Vec::new(), index: Vec::new(), ..r.clone() }
 }
 
+/// A named check, run collectively by every rank.
+type Case = (String, Box<dyn Fn(&Mpi)>);
+
 fn main() {
     let MpiWorld { world, parts, engine, base, dir } = MpiWorld::join("mpi");
     let mpi = Mpi { world, parts };
@@ -159,7 +162,7 @@ fn main() {
     std::panic::set_hook(Box::new(|_| {}));
     let cfg = PageRankConfig::default();
 
-    let mut cases: Vec<(String, Box<dyn Fn(&Mpi)>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     let mut graphs = special_graphs();
     graphs.extend((0..3u64).map(|s| random_graph(s, 40 + 17 * s as usize, 150 + 40 * s as usize)));
     for (k, g) in graphs.into_iter().enumerate() {
