@@ -59,6 +59,7 @@ object BridgeTests {
     val clib = args(0)
     val sc = new SparkContext(new SparkConf().setAppName("lpf-bridge-tests"))
     sc.setLogLevel("ERROR")
+    awaitExecutors(sc)
     val cluster = !(sc.master == "local" || sc.master.startsWith("local[")) // local-cluster or a real cluster
     val version = LpfNative.version()
     println(s"RESULT info master=${sc.master} native=$version loaded-from=${NativeLoader.loadedFrom()}")

@@ -70,6 +70,7 @@ object DataFrameTests {
     val spark = SparkSession.builder().appName("lpf-dataframe-tests").getOrCreate()
     val sc = spark.sparkContext
     sc.setLogLevel("ERROR")
+    awaitExecutors(sc)
     println(s"RESULT info master=${sc.master} native=${LpfNative.version()}")
     val (alpha, tol, maxIter) = (0.85, 1e-13, 1000)
     val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 30000L)

@@ -125,6 +125,7 @@ object KernelTests {
     val spark = SparkSession.builder().appName("lpf-kernel-tests").config("spark.sql.shuffle.partitions", "4").getOrCreate()
     val sc = spark.sparkContext
     sc.setLogLevel("ERROR")
+    awaitExecutors(sc)
     println(s"RESULT info master=${sc.master} native=${LpfNative.version()}")
     val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 30000L)
     val p = 2

@@ -259,6 +259,7 @@ object PageRankTests {
     work.mkdirs()
     val sc = new SparkContext(new SparkConf().setAppName(s"lpf-pagerank-tests ($group)"))
     sc.setLogLevel("ERROR")
+    awaitExecutors(sc)
     val cluster = !sc.master.startsWith("local[")
     val p = 2
     val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 60000L)
@@ -463,16 +464,22 @@ object PageRankTests {
     test("user-barrier-stage-through-LpfHook-collect-survives-an-executor-kill", retries = true, applies = cluster) {
       // docs/spark.md's first pattern: the user's own barrier stage, collected with
       // LpfHook.collect (a shuffle after it), so Spark reruns it when an executor dies.
-      // The kill lands while attempt 0's tasks are in the stage. (`run(direct = true)`,
-      // the same stage collected directly, the pattern the docs showed first before, aborts:
-      // "Could not recover from a failed barrier ResultStage"; not run here, to save the
-      // replacement executor's start.)
+      // The kill lands while attempt 0's tasks are in the stage: they wait (bounded) for
+      // the file the driver writes after the kill, so no load makes them finish first
+      // (executors run on this host: local-cluster, or standalone here). (`run(direct =
+      // true)`, the same stage collected directly, aborts: "Could not recover from a
+      // failed barrier ResultStage"; not run here, to save the replacement executor's start.)
       def run(direct: Boolean): (Either[Throwable, Seq[Seq[Long]]], ConcurrentHashMap[String, String]) = {
         val job = LpfHook.prepare(sc, p, settings)
+        val killed = new File(work, s"executor-killed-${job.id}")
+        val killedPath = killed.getAbsolutePath
         val stage = sc.parallelize(0 until p, p).barrier().mapPartitions { it =>
           val me = it.next()
-          if (BarrierTaskContext.get().stageAttemptNumber() == 0 && BarrierTaskContext.get().attemptNumber() == 0)
-            Thread.sleep(4000) // the executor of pid 1 is killed meanwhile
+          val ctx = BarrierTaskContext.get()
+          if (ctx.stageAttemptNumber() == 0 && ctx.attemptNumber() == 0) {
+            val t0 = System.nanoTime // the executor of pid 1 is killed meanwhile
+            while (!new File(killedPath).exists && !ctx.isInterrupted() && System.nanoTime - t0 < 120e9) Thread.sleep(50)
+          }
           Iterator(unlongs(LpfHook.run(job, LpfProgram.bundled("allreduce-sum-i64"), longs(me + 1L, 1L))))
         }
         val what = new ConcurrentHashMap[String, String]()
@@ -482,9 +489,10 @@ object PageRankTests {
             if (e.taskInfo.index == 1 && e.stageAttemptId == 0 && !what.containsKey("executor")) {
               what.put("executor", e.taskInfo.executorId)
               Future {
-                Thread.sleep(1500)
-                what.put("kill", killExecutor(e.taskInfo.executorId))
-                killedAt.set(System.nanoTime)
+                try what.put("kill", killExecutor(e.taskInfo.executorId)) finally {
+                  killedAt.set(System.nanoTime)
+                  killed.createNewFile()
+                }
               }
             }
           override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
@@ -508,14 +516,23 @@ object PageRankTests {
     }
 
     test("executor-killed-during-hook-reruns-the-stage", retries = true, applies = cluster) {
-      // Long enough that the kill (3 s after the task starts) lands in the iterations:
-      // about 15 s of them at the rate of a 3000-iteration run (7 s were not enough on a
-      // loaded machine: the calibration ran slower than the run, which ended first).
+      // The kill lands in the iterations: it waits for the first progress line of the
+      // hook (LpfProgress: process 0 reports each iteration to the driver), not for a
+      // fixed delay that a loaded machine outruns; the run lasts about 15 s at the rate of
+      // a 3000-iteration run, so the kill has seconds to land before it ends.
       val rate = LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = 3000, settings = settings)
       rate.unpersist()
       val iters = math.min(400000, math.max(3000, (15.0 / math.max(rate.secondsPerIteration, 1e-6)).toInt))
       val want = cliRanks(cli, file12, new File(work, "cli-ranks-kill.txt"), 0.0, iters)
       val killed = new ConcurrentHashMap[String, String]() // what happened, for the verdict
+      val iterating = new java.util.concurrent.CountDownLatch(1)
+      val progress = LogManager.getContext(false).asInstanceOf[LoggerContext].getLogger(LpfProgress.LoggerName)
+      val seen = new AbstractAppender("lpf-test-progress", null, null, true, Property.EMPTY_ARRAY) {
+        override def append(e: LogEvent): Unit = iterating.countDown()
+      }
+      seen.start()
+      progress.addAppender(seen)
+      expect(progress.isInfoEnabled, s"the logger ${LpfProgress.LoggerName} does not log INFO: no progress to wait for")
       val listener = new SparkListener {
         @volatile var hookStage = -1
         override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit = {
@@ -528,8 +545,8 @@ object PageRankTests {
             val exec = e.taskInfo.executorId
             killed.put("executor", exec)
             Future {
-              Thread.sleep(3000) // past the bootstrap (one allGather, about a second): in the iterations
-              killed.put("kill", killExecutor(exec))
+              if (iterating.await(120, java.util.concurrent.TimeUnit.SECONDS)) killed.put("kill", killExecutor(exec))
+              else killed.put("kill", "no progress line within 120 s of the task's start: not killed")
             }
           }
         override def onTaskEnd(e: SparkListenerTaskEnd): Unit =
@@ -542,12 +559,13 @@ object PageRankTests {
       val r = try LpfPageRank.run(rdd, tol = 0.0, maxIter = iters, settings = settings) finally {
         org.apache.spark.lpfexamples.ListenerBus.drain(sc)
         sc.removeSparkListener(listener)
+        progress.removeAppender(seen)
       }
       val secs = (System.nanoTime - t0) / 1e9
       println(f"RESULT info $iters iterations; ${killed.asScala.toSeq.sorted.mkString("; ")}; job $secs%.1f s")
       expect(killed.containsKey("kill") && killed.get("kill").endsWith("exited 0"), s"no executor was killed: $killed")
       expect(killed.containsKey("end") && killed.get("end") != "success",
-        s"the killed executor's task finished before the kill (make the hook longer): $killed")
+        s"the killed executor's task finished before the kill: $killed")
       expect(killed.containsKey("rerun"), s"Spark did not rerun the hook's stage: $killed")
       expect(r.iterations == iters, s"${r.iterations} iterations, want $iters")
       val d = compare(r.ranks.collect().toMap, want, "after the rerun", "the CLI", 1e-12)

@@ -56,6 +56,7 @@ object ProgressTests {
   def main(args: Array[String]): Unit = {
     val spark = SparkSession.builder().appName("lpf-progress-tests").getOrCreate()
     val sc = spark.sparkContext
+    awaitExecutors(sc)
     val capture = new Capture
     capture.start()
     val ctx = LogManager.getContext(false).asInstanceOf[LoggerContext]

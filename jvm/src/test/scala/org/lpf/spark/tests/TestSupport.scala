@@ -1,6 +1,8 @@
 package org.lpf.spark.tests
 
-import org.lpf.spark.LpfException
+import org.apache.spark.SparkContext
+import org.apache.spark.lpf.LpfSparkAccess
+import org.lpf.spark.{LpfException, LpfHook}
 
 /**
  * What the Spark test applications share: the failure of a check, the checks, the case
@@ -33,6 +35,24 @@ private[tests] object TestSupport {
         }
       println(f"$line%s  (${(System.nanoTime - t0) / 1e9}%.1f s)")
       Some(line)
+    }
+
+  /**
+   * Waits (at most `waitMs`) until the cluster has the task slots its configuration
+   * promises (local-cluster, standalone with spark.cores.max): executors register over
+   * time, and a barrier stage submitted before they have is refused
+   * (BarrierJobSlotsNumberCheckFailed), most often on a loaded machine. The test apps
+   * call it once before their first case; cases that submit barrier stages of their own
+   * rely on it. Fails when the slots do not come.
+   */
+  def awaitExecutors(sc: SparkContext, waitMs: Long = 120000L): Unit =
+    LpfHook.configuredSlots(sc).foreach { want =>
+      val t0 = System.nanoTime
+      val slots = LpfHook.awaitSlots(sc, want, waitMs)
+      if (slots < want)
+        throw new IllegalStateException(s"the cluster (${sc.master}) has $slots of its $want task slots after " +
+          s"waiting $waitMs ms for its executors")
+      println(f"RESULT info $slots task slots after ${(System.nanoTime - t0) / 1e9}%.1f s")
     }
 
   /** Runs `body`, which must throw; returns what it threw. */
