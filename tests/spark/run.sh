@@ -35,6 +35,7 @@
 #   LPF_SKIP_BUILD=1      use the jars already in build/libs
 #   LPF_SPARK_MASTERS     masters to run (default "local[4] local-cluster[2,1,1024] standalone")
 #   LPF_SPARK_TIMEOUT     seconds per spark-submit before it counts as hung (default 360)
+#   LPF_SPARK_WORKER_WAIT seconds a standalone cluster's two workers may take to register (default 180)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
 #   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated);
 #                         "doc" and "spark3.5" run the docs' snippets and the Spark 3.5 block
@@ -205,10 +206,15 @@ start_standalone() { # prints the master URL
             --host 127.0.0.1 --webui-port "$(free_port)" --cores 1 --memory 1g "spark://127.0.0.1:$port" \
             >>"$daemons/start.log" 2>&1 || return 1
     done
-    # Both workers registered?
-    for _ in $(seq 1 60); do
-        [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] && {
-            echo "spark://127.0.0.1:$port"; return 0; }
+    await_workers "$daemons" && echo "spark://127.0.0.1:$port"
+}
+# await_workers DIR: waits until both workers whose logs are in DIR/logs have registered
+# with their master, at most LPF_SPARK_WORKER_WAIT seconds (default 180: three JVMs
+# starting on a loaded 2-core machine took over 30 s).
+await_workers() {
+    local deadline=$(($(date +%s) + ${LPF_SPARK_WORKER_WAIT:-180}))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        [ "$(cat "$1"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] && return 0
         sleep 0.5
     done
     return 1
@@ -434,11 +440,7 @@ netns_case() {
     ip netns exec "$ns" env SPARK_LOCAL_IP=$ns_ip "$SPARK_HOME/sbin/spark-daemon.sh" start \
         org.apache.spark.deploy.worker.Worker 2 --host "$ns_ip" --webui-port 18081 --cores 1 --memory 1g "$url" \
         >>"$daemons/start.log" 2>&1 || return 1
-    for _ in $(seq 1 60); do
-        [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] && break
-        sleep 0.5
-    done
-    [ "$(cat "$daemons"/logs/*Worker*.out 2>/dev/null | grep -c 'Successfully registered with master')" = 2 ] || return 1
+    await_workers "$daemons" || return 1
     built standalone-netns/cluster-started
     cutf=$build/netns-cut
     rm -f "$cutf" "$cutf.done"

@@ -13,7 +13,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.logging.log4j.{Level, LogManager}
 import org.apache.logging.log4j.core.{LogEvent, LoggerContext}
 import org.apache.logging.log4j.core.appender.AbstractAppender
-import org.apache.logging.log4j.core.config.Property
+import org.apache.logging.log4j.core.config.{Configurator, Property}
 import org.apache.spark.{BarrierTaskContext, SparkConf, SparkContext, SparkEnv, Success => TaskSuccess}
 import org.apache.spark.lpf.LpfSparkAccess
 import org.apache.spark.lpftests.SchedulerAccess
@@ -146,6 +146,23 @@ object PageRankTests {
 
 
 
+  /**
+   * A latch released by the first progress line the driver logs from now on (LpfProgress:
+   * process 0 of a PageRank reports each iteration), and the function that stops
+   * watching: a kill timed by it lands in the iterations however loaded the machine is.
+   */
+  private def firstProgress(): (java.util.concurrent.CountDownLatch, () => Unit) = {
+    val seen = new java.util.concurrent.CountDownLatch(1)
+    val logger = LogManager.getContext(false).asInstanceOf[LoggerContext].getLogger(LpfProgress.LoggerName)
+    expect(logger.isInfoEnabled, s"the logger ${LpfProgress.LoggerName} does not log INFO: no progress to wait for")
+    val app = new AbstractAppender("lpf-test-progress", null, null, true, Property.EMPTY_ARRAY) {
+      override def append(e: LogEvent): Unit = seen.countDown()
+    }
+    app.start()
+    logger.addAppender(app)
+    (seen, () => logger.removeAppender(app))
+  }
+
   /** Stage attempts per stage and failed tasks of the jobs `body` starts (by the listener bus). */
   private def attempts(sc: SparkContext)(body: => Unit): (Map[Int, Int], Int) = {
     val seen = new ConcurrentHashMap[Int, Int]()
@@ -169,12 +186,18 @@ object PageRankTests {
    * host), found by its command line when the kill is due: an executor started after an
    * earlier kill has an id that a map taken at the start of the test would not know.
    */
-  private def executorProcess(exec: String): Option[ProcessHandle] =
+  private def executorProcess(exec: String): Option[ProcessHandle] = {
+    // This application's executor only: other Spark applications on the machine (a
+    // concurrent test run) number their executors from 0 too.
+    val app = SparkContext.getOrCreate().applicationId
+    def has(args: Array[String], flag: String, value: String) =
+      args.sliding(2).exists(w => w.length == 2 && w(0) == flag && w(1) == value)
     ProcessHandle.allProcesses().iterator().asScala.find { h =>
       val args = h.info().arguments().orElse(Array.empty[String])
       args.contains("org.apache.spark.executor.CoarseGrainedExecutorBackend") &&
-        args.sliding(2).exists(w => w.length == 2 && w(0) == "--executor-id" && w(1) == exec)
+        has(args, "--executor-id", exec) && has(args, "--app-id", app)
     }
+  }
 
   /** `kill -9 pid`, its exit status; never pid 1 or below (`kill -9 -1` kills everything). */
   private def kill9(pid: Long): Int = {
@@ -206,6 +229,7 @@ object PageRankTests {
                               cut: String => String): Unit = {
     val settings = base.copy(slotWaitMs = 5000L, bootstrapTimeoutMs = 10000L)
     val what = new ConcurrentHashMap[String, String]()
+    val (iterating, stopWatching) = firstProgress() // the cut lands in the iterations
     val cutAt = new java.util.concurrent.atomic.AtomicLong(0L)
     val listener = new SparkListener {
       @volatile var hookStage = -1
@@ -218,7 +242,7 @@ object PageRankTests {
         if (e.stageId == hookStage && e.stageAttemptId == 0 && e.taskInfo.index == 1 && !what.containsKey("executor")) {
           what.put("executor", e.taskInfo.executorId)
           Future {
-            Thread.sleep(3000) // in the iterations
+            if (!iterating.await(120, java.util.concurrent.TimeUnit.SECONDS)) what.put("no progress", "within 120 s")
             cutAt.set(System.nanoTime)
             what.put("cut", try cut(e.taskInfo.executorId) catch { case t: Throwable => s"the cut failed: $t" })
           }
@@ -242,6 +266,7 @@ object PageRankTests {
     } finally {
       org.apache.spark.lpfexamples.ListenerBus.drain(sc)
       sc.removeSparkListener(listener)
+      stopWatching()
     }
     val after = if (cutAt.get > 0) f"${(System.nanoTime - cutAt.get) / 1e9}%.1f s after the cut" else "(no cut)"
     println(s"RESULT info host lost for good: ${what.asScala.toSeq.sorted.mkString("; ")}; outcome $after: " +
@@ -520,19 +545,17 @@ object PageRankTests {
       // hook (LpfProgress: process 0 reports each iteration to the driver), not for a
       // fixed delay that a loaded machine outruns; the run lasts about 15 s at the rate of
       // a 3000-iteration run, so the kill has seconds to land before it ends.
-      val rate = LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = 3000, settings = settings)
+      // The calibration reports no progress: its 3000 lines, still being logged on a
+      // loaded driver, would release the kill before the measured run starts.
+      val progressLevel = LogManager.getLogger(LpfProgress.LoggerName).getLevel
+      Configurator.setLevel(LpfProgress.LoggerName, Level.WARN)
+      val rate = try LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = 3000, settings = settings)
+        finally Configurator.setLevel(LpfProgress.LoggerName, progressLevel)
       rate.unpersist()
       val iters = math.min(400000, math.max(3000, (15.0 / math.max(rate.secondsPerIteration, 1e-6)).toInt))
       val want = cliRanks(cli, file12, new File(work, "cli-ranks-kill.txt"), 0.0, iters)
       val killed = new ConcurrentHashMap[String, String]() // what happened, for the verdict
-      val iterating = new java.util.concurrent.CountDownLatch(1)
-      val progress = LogManager.getContext(false).asInstanceOf[LoggerContext].getLogger(LpfProgress.LoggerName)
-      val seen = new AbstractAppender("lpf-test-progress", null, null, true, Property.EMPTY_ARRAY) {
-        override def append(e: LogEvent): Unit = iterating.countDown()
-      }
-      seen.start()
-      progress.addAppender(seen)
-      expect(progress.isInfoEnabled, s"the logger ${LpfProgress.LoggerName} does not log INFO: no progress to wait for")
+      val (iterating, stopWatching) = firstProgress()
       val listener = new SparkListener {
         @volatile var hookStage = -1
         override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit = {
@@ -559,7 +582,7 @@ object PageRankTests {
       val r = try LpfPageRank.run(rdd, tol = 0.0, maxIter = iters, settings = settings) finally {
         org.apache.spark.lpfexamples.ListenerBus.drain(sc)
         sc.removeSparkListener(listener)
-        progress.removeAppender(seen)
+        stopWatching()
       }
       val secs = (System.nanoTime - t0) / 1e9
       println(f"RESULT info $iters iterations; ${killed.asScala.toSeq.sorted.mkString("; ")}; job $secs%.1f s")
