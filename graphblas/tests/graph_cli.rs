@@ -356,3 +356,64 @@ fn lcc_and_pr_bad_input_and_usage() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `cmd` whose process runs with `resource` limited to `value` (soft and hard), and
+/// with `as_nobody` as user nobody when this test runs as root (RLIMIT_NPROC does not
+/// bind root).
+fn limited(mut cmd: Command, resource: libc::__rlimit_resource_t, value: libc::rlim_t, as_nobody: bool) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (setrlimit, setgroups, setgid, setuid) in
+    // the forked child before exec; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
+            if libc::setrlimit(resource, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if as_nobody && libc::geteuid() == 0 && (libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0) {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// A failure of `graph` that is an error message, not a crash: exit status 1, one
+/// `graph: error:` line containing `says`, and no panic text.
+fn assert_resource_error(o: &Output, says: &str, what: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{what}: {}\n{err}", o.status);
+    assert!(err.contains("graph: error: ") && err.contains(says), "{what}: {err}");
+    for crash in ["panicked", "RUST_BACKTRACE", "stack backtrace", "fatal runtime error"] {
+        assert!(!err.contains(crash), "{what}: {crash:?} in\n{err}");
+    }
+}
+
+/// Issue 24 item 4: more kernel threads than fit under `ulimit -v 4000000` (the issue's
+/// run: `--engine hybrid -p 2 --threads 60000`, and on shm) are an error naming the
+/// thread count and the limit. Before, `scope.spawn` panicked inside
+/// `graphblas::parallel::run_blocks` and the panic text reached the user.
+#[test]
+fn threads_beyond_the_address_space_limit_are_an_error_naming_them() {
+    for run in [&["--engine", "hybrid", "-p", "2"][..], &["-p", "1"]] {
+        let args = [&["wcc", "--rmat", "8", "--threads", "60000"], run].concat();
+        let cmd = limited(graph(&args), libc::RLIMIT_AS, 4_000_000 * 1024, false);
+        let o = run_limited(&mut { cmd }, LIMIT);
+        assert_resource_error(&o, "cannot run on 60000 threads", &format!("{args:?}"));
+        assert!(stderr(&o).contains("address-space limit (ulimit -v)"), "{args:?}: {}", stderr(&o));
+    }
+    // A count no process could ever run is refused before anything is sized by it
+    // (its block tables alone were a 32 GB allocation, which aborted).
+    let o = run_limited(&mut graph(&["wcc", "--rmat", "8", "-p", "2", "--threads", "4000000000"]), LIMIT);
+    assert_resource_error(&o, "cannot run on 4000000000 threads: more than the 65535", "--threads 4000000000");
+}
+
+/// Issue 24 item 4: threads the OS refuses part-way (here `ulimit -u`) are the same
+/// error, after the threads already started have been joined.
+#[test]
+fn threads_the_os_refuses_are_an_error_naming_them() {
+    let cmd = limited(graph(&["wcc", "--rmat", "8", "-p", "1", "--threads", "60"]), libc::RLIMIT_NPROC, 10, true);
+    let o = run_limited(&mut { cmd }, LIMIT);
+    assert_resource_error(&o, "cannot run on 60 threads: the OS refused to create a thread", "ulimit -u 10");
+}

@@ -150,7 +150,7 @@ fn hybrid_thread_creation_failure_ends_in_an_error() {
     let (out, took) = output_within(c, Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{}\n{err}", out.status);
-    assert!(err.contains("10000 new process threads need") || err.contains("4999 new process threads need"), "{err}");
+    assert!(err.contains("10000 new threads need") || err.contains("4999 new threads need"), "{err}");
     assert!(err.contains("address-space limit (ulimit -v)"), "{err}");
     assert!(!err.contains("SIGABRT") && !err.contains("failed to spawn thread"), "{err}");
     eprintln!("failed as expected in {took:?}");
