@@ -417,3 +417,67 @@ fn threads_the_os_refuses_are_an_error_naming_them() {
     let o = run_limited(&mut { cmd }, LIMIT);
     assert_resource_error(&o, "cannot run on 60 threads: the OS refused to create a thread", "ulimit -u 10");
 }
+
+/// Issue 24 item 5: the engine is what LPF's configuration says it is. `LPF_ENGINE=" shm"`
+/// is shm (LPF trims it) and runs one process; before, the CLI compared the raw string,
+/// took " shm" for a network engine and started a section of 65535 threads. A value LPF
+/// refuses ("SHM", "nosuch") is its error naming the variable; `--engine` takes the
+/// registry's names and aliases.
+#[test]
+fn the_engine_is_what_lpf_configuration_says() {
+    let run = |env: Option<&str>, extra: &[&str]| {
+        let mut c = graph(&[&["wcc", "--rmat", "6"], extra].concat());
+        if let Some(v) = env {
+            c.env("LPF_ENGINE", v);
+        }
+        run_limited(&mut c, LIMIT)
+    };
+    for v in [" shm", "shm ", "\tpthread\n", ""] {
+        let o = run(Some(v), &[]);
+        assert!(o.status.success(), "LPF_ENGINE={v:?}: {}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains(" p=1 "), "LPF_ENGINE={v:?}: one process by default");
+    }
+    for v in ["SHM", "nosuch", "s hm"] {
+        let o = run(Some(v), &[]);
+        assert_resource_error(&o, &format!("LPF_ENGINE={v:?}: expected shm (pthread, threads), tcp, hybrid"), v);
+    }
+    for alias in ["pthread", "threads", "shm"] {
+        let o = run(None, &["--engine", alias, "-p", "2"]);
+        assert!(o.status.success(), "--engine {alias}: {}", stderr(&o));
+    }
+    let o = run(None, &["--engine", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--engine: \"nosuch\" names no engine of this library (known: shm (pthread, threads), tcp"), "{}", stderr(&o));
+}
+
+/// Issue 24 item 5: graphblas's own variables are parsed in one place, and a bad value is
+/// an error naming it (before, `GBPR_RELABEL=dense` or `GBPR_DEBUG=no` were silently
+/// taken as "auto" and "on", and a bad `GBPR_PROC_ROW_COST` as the defaults).
+#[test]
+fn gbpr_variables_are_checked() {
+    let dir = TempDir::new("gbpr");
+    let el = dir.file("g.el", test_graph().edge_list().as_bytes());
+    let run = |kernel: &[&str], var: &str, value: &str| {
+        let mut c = graph(&[kernel, &["--input", el.to_str().unwrap(), "-p", "2"]].concat());
+        run_limited(c.env(var, value), LIMIT)
+    };
+    for (var, bad, allowed) in [
+        ("GBPR_RELABEL", "dense", "auto or sparse"),
+        ("GBPR_DEBUG", "no", "0 or 1"),
+        ("GBPR_PROC_ROW_COST", "12,x", "A or A,B (non-negative integers)"),
+        ("GBPR_PROC_ROW_COST", "1,2,3", "A or A,B (non-negative integers)"),
+    ] {
+        let o = run(&["pr"], var, bad);
+        assert_resource_error(&o, &format!("{var}={bad:?}: expected {allowed}"), var);
+        assert!(o.stdout.is_empty(), "{var}={bad:?}: no summary");
+    }
+    // Valid values take effect: the forced sparse relabelling gives the same result, the
+    // debug line appears, and the empty value is unset.
+    let plain = run(&["wcc", "--output", dir.path("a.txt").to_str().unwrap()], "GBPR_RELABEL", "");
+    let sparse = run(&["wcc", "--output", dir.path("b.txt").to_str().unwrap()], "GBPR_RELABEL", "sparse");
+    assert!(plain.status.success() && sparse.status.success(), "{}{}", stderr(&plain), stderr(&sparse));
+    assert_eq!(read_values(&dir.path("a.txt")), read_values(&dir.path("b.txt")));
+    let o = run(&["pr", "--iterations", "3"], "GBPR_DEBUG", "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches(": rows ").count(), 2, "one debug line per process: {}", stderr(&o));
+}

@@ -331,7 +331,7 @@ impl Iteration {
                 break;
             }
         }
-        if std::env::var_os("GBPR_DEBUG").is_some() {
+        if crate::settings::Settings::from_env()?.debug {
             eprintln!(
                 "process {me}: rows {nloc}, edges {}, recv {} entries, compute {:.5} s/iter, exchange {:.5} s/iter",
                 g.graph.nnz(),
