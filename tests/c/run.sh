@@ -577,9 +577,9 @@ fi
 # include path it declares lpf_mpi_initialize_with_mpicomm (C and C++); without it
 # the compiler stops at <mpi.h> in lpf/mpi.h, not later at "unknown type MPI_Comm".
 # The default library exports lpf_mpi_initialize_with_mpicomm (LPF_ERR_FATAL saying
-# it was built without MPI). Port strings go to getaddrinfo: a service name and a
-# number above 65535 (glibc takes it modulo 65536, as for the reference) both
-# rendezvous; an unknown service fails with a message naming the string.
+# it was built without MPI). Port strings: a service name goes to getaddrinfo and
+# rendezvous; a number above 65535 (glibc would take it modulo 65536: "99999" was port
+# 34463) and an unknown service fail at once with a message naming the string.
 mpi_tu=$build/obj/mpi_header.c
 cat >"$mpi_tu" <<'EOT'
 #include <lpf/mpi.h>
@@ -660,7 +660,17 @@ EOP
         else
             fail "run.tcp_ring.port-service-name (no free TCP service port >= 1024 in /etc/services)"
         fi
-        run_tcp "run.tcp_ring.port-above-65535.p2" "$build/shared/tcp_ring" 2 "$(($(free_port) + 65536))"
+        refused_port() { # refused_port PORT: a number out of range fails naming it
+            local out rc
+            out=$(timeout -k 5 30 "$build/shared/tcp_ring" 127.0.0.1 "$1" 0 2 5000 2>&1)
+            rc=$?
+            echo "$out"
+            echo "(exit status $rc)"
+            [ "$rc" != 0 ] && [ "$rc" != 124 ] &&
+                grep -qF "port \"$1\" is not a TCP port number: expected 0..=65535" <<<"$out"
+        }
+        check run.tcp_ring.port-above-65535-refused refused_port 99999
+        check run.tcp_ring.port-negative-refused refused_port -1
         unknown_service() {
             local out rc
             out=$(timeout -k 5 30 "$build/shared/tcp_ring" 127.0.0.1 no-such-service-lpf 0 2 5000 2>&1)
