@@ -53,7 +53,7 @@ if command -v mpicc >/dev/null 2>&1; then
 fi
 cflags+=("${mpi_cflags[@]}")
 
-programs=(hello ring spec_rules pthread_hook)
+programs=(hello ring spec_rules pthread_hook fatal_exec)
 
 passed=0
 failed=0

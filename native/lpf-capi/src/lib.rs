@@ -613,11 +613,9 @@ unsafe fn register(ctx: lpf_t, pointer: *mut c_void, size: usize, memslot: *mut 
     guarded(what, || {
         let c = context(ctx, what)?;
         if memslot.is_null() {
-            return Err(Error::misuse(what, "the memslot out-pointer is NULL"));
+            return Err(c.enter_failed_state(Error::misuse(what, "the memslot out-pointer is NULL")));
         }
-        if pointer.is_null() && size > 0 {
-            return Err(Error::misuse(what, format!("NULL pointer with size {size}")));
-        }
+        // A NULL pointer with a size is the core's check (misuse, fatal).
         let slot = if global { c.register_global_raw(pointer.cast(), size)? } else { c.register_local_raw(pointer.cast(), size)? };
         *memslot = slot.to_raw();
         Ok(())
@@ -733,12 +731,22 @@ fn cost_functions(engine: &str) -> (lpf_cost_fn, lpf_cost_fn) {
 #[no_mangle]
 pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lpf_err_t {
     guarded("lpf_probe", || {
-        if params.is_null() {
-            return Err(Error::fatal("the lpf_machine_t out-pointer is NULL"));
-        }
+        let null_params = || Error::fatal("the lpf_machine_t out-pointer is NULL");
         // The root's p and engine are the runtime's (LPF_ENGINE, the job under a
-        // launcher); a section's p is the same, its g and l its own engine's.
-        let m = if is_root(ctx) { Root::new().probe()? } else { context(ctx, "lpf_probe")?.probe()? };
+        // launcher); a section's p is the same, its g and l its own engine's. A NULL
+        // out-pointer is fatal: it puts a section's process in the failed state.
+        let m = if is_root(ctx) {
+            if params.is_null() {
+                return Err(null_params());
+            }
+            Root::new().probe()?
+        } else {
+            let c = context(ctx, "lpf_probe")?;
+            if params.is_null() {
+                return Err(c.enter_failed_state(null_params()));
+            }
+            c.probe()?
+        };
         let (g, l) = cost_functions(m.engine());
         *params = lpf_machine_t { p: m.p, free_p: m.free_p, g, l };
         Ok(())
