@@ -266,9 +266,11 @@ fn address_space_used() -> Option<u64> {
 /// malloc's per-thread arenas (measured: 4.3 per thread).
 const MAPS_PER_THREAD: u64 = 5;
 
-/// A number from a `/proc` file holding one.
-fn proc_number(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+/// `vm.max_map_count`, read once per process: a system setting that changes rarely,
+/// and [`check_room_for_threads`] runs before every parallel operation of graphblas.
+fn max_map_count() -> Option<u64> {
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    *LIMIT.get_or_init(|| std::fs::read_to_string("/proc/sys/vm/max_map_count").ok()?.trim().parse().ok())
 }
 
 /// The memory mappings this process has now (the lines of `/proc/self/maps`).
@@ -330,7 +332,7 @@ pub fn check_room_for_threads(threads: usize) -> Result<()> {
         }
     }
     let maps = threads.saturating_mul(MAPS_PER_THREAD);
-    let Some(max_maps) = proc_number("/proc/sys/vm/max_map_count").filter(|&m| maps.saturating_mul(32) >= m) else {
+    let Some(max_maps) = max_map_count().filter(|&m| maps.saturating_mul(32) >= m) else {
         return Ok(());
     };
     let Some(used) = maps_in_use() else { return Ok(()) };
