@@ -5,6 +5,7 @@
 //! pointer, old/new rank and 1/outdeg), so `bytes / bandwidth` bounds the
 //! time from below (for gathers that miss cache).
 
+use crate::error::GrbResult;
 use crate::parallel::{even_blocks, run_blocks};
 use std::hint::black_box;
 use std::time::Instant;
@@ -20,8 +21,9 @@ pub struct Bandwidth {
 }
 
 /// Measures streaming bandwidth over arrays of `bytes` bytes each (choose
-/// well above the last-level cache) with `threads` threads.
-pub fn measure(bytes: usize, threads: usize, reps: usize) -> Bandwidth {
+/// well above the last-level cache) with `threads` threads (an error when they cannot
+/// be had).
+pub fn measure(bytes: usize, threads: usize, reps: usize) -> GrbResult<Bandwidth> {
     let n = bytes / 8;
     let b: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
     let c: Vec<f64> = (0..n).map(|i| (i % 5) as f64).collect();
@@ -41,7 +43,7 @@ pub fn measure(bytes: usize, threads: usize, reps: usize) -> Bandwidth {
                 }
             }
             acc.iter().sum::<f64>()
-        });
+        })?;
         black_box(sums);
         best_read = best_read.min(t.elapsed().as_secs_f64());
 
@@ -58,11 +60,11 @@ pub fn measure(bytes: usize, threads: usize, reps: usize) -> Bandwidth {
             for (k, o) in out.iter_mut().enumerate() {
                 *o = b[lo + k] + 3.0 * c[lo + k];
             }
-        });
+        })?;
         black_box(&a);
         best_triad = best_triad.min(t.elapsed().as_secs_f64());
     }
-    Bandwidth { read_gbs: (n * 8) as f64 / best_read / 1e9, triad_gbs: (n * 24) as f64 / best_triad / 1e9 }
+    Ok(Bandwidth { read_gbs: (n * 8) as f64 / best_read / 1e9, triad_gbs: (n * 24) as f64 / best_triad / 1e9 })
 }
 
 /// Floor-model bytes of one PageRank iteration.
@@ -74,7 +76,7 @@ pub fn pagerank_floor_bytes(n: usize, nnz: usize) -> f64 {
 mod tests {
     #[test]
     fn measures_something_positive() {
-        let bw = super::measure(1 << 20, 2, 2);
+        let bw = super::measure(1 << 20, 2, 2).unwrap();
         assert!(bw.read_gbs > 0.01 && bw.read_gbs.is_finite());
         assert!(bw.triad_gbs > 0.01 && bw.triad_gbs.is_finite());
         assert_eq!(super::pagerank_floor_bytes(10, 100), 1520.0);

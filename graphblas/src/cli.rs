@@ -3,7 +3,8 @@
 
 use crate::dist::{DistError, Format, Input};
 use crate::kron::KronParams;
-use lpf::{Args, Context, Root};
+use lpf::config::Launcher;
+use lpf::{Args, Config, Context, EngineKind, Root};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -90,13 +91,15 @@ impl InputArgs {
     }
 }
 
-/// `--engine shm|tcp|hybrid`: sets `LPF_ENGINE` before the section starts.
+/// `--engine NAME`: an engine of LPF's registry (a name or alias `LPF_ENGINE` takes, in
+/// this build), set as `LPF_ENGINE` before the section starts; anything else is a usage
+/// error listing the engines.
 pub fn set_engine(usage: Usage, engine: Option<&str>) {
     if let Some(e) = engine {
-        if !matches!(e, "shm" | "tcp" | "hybrid") {
-            usage(&format!("unknown engine {e:?} (shm, tcp, hybrid)"));
+        match EngineKind::parse(e).and_then(EngineKind::require_built) {
+            Ok(kind) => std::env::set_var("LPF_ENGINE", kind.name()),
+            Err(why) => usage(&format!("--engine: {}", why.message())),
         }
-        std::env::set_var("LPF_ENGINE", e);
     }
 }
 
@@ -106,6 +109,17 @@ pub fn set_engine(usage: Usage, engine: Option<&str>) {
 /// `prog: error: ...` with exit 1. An error of a process that failed by itself (bad
 /// input, out of memory) wins over the communication errors its peers then see.
 pub fn run_job(prog: &str, p: Option<u32>, spmd: &(dyn Fn(&mut Context) -> Result<String, DistError> + Sync)) {
+    // The configuration as LPF reads it (one parser: `LPF_ENGINE=" shm"` is shm there and
+    // here), and graphblas's own variables, both checked before anything starts.
+    let config = Config::from_env().and_then(|c| c.engine_built().map(|_| c));
+    let config = config.unwrap_or_else(|e| {
+        print_stderr_line(&format!("{prog}: error: {}", e.message()));
+        std::process::exit(1)
+    });
+    if let Err(e) = crate::settings::Settings::from_env() {
+        print_stderr_line(&format!("{prog}: error: {e}"));
+        std::process::exit(1)
+    }
     // The outcome of the lowest LPF pid this OS process hosts. With the shm engine all
     // processes are threads of this one; under lpfrun (tcp, hybrid) or mpirun every OS
     // process hosts some of them.
@@ -120,10 +134,10 @@ pub fn run_job(prog: &str, p: Option<u32>, spmd: &(dyn Fn(&mut Context) -> Resul
             *rep = Some(new);
         }
     };
-    // On shm, -p threads (default 1). On a network engine the job's size is fixed by its
-    // launcher (lpfrun -n, mpirun -np): by default run on all of its processes.
-    let network = !matches!(std::env::var("LPF_ENGINE").unwrap_or_default().as_str(), "" | "shm" | "pthread" | "threads");
-    let p = p.unwrap_or(if network { lpf::MAX_P } else { 1 });
+    // On shm, -p threads (default 1). On an engine whose processes a launcher starts
+    // (lpfrun -n, mpirun -np) the job's size is fixed by it: by default run on all of them.
+    let launched = config.launcher() != Launcher::None;
+    let p = p.unwrap_or(if launched { lpf::MAX_P } else { 1 });
     let ran = Root::with_max_procs(p).exec(p, &body, Args::none());
     let report = report.into_inner().unwrap();
     // Every process returns the same result or error, so a process that does not host

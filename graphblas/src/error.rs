@@ -33,6 +33,15 @@ pub enum GrbError {
     },
     /// Any other invalid argument (e.g. a dimension that does not fit in u32).
     InvalidValue(String),
+    /// The `threads` threads an operation runs on cannot be had: their stacks or
+    /// memory mappings do not fit under the process's limits, or the OS refused to
+    /// create one ([`crate::parallel::run_blocks`]). `message` says which limit.
+    ThreadsUnavailable {
+        /// The thread count asked for (the calling thread included).
+        threads: usize,
+        /// What stood in the way.
+        message: String,
+    },
 }
 
 impl fmt::Display for GrbError {
@@ -44,6 +53,7 @@ impl fmt::Display for GrbError {
             }
             GrbError::DuplicateEntry { row, col } => write!(f, "duplicate entry at ({row}, {col})"),
             GrbError::InvalidValue(s) => write!(f, "invalid value: {s}"),
+            GrbError::ThreadsUnavailable { threads, message } => write!(f, "cannot run on {threads} threads: {message}"),
         }
     }
 }

@@ -167,7 +167,7 @@ impl KronParams {
                 r[k] = perm[u as usize];
                 c[k] = perm[v as usize];
             }
-        });
+        })?;
         let n = self.num_vertices() as usize;
         let mut coo = Coo::new_pattern(n, n);
         coo.rows = rows;

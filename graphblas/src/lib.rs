@@ -23,7 +23,7 @@
 //! reductions),
 //! [`parallel`] (thread-count-explicit helpers, no global pool), [`prng`]
 //! (counter-based hash, xoshiro), [`reference`](mod@reference) (slow, obviously correct
-//! PageRank used as a test oracle), [`bandwidth`] (streaming bandwidth probe
+//! PageRank used as a test oracle), [`settings`] (graphblas's `GBPR_*` variables), [`bandwidth`] (streaming bandwidth probe
 //! for the benchmark's floor model), [`cli`] (what the `graph` program and the `pagerank`
 //! program of the `graphblas-pagerank` crate share).
 
@@ -40,6 +40,7 @@ pub mod ops;
 pub mod parallel;
 pub mod prng;
 pub mod reference;
+pub mod settings;
 pub mod vector;
 
 pub use algebra::{

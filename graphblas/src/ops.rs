@@ -260,7 +260,7 @@ fn gather<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     threads: usize,
-) -> Bitmap<T> {
+) -> GrbResult<Bitmap<T>> {
     let n = c.nmajor();
     let bm;
     let input = match x {
@@ -321,8 +321,8 @@ fn gather<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
                 *p = true;
             }
         }
-    });
-    Bitmap { val, present }
+    })?;
+    Ok(Bitmap { val, present })
 }
 
 /// Scatter `t(j) = ⊕ mul(x(k), A(k,j))` (or `mul(A(k,j), x(k))` unless `VEC_LEFT`)
@@ -337,7 +337,7 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     threads: usize,
-) -> Computed<T> {
+) -> GrbResult<Computed<T>> {
     let entries: Vec<(usize, T)> = x.entries();
     let bounds = even_blocks(entries.len(), threads);
     let work: Vec<&[(usize, T)]> = bounds.windows(2).map(|w| &entries[w[0]..w[1]]).collect();
@@ -354,7 +354,7 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
             }
         }
         out
-    });
+    })?;
     let products: usize = parts.iter().map(Vec::len).sum();
     if products.saturating_mul(SPARSE_RESULT) <= nout {
         // Few products: sorted by output (stably, so each output's products keep
@@ -371,7 +371,7 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
                 }
             }
         }
-        return Computed::Sparse(Vector::Sparse { n: nout, idx, val });
+        return Ok(Computed::Sparse(Vector::Sparse { n: nout, idx, val }));
     }
     let mut t = Bitmap { val: vec![s.zero(); nout], present: vec![false; nout] };
     for (j, prod) in parts.into_iter().flatten() {
@@ -379,7 +379,7 @@ fn scatter<T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
         t.val[j] = if t.present[j] { s.add(t.val[j], prod) } else { prod };
         t.present[j] = true;
     }
-    Computed::Bitmap(t)
+    Ok(Computed::Bitmap(t))
 }
 
 /// The product `t = A ⊕.⊗ u` in the direction `desc` asks for: pull gathers over
@@ -397,7 +397,7 @@ fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     s: S,
     mask: Option<&Mask>,
     desc: &Descriptor,
-) -> Computed<T> {
+) -> GrbResult<Computed<T>> {
     let pushes = match (desc.direction, u) {
         (Direction::Push, _) => true,
         (Direction::Pull, _) | (Direction::Auto, Vector::Dense(_)) => false,
@@ -411,7 +411,7 @@ fn product<'m, T: Scalar, A: Cast<T>, S: Semiring<T>, const VEC_LEFT: bool>(
     if pushes {
         scatter::<T, A, S, VEC_LEFT>(push(), nout, u, s, mask, threads)
     } else {
-        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads).into()
+        gather::<T, A, S, VEC_LEFT>(pull(), u, s, mask, threads).map(Into::into)
     }
 }
 
@@ -436,9 +436,9 @@ pub fn mxv<T: Scalar, A: Cast<T>, S: Semiring<T>>(
         dims("mxv", "mask length", nout, m.len())?;
     }
     let t = if desc.transpose_a {
-        product::<T, A, S, false>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)
+        product::<T, A, S, false>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)?
     } else {
-        product::<T, A, S, false>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)
+        product::<T, A, S, false>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)?
     };
     write_back("mxv", w, t, mask, accum, desc.replace)
 }
@@ -463,9 +463,9 @@ pub fn vxm<T: Scalar, A: Cast<T>, S: Semiring<T>>(
         dims("vxm", "mask length", nout, m.len())?;
     }
     let t = if desc.transpose_a {
-        product::<T, A, S, true>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)
+        product::<T, A, S, true>(|| a.csr(), || a.csc(), nout, u, semiring, mask, desc)?
     } else {
-        product::<T, A, S, true>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)
+        product::<T, A, S, true>(|| a.csc(), || a.csr(), nout, u, semiring, mask, desc)?
     };
     write_back("vxm", w, t, mask, accum, desc.replace)
 }
@@ -481,7 +481,7 @@ fn elementwise<T: Scalar>(
     threads: usize,
     f: impl Fn(Option<T>, Option<T>) -> Option<T> + Sync,
     only_where_u: bool,
-) -> Computed<T> {
+) -> GrbResult<Computed<T>> {
     if let (true, Vector::Sparse { n, idx: ui, val: uv }) = (only_where_u, u) {
         if ui.len().saturating_mul(SPARSE_RESULT) <= *n {
             // `f(None, _)` is `None`: the result needs u's few entries and v's at them
@@ -510,7 +510,7 @@ fn elementwise<T: Scalar>(
                     val.push(z);
                 }
             }
-            return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
+            return Ok(Computed::Sparse(Vector::Sparse { n: *n, idx, val }));
         }
     }
     if let (Vector::Sparse { n, idx: ui, val: uv }, Vector::Sparse { idx: vi, val: vv, .. }) = (u, v) {
@@ -519,7 +519,7 @@ fn elementwise<T: Scalar>(
             let allowed = |i: u32| mask.is_none_or(|m| m.allows(i as usize));
             let (idx, val) = merge_sorted(ui, uv, vi, vv, &f);
             let (idx, val) = idx.into_iter().zip(val).filter(|&(i, _)| allowed(i)).unzip();
-            return Computed::Sparse(Vector::Sparse { n: *n, idx, val });
+            return Ok(Computed::Sparse(Vector::Sparse { n: *n, idx, val }));
         }
     }
     let (ub, vb) = (u.to_bitmap(), v.to_bitmap());
@@ -545,8 +545,8 @@ fn elementwise<T: Scalar>(
                 *p = true;
             }
         }
-    });
-    out.into()
+    })?;
+    Ok(out.into())
 }
 
 /// `w<mask> = accum(w, u ⊕ v)` over the *union* of the patterns
@@ -565,7 +565,7 @@ pub fn ewise_add<T: Scalar, B: BinaryOp<T>>(
         (Some(x), Some(y)) => Some(op.apply(x, y)),
         (x, None) => x,
         (None, y) => y,
-    }, false);
+    }, false)?;
     write_back("ewise_add", w, t, mask, accum, desc.replace)
 }
 
@@ -584,7 +584,7 @@ pub fn ewise_mult<T: Scalar, B: BinaryOp<T>>(
     let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| match (a, b) {
         (Some(x), Some(y)) => Some(op.apply(x, y)),
         _ => None,
-    }, true);
+    }, true)?;
     write_back("ewise_mult", w, t, mask, accum, desc.replace)
 }
 
@@ -602,7 +602,7 @@ pub fn select_by<T: Scalar, F: Fn(T, Option<T>) -> bool + Sync>(
     desc: &Descriptor,
 ) -> GrbResult<()> {
     dims("select_by", "second operand length", u.len(), v.len())?;
-    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)), true);
+    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)), true)?;
     write_back("select_by", w, t, mask, accum, desc.replace)
 }
 
@@ -656,7 +656,7 @@ pub fn mode_mxv<T: Scalar + Ord, A: Scalar>(lines: &[&Compressed<A>], u: &Vector
                 *p = true;
             }
         }
-    });
+    })?;
     Ok(out.into_vector())
 }
 
@@ -670,12 +670,12 @@ pub fn apply<T: Scalar, F: Fn(T) -> T + Sync>(
     u: &Vector<T>,
     desc: &Descriptor,
 ) -> GrbResult<()> {
-    let t = elementwise(u, u, mask, desc.threads.max(1), |a, _| a.map(&f), true);
+    let t = elementwise(u, u, mask, desc.threads.max(1), |a, _| a.map(&f), true)?;
     write_back("apply", w, t, mask, accum, desc.replace)
 }
 
 /// `f` applied to every stored value of `a`, keeping the pattern.
-pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, threads: usize) -> Matrix<T> {
+pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, threads: usize) -> GrbResult<Matrix<T>> {
     let c = a.csr();
     let mut val = vec![T::zero(); c.val.len()];
     let bounds = even_blocks(val.len(), threads);
@@ -684,8 +684,8 @@ pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, thread
         for (r, o) in out.iter_mut().enumerate() {
             *o = f(c.val[lo + r]);
         }
-    });
-    Matrix::from_csr(a.nrows(), a.ncols(), Compressed { ptr: c.ptr.clone(), idx: c.idx.clone(), val })
+    })?;
+    Ok(Matrix::from_csr(a.nrows(), a.ncols(), Compressed { ptr: c.ptr.clone(), idx: c.idx.clone(), val }))
 }
 
 /// Rows `lo..hi` of a matrix built by one thread: each row's entries appended to
@@ -716,7 +716,7 @@ fn matrix_by_row_blocks<T: Scalar>(
         block(lo, hi, &mut out);
         debug_assert_eq!(out.ends.len(), hi - lo);
         out
-    });
+    })?;
     let nnz = parts.iter().map(|b| b.idx.len()).sum();
     let (mut ptr, mut idx, mut val) = (Vec::with_capacity(nrows + 1), Vec::with_capacity(nnz), Vec::with_capacity(nnz));
     ptr.push(0);
@@ -981,7 +981,7 @@ pub fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: std::ops::Range<usize
             }
         }
         sums
-    });
+    })?;
     let mut parts = parts.into_iter();
     let mut total = parts.next().unwrap_or_else(|| vec![0; n]);
     for part in parts {
@@ -1078,7 +1078,7 @@ pub fn extract<T: Scalar>(
                 *p = true;
             }
         }
-    });
+    })?;
     write_back("extract", w, t, mask, accum, desc.replace)
 }
 
@@ -1114,16 +1114,15 @@ pub fn assign_indices<T: Scalar, M: Monoid<T>>(w: &mut Vector<T>, accum: M, u: &
 
 /// Monoid reduction of all present entries of `u` to a scalar
 /// (GrB_Vector_reduce); the identity if none are present.
-pub fn reduce_vector<T: Scalar, M: Monoid<T>>(monoid: M, u: &Vector<T>, threads: usize) -> T {
+pub fn reduce_vector<T: Scalar, M: Monoid<T>>(monoid: M, u: &Vector<T>, threads: usize) -> GrbResult<T> {
     let vals: &[T] = match u {
         Vector::Dense(v) => v,
         Vector::Sparse { val, .. } => val,
     };
     let bounds = even_blocks(vals.len(), threads);
     let work: Vec<&[T]> = bounds.windows(2).map(|w| &vals[w[0]..w[1]]).collect();
-    run_blocks(work, |_, part| part.iter().fold(monoid.identity(), |acc, &x| monoid.apply(acc, x)))
-        .into_iter()
-        .fold(monoid.identity(), |acc, x| monoid.apply(acc, x))
+    let parts = run_blocks(work, |_, part| part.iter().fold(monoid.identity(), |acc, &x| monoid.apply(acc, x)))?;
+    Ok(parts.into_iter().fold(monoid.identity(), |acc, x| monoid.apply(acc, x)))
 }
 
 /// `w<mask> = accum(w, ⊕_j A(i, j))`: reduces each row (each column with
@@ -1156,12 +1155,12 @@ pub fn reduce_to_vector<T: Scalar, M: Monoid<T>>(
                 *p = true;
             }
         }
-    });
+    })?;
     write_back("reduce_to_vector", w, t, mask, accum, desc.replace)
 }
 
 /// Monoid reduction of all stored entries of `a` to a scalar.
-pub fn reduce_matrix<T: Scalar, M: Monoid<T>>(monoid: M, a: &Matrix<T>, threads: usize) -> T {
+pub fn reduce_matrix<T: Scalar, M: Monoid<T>>(monoid: M, a: &Matrix<T>, threads: usize) -> GrbResult<T> {
     reduce_vector(monoid, &Vector::Dense(a.csr().val.clone()), threads)
 }
 
@@ -1509,9 +1508,9 @@ mod tests {
             assert_eq!(to_dense(&w), dense_write_back(&to_dense(&w0), &t_app, mask.as_ref(), accum, desc.replace), "apply {trial}");
 
             let s: i64 = ud.iter().flatten().sum();
-            assert_eq!(reduce_vector(Plus, &u, desc.threads), s);
+            assert_eq!(reduce_vector(Plus, &u, desc.threads), Ok(s));
             let mn = ud.iter().flatten().copied().min().unwrap_or(i64::MAX);
-            assert_eq!(reduce_vector(Min, &u, desc.threads), mn);
+            assert_eq!(reduce_vector(Min, &u, desc.threads), Ok(mn));
         }
     }
 
@@ -1537,8 +1536,8 @@ mod tests {
                 assert_eq!(cols.get(j), (0..nr).filter_map(|i| ad[i][j]).max());
             }
             let total: i64 = ad.iter().flatten().flatten().sum();
-            assert_eq!(reduce_matrix(Plus, &a, threads), total);
-            let sq = apply_matrix(&a, |x| x * x, threads);
+            assert_eq!(reduce_matrix(Plus, &a, threads), Ok(total));
+            let sq = apply_matrix(&a, |x| x * x, threads).unwrap();
             for i in 0..nr {
                 for j in 0..nc {
                     assert_eq!(sq.get(i, j), ad[i][j].map(|x| x * x));

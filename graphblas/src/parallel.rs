@@ -7,6 +7,34 @@
 //! be shared without `Arc` and without `unsafe`. Spawning costs a few
 //! microseconds per call, negligible against the millisecond-scale kernels
 //! this crate runs.
+//!
+//! Threads are a resource like memory: a thread count the machine cannot hold
+//! (address-space, memory-map or thread limits) is an error,
+//! [`GrbError::ThreadsUnavailable`], never a panic or an abort. Before spawning,
+//! [`run_blocks`] asks LPF whether the threads' stacks and mappings fit
+//! ([`lpf::shm::check_room_for_threads`]: a thread whose start fails half-way
+//! inside the Rust runtime aborts the program); a thread that the OS then still
+//! refuses ends the call with the same error once the threads started are joined.
+
+use crate::error::{GrbError, GrbResult};
+
+/// The most threads an operation runs on: LPF's limit of processes per section,
+/// far above what a machine holds, but below counts whose block tables alone
+/// (8 bytes a thread) would not fit in memory.
+pub const MAX_THREADS: usize = 65535;
+
+/// `threads` if it is at most [`MAX_THREADS`], else [`GrbError::ThreadsUnavailable`]:
+/// the check of a thread count given from outside (a command line, the Spark bridge)
+/// before anything is sized by it.
+pub fn check_thread_count(threads: usize) -> GrbResult<usize> {
+    if threads > MAX_THREADS {
+        return Err(GrbError::ThreadsUnavailable {
+            threads,
+            message: format!("more than the {MAX_THREADS} threads an operation may run on"),
+        });
+    }
+    Ok(threads)
+}
 
 /// Splits rows `0..n` (with `n = ptr.len() - 1`) into `parts` contiguous
 /// blocks of roughly equal cost, where a row costs `nnz(row) + 1`: the `+1`
@@ -76,8 +104,8 @@ pub fn split_by_bounds<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a m
 /// items from a shared queue (dynamic scheduling: robust when the cost of
 /// items is hard to predict). Returns results indexed by item id, so that
 /// reductions over them can be done in a fixed order — results then do not
-/// depend on the thread count or on scheduling.
-pub fn run_dynamic<W, R, F>(items: Vec<W>, threads: usize, f: F) -> Vec<R>
+/// depend on the thread count or on scheduling. Errors as [`run_blocks`].
+pub fn run_dynamic<W, R, F>(items: Vec<W>, threads: usize, f: F) -> GrbResult<Vec<R>>
 where
     W: Send,
     R: Send,
@@ -86,7 +114,7 @@ where
     let count = items.len();
     let threads = threads.max(1).min(count.max(1));
     if threads == 1 {
-        return items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect();
+        return Ok(items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect());
     }
     let queue = std::sync::Mutex::new(items.into_iter().enumerate());
     let per_thread = run_blocks(vec![(); threads], |_, ()| {
@@ -98,36 +126,65 @@ where
                 None => return out,
             }
         }
-    });
+    })?;
     let mut slots: Vec<Option<R>> = (0..count).map(|_| None).collect();
     for (k, r) in per_thread.into_iter().flatten() {
         slots[k] = Some(r);
     }
-    slots.into_iter().map(|r| r.expect("work item not run")).collect()
+    Ok(slots.into_iter().map(|r| r.expect("work item not run")).collect())
 }
 
 /// Runs `f(k, item)` for every work item, one scoped thread per item
 /// (item 0 runs on the calling thread), and returns the results in order.
-pub fn run_blocks<W, R, F>(items: Vec<W>, f: F) -> Vec<R>
+///
+/// [`GrbError::ThreadsUnavailable`] when the threads cannot be had: before any
+/// starts when their stacks or memory mappings would not fit under the process's
+/// limits, else when the OS refuses one (`ulimit -u`, `threads-max`, a cgroup's
+/// `pids.max`); then no more are started, item 0 does not run, and the call
+/// returns once the threads already started have finished their items.
+pub fn run_blocks<W, R, F>(items: Vec<W>, f: F) -> GrbResult<Vec<R>>
 where
     W: Send,
     R: Send,
     F: Fn(usize, W) -> R + Sync,
 {
     if items.len() <= 1 {
-        return items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect();
+        return Ok(items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect());
     }
+    let threads = items.len();
+    let unavailable = |message: String| GrbError::ThreadsUnavailable { threads, message };
+    lpf::shm::check_room_for_threads(threads - 1)
+        .map_err(|e| unavailable(e.message().to_string()))?;
     let f = &f;
     std::thread::scope(|scope| {
         let mut iter = items.into_iter().enumerate();
         let (k0, first) = iter.next().unwrap();
-        let handles: Vec<_> = iter.map(|(k, w)| scope.spawn(move || f(k, w))).collect();
-        let mut results = Vec::with_capacity(handles.len() + 1);
-        results.push(f(k0, first));
-        for h in handles {
-            results.push(h.join().expect("worker thread panicked"));
+        let mut handles = Vec::with_capacity(threads - 1);
+        let mut refused = None;
+        for (k, w) in iter {
+            match std::thread::Builder::new().spawn_scoped(scope, move || f(k, w)) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
         }
-        results
+        let first = refused.is_none().then(|| f(k0, first));
+        // Every thread started is joined before returning, also on failure; a
+        // worker's panic goes on in the caller as that panic.
+        let joined: Vec<R> = handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect();
+        match (first, refused) {
+            (Some(r0), None) => Ok(std::iter::once(r0).chain(joined).collect()),
+            (_, why) => Err(unavailable(format!(
+                "the OS refused to create a thread ({}) after {} of the {} new ones were started: lower the \
+                 thread count or raise the limits on threads and memory (ulimit -u, ulimit -v, \
+                 /proc/sys/kernel/threads-max)",
+                why.map_or_else(String::new, |e| e.to_string()),
+                joined.len(),
+                threads - 1
+            ))),
+        }
     })
 }
 
@@ -172,10 +229,11 @@ mod tests {
             let out = run_dynamic(items, threads, |k, w| {
                 assert_eq!(k, w);
                 w * w
-            });
+            })
+            .unwrap();
             assert_eq!(out, (0..37).map(|x| x * x).collect::<Vec<_>>());
         }
-        assert!(run_dynamic(Vec::<u8>::new(), 3, |_, w| w).is_empty());
+        assert!(run_dynamic(Vec::<u8>::new(), 3, |_, w| w).unwrap().is_empty());
     }
 
     #[test]
@@ -199,7 +257,8 @@ mod tests {
                 *x = k as u32 + 1;
             }
             part.len()
-        });
+        })
+        .unwrap();
         assert_eq!(sums, vec![3, 3, 4]);
         assert_eq!(data, vec![1, 1, 1, 2, 2, 2, 3, 3, 3, 3]);
     }

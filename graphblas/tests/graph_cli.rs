@@ -356,3 +356,128 @@ fn lcc_and_pr_bad_input_and_usage() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `cmd` whose process runs with `resource` limited to `value` (soft and hard), and
+/// with `as_nobody` as user nobody when this test runs as root (RLIMIT_NPROC does not
+/// bind root).
+fn limited(mut cmd: Command, resource: libc::__rlimit_resource_t, value: libc::rlim_t, as_nobody: bool) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (setrlimit, setgroups, setgid, setuid) in
+    // the forked child before exec; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
+            if libc::setrlimit(resource, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if as_nobody && libc::geteuid() == 0 && (libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0) {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// A failure of `graph` that is an error message, not a crash: exit status 1, one
+/// `graph: error:` line containing `says`, and no panic text.
+fn assert_resource_error(o: &Output, says: &str, what: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{what}: {}\n{err}", o.status);
+    assert!(err.contains("graph: error: ") && err.contains(says), "{what}: {err}");
+    for crash in ["panicked", "RUST_BACKTRACE", "stack backtrace", "fatal runtime error"] {
+        assert!(!err.contains(crash), "{what}: {crash:?} in\n{err}");
+    }
+}
+
+/// Issue 24 item 4: more kernel threads than fit under `ulimit -v 4000000` (the issue's
+/// run: `--engine hybrid -p 2 --threads 60000`, and on shm) are an error naming the
+/// thread count and the limit. Before, `scope.spawn` panicked inside
+/// `graphblas::parallel::run_blocks` and the panic text reached the user.
+#[test]
+fn threads_beyond_the_address_space_limit_are_an_error_naming_them() {
+    for run in [&["--engine", "hybrid", "-p", "2"][..], &["-p", "1"]] {
+        let args = [&["wcc", "--rmat", "8", "--threads", "60000"], run].concat();
+        let cmd = limited(graph(&args), libc::RLIMIT_AS, 4_000_000 * 1024, false);
+        let o = run_limited(&mut { cmd }, LIMIT);
+        assert_resource_error(&o, "cannot run on 60000 threads", &format!("{args:?}"));
+        assert!(stderr(&o).contains("address-space limit (ulimit -v)"), "{args:?}: {}", stderr(&o));
+    }
+    // A count no process could ever run is refused before anything is sized by it
+    // (its block tables alone were a 32 GB allocation, which aborted).
+    let o = run_limited(&mut graph(&["wcc", "--rmat", "8", "-p", "2", "--threads", "4000000000"]), LIMIT);
+    assert_resource_error(&o, "cannot run on 4000000000 threads: more than the 65535", "--threads 4000000000");
+}
+
+/// Issue 24 item 4: threads the OS refuses part-way (here `ulimit -u`) are the same
+/// error, after the threads already started have been joined.
+#[test]
+fn threads_the_os_refuses_are_an_error_naming_them() {
+    let cmd = limited(graph(&["wcc", "--rmat", "8", "-p", "1", "--threads", "60"]), libc::RLIMIT_NPROC, 10, true);
+    let o = run_limited(&mut { cmd }, LIMIT);
+    assert_resource_error(&o, "cannot run on 60 threads: the OS refused to create a thread", "ulimit -u 10");
+}
+
+/// Issue 24 item 5: the engine is what LPF's configuration says it is. `LPF_ENGINE=" shm"`
+/// is shm (LPF trims it) and runs one process; before, the CLI compared the raw string,
+/// took " shm" for a network engine and started a section of 65535 threads. A value LPF
+/// refuses ("SHM", "nosuch") is its error naming the variable; `--engine` takes the
+/// registry's names and aliases.
+#[test]
+fn the_engine_is_what_lpf_configuration_says() {
+    let run = |env: Option<&str>, extra: &[&str]| {
+        let mut c = graph(&[&["wcc", "--rmat", "6"], extra].concat());
+        if let Some(v) = env {
+            c.env("LPF_ENGINE", v);
+        }
+        run_limited(&mut c, LIMIT)
+    };
+    for v in [" shm", "shm ", "\tpthread\n", ""] {
+        let o = run(Some(v), &[]);
+        assert!(o.status.success(), "LPF_ENGINE={v:?}: {}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains(" p=1 "), "LPF_ENGINE={v:?}: one process by default");
+    }
+    for v in ["SHM", "nosuch", "s hm"] {
+        let o = run(Some(v), &[]);
+        assert_resource_error(&o, &format!("LPF_ENGINE={v:?}: expected shm (pthread, threads), tcp, hybrid"), v);
+    }
+    for alias in ["pthread", "threads", "shm"] {
+        let o = run(None, &["--engine", alias, "-p", "2"]);
+        assert!(o.status.success(), "--engine {alias}: {}", stderr(&o));
+    }
+    let o = run(None, &["--engine", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--engine: \"nosuch\" names no engine of this library (known: shm (pthread, threads), tcp"), "{}", stderr(&o));
+}
+
+/// Issue 24 item 5: graphblas's own variables are parsed in one place, and a bad value is
+/// an error naming it (before, `GBPR_RELABEL=dense` or `GBPR_DEBUG=no` were silently
+/// taken as "auto" and "on", and a bad `GBPR_PROC_ROW_COST` as the defaults).
+#[test]
+fn gbpr_variables_are_checked() {
+    let dir = TempDir::new("gbpr");
+    let el = dir.file("g.el", test_graph().edge_list().as_bytes());
+    let run = |kernel: &[&str], var: &str, value: &str| {
+        let mut c = graph(&[kernel, &["--input", el.to_str().unwrap(), "-p", "2"]].concat());
+        run_limited(c.env(var, value), LIMIT)
+    };
+    for (var, bad, allowed) in [
+        ("GBPR_RELABEL", "dense", "auto or sparse"),
+        ("GBPR_DEBUG", "no", "0 or 1"),
+        ("GBPR_PROC_ROW_COST", "12,x", "A or A,B (non-negative integers)"),
+        ("GBPR_PROC_ROW_COST", "1,2,3", "A or A,B (non-negative integers)"),
+    ] {
+        let o = run(&["pr"], var, bad);
+        assert_resource_error(&o, &format!("{var}={bad:?}: expected {allowed}"), var);
+        assert!(o.stdout.is_empty(), "{var}={bad:?}: no summary");
+    }
+    // Valid values take effect: the forced sparse relabelling gives the same result, the
+    // debug line appears, and the empty value is unset.
+    let plain = run(&["wcc", "--output", dir.path("a.txt").to_str().unwrap()], "GBPR_RELABEL", "");
+    let sparse = run(&["wcc", "--output", dir.path("b.txt").to_str().unwrap()], "GBPR_RELABEL", "sparse");
+    assert!(plain.status.success() && sparse.status.success(), "{}{}", stderr(&plain), stderr(&sparse));
+    assert_eq!(read_values(&dir.path("a.txt")), read_values(&dir.path("b.txt")));
+    let o = run(&["pr", "--iterations", "3"], "GBPR_DEBUG", "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches(": rows ").count(), 2, "one debug line per process: {}", stderr(&o));
+}

@@ -128,7 +128,7 @@ fn main() {
                         Some(path) => write_ranks_spmd(ctx, &r, path),
                         None => Ok(()),
                     };
-                    written.map(|()| {
+                    written.and_then(|()| {
                         let per = if r.iterations > 0 { r.iteration_seconds / r.iterations as f64 } else { 0.0 };
                         let ex = r.exchange;
                         let mut s = format!(
@@ -172,7 +172,7 @@ fn main() {
                         );
                         if o.bandwidth {
                             let t = (ctx.nprocs() as usize) * o.cfg.threads;
-                            let bw = measure(512 << 20, t, 3);
+                            let bw = measure(512 << 20, t, 3)?;
                             let floor = pagerank_floor_bytes(r.n as usize, r.nnz as usize) / (bw.read_gbs * 1e9);
                             s += &format!(
                                 "\nbandwidth threads={t} read_gbs={:.2} triad_gbs={:.2} floor_s_per_iter={:.6} ratio_to_floor={:.2}",
@@ -182,7 +182,7 @@ fn main() {
                                 per / floor
                             );
                         }
-                        s
+                        Ok(s)
                     })
                 }
             }

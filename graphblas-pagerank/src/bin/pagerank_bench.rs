@@ -61,12 +61,12 @@ fn main() {
 
     let mut reference: Option<Vec<f64>> = None;
     for &th in &threads {
-        let bw = measure(512 << 20, th, 3);
+        let bw = measure(512 << 20, th, 3).expect("bandwidth threads");
         let mut times = Vec::new();
         let mut iters = 0;
         let mut residual = 0.0;
         for _ in 0..runs.max(1) {
-            let r = pagerank_pull(&g, &PageRankConfig { threads: th, ..Default::default() });
+            let r = pagerank_pull(&g, &PageRankConfig { threads: th, ..Default::default() }).expect("pagerank threads");
             times.push(r.iteration_seconds / r.iterations as f64);
             iters = r.iterations;
             residual = r.residual;
@@ -118,14 +118,14 @@ fn io_benchmark(dir: &Path, coo: &Coo<f64>) {
         let t = Instant::now();
         let h = read_mtx_header(&mtx).expect("header");
         let ranges = split_byte_ranges(file_len(&mtx).unwrap(), parts);
-        let total: u64 = run_blocks(ranges, |_, (s, e)| read_mtx_range(&mtx, &h, s, e).expect("read").entries).iter().sum();
+        let total: u64 = run_blocks(ranges, |_, (s, e)| read_mtx_range(&mtx, &h, s, e).expect("read").entries).expect("reader threads").iter().sum();
         assert_eq!(total, coo.len() as u64);
         let dt = t.elapsed().as_secs_f64();
         println!("io: MatrixMarket read with {parts} range(s)/thread(s): {dt:.3} s ({:.0} MB/s)", file_len(&mtx).unwrap() as f64 / dt / 1e6);
         let t = Instant::now();
         let h = read_binary_header(&bin).expect("header");
         let ranges = split_byte_ranges(file_len(&bin).unwrap(), parts);
-        let total: usize = run_blocks(ranges, |_, (s, e)| read_binary_range(&bin, &h, s, e).expect("read").len()).iter().sum();
+        let total: usize = run_blocks(ranges, |_, (s, e)| read_binary_range(&bin, &h, s, e).expect("read").len()).expect("reader threads").iter().sum();
         assert_eq!(total, coo.len());
         println!("io: binary read with {parts} range(s)/thread(s): {:.3} s", t.elapsed().as_secs_f64());
     }

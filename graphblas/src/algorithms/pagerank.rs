@@ -332,11 +332,12 @@ fn prefetch(contrib: &[f64], j: u32) {
     let _ = (contrib, j);
 }
 
-/// Runs PageRank on a prepared [`PullGraph`].
-pub fn pagerank_pull(g: &PullGraph, cfg: &PageRankConfig) -> PageRankResult {
+/// Runs PageRank on a prepared [`PullGraph`] (an error only when its threads cannot
+/// be had, [`GrbError::ThreadsUnavailable`](crate::GrbError::ThreadsUnavailable)).
+pub fn pagerank_pull(g: &PullGraph, cfg: &PageRankConfig) -> GrbResult<PageRankResult> {
     let n = g.n;
     if n == 0 {
-        return PageRankResult { ranks: Vec::new(), iterations: 0, residual: 0.0, converged: true, iteration_seconds: 0.0 };
+        return Ok(PageRankResult { ranks: Vec::new(), iterations: 0, residual: 0.0, converged: true, iteration_seconds: 0.0 });
     }
     let alpha = cfg.alpha;
     let mut ranks = vec![1.0 / n as f64; n];
@@ -354,7 +355,7 @@ pub fn pagerank_pull(g: &PullGraph, cfg: &PageRankConfig) -> PageRankResult {
             .zip(bounds.iter().copied())
             .collect();
         let c = &contrib;
-        let partials = run_dynamic(work, cfg.threads, |_, ((r, co), lo)| step_block(g, lo, c, alpha, base, r, co));
+        let partials = run_dynamic(work, cfg.threads, |_, ((r, co), lo)| step_block(g, lo, c, alpha, base, r, co))?;
         // (Distributed: all-gather contrib_next, all-reduce the partials.)
         residual = partials.iter().map(|p| p.residual).sum();
         dangling = partials.iter().map(|p| p.dangling).sum();
@@ -372,13 +373,13 @@ pub fn pagerank_pull(g: &PullGraph, cfg: &PageRankConfig) -> PageRankResult {
         }
         ranks = out;
     }
-    PageRankResult { ranks, iterations, residual, converged: residual < cfg.tol, iteration_seconds }
+    Ok(PageRankResult { ranks, iterations, residual, converged: residual < cfg.tol, iteration_seconds })
 }
 
 /// PageRank of the graph with adjacency matrix `a` (row = source,
 /// col = target; values ignored).
 pub fn pagerank<T: Scalar>(a: &Matrix<T>, cfg: &PageRankConfig) -> GrbResult<PageRankResult> {
-    Ok(pagerank_pull(&PullGraph::from_matrix(a)?, cfg))
+    pagerank_pull(&PullGraph::from_matrix(a)?, cfg)
 }
 
 /// The same algorithm written with the generic GraphBLAS operations
@@ -438,7 +439,7 @@ mod tests {
         let expect = reference_pagerank(n, edges, base.alpha, base.tol, base.max_iters);
         for threads in [1, 2] {
             let cfg = PageRankConfig { threads, ..base };
-            let natural = pagerank_pull(&PullGraph::from_matrix_ordered(&a, VertexOrder::Natural).unwrap(), &cfg);
+            let natural = pagerank_pull(&PullGraph::from_matrix_ordered(&a, VertexOrder::Natural).unwrap(), &cfg).unwrap();
             let runs = [
                 ("pull-reordered", pagerank(&a, &cfg).unwrap()),
                 ("pull-natural", natural),

@@ -62,7 +62,7 @@ fn levels(comm: &mut Comm<'_>, adj: &Adjacency, source: usize, threads: usize, f
         if (lo..lo + rows).contains(&source) { Vector::sparse(rows, &[(source - lo, true)])? } else { Vector::empty(rows) };
     let mut unexplored = adj.nnz;
     let mut direction = Direction::Push;
-    let debug = std::env::var_os("GBPR_DEBUG").is_some();
+    let debug = crate::settings::Settings::from_env()?.debug;
     for level in 0.. {
         let t = Instant::now();
         assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, level, &desc)?;

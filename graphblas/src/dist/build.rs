@@ -41,27 +41,6 @@ pub(crate) struct LocalGraph {
     pub dangling0: f64,
 }
 
-/// Cost of a row with at least one in-edge, in edge-equivalents (on top of its
-/// edges), when cutting rows into process blocks. Fitted to per-chunk times of the
-/// prefetching kernel on kron22 (see `docs/pagerank.md`): ~0.8 ns per gathered
-/// edge, ~10 ns per non-empty row (the loop exit mispredicts and its first gathers
-/// are the cold ones), ~1.5 ns per empty row.
-pub(crate) const PROC_ROW_COST: usize = 12;
-/// Cost of a row without in-edges (its rank is the base term), edge-equivalents.
-pub(crate) const PROC_EMPTY_ROW_COST: usize = 2;
-
-/// The row costs, `(non-empty, empty)`: the constants, or `GBPR_PROC_ROW_COST=a[,b]`
-/// for experiments.
-fn proc_row_costs() -> (usize, usize) {
-    let env = std::env::var("GBPR_PROC_ROW_COST").unwrap_or_default();
-    let mut it = env.split(',').map(|x| x.trim().parse::<usize>().ok());
-    match (it.next().flatten(), it.next().flatten()) {
-        (Some(a), Some(b)) => (a, b),
-        (Some(a), None) => (a, a),
-        _ => (PROC_ROW_COST, PROC_EMPTY_ROW_COST),
-    }
-}
-
 /// Owner of `v` under the even block distribution of `0..n` over `p` (block q starts
 /// at ⌊q·n/p⌋). In 64 bits, as it runs once or twice per edge while loading (a 128-bit
 /// division is a library call): v < n ≤ 2^32 − 1 (32-bit vertex ids) and p < 2^32, so
@@ -224,7 +203,8 @@ pub(crate) fn renumber_and_distribute(comm: &mut Comm<'_>, routed: Routed) -> Di
     drop(start);
     let nondangling = (0..n).filter(|&v| outdeg(v) > 0).count();
     // Prefix sums of the row costs in the new order; blocks of equal cost.
-    let (full_cost, empty_cost) = proc_row_costs();
+    // The constants (crate::settings::PROC_ROW_COST, fitted) or GBPR_PROC_ROW_COST.
+    let (full_cost, empty_cost) = crate::settings::Settings::from_env()?.proc_row_costs;
     let mut cost_ptr = try_zeroed::<usize>(0, me, "")?;
     cost_ptr.try_reserve_exact(n + 1).map_err(|_| oom((n + 1) * 8, me, "the row costs"))?;
     cost_ptr.push(0usize);

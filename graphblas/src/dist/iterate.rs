@@ -237,7 +237,7 @@ impl Iteration {
                         for (o, &i) in out.iter_mut().zip(&idx[lo..]) {
                             *o = x[i as usize];
                         }
-                    });
+                    })?;
                 } else {
                     for (o, &i) in self.send_buf.iter_mut().zip(idx) {
                         *o = x[i as usize];
@@ -299,7 +299,7 @@ impl Iteration {
             let xc: &[f64] = xc;
             let graph = &g.graph;
             let parts: Vec<StepPartials> =
-                run_dynamic(work, self.threads, |_, ((r, co), lo)| step_block(graph, lo, xc, alpha, base, r, co));
+                run_dynamic(work, self.threads, |_, ((r, co), lo)| step_block(graph, lo, xc, alpha, base, r, co))?;
             let t_mid = Instant::now();
             self.stats.compute_seconds += (t_mid - t).as_secs_f64();
             self.partials[2 * me] = parts.iter().map(|s| s.residual).sum();
@@ -331,7 +331,7 @@ impl Iteration {
                 break;
             }
         }
-        if std::env::var_os("GBPR_DEBUG").is_some() {
+        if crate::settings::Settings::from_env()?.debug {
             eprintln!(
                 "process {me}: rows {nloc}, edges {}, recv {} entries, compute {:.5} s/iter, exchange {:.5} s/iter",
                 g.graph.nnz(),

@@ -66,6 +66,10 @@ pub(crate) fn load(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistRes
 }
 
 pub(crate) fn load_with(comm: &mut Comm<'_>, input: Input, threads: usize, weights: Weights) -> DistResult<RawEdges> {
+    // Every entry point loads first: a thread count nothing can run on and a bad
+    // GBPR_* value are refused before anything is sized by them or communicated.
+    crate::parallel::check_thread_count(threads)?;
+    crate::settings::Settings::from_env()?;
     if let Weights::Required { kernel } = weights {
         let weighted = match &input {
             Input::File { path, format } => matches!(

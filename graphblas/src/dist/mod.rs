@@ -257,6 +257,10 @@ pub enum DistError {
     Output { path: PathBuf, message: String },
     /// An LPF call failed (for example because another process failed).
     Lpf(String),
+    /// A resource this process needs cannot be had: the threads of `threads` per process
+    /// ([`GrbError::ThreadsUnavailable`](crate::GrbError::ThreadsUnavailable)). The
+    /// message names the count and the limit in the way.
+    Resource(String),
 }
 
 impl fmt::Display for DistError {
@@ -266,6 +270,7 @@ impl fmt::Display for DistError {
             DistError::Invalid(m) => write!(f, "{m}"),
             DistError::Output { path, message } => write!(f, "{}: {message}", path.display()),
             DistError::Lpf(m) => write!(f, "communication failed: {m}"),
+            DistError::Resource(m) => write!(f, "{m}"),
         }
     }
 }
@@ -286,7 +291,10 @@ impl From<lpf::Error> for DistError {
 
 impl From<crate::GrbError> for DistError {
     fn from(e: crate::GrbError) -> Self {
-        DistError::Invalid(e.to_string())
+        match e {
+            crate::GrbError::ThreadsUnavailable { .. } => DistError::Resource(e.to_string()),
+            e => DistError::Invalid(e.to_string()),
+        }
     }
 }
 
@@ -341,6 +349,10 @@ impl DistError {
                 out.push(3);
                 text(&mut out, m);
             }
+            DistError::Resource(m) => {
+                out.push(4);
+                text(&mut out, m);
+            }
         }
         out
     }
@@ -377,6 +389,7 @@ impl DistError {
                 let path = PathBuf::from(text(&mut rest));
                 DistError::Output { path, message: text(&mut rest) }
             }
+            4 => DistError::Resource(text(&mut rest)),
             _ => DistError::Lpf(text(&mut rest)),
         }
     }

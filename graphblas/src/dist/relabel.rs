@@ -18,7 +18,7 @@
 //!   and deduplicate, every process gathers the sorted lists (allgatherv, n words) and
 //!   sorts them; its table then maps each local label to its position.
 //!
-//! `GBPR_RELABEL=sparse` forces the sparse way (tests, experiments).
+//! `GBPR_RELABEL=sparse` forces the sparse way (tests, experiments; `crate::settings`).
 
 use super::comm::{oom, try_filled, try_zeroed, Comm};
 use super::{DistError, DistResult};
@@ -71,7 +71,7 @@ pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[
     // One max-allreduce of (largest label, "has a label" — u64::MAX + 1 does not fit —,
     // "sparse way forced"; the environment may differ between OS processes, the way
     // taken must not), one sum of the endpoints.
-    let forced_sparse = std::env::var("GBPR_RELABEL").is_ok_and(|v| v == "sparse");
+    let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
     let mut v = [local_max.unwrap_or(0), local_max.is_some() as u64, forced_sparse as u64];
     comm.allreduce_u64(&mut v, |a, b| *a = (*a).max(*b))?;
     let [max, any, forced_sparse] = v;

@@ -420,11 +420,21 @@ unsafe fn c_str<'a>(s: *const c_char, name: &str) -> lpf::Result<&'a str> {
     std::ffi::CStr::from_ptr(s).to_str().map_err(|_| Error::fatal(format!("{name} is not valid UTF-8")))
 }
 
-/// The TCP port a port string names, resolved as the reference implementation does:
-/// by `getaddrinfo` as the service of a TCP socket, so that a service name of the
-/// services database (e.g. `"http"`) works as well as a decimal number. (glibc takes a
-/// decimal number modulo 65536: `"77770"` is port 12234, on every process alike.)
+/// The TCP port a port string names: a decimal number is a port number and must be
+/// one (0..=65535, as `LPF_TCP_PORT` and `lpfrun --port`); anything else is resolved as
+/// the reference implementation does, by `getaddrinfo` as the service of a TCP socket, so
+/// that a service name of the services database (e.g. `"http"`) works. The number is not
+/// left to `getaddrinfo`: glibc takes it modulo 65536 (`"99999"` would be port 34463 on
+/// every process alike, and `"-1"` port 65535), a silent misstep; what counts as a number
+/// is what glibc's `strtoul` reads whole (leading white space, a sign, digits).
 fn tcp_port(text: &str) -> lpf::Result<u16> {
+    let number = text.trim_start();
+    let digits = number.strip_prefix(['+', '-']).unwrap_or(number);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return number
+            .parse::<u16>()
+            .map_err(|_| Error::fatal(format!("port {text:?} is not a TCP port number: expected 0..=65535 (or a service name)")));
+    }
     let unresolved = |why: String| {
         Error::fatal(format!("port {text:?} is neither a TCP port number nor a service name getaddrinfo knows: {why}"))
     };
@@ -603,11 +613,9 @@ unsafe fn register(ctx: lpf_t, pointer: *mut c_void, size: usize, memslot: *mut 
     guarded(what, || {
         let c = context(ctx, what)?;
         if memslot.is_null() {
-            return Err(Error::misuse(what, "the memslot out-pointer is NULL"));
+            return Err(c.enter_failed_state(Error::misuse(what, "the memslot out-pointer is NULL")));
         }
-        if pointer.is_null() && size > 0 {
-            return Err(Error::misuse(what, format!("NULL pointer with size {size}")));
-        }
+        // A NULL pointer with a size is the core's check (misuse, fatal).
         let slot = if global { c.register_global_raw(pointer.cast(), size)? } else { c.register_local_raw(pointer.cast(), size)? };
         *memslot = slot.to_raw();
         Ok(())
@@ -723,12 +731,22 @@ fn cost_functions(engine: &str) -> (lpf_cost_fn, lpf_cost_fn) {
 #[no_mangle]
 pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lpf_err_t {
     guarded("lpf_probe", || {
-        if params.is_null() {
-            return Err(Error::fatal("the lpf_machine_t out-pointer is NULL"));
-        }
+        let null_params = || Error::fatal("the lpf_machine_t out-pointer is NULL");
         // The root's p and engine are the runtime's (LPF_ENGINE, the job under a
-        // launcher); a section's p is the same, its g and l its own engine's.
-        let m = if is_root(ctx) { Root::new().probe()? } else { context(ctx, "lpf_probe")?.probe()? };
+        // launcher); a section's p is the same, its g and l its own engine's. A NULL
+        // out-pointer is fatal: it puts a section's process in the failed state.
+        let m = if is_root(ctx) {
+            if params.is_null() {
+                return Err(null_params());
+            }
+            Root::new().probe()?
+        } else {
+            let c = context(ctx, "lpf_probe")?;
+            if params.is_null() {
+                return Err(c.enter_failed_state(null_params()));
+            }
+            c.probe()?
+        };
         let (g, l) = cost_functions(m.engine());
         *params = lpf_machine_t { p: m.p, free_p: m.free_p, g, l };
         Ok(())
@@ -750,6 +768,22 @@ pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 24 item 6: a number out of 0..=65535 is refused naming the string; before,
+    /// glibc's getaddrinfo made "99999" port 34463 and "-1" port 65535. Numbers in range
+    /// and service names resolve as before.
+    #[test]
+    fn port_numbers_out_of_range_are_refused() {
+        for bad in ["99999", "70000", "65536", "-1", " 99999", "+65536", "18446744073709551617"] {
+            let e = tcp_port(bad).expect_err(bad);
+            assert_eq!(e.kind(), lpf::ErrorKind::Fatal, "{e}");
+            assert_eq!(e.message(), format!("port {bad:?} is not a TCP port number: expected 0..=65535 (or a service name)"));
+        }
+        for (good, port) in [("0", 0), ("7177", 7177), ("65535", 65535), (" 80", 80), ("+81", 81)] {
+            assert_eq!(tcp_port(good).unwrap_or_else(|e| panic!("{good:?}: {e}")), port, "{good:?}");
+        }
+        assert!(tcp_port("no-such-service-lpf").unwrap_err().message().contains("nor a service name getaddrinfo knows"));
+    }
 
     #[test]
     fn a_null_or_dead_context_is_misuse_of_the_call() {

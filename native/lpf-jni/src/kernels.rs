@@ -256,4 +256,19 @@ mod tests {
             assert!(r.unwrap_err().contains("process 1 differ"));
         }
     }
+
+    /// Issue 24 item 4: a thread count no process can run is graphblas's resource error
+    /// on every process (an `LpfException` on the JVM side), not a panic or an abort.
+    #[test]
+    fn a_thread_count_beyond_the_limit_fails_everywhere_naming_it() {
+        let with_threads = |mut b: Vec<u8>| {
+            b[12..16].copy_from_slice(&70_000u32.to_le_bytes());
+            b
+        };
+        let out = on_threads(vec![with_threads(request(2, 6, 0, 0, &EDGES[..2], None)), with_threads(request(2, 6, 0, 0, &EDGES[2..], None))]);
+        for r in out {
+            let e = r.unwrap_err();
+            assert!(e.contains("cannot run on 70000 threads: more than the 65535"), "{e}");
+        }
+    }
 }

@@ -118,7 +118,19 @@ impl Context {
         self.failure.as_ref()
     }
 
+    /// Puts this process in the failed state when `e` is fatal (an error a layer above
+    /// found in a call on this context, e.g. the C interface's check of an out-pointer)
+    /// and returns `e`: as after any fatal error of a primitive, later syncs, execs and
+    /// rehooks fail, and the section's `exec` or `hook` returns the error even if every
+    /// process then returns from its SPMD function normally.
+    pub fn enter_failed_state(&mut self, e: Error) -> Error {
+        self.fail(e)
+    }
+
     /// Enters the failed state (once) and tells the peers, so that none waits for us.
+    /// Every fatal error a primitive returns goes through here (an error the context
+    /// forgot would let a section of processes that all failed and returned end in
+    /// success).
     fn fail(&mut self, e: Error) -> Error {
         if e.is_fatal() && self.failure.is_none() {
             self.failure = Some(e.clone());
@@ -145,39 +157,54 @@ impl Context {
     /// together) from the next sync on. Memory is reserved now, so on
     /// `OutOfMemory` nothing changed.
     pub fn resize_memory_register(&mut self, max_regs: usize) -> Result<()> {
-        self.register.borrow_mut().request_capacity(max_regs)
+        let r = self.register.borrow_mut().request_capacity(max_regs);
+        r.map_err(|e| self.fail(e))
     }
 
     /// `lpf_resize_message_queue`: room for `max_msgs` puts and gets per superstep from
     /// the next sync on (a message counts at its origin and at its target).
     pub fn resize_message_queue(&mut self, max_msgs: usize) -> Result<()> {
-        self.queue.request_capacity(max_msgs)
+        let r = self.queue.request_capacity(max_msgs);
+        r.map_err(|e| self.fail(e))
     }
 
     /// `lpf_register_global` on raw memory. Collective: every process registers in the
     /// same order in the same superstep; usable for communication after the next sync.
     ///
+    /// A NULL `ptr` with a `size` above 0 is misuse (fatal).
+    ///
     /// # Safety
     /// `ptr..ptr + size` must stay valid for reads and writes, and be accessed by this
     /// thread only outside `sync`, until the slot is deregistered.
     pub unsafe fn register_global_raw(&mut self, ptr: *mut u8, size: usize) -> Result<Memslot> {
-        self.register.borrow_mut().add(true, ptr, size)
+        self.register_raw(true, ptr, size)
     }
 
     /// `lpf_register_local` on raw memory: usable at once, as the local side of puts
     /// (source) and gets (destination).
     ///
+    /// A NULL `ptr` with a `size` above 0 is misuse (fatal).
+    ///
     /// # Safety
     /// As for [`Context::register_global_raw`].
     pub unsafe fn register_local_raw(&mut self, ptr: *mut u8, size: usize) -> Result<Memslot> {
-        self.register.borrow_mut().add(false, ptr, size)
+        self.register_raw(false, ptr, size)
+    }
+
+    fn register_raw(&mut self, global: bool, ptr: *mut u8, size: usize) -> Result<Memslot> {
+        if ptr.is_null() && size > 0 {
+            let call = if global { "lpf_register_global" } else { "lpf_register_local" };
+            return Err(self.fail(Error::misuse(call, format!("NULL pointer with size {size}"))));
+        }
+        let r = self.register.borrow_mut().add(global, ptr, size);
+        r.map_err(|e| self.fail(e))
     }
 
     fn lend<'b, T: Pod>(&mut self, buf: &'b mut [T], global: bool) -> Result<Registered<'b, T>> {
         let len = buf.len();
         let ptr = NonNull::from(&mut *buf).cast::<T>();
         let bytes = std::mem::size_of_val(buf);
-        let slot = self.register.borrow_mut().add(global, ptr.as_ptr().cast(), bytes)?;
+        let slot = self.register_raw(global, ptr.as_ptr().cast(), bytes)?;
         Ok(Registered { slot, ptr, len, register: Rc::downgrade(&self.register), _buf: PhantomData })
     }
 

@@ -76,6 +76,47 @@ fn a_register_beyond_memory_is_resource_exhausted() {
     c.sync(SYNC_DEFAULT).unwrap();
 }
 
+/// Issue 24 item 10: a fatal error puts the process in the failed state, so a section in
+/// which every process met one and returned normally (no sync left to notice) fails with
+/// it, on shared memory and over TCP. Before, `register_global_raw` of a NULL pointer was
+/// not even refused, and the C interface's refusal was not remembered by the context:
+/// `lpf_exec` returned success.
+#[test]
+fn a_section_whose_processes_all_failed_and_returned_fails() {
+    let spmd = |ctx: &mut Context, _: Args<'_>| {
+        ctx.resize_memory_register(1).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        // SAFETY: refused before the pointer is kept or used.
+        let e = unsafe { ctx.register_global_raw(std::ptr::null_mut(), 400 << 20) }.unwrap_err();
+        assert_eq!((e.kind(), e.reason()), (ErrorKind::Fatal, Reason::Misuse { call: "lpf_register_global" }), "{e}");
+        assert_eq!(ctx.failure(), Some(&e));
+    };
+    let check = |r: &lpf::Result<()>| {
+        let e = r.as_ref().expect_err("a section of failed processes succeeded");
+        assert_eq!(e.reason(), Reason::Misuse { call: "lpf_register_global" }, "{e}");
+        assert!(e.message().contains("NULL pointer with size 419430400"), "{e}");
+    };
+    for p in [1, 3] {
+        check(&Root::with_max_procs(p).exec(p, &spmd, Args::none()));
+    }
+    over_tcp(2, &spmd).iter().for_each(check);
+    // The failed state: later syncs fail too; a local register of NULL likewise.
+    let mut c = Root::new().context().unwrap();
+    c.resize_memory_register(1).unwrap();
+    c.sync(SYNC_DEFAULT).unwrap();
+    // SAFETY: refused before the pointer is kept or used.
+    let e = unsafe { c.register_local_raw(std::ptr::null_mut(), 8) }.unwrap_err();
+    assert_eq!(e.reason(), Reason::Misuse { call: "lpf_register_local" }, "{e}");
+    assert!(c.sync(SYNC_DEFAULT).unwrap_err().message().contains("this process failed earlier"));
+    // NULL with size 0 registers nothing and is no error.
+    let mut c = Root::new().context().unwrap();
+    c.resize_memory_register(1).unwrap();
+    c.sync(SYNC_DEFAULT).unwrap();
+    // SAFETY: an empty area is never read or written.
+    unsafe { c.register_local_raw(std::ptr::null_mut(), 0) }.unwrap();
+    c.sync(SYNC_DEFAULT).unwrap();
+}
+
 #[test]
 fn a_peer_that_returns_early_is_peer_left() {
     // Shared memory: the barrier knows only that somebody left.

@@ -91,6 +91,39 @@ fn engines_are_checked_against_the_registry() {
     assert!(code == Some(2) && err.contains("runs under mpirun"), "{err}");
 }
 
+/// Issue 24 item 6: an option's number out of its range is a usage error naming the
+/// option and the value, as `LPF_TCP_PORT=70000` is refused; before, `--port 99999` gave
+/// the processes port 34463 (`as u16`), 70000 port 4464, 65536 port 0, and `-n 4294967297`
+/// one process. A number in range reaches the processes unchanged.
+#[test]
+fn option_numbers_out_of_range_are_refused_not_cut_to_fit() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lpfrun"))
+            .args(args)
+            .args(["--", "sh", "-c", "echo port=$LPF_TCP_PORT nprocs=$LPF_NPROCS"])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for (args, range) in [
+        (&["-n", "1", "--port", "99999"][..], "0..=65535"),
+        (&["-n", "1", "--port", "70000"], "0..=65535"),
+        (&["-n", "1", "--port", "65536"], "0..=65535"),
+        (&["-n", "1", "--port", "-1"], "0..=65535"),
+        (&["-n", "4294967297"], "1..=65535"),
+        (&["-n", "1", "--threads", "65536"], "1..=65535"),
+        (&["-n", "1", "--timeout-ms", "-5"], "0..=18446744073709551615"),
+    ] {
+        let (code, out, err) = run(args);
+        let (option, value) = (args[args.len() - 2], args[args.len() - 1]);
+        assert_eq!(code, Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains(&format!("lpfrun: {option}: expected a number in {range}, got \"{value}\"")), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: no process started: {out}");
+    }
+    let (code, out, err) = run(&["-n", "1", "--port", "65535"]);
+    assert_eq!((code, out.trim()), (Some(0), "port=65535 nprocs=1"), "{err}");
+}
+
 /// `--list-engines` prints the registry (name, cargo feature or `-`, launcher, aliases),
 /// which `lpfcc` reads its engines from (tests/c/run.sh `lpfcc.engines-are-the-registry`).
 #[test]
@@ -150,7 +183,7 @@ fn hybrid_thread_creation_failure_ends_in_an_error() {
     let (out, took) = output_within(c, Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{}\n{err}", out.status);
-    assert!(err.contains("10000 new process threads need") || err.contains("4999 new process threads need"), "{err}");
+    assert!(err.contains("10000 new threads need") || err.contains("4999 new threads need"), "{err}");
     assert!(err.contains("address-space limit (ulimit -v)"), "{err}");
     assert!(!err.contains("SIGABRT") && !err.contains("failed to spawn thread"), "{err}");
     eprintln!("failed as expected in {took:?}");

@@ -10,6 +10,10 @@
 //! alias in the engine registry, `lpf::config`, as is `threads`). With `shm` (threads
 //! of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
 //!
+//! Numbers are checked against their ranges (P and K 1..=65535, N 0..=65535, as
+//! `LPF_NPROCS`, `LPF_THREADS` and `LPF_TCP_PORT`): a value out of range is a usage error
+//! naming it, never a value cut to fit.
+//!
 //! `lpfrun --list-engines` prints the registry, one engine a line: its name, the cargo
 //! feature it needs (`-`: none, it is in the default library), its launcher, then its
 //! aliases (`shm - none pthread threads`). `lpfcc` takes its engines from there.
@@ -103,21 +107,18 @@ struct Opts {
 fn parse() -> Opts {
     let mut a = std::env::args().skip(1);
     let mut o = Opts { n: 0, engine: EngineKind::Tcp, threads: 1, hosts: None, port: None, timeout_ms: 60_000, prog: Vec::new() };
-    let num = |v: Option<String>, what: &str| -> u64 {
-        v.and_then(|v| v.parse().ok()).unwrap_or_else(|| usage(&format!("{what} needs a number")))
-    };
     while let Some(arg) = a.next() {
         match arg.as_str() {
-            "-n" | "--np" | "-np" | "-npes" => o.n = num(a.next(), &arg) as u32,
+            "-n" | "--np" | "-np" | "-npes" => o.n = number(a.next(), &arg, 1..=MAX_PROCS),
             "--engine" | "-engine" => {
                 let name = a.next().unwrap_or_else(|| usage(&format!("{arg} needs a value")));
                 // `pthread`, the reference's name of its shared-memory engine, is an alias.
                 o.engine = EngineKind::parse(&name).unwrap_or_else(|e| usage(&format!("--engine: {}", e.message())));
             }
-            "--threads" => o.threads = num(a.next(), "--threads") as u32,
+            "--threads" => o.threads = number(a.next(), "--threads", 1..=MAX_PROCS),
             "--hosts" => o.hosts = Some(a.next().unwrap_or_else(|| usage("--hosts needs a file"))),
-            "--port" => o.port = Some(num(a.next(), "--port") as u16),
-            "--timeout-ms" => o.timeout_ms = num(a.next(), "--timeout-ms"),
+            "--port" => o.port = Some(number(a.next(), "--port", 0..=u16::MAX)),
+            "--timeout-ms" => o.timeout_ms = number(a.next(), "--timeout-ms", 0..=u64::MAX),
             "-h" | "--help" => usage("help"),
             "--list-engines" => {
                 for e in &ENGINES {
@@ -153,13 +154,25 @@ fn parse() -> Opts {
     if o.engine == EngineKind::Shm && (o.threads > 1 || o.hosts.is_some()) {
         usage("engine shm runs P threads in one process: --threads and --hosts do not apply");
     }
-    if o.threads == 0 {
-        usage("--threads must be at least 1");
-    }
     if o.threads > 1 {
         o.engine = EngineKind::Hybrid;
     }
     o
+}
+
+/// The most processes a job (and threads a process) can have: LPF_NPROCS' and
+/// LPF_THREADS' limit.
+const MAX_PROCS: u32 = 65535;
+
+/// The value of option `what`, a decimal number in `range`; else a usage error naming
+/// the option, the value and the range (never a value cut to fit: `--port 99999` is not
+/// port 34463).
+fn number<T: std::str::FromStr + PartialOrd + std::fmt::Display>(v: Option<String>, what: &str, range: std::ops::RangeInclusive<T>) -> T {
+    let v = v.unwrap_or_else(|| usage(&format!("{what} needs a number")));
+    match v.parse::<T>() {
+        Ok(n) if range.contains(&n) => n,
+        _ => usage(&format!("{what}: expected a number in {}..={}, got {v:?}", range.start(), range.end())),
+    }
 }
 
 /// `n` random bytes from the OS, in hex.

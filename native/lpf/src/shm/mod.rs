@@ -261,49 +261,97 @@ fn address_space_used() -> Option<u64> {
     Some(pages * u64::try_from(page).ok().filter(|&p| p > 0)?)
 }
 
-/// Checks, before `threads` new process threads are created, that their stacks fit
-/// under the address-space limit (`RLIMIT_AS`, `ulimit -v`) with a quarter of the limit
-/// (at least 64 MiB) left over for the memory the processes then use. Each stack is
-/// reserved address space, so a few thousand threads fill a limit of some GB, and a
-/// thread started in the last megabytes fails where no error can be returned: the
-/// Rust runtime aborts the program when it cannot map a new thread's signal stack or
-/// an allocation fails. `OutOfMemory` (nothing was started) when they do not fit; no
-/// check without a limit. Creating the threads can still fail on other limits (ulimit
-/// -u, threads-max, a cgroup's pids.max), which the callers report.
-fn check_room_for_threads(threads: usize, what: std::fmt::Arguments<'_>) -> Result<()> {
+/// Memory mappings a new thread adds: its stack and guard page (glibc), the
+/// alternate signal stack and its guard page (the Rust runtime), and a share of
+/// malloc's per-thread arenas (measured: 4.3 per thread).
+const MAPS_PER_THREAD: u64 = 5;
+
+/// `vm.max_map_count`, read once per process: a system setting that changes rarely,
+/// and [`check_room_for_threads`] runs before every parallel operation of graphblas.
+fn max_map_count() -> Option<u64> {
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    *LIMIT.get_or_init(|| std::fs::read_to_string("/proc/sys/vm/max_map_count").ok()?.trim().parse().ok())
+}
+
+/// The memory mappings this process has now (the lines of `/proc/self/maps`).
+fn maps_in_use() -> Option<u64> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    std::fs::File::open("/proc/self/maps").and_then(|mut f| f.read_to_end(&mut text)).ok()?;
+    Some(text.iter().filter(|&&b| b == b'\n').count() as u64)
+}
+
+/// Checks, before `threads` new threads are created (LPF processes of a section, or
+/// any program's worker threads), that they fit under the process's limits with room
+/// left for the memory the program then uses:
+///
+/// - their stacks under the address-space limit (`RLIMIT_AS`, `ulimit -v`), with a
+///   quarter of the limit (at least 64 MiB) left over: each stack is reserved address
+///   space, so a few thousand threads fill a limit of some GB;
+/// - their memory mappings under `vm.max_map_count` (65530 by default: some 10,000
+///   threads), with a quarter of the limit left over.
+///
+/// A thread started in the last bytes or mappings fails where no error can be
+/// returned: the Rust runtime aborts the program when it cannot map a new thread's
+/// signal stack, or when an allocation fails. `OutOfMemory` (nothing was started)
+/// when they do not fit, with a message naming the limit; no check without a limit.
+/// Creating the threads can still fail on other limits (ulimit -u, threads-max, a
+/// cgroup's pids.max), which `std::thread::Builder` reports as an error to the
+/// callers. Cheap for a few threads: the mappings are counted (a read of
+/// `/proc/self/maps`, about what starting a thread costs) only when the threads'
+/// own would take 1/32 of the limit or more, as fewer cannot exhaust it unless the
+/// process is at the limit already, where its own allocations fail first.
+pub fn check_room_for_threads(threads: usize) -> Result<()> {
+    const MIB: u64 = 1 << 20;
+    if threads == 0 {
+        return Ok(());
+    }
+    let threads = threads as u64;
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct it is given.
-    if threads == 0 || unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
-        return Ok(());
+    let as_limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0 && lim.rlim_cur != libc::RLIM_INFINITY;
+    if let (true, Some(used)) = (as_limited, address_space_used()) {
+        #[allow(clippy::useless_conversion)] // rlim_t is u32 on some 32-bit targets
+        let limit = u64::from(lim.rlim_cur);
+        let stack = thread_stack_size() as u64;
+        let stacks = threads.saturating_mul(stack + THREAD_OVERHEAD);
+        let spare = (limit / 4).max(64 << 20);
+        let left = limit.saturating_sub(used);
+        if stacks.saturating_add(spare) > left {
+            return Err(Error::out_of_memory(format!(
+                "the {threads} new threads need {} MiB of address space for their stacks ({threads} x {} KiB) \
+                 and {} MiB must stay free for the program's memory, but the address-space limit (ulimit -v) of \
+                 {} MiB leaves {} MiB ({} MiB are in use): lower the number of processes or threads, or raise the limit",
+                stacks / MIB,
+                (stack + THREAD_OVERHEAD) >> 10,
+                spare / MIB,
+                limit / MIB,
+                left / MIB,
+                used / MIB
+            )));
+        }
     }
-    let Some(used) = address_space_used() else { return Ok(()) };
-    #[allow(clippy::useless_conversion)] // rlim_t is u32 on some 32-bit targets
-    let limit = u64::from(lim.rlim_cur);
-    let stack = thread_stack_size() as u64;
-    let stacks = (threads as u64).saturating_mul(stack + THREAD_OVERHEAD);
-    let spare = (limit / 4).max(64 << 20);
-    let left = limit.saturating_sub(used);
-    if stacks.saturating_add(spare) <= left {
+    let maps = threads.saturating_mul(MAPS_PER_THREAD);
+    let Some(max_maps) = max_map_count().filter(|&m| maps.saturating_mul(32) >= m) else {
         return Ok(());
+    };
+    let Some(used) = maps_in_use() else { return Ok(()) };
+    let spare = max_maps / 4;
+    let left = max_maps.saturating_sub(used);
+    if maps.saturating_add(spare) > left {
+        return Err(Error::out_of_memory(format!(
+            "the {threads} new threads need {maps} memory mappings ({threads} x {MAPS_PER_THREAD}: stacks, signal \
+             stacks, guard pages) and {spare} must stay free for the program's memory, but the limit \
+             vm.max_map_count of {max_maps} leaves {left} ({used} are in use): lower the number of processes or \
+             threads, or raise the limit (sysctl vm.max_map_count)"
+        )));
     }
-    const MIB: u64 = 1 << 20;
-    Err(Error::out_of_memory(format!(
-        "{what}: the {threads} new process threads need {} MiB of address space for their stacks ({threads} x {} KiB) \
-         and {} MiB must stay free for the processes' memory, but the address-space limit (ulimit -v) of {} MiB \
-         leaves {} MiB ({} MiB are in use): lower the number of processes or threads, or raise the limit",
-        stacks / MIB,
-        (stack + THREAD_OVERHEAD) >> 10,
-        spare / MIB,
-        limit / MIB,
-        left / MIB,
-        used / MIB
-    )))
+    Ok(())
 }
 
 /// Starts processes `1..n` of a section, each on a new thread of `scope` (named
-/// `name(pid)`, with the stack of [`thread_stack_size`]) running `run(pid)`, once their
-/// stacks fit under the address-space limit ([`check_room_for_threads`], `what` naming
-/// them). Stops at the first thread that cannot be created (`cannot_start(pid, why)`
+/// `name(pid)`, with the stack of [`thread_stack_size`]) running `run(pid)`, once they
+/// fit under the process's limits ([`check_room_for_threads`], `what` naming them). Stops at the first thread that cannot be created (`cannot_start(pid, why)`
 /// says so); the processes never started leave `barrier`. Returns the threads started
 /// and why the others were not.
 pub(crate) fn start_processes<'s, F>(
@@ -319,7 +367,7 @@ where
     F: Fn(Pid) -> Result<()> + Send + Copy + 's,
 {
     let mut handles = Vec::new();
-    let mut failure = check_room_for_threads(n as usize - 1, what).err();
+    let mut failure = check_room_for_threads(n as usize - 1).map_err(|e| e.context(what)).err();
     if failure.is_none() && handles.try_reserve_exact(n as usize - 1).is_err() {
         failure = Some(Error::out_of_memory(format!("{what}: cannot allocate the table of their threads")));
     }
@@ -355,8 +403,8 @@ pub(crate) fn first_error(first: impl IntoIterator<Item = Result<()>>, threads: 
 /// the children as their `free_p`, for nested `exec`. Returns a fatal error if any
 /// process failed; pid 0's output is in `args.output` either way.
 ///
-/// When the threads would not fit under the address-space limit, `exec` fails at once
-/// with `OutOfMemory` ([`check_room_for_threads`]). No process runs `spmd` before every
+/// When the threads would not fit under the address-space or memory-map limit, `exec`
+/// fails at once with `OutOfMemory` ([`check_room_for_threads`]). No process runs `spmd` before every
 /// thread exists: the new threads wait at the section's barrier until pid 0 has started
 /// them all. When a thread cannot be created (thread limits such as `ulimit -u`), the
 /// section does not start: every thread already created returns without running
