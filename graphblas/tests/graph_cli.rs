@@ -413,7 +413,18 @@ fn threads_beyond_the_address_space_limit_are_an_error_naming_them() {
 /// error, after the threads already started have been joined.
 #[test]
 fn threads_the_os_refuses_are_an_error_naming_them() {
-    let cmd = limited(graph(&["wcc", "--rmat", "8", "-p", "1", "--threads", "60"]), libc::RLIMIT_NPROC, 10, true);
+    // User nobody (when this runs as root) may not reach the build's binary (a checkout
+    // under /root): it runs a copy in a directory of its own that anyone may read.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("nproc");
+    let exe = dir.path("graph");
+    std::fs::copy(env!("CARGO_BIN_EXE_graph"), &exe).unwrap();
+    for p in [&dir.0, &exe] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut copy = Command::new(&exe);
+    copy.args(["wcc", "--rmat", "8", "-p", "1", "--threads", "60"]);
+    let cmd = limited(copy, libc::RLIMIT_NPROC, 10, true);
     let o = run_limited(&mut { cmd }, LIMIT);
     assert_resource_error(&o, "cannot run on 60 threads: the OS refused to create a thread", "ulimit -u 10");
 }
