@@ -2,7 +2,7 @@
 # Idempotent set-up of a Debian 12 machine for building and testing this
 # repository: a C/C++ toolchain (build-essential), a Rust toolchain with
 # cargo, and for the Spark bridge a JDK (javac), pyspark 4.3.0 (Spark, with its Scala
-# 2.13 compiler) and pyspark 3.5.9 (Scala 2.12) in the virtual environment
+# 2.13 compiler) and pyspark 3.5.9 (Scala 2.12) with pytest in the virtual environment
 # /opt/lpf-pyspark-3.5. Run as root (or with sudo available).
 # Anything already present is left alone; nothing else is installed.
 set -euo pipefail
@@ -97,6 +97,12 @@ if [ "$have_pyspark35" != "$pyspark35_version" ]; then
     log "installing pyspark==$pyspark35_version into $pyspark35_venv (had: ${have_pyspark35:-none})"
     [ -x "$pyspark35_venv/bin/python" ] || as_root python3 -m venv "$pyspark35_venv"
     as_root "$pyspark35_venv/bin/python" -m pip install -q "pyspark==$pyspark35_version"
+fi
+# pytest there too: tests/spark/run.sh runs the PySpark package's kernel cases on Spark 3.5
+# with this python (the suite on Spark 4 installs pytest into a virtual environment of its own).
+if ! "$pyspark35_venv/bin/python" -c 'import pytest' 2>/dev/null; then
+    log "installing pytest into $pyspark35_venv"
+    as_root "$pyspark35_venv/bin/python" -m pip install -q pytest
 fi
 
 # --- Rust -------------------------------------------------------------------

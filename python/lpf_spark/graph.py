@@ -1,4 +1,5 @@
 """LpfGraph: a graph made from PySpark DataFrames, computed by LPF in the executors."""
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar, Union
 
@@ -10,6 +11,27 @@ T = TypeVar("T")
 
 #: A vertex id as the graph's id columns hold it: an int for integral ids, a str for strings.
 VertexId = Union[int, str]
+
+#: The range of a JVM long: a Python int outside it goes to the JVM as a BigInteger (Py4J
+#: would send it as a long it cannot parse), for the JVM's range check to name it.
+_LONG_RANGE = range(-2**63, 2**63)
+
+
+def _argument_error(message: str) -> LpfError:
+    """A bad argument found before any Spark job, as the JVM's driver-side checks report one."""
+    return LpfError(-1, "driver", "argument", message, permanent=True)
+
+
+def _integer(name: str, value: Any) -> int:
+    """The int value of the integer parameter ``name`` (an int or anything with
+    ``__index__``, e.g. a numpy integer); a bool, a float (even a whole one) or anything
+    else is an LpfError naming the parameter: ``int()`` would truncate 2.5 to 2."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise _argument_error(f"{name} must be an int, got {value!r} (a {type(value).__name__})")
 
 
 @dataclass(frozen=True)
@@ -68,8 +90,9 @@ class LpfGraph:
 
     The graph kernels (:meth:`bfs`, :meth:`wcc`, :meth:`cdlp`, :meth:`sssp`, :meth:`lcc`) follow the
     LDBC Graphalytics semantics and return DataFrames computed before they are returned (their rows
-    persisted until the DataFrame is no longer referenced). ``nprocs``: LPF processes (default: the
-    cluster's task slots); ``threads``: threads per process (default ``spark.task.cpus``).
+    persisted until the DataFrame is no longer referenced). ``nprocs``: LPF processes (0, the default:
+    the cluster's task slots); ``threads``: threads per process (0, the default: ``spark.task.cpus``);
+    a negative count, or one that is not an int, raises :class:`LpfError` naming the parameter.
     """
 
     def __init__(self, edges: DataFrame, vertices: Optional[DataFrame] = None,
@@ -103,11 +126,11 @@ class LpfGraph:
 
     def pageRankRun(self, alpha: float = 0.85, tol: float = 1e-7, maxIter: int = 1000,
                     nprocs: int = 0, threads: int = 0) -> PageRankRun:
-        """As :meth:`pageRank`, with the run's figures. ``nprocs``: LPF processes (default:
-        the cluster's task slots); ``threads``: threads per process (default
-        ``spark.task.cpus``)."""
-        r = _calling_jvm(lambda: self._jgraph.pageRankRun(float(alpha), float(tol), int(maxIter),
-                                                          int(nprocs), int(threads)))
+        """As :meth:`pageRank`, with the run's figures. ``nprocs``: LPF processes (0, the
+        default: the cluster's task slots); ``threads``: threads per process (0, the
+        default: ``spark.task.cpus``); negative counts raise :class:`LpfError`."""
+        ints = (_integer("maxIter", maxIter), _integer("nprocs", nprocs), _integer("threads", threads))
+        r = _calling_jvm(lambda: self._jgraph.pageRankRun(float(alpha), float(tol), *ints))
         return PageRankRun(ranks=DataFrame(r.ranks(), self._session), iterations=int(r.iterations()),
                            residual=float(r.residual()), converged=bool(r.converged()),
                            vertices=int(r.vertices()), edges=int(r.edges()))
@@ -115,37 +138,74 @@ class LpfGraph:
     def _kernel(self, call: Callable[[], Any]) -> DataFrame:
         return DataFrame(_calling_jvm(call), self._session)
 
+    def _source(self, source: Any, kernel: str) -> Any:
+        """``source`` for the JVM: a str, or an int (as a Java BigInteger beyond 64 bits).
+        The JVM compares it exactly with the ids in their own type (``LpfGraph.exactId``:
+        range, string or number); what Python alone knows is refused here, in Python's
+        words: None, a bool, a float (even a whole one), anything not an int or a str."""
+        if isinstance(source, str):
+            return source
+        if source is not None and not isinstance(source, bool):
+            try:
+                value = operator.index(source)
+            except TypeError:
+                pass
+            else:
+                if value in _LONG_RANGE:
+                    return value
+                return self._session.sparkContext._jvm.java.math.BigInteger(str(value))
+        id_type = str(self._jgraph.idType().simpleString())
+        role = f"the {kernel} source"
+        if source is None:
+            raise _argument_error(f"{role} is None; give an id of type {id_type}")
+        kind = type(source).__name__
+        if id_type == "string":
+            raise _argument_error(f"{role} {source!r} is a {kind}, not an id of type string: give a str")
+        raise _argument_error(f"{role} {source!r} is a {kind}, not an id of type {id_type}: ids of an integral "
+                              "type are given as int; a float is refused even when whole, a bool always")
+
     def bfs(self, source: VertexId, nprocs: int = 0, threads: int = 0) -> DataFrame:
-        """Breadth-first search from the vertex ``source`` (an id of the graph), following
-        edges forward: a DataFrame ``(id, depth)``, every vertex once, ``depth`` a bigint,
-        9223372036854775807 where the source does not lead. A source that is no vertex
-        raises :class:`LpfError` naming it."""
-        return self._kernel(lambda: self._jgraph.bfs(source, int(nprocs), int(threads)))
+        """Breadth-first search from the vertex ``source``, following edges forward: a
+        DataFrame ``(id, depth)``, every vertex once, ``depth`` a bigint,
+        9223372036854775807 where the source does not lead.
+
+        ``source`` is an id of the graph, compared exactly with the ids in their own type:
+        an ``int`` (or numpy integer) within the range of the id type for integral ids, a
+        ``str`` for string ids. Anything else (None, a bool, a float even when whole, a
+        value out of range, a str for integral ids, an int for string ids) and a source
+        that is no vertex raise :class:`LpfError` naming the value and the id type."""
+        s, counts = self._source(source, "BFS"), (_integer("nprocs", nprocs), _integer("threads", threads))
+        return self._kernel(lambda: self._jgraph.bfs(s, *counts))
 
     def wcc(self, nprocs: int = 0, threads: int = 0) -> DataFrame:
         """Weakly connected components: a DataFrame ``(id, component)``, ``component`` the
         smallest id of the vertex's component (numbers numerically, strings as Spark
         sorts them), of the ids' type."""
-        return self._kernel(lambda: self._jgraph.wcc(int(nprocs), int(threads)))
+        counts = (_integer("nprocs", nprocs), _integer("threads", threads))
+        return self._kernel(lambda: self._jgraph.wcc(*counts))
 
     def cdlp(self, iterations: int = 10, nprocs: int = 0, threads: int = 0) -> DataFrame:
         """Community detection by synchronous label propagation, ``iterations`` rounds
         (>= 0): each vertex starts with its id as label and takes, each round, the most
         frequent label among its in- and out-neighbours (ties to the smallest). A
         DataFrame ``(id, label)`` of the ids' type."""
-        return self._kernel(lambda: self._jgraph.cdlp(int(iterations), int(nprocs), int(threads)))
+        ints = (_integer("iterations", iterations), _integer("nprocs", nprocs), _integer("threads", threads))
+        return self._kernel(lambda: self._jgraph.cdlp(*ints))
 
     def sssp(self, source: VertexId, weightCol: str, nprocs: int = 0, threads: int = 0) -> DataFrame:
         """Single-source shortest paths from ``source``, each edge weighing its value in
         the numeric edge column ``weightCol`` (>= 0, not null; parallel edges count with
         their smallest weight): a DataFrame ``(id, distance)``, ``distance`` a double,
-        ``inf`` where the source does not lead. An absent source or column, a null or
+        ``inf`` where the source does not lead. ``source`` is an id as for :meth:`bfs`. A
+        source that is not exactly an id or no vertex, a missing column, a null or
         negative weight raise :class:`LpfError` naming them."""
-        return self._kernel(lambda: self._jgraph.sssp(source, weightCol, int(nprocs), int(threads)))
+        s, counts = self._source(source, "SSSP"), (_integer("nprocs", nprocs), _integer("threads", threads))
+        return self._kernel(lambda: self._jgraph.sssp(s, weightCol, *counts))
 
     def lcc(self, nprocs: int = 0, threads: int = 0) -> DataFrame:
         """Local clustering coefficient: a DataFrame ``(id, lcc)``, ``lcc`` a double: with
         N(v) the neighbours of v over in- and out-edges (v itself, duplicate edges and
         self-loops left out), the directed edges between distinct members of N(v) divided
         by |N(v)|(|N(v)| - 1); 0 when |N(v)| < 2."""
-        return self._kernel(lambda: self._jgraph.lcc(int(nprocs), int(threads)))
+        counts = (_integer("nprocs", nprocs), _integer("threads", threads))
+        return self._kernel(lambda: self._jgraph.lcc(*counts))

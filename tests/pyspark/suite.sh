@@ -6,8 +6,15 @@
 # installs pytest if the system has none, then runs tests/pyspark under pytest, bounded
 # by LPF_PYSPARK_TIMEOUT seconds (default 600). Every pytest case counts as "ok
 # pyspark/NAME" or "FAIL pyspark/NAME".
+#   pyspark_suite_on PYTHON JAR WORKDIR TAG [PYTEST ARGS...]
+# the same with another Spark installation's own python (Spark 3.5's virtual environment,
+# which has pytest: scripts/setup.sh): python/ installed with pip --target into WORKDIR
+# (a virtual environment made from a virtual environment would see the base python's
+# site-packages, not PYTHON's pyspark), the cases chosen by PYTEST ARGS (e.g. -k), each
+# counting as "ok TAG/NAME" or "FAIL TAG/NAME". The caller sets SPARK_HOME to PYTHON's
+# Spark, so that the package picks the jar of its Scala version.
 pyspark_suite() {
-    local jar=$1 work=$2 root here venv py rc
+    local jar=$1 work=$2 root here venv py
     here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
     root=$(cd "$here/../.." && pwd)
     venv=$work/venv
@@ -37,9 +44,39 @@ pyspark_suite() {
             return
         }
     fi
-    # From the work dir, so that `import lpf_spark` is the installed package, not python/.
+    pytest_cases "$py" "$work" pyspark
+}
+
+pyspark_suite_on() {
+    local py=$1 jar=$2 work=$3 tag=$4 root here
+    shift 4
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    root=$(cd "$here/../.." && pwd)
+    rm -rf "$work"
+    mkdir -p "$work"
+    if ! "$py" -c 'import pytest' >"$work/pytest.log" 2>&1; then
+        fail "$tag/pytest-installed ($py: run scripts/setup.sh)" "$work/pytest.log"
+        return
+    fi
+    if LPF_SPARK_JAR_DIR=$(dirname "$jar") "$py" -m pip install -q --no-cache-dir --target "$work/site" "$root/python" \
+        >"$work/pip.log" 2>&1; then
+        built "$tag/pip-install-python-package"
+    else
+        fail "$tag/pip-install-python-package" "$work/pip.log"
+        return
+    fi
+    PYTHONPATH=$work/site pytest_cases "$py" "$work" "$tag" "$@"
+}
+
+# pytest_cases PYTHON WORKDIR TAG [PYTEST ARGS...]: tests/pyspark under PYTHON's pytest,
+# run from WORKDIR (so that `import lpf_spark` is the installed package, not python/);
+# every case counts as "ok TAG/NAME" or "FAIL TAG/NAME".
+pytest_cases() {
+    local py=$1 work=$2 tag=$3 here rc
+    shift 3
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
     (cd "$work" && timeout -k 10 "${LPF_PYSPARK_TIMEOUT:-600}" "$py" -m pytest -v -p no:cacheprovider \
-        --rootdir "$here" "$here") >"$work/pytest.log" 2>&1
+        --rootdir "$here" "$here" "$@") >"$work/pytest.log" 2>&1
     rc=$?
     local line name verdict seen=0
     while IFS= read -r line; do
@@ -48,13 +85,13 @@ pyspark_suite() {
         verdict=${line##* }
         seen=$((seen + 1))
         case $verdict in
-            PASSED) pass "pyspark/$name" ;;
-            *) fail "pyspark/$name" ;;
+            PASSED) pass "$tag/$name" ;;
+            *) fail "$tag/$name" ;;
         esac
     done < <(sed -n 's/^\(\S*::\S*\) \(PASSED\|FAILED\|ERROR\).*/\1 \2/p' "$work/pytest.log")
     if [ "$rc" != 0 ] || [ "$seen" = 0 ]; then
         echo "    pytest exited with $rc; log $work/pytest.log"
         grep -E '^(E |FAILED|ERROR)' "$work/pytest.log" | head -n 30 | cut -c1-400 | sed 's/^/    /'
-        [ "$rc" = 1 ] && [ "$seen" -gt 0 ] || fail pyspark/pytest-finished "$work/pytest.log"
+        [ "$rc" = 1 ] && [ "$seen" -gt 0 ] || fail "$tag/pytest-finished" "$work/pytest.log"
     fi
 }

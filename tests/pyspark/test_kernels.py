@@ -174,7 +174,7 @@ def test_lcc_equals_the_definition(graph) -> None:
 
 def test_errors_are_lpf_errors_naming_the_problem(graph) -> None:
     g, name, edges, edf = graph
-    with pytest.raises(LpfError, match="BFS source nobody is not a vertex") as e:
+    with pytest.raises(LpfError, match="BFS source 'nobody' is not a vertex") as e:
         g.bfs("nobody")
     assert e.value.phase == "argument" and e.value.permanent
     with pytest.raises(LpfError, match="no column 'weight'"):
@@ -186,3 +186,99 @@ def test_errors_are_lpf_errors_naming_the_problem(graph) -> None:
         LpfGraph(negative).sssp(name[1], "w")
     with pytest.raises(LpfError, match=r"^LPF on driver failed in phase argument: alpha must be in \[0, 1\], got 1.5$"):
         g.pageRank(alpha=1.5)
+
+
+@pytest.fixture(params=["true", "false"], ids=["ansi_on", "ansi_off"])
+def ansi(spark: SparkSession, request: pytest.FixtureRequest):
+    """spark.sql.ansi.enabled as given, restored afterwards (Spark 3.5's default is false, 4's true)."""
+    saved = spark.conf.get("spark.sql.ansi.enabled", None)
+    spark.conf.set("spark.sql.ansi.enabled", request.param)
+    yield request.param
+    if saved is None:
+        spark.conf.unset("spark.sql.ansi.enabled")
+    else:
+        spark.conf.set("spark.sql.ansi.enabled", saved)
+
+
+def cycle(spark: SparkSession, type_name: str, ids: Sequence[object]) -> LpfGraph:
+    """The cycle ids[0] -> ids[1] -> ... -> ids[0], ids of the SQL type ``type_name``, weights 1."""
+    rows = [(u, v, 1) for u, v in zip(ids, list(ids[1:]) + [ids[0]])]
+    return LpfGraph(spark.createDataFrame(rows, f"src {type_name}, dst {type_name}, w int"))
+
+
+def refused(call, *want: str) -> LpfError:
+    """The LpfError of ``call()``: a bad argument found on the driver, its message holding each of ``want``."""
+    with pytest.raises(LpfError) as e:
+        call()
+    err = e.value
+    assert (err.phase, err.host, err.pid, err.permanent) == ("argument", "driver", -1, True), str(err)
+    for w in want:
+        assert w in err.message, f"{w!r} not in {err.message!r}"
+    return err
+
+
+def test_a_source_not_exactly_an_id_is_refused(spark: SparkSession, ansi: str) -> None:
+    # Issue 24 item 2: Spark's cast ran 1.5, True and 2.99 from 1, 1 and 2; with ANSI off
+    # 300 from 44 (tinyint) and 2**32 + 1 from 1 (int).
+    bigints = cycle(spark, "bigint", [1, 2, 3, 44])
+    tinyints = cycle(spark, "tinyint", [1, 2, 3, 44])
+    ints = cycle(spark, "int", [1, 2, 3, 44])
+    strings = cycle(spark, "string", ["1", "2", "5"])
+    float_hint = "ids of an integral type are given as int; a float is refused even when whole"
+    refused(lambda: bigints.bfs(1.5), "the BFS source 1.5 is a float, not an id of type bigint", float_hint)
+    refused(lambda: bigints.bfs(True), "the BFS source True is a bool, not an id of type bigint")
+    refused(lambda: bigints.sssp(2.99, "w"), "the SSSP source 2.99 is a float, not an id of type bigint")
+    refused(lambda: bigints.bfs(2.0), "the BFS source 2.0 is a float", "refused even when whole")
+    refused(lambda: bigints.bfs(None), "the BFS source is None; give an id of type bigint")
+    refused(lambda: bigints.bfs("1"), "the BFS source '1' is a string, but the ids are of type bigint")
+    refused(lambda: bigints.bfs(2**64 + 1), "the BFS source 18446744073709551617 is outside the range of the ids' type bigint")
+    refused(lambda: bigints.bfs(-2**63 - 1), "the BFS source -9223372036854775809 is outside the range")
+    refused(lambda: tinyints.bfs(300), "the BFS source 300 is outside the range of the ids' type tinyint (-128 to 127)")
+    refused(lambda: ints.bfs(2**32 + 1), "the BFS source 4294967297 is outside the range of the ids' type int")
+    refused(lambda: strings.bfs(5), "the BFS source 5 is a number, but the ids are strings")
+    refused(lambda: strings.sssp(1.0, "w"), "the SSSP source 1.0 is a float, not an id of type string: give a str")
+    # What is exactly an id runs from it.
+    assert collected(tinyints.bfs(44, nprocs=2), "depth") == {44: 0, 1: 1, 2: 2, 3: 3}
+    assert collected(bigints.sssp(3, "w", nprocs=2), "distance")[3] == 0.0
+    assert collected(strings.bfs("5", nprocs=2), "depth")["5"] == 0
+
+
+def test_negative_counts_are_refused_naming_the_parameter(graph) -> None:
+    # Issue 24 item 9: nprocs=-3 and threads=-1 meant "the default".
+    g, name, _, _ = graph
+    nprocs = "nprocs must be >= 0 (0 lets the bridge choose), got -3"
+    threads = "threads must be >= 0 (0: spark.task.cpus), got -1"
+    refused(lambda: g.bfs(name[1], nprocs=-3), nprocs)
+    refused(lambda: g.bfs(name[1], threads=-1), threads)
+    refused(lambda: g.wcc(nprocs=-3), nprocs)
+    refused(lambda: g.cdlp(2, threads=-1), threads)
+    refused(lambda: g.sssp(name[1], "w", nprocs=-3), nprocs)
+    refused(lambda: g.lcc(threads=-1), threads)
+    refused(lambda: g.pageRankRun(nprocs=-3), nprocs)
+    refused(lambda: g.pageRankRun(threads=-1), threads)
+    # Python's int() would have made 2.5 a 2 and True a 1.
+    refused(lambda: g.wcc(nprocs=2.5), "nprocs must be an int, got 2.5 (a float)")
+    refused(lambda: g.cdlp(True), "iterations must be an int, got True (a bool)")
+    refused(lambda: g.pageRank(maxIter=10.5), "maxIter must be an int, got 10.5 (a float)")
+
+
+def test_messages_name_python_parameters(spark: SparkSession, graph) -> None:
+    # Issue 24 item 12: the weightCol, not LpfGraph(...)'s columns; no "id ids"; maxIter,
+    # not max_iters; no Scala "src = ..."; the host "driver" for every driver-side check.
+    g, name, _, edf = graph
+    w = refused(lambda: g.sssp(name[1], "weight"),
+                "the edge DataFrame has no column 'weight' for the edge weights", "sssp's weightCol names that column")
+    assert "weight ids" not in w.message and "LpfGraph(" not in w.message
+    vdf = spark.createDataFrame([("a",)], ["name"])
+    v = refused(lambda: LpfGraph(edf, vdf), "the vertex DataFrame has no column 'id' for the vertex ids",
+                "LpfGraph's id names that column")
+    assert "id ids" not in v.message
+    s = refused(lambda: LpfGraph(edf, src="from"), "no column 'from' for the source ids", "LpfGraph's src names that column")
+    assert " = " not in s.message
+    m = refused(lambda: g.pageRank(maxIter=0), "maxIter must be at least 1, got 0")
+    assert "max_iters" not in m.message
+    t = refused(lambda: g.pageRank(tol=-1.0), "tol must be a finite number >= 0, got -1", "exactly maxIter iterations")
+    assert "max_iters" not in t.message
+    with pytest.raises(LpfError) as e:
+        g.bfs(name[1], nprocs=64)  # more than the test cluster's task slots
+    assert e.value.phase == "check" and e.value.host == "driver" and "task slots" in e.value.message, str(e.value)

@@ -24,7 +24,9 @@
 # progress in the driver's log) and the PySpark package's pytest suite
 # (tests/pyspark/suite.sh: pip install ./python into a fresh venv, pytest), and the
 # snippets of README.md and docs/spark.md (tests/spark/doc-snippets.sh); then Spark 3.5
-# (Scala 2.12, its own pyspark installation): the core cases with the 2.12 jars.
+# (Scala 2.12, its own pyspark installation): the core cases with the 2.12 jars, every
+# graph kernel from Scala and from PySpark. With local[4]: a spark-shell session
+# (tests/spark/spark_shell_session.scala) whose closures capture the bridge's objects.
 # Each case prints "ok NAME", "FAIL NAME" or "skip NAME (why)"; build steps print
 # "built NAME" and count only when they fail. The last line is "N passed, M failed",
 # or "N passed, M failed, K skipped (NAME, ...)" when something was skipped. Nothing
@@ -38,8 +40,9 @@
 #   LPF_SPARK_WORKER_WAIT seconds a standalone cluster's two workers may take to register (default 180)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
 #   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated);
-#                         "doc" and "spark3.5" run the docs' snippets and the Spark 3.5 block
-#                         (also with LPF_SPARK_MASTERS=" ", no other master)
+#                         "doc", "spark3.5" and "spark-shell" run the docs' snippets, the Spark 3.5
+#                         block and the spark-shell session (also with LPF_SPARK_MASTERS=" ", no
+#                         other master)
 set -u
 set -o pipefail
 
@@ -365,8 +368,11 @@ fi
 # virtual environment): the core cases on local-cluster[2,1,1024] with the 2.12 jars (a
 # user C function, a fatal error in it, a bad input, RDD PageRank against the power
 # iteration and the CLI, DataFrame PageRank with string and 64-bit ids, a bad column, a
-# malformed graph), and the Python package picking the 2.12 jar by itself. Runs unless
-# LPF_SPARK_TESTS is set without "spark3.5".
+# malformed graph), every graph kernel against its reference and the exact source check
+# (Spark 3.5 runs with ANSI off by default) from Scala (KernelTests) and from PySpark
+# (tests/pyspark's kernel cases, with Spark 3.5's python and its pytest), and the Python
+# package picking the 2.12 jar by itself. Runs unless LPF_SPARK_TESTS is set without
+# "spark3.5".
 if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TESTS:-}" ]; } ||
     [[ ",${LPF_SPARK_TESTS:-}," == *,spark3.5,* ]]; then
     spark35_python=${LPF_SPARK35_PYTHON:-/opt/lpf-pyspark-3.5/bin/python}
@@ -395,6 +401,15 @@ if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TE
         echo "--- Spark 3.5: spark-submit --master $c35 (DataFrame PageRank)"
         LPF_SPARK_TESTS=dataframe-string-ids,dataframe-64-bit-ids,dataframe-bad-column-name,dataframe-malformed-graph \
             submit spark3.5 "$c35" org.lpf.spark.tests.DataFrameTests "$build/spark35-dataframe.log" "${opts35[@]}" --
+        # Every kernel (the kernel objects travel in the tasks' closures: Java serialization
+        # under Scala 2.12 needs their base class Serializable), and the source check.
+        echo "--- Spark 3.5: spark-submit --master $c35 (graph kernels)"
+        LPF_SPARK_TESTS=kernels-string-ids,kernels-a-source-not-exactly-an-id \
+            submit spark3.5 "$c35" org.lpf.spark.tests.KernelTests "$build/spark35-kernels.log" "${opts35[@]}" --
+        echo "--- Spark 3.5: pytest tests/pyspark's kernel cases (Spark 3.5's python; $c35)"
+        source "$root/tests/pyspark/suite.sh"
+        pyspark_suite_on "$spark35_python" "$jar" "$build/spark35-pyspark" spark3.5/pyspark \
+            -k 'test_kernels and (equals or (exactly_an_id and ansi_off))'
         echo "--- Spark 3.5: the Python package picks the 2.12 jar (pip install --target, Spark 3.5's python)"
         rm -rf "$build/spark35-site"
         if "$spark35_python" -m pip install -q --no-cache-dir --target "$build/spark35-site" "$root/python" \
@@ -414,6 +429,29 @@ if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TE
     else
         fail "spark3.5/pyspark-3.5-installed ($spark35_python: run scripts/setup.sh)" "$build/spark35.log"
     fi
+fi
+
+# --- spark-shell, as a user types it (issue 24 item 15): lines holding an LpfGraph,
+# PageRank results, settings and a kernel's DataFrame, then closures over REPL variables
+# (which capture those lines) and closures using the objects; each must ship and run.
+if { [[ " $masters " == *" local[4] "* ]] && [ -z "${LPF_SPARK_TESTS:-}" ]; } ||
+    [[ ",${LPF_SPARK_TESTS:-}," == *,spark-shell,* ]]; then
+    echo "--- spark-shell --master local[2] (tests/spark/spark_shell_session.scala on stdin)"
+    timeout -k 10 "$limit" "$SPARK_HOME/bin/spark-shell" --master "local[2]" --jars "$jar" \
+        --driver-java-options "$log4j" --conf spark.ui.enabled=false --conf spark.ui.showConsoleProgress=false \
+        --conf spark.barrier.sync.timeout=120s <"$here/spark_shell_session.scala" >"$build/spark-shell.log" 2>&1
+    echo "    (exit $?; log $build/spark-shell.log)"
+    for check in closure-after-a-line-holding-an-LpfGraph=30 closure-over-a-value-of-a-line-holding-an-LpfGraph=50 \
+        closure-after-lines-holding-results-and-settings=30 \
+        closure-using-the-objects=10 results-are-whole=4,4,2; do
+        # The REPL prints its prompt before a line's output: "scala> SHELL name value".
+        if grep -qE "(^|> )SHELL ${check%%=*} ${check#*=}\$" "$build/spark-shell.log"; then
+            pass "spark-shell/${check%%=*}"
+        else
+            fail "spark-shell/${check%%=*}"
+            grep -E "SHELL ${check%%=*} |Exception|error:" "$build/spark-shell.log" | head -n 5 | cut -c1-400 | sed 's/^/    /'
+        fi
+    done
 fi
 
 # --- a host lost for good (item 17): standalone master + 2 workers, worker 2 in a network

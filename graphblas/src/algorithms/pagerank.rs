@@ -52,18 +52,38 @@ impl PageRankConfig {
     }
 }
 
+/// The names a caller's API gives PageRank's three parameters, for the messages of
+/// [`check_parameters_named`]: a user reads the names of the API they called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParameterNames {
+    pub alpha: &'static str,
+    pub tol: &'static str,
+    pub max_iters: &'static str,
+}
+
+impl ParameterNames {
+    /// This crate's names (the fields of [`PageRankConfig`]).
+    pub const RUST: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "max_iters" };
+}
+
 /// The one check of PageRank's parameters, whoever passes them (the `pagerank` CLI, the
 /// distributed entry points, the Spark bridge for Scala and Python): its message names
-/// the parameter and the value given.
+/// the parameter (this crate's name) and the value given.
 pub fn check_parameters(alpha: f64, tol: f64, max_iters: i64) -> Result<(), String> {
+    check_parameters_named(alpha, tol, max_iters, ParameterNames::RUST)
+}
+
+/// [`check_parameters`] with the parameters named as the caller's API names them.
+pub fn check_parameters_named(alpha: f64, tol: f64, max_iters: i64, names: ParameterNames) -> Result<(), String> {
+    let ParameterNames { alpha: a, tol: t, max_iters: m } = names;
     if !(0.0..=1.0).contains(&alpha) {
-        return Err(format!("alpha must be in [0, 1], got {alpha}"));
+        return Err(format!("{a} must be in [0, 1], got {alpha}"));
     }
     if !(tol.is_finite() && tol >= 0.0) {
-        return Err(format!("tol must be a finite number >= 0, got {tol} (0 runs exactly max_iters iterations)"));
+        return Err(format!("{t} must be a finite number >= 0, got {tol} (0 runs exactly {m} iterations)"));
     }
     if max_iters < 1 {
-        return Err(format!("max_iters must be at least 1, got {max_iters}"));
+        return Err(format!("{m} must be at least 1, got {max_iters}"));
     }
     Ok(())
 }

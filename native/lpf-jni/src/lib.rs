@@ -217,8 +217,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
 }
 
 /// `static native void checkPageRank(double alpha, double tol, long maxIter)`: PageRank's
-/// parameter check (`graphblas::algorithms::pagerank::check_parameters`, the CLI's too),
-/// for the driver to fail early with the message every process would give.
+/// parameter check (`graphblas::algorithms::pagerank::check_parameters_named`, the CLI's
+/// too, with the Spark API's parameter names), for the driver to fail early with the
+/// message every process would give.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
     mut env: EnvUnowned<'l>,
@@ -228,7 +229,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
     max_iter: jlong,
 ) {
     entry(&mut env, Phase::Argument, || Who { pid: -1, host: "driver".into() }, |_env| {
-        graphblas::algorithms::pagerank::check_parameters(alpha, tol, max_iter).map_err(|m| Failure::permanent(Phase::Argument, m))
+        pagerank::check_parameters(alpha, tol, max_iter).map_err(|m| Failure::permanent(Phase::Argument, m))
     })
 }
 

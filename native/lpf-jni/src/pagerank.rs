@@ -45,6 +45,7 @@
 
 use crate::algorithms::agree_on_request;
 use crate::progress::ProgressSink;
+use graphblas::algorithms::pagerank::ParameterNames;
 use graphblas::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
 use graphblas::kron::KronParams;
 use graphblas::PageRankConfig;
@@ -120,6 +121,16 @@ pub(crate) fn edge_pairs(r: &mut Reader<'_>) -> Result<Vec<(u64, u64)>, String> 
         .collect())
 }
 
+/// PageRank's parameters as the Spark bridge's Scala and Python APIs both name them
+/// (`LpfPageRank.run`, `LpfGraph.pageRank`): the messages of the parameter check.
+pub const SPARK_NAMES: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "maxIter" };
+
+/// The parameter check of the Spark bridge's PageRank (the driver's and every process's):
+/// graphblas's one check, with the API's names.
+pub fn check_parameters(alpha: f64, tol: f64, max_iters: i64) -> Result<(), String> {
+    graphblas::algorithms::pagerank::check_parameters_named(alpha, tol, max_iters, SPARK_NAMES)
+}
+
 pub fn parse(b: &[u8]) -> Result<Request, String> {
     let mut r = Reader { b, at: 0 };
     if r.take(8, "the magic")? != REQUEST_MAGIC {
@@ -133,7 +144,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     let flags = r.u32("flags")?;
     let _reserved = r.u32("reserved")?;
     // Signed: a negative count from the JVM is named as given.
-    graphblas::algorithms::pagerank::check_parameters(alpha, tol, max_iters as i64)?;
+    check_parameters(alpha, tol, max_iters as i64)?;
     let exchange = match (flags >> 1) & 3 {
         0 => Exchange::Auto,
         1 => Exchange::Allgather,
@@ -344,9 +355,10 @@ mod tests {
     fn parameters_get_the_one_check_of_graphblas() {
         let mut b = request_edges(&[(0, 1)], 1e-9, 0.85);
         b[24..32].copy_from_slice(&(-1i64).to_le_bytes());
-        let want = graphblas::algorithms::pagerank::check_parameters(0.85, 1e-9, -1).unwrap_err();
+        let want = check_parameters(0.85, 1e-9, -1).unwrap_err();
         assert_eq!(parse(&b).err().unwrap(), want);
-        assert!(want.contains("max_iters must be at least 1, got -1"), "{want}");
+        // The Spark API's name for the parameter, not the crate's.
+        assert_eq!(want, "maxIter must be at least 1, got -1");
         let inf = request_edges(&[(0, 1)], f64::INFINITY, 0.85);
         assert!(parse(&inf).err().unwrap().contains("tol must be a finite number >= 0, got inf"));
     }

@@ -42,6 +42,17 @@ public class LpfException extends RuntimeException {
         this.permanent = permanent;
     }
 
+    /**
+     * The host an exception found on the driver names (not the driver's host name: what a
+     * user reads is where the check ran, the same word for every driver-side check).
+     */
+    public static final String DRIVER = "driver";
+
+    /** A bad argument found on the driver before any Spark job: pid -1, host {@link #DRIVER}, phase argument, permanent. */
+    public static LpfException argument(String message) {
+        return new LpfException(-1, DRIVER, "argument", message, true);
+    }
+
     private static String format(int pid, String host, String phase, String message) {
         String who = pid >= 0 ? "LPF process " + pid : "LPF";
         return who + " on " + host + " failed in phase " + phase + ": " + message;

@@ -5,7 +5,7 @@ import scala.reflect.ClassTag
 import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.functions.{col, isnan, lit}
+import org.apache.spark.sql.functions.{col, isnan}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
@@ -34,17 +34,23 @@ import org.apache.spark.storage.StorageLevel
  * straight into batches of native memory (see [[LpfEdges]]), never as a `Row` or a
  * tuple per edge.
  *
- * Errors found on the driver (a missing column, a column of another type, a null id) are
- * an [[LpfException]] with pid -1, host `driver`, phase `argument`, naming the column.
+ * Errors found on the driver (a missing column, a column of another type, a null id, a
+ * source that is not an id, a negative count) are an [[LpfException]] with pid -1, host
+ * `driver`, phase `argument`, naming the column or parameter and the value.
+ *
+ * An LpfGraph lives on the driver. It is serializable only so that a closure that happens
+ * to capture it (a spark-shell line holding one, a field of the user's class) still
+ * ships: its DataFrames and session are not shipped, and a copy on an executor cannot run
+ * anything.
  */
-final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFrame],
-                              val src: String, val dst: String, val id: String) {
+final class LpfGraph private (@transient val edges: DataFrame, @transient val vertices: Option[DataFrame],
+                              val src: String, val dst: String, val id: String) extends Serializable {
   import LpfGraph._
 
-  private val spark: SparkSession = edges.sparkSession
-  private val srcField = field(edges, src, "edge", "src")
-  private val dstField = field(edges, dst, "edge", "dst")
-  private val idField = vertices.map(v => field(v, id, "vertex", "id"))
+  @transient private val spark: SparkSession = edges.sparkSession
+  private val srcField = field(edges, src, SourceColumn)
+  private val dstField = field(edges, dst, TargetColumn)
+  private val idField = vertices.map(v => field(v, id, VertexColumn))
 
   /** The type of the ids in the results: the edges' (and vertices') id type, widened. */
   val idType: DataType = {
@@ -83,6 +89,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
   def pageRankRun(alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0,
                   threads: Int = 0, settings: LpfSettings = LpfSettings()): LpfGraphPageRank = {
     LpfPageRank.checkParameters(alpha, tol, maxIter) // before any Spark job
+    LpfPageRank.checkCounts(nprocs, threads)
     val numbered = idType == StringType || vertices.isDefined
     // A DataFrame's partition count says little about the processes wanted (200 after a
     // join): by default as many processes as the cluster has task slots, as fromFile.
@@ -115,11 +122,17 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
     pageRankRun(alpha, tol, maxIter, nprocs, threads, LpfSettings())
 
   /**
-   * Breadth-first search from the vertex `source` (an id of the graph, as a Long, Int or
-   * String matching [[idType]]), following edges forward: a DataFrame `(id, depth)`,
-   * every vertex once, `depth` a bigint, 9223372036854775807 (Long.MaxValue) where the
-   * source does not lead (Graphalytics BFS). A source that is no vertex is an
-   * [[LpfException]] naming it.
+   * Breadth-first search from the vertex `source`, following edges forward: a DataFrame
+   * `(id, depth)`, every vertex once, `depth` a bigint, 9223372036854775807
+   * (Long.MaxValue) where the source does not lead (Graphalytics BFS).
+   *
+   * `source` is an id of the graph, compared exactly with the ids in their own type
+   * ([[idType]]; see [[LpfGraph.exactId]]): for integral ids an integral value (Byte,
+   * Short, Int, Long, BigInt, java.math.BigInteger) within the range of [[idType]]; for
+   * string ids a String. Anything else (a Boolean, a Double or Float even when whole, a
+   * value out of range, a String for integral ids, a number for string ids, null) and a
+   * source that is no vertex are an [[LpfException]] naming the value and the id type,
+   * before any Spark job.
    */
   def bfs(source: Any): DataFrame = bfs(source, 0, 0, LpfSettings())
 
@@ -164,8 +177,9 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
    * Single-source shortest paths from `source`, the weight of each edge in the edge
    * column `weightCol` (any numeric type, every weight >= 0 and not null; parallel edges
    * count with their smallest weight): a DataFrame `(id, distance)`, `distance` a double,
-   * infinity where the source does not lead. A source that is no vertex, a missing or
-   * non-numeric column, a null or negative weight are an [[LpfException]] naming them.
+   * infinity where the source does not lead. `source` is an id as for [[bfs]]. A source
+   * that is not exactly an id or no vertex, a missing or non-numeric column, a null or
+   * negative weight are an [[LpfException]] naming them.
    */
   def sssp(source: Any, weightCol: String): DataFrame = sssp(source, weightCol, 0, 0, LpfSettings())
 
@@ -194,13 +208,17 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
 
   private def kernel(k: LpfKernels.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String], nprocs: Int,
                      threads: Int, settings: LpfSettings): DataFrame = {
-    LpfKernels.checkParameters(k, iterations) // before any Spark job
-    val weight = weightCol.map(w => checkedWeight(field(edges, w, "edge", "weight")))
+    // The arguments first, before any Spark job.
+    LpfKernels.checkParameters(k, iterations)
+    LpfPageRank.checkCounts(nprocs, threads)
+    val role = s"${k.name} source"
+    val sourceId = source.map(s => exactId(idType, s, role))
+    val weight = weightCol.map(w => checkedWeight(field(edges, w, WeightColumn)))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
     val numbers = vertexNumbers(ordered = true)
     try {
-      val sourceNumber = source.map(s => numberOf(numbers, s, s"${k.name} source"))
+      val sourceNumber = sourceId.map(s => numberOf(numbers, s, role))
       val read = if (weight.isDefined) LpfEdges.weightedLongRows else LpfEdges.longRows
       val values = LpfKernels.run(LpfEdges.rowsOf(numberedEdges(numbers, weight)), read, numbers.count, k,
         sourceNumber.getOrElse(0L), iterations, p, threads, settings)
@@ -234,13 +252,11 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       StructField(column, valueType, nullable = false))))
   }
 
-  /** The number of the vertex `id`, or the error naming it. */
+  /** The number of the vertex `id` (an id of type [[idType]], as [[LpfGraph.exactId]] gives it), or the error naming it. */
   private def numberOf(numbers: VertexNumbers, id: Any, role: String): Long = {
-    if (id == null) throw argument(s"the $role is null")
-    // Spark's cast to the ids' type (a Python int arrives as Integer or Long).
-    val wanted = spark.range(1).select(lit(id).cast(idType)).head().get(0)
-    val hits = if (wanted == null) Array.empty[Long] else numbers.rows.filter(r => r.get(0) == wanted).map(_.getLong(1)).collect()
-    hits.headOption.getOrElse(throw argument(s"the $role $id is not a vertex of the graph (ids of type ${idType.simpleString})"))
+    val hits = numbers.rows.filter(r => r.get(0) == id).map(_.getLong(1)).collect()
+    hits.headOption.getOrElse(throw argument(s"the $role ${shown(id)} is not a vertex of the graph " +
+      s"(ids of type ${idType.simpleString})"))
   }
 
   /** The weight column, if numeric and free of nulls and of weights SSSP cannot take. */
@@ -261,7 +277,7 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
    * allows nulls).
    */
   private def longEdges(): DataFrame = {
-    if (srcField.nullable || dstField.nullable) noNulls(edges, Seq(src, dst), "edge")
+    if (srcField.nullable || dstField.nullable) noNulls(edges, Seq(srcField, dstField), "edge")
     edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
   }
 
@@ -287,8 +303,8 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
         Iterator((k, nulls))
       }.collect()
       if (counts.exists(_._2 > 0)) {
-        noNulls(edges, Seq(src, dst), "edge")
-        vertices.foreach(v => noNulls(v, Seq(id), "vertex"))
+        noNulls(edges, Seq(srcField, dstField), "edge")
+        vertices.foreach(v => noNulls(v, idField.toSeq, "vertex"))
         throw argument(s"a null id among the ids of the edge columns '$src', '$dst'" +
           vertices.fold("")(_ => s" and the vertex column '$id'"))
       }
@@ -310,9 +326,9 @@ final class LpfGraph private (val edges: DataFrame, val vertices: Option[DataFra
       .join(s, "s_id").join(d, "d_id").select("s", Seq("d") ++ weights.map(_ => "w"): _*)
   }
 
-  private def noNulls(df: DataFrame, columns: Seq[String], what: String): Unit = columns.foreach { c =>
-    val k = df.where(column(field(df, c, what, c)).isNull).count()
-    if (k > 0) throw argument(s"the $what column '$c' has $k null ids; every $what needs an id")
+  private def noNulls(df: DataFrame, columns: Seq[StructField], what: String): Unit = columns.foreach { c =>
+    val k = df.where(column(c).isNull).count()
+    if (k > 0) throw argument(s"the $what column '${c.name}' has $k null ids; every $what needs an id")
   }
 }
 
@@ -363,17 +379,90 @@ object LpfGraph {
   /** A top-level column by its exact name (dots and back-ticks in it are not paths). */
   private def column(f: StructField) = col("`" + f.name.replace("`", "``") + "`")
 
-  private def argument(message: String): LpfException =
-    new LpfException(-1, "driver", "argument", message, true)
+  private def argument(message: String): LpfException = LpfException.argument(message)
+
+  /**
+   * A column the caller names: in which DataFrame (`frame`), what it holds, and the
+   * parameter that names it, as the Scala and the Python API both call it (so that one
+   * message serves both).
+   */
+  private final case class ColumnRole(frame: String, holds: String, parameter: String)
+  private val SourceColumn = ColumnRole("edge", "source ids", "LpfGraph's src")
+  private val TargetColumn = ColumnRole("edge", "target ids", "LpfGraph's dst")
+  private val VertexColumn = ColumnRole("vertex", "vertex ids", "LpfGraph's id")
+  private val WeightColumn = ColumnRole("edge", "edge weights", "sssp's weightCol")
 
   /** The top-level column `name` of `df` (as Spark resolves names: case-insensitive unless configured). */
-  private def field(df: DataFrame, name: String, what: String, role: String): StructField = {
-    if (name == null) throw argument(s"the $what DataFrame's $role column name is null")
+  private def field(df: DataFrame, name: String, role: ColumnRole): StructField = {
+    if (name == null) throw argument(s"the name of the ${role.frame} column of the ${role.holds} is null " +
+      s"(${role.parameter})")
     val fields = df.schema.fields
     val caseSensitive = df.sparkSession.conf.get("spark.sql.caseSensitive", "false").toBoolean
     fields.find(_.name == name).orElse(if (caseSensitive) None else fields.find(_.name.equalsIgnoreCase(name)))
-      .getOrElse(throw argument(s"the $what DataFrame has no column '$name' for the $role ids (its columns: " +
-        s"${fields.map(_.name).mkString(", ")}); name the columns with LpfGraph(edges, vertices, src = ..., dst = ..., id = ...)"))
+      .getOrElse(throw argument(s"the ${role.frame} DataFrame has no column '$name' for the ${role.holds} (its " +
+        s"columns: ${fields.map(_.name).mkString(", ")}); ${role.parameter} names that column"))
+  }
+
+  /** A value as the messages show it: a string in single quotes, anything else as it prints. */
+  private def shown(value: Any): String = value match {
+    case s: String => s"'$s'"
+    case other => String.valueOf(other)
+  }
+
+  /** The range of each integral id type. */
+  private val Ranges: Map[DataType, (BigInt, BigInt)] = Map(
+    ByteType -> (BigInt(Byte.MinValue), BigInt(Byte.MaxValue)),
+    ShortType -> (BigInt(Short.MinValue), BigInt(Short.MaxValue)),
+    IntegerType -> (BigInt(Int.MinValue), BigInt(Int.MaxValue)),
+    LongType -> (BigInt(Long.MinValue), BigInt(Long.MaxValue)))
+
+  /**
+   * The vertex id `value` given by a caller (a BFS or SSSP source) exactly as ids of type
+   * `idType` hold it (a boxed Byte, Short, Integer or Long, or a String), or an
+   * [[LpfException]] (phase argument) naming `role`, the value and the id type. Nothing is
+   * converted that could change the value, and Spark's SQL settings (ANSI mode) play no
+   * part:
+   *  - integral ids take integral values (Byte, Short, Int, Long, BigInt,
+   *    java.math.BigInteger: what Scala, Java and Python, through Py4J, pass for an
+   *    integer) whose value lies in the range of `idType`;
+   *  - string ids take Strings;
+   *  - anything else is refused: null, Booleans, floating-point and decimal numbers even
+   *    when whole (a computed double that happens to be whole here would not be
+   *    elsewhere; ids are integers or strings), Characters, a String for integral ids, a
+   *    number for string ids, a value out of range.
+   */
+  private[spark] def exactId(idType: DataType, value: Any, role: String): Any = {
+    val typeName = idType.simpleString
+    def refused(why: String): LpfException = argument(s"the $role ${shown(value)} $why")
+    val integer: Option[BigInt] = value match {
+      case v: Byte => Some(BigInt(v))
+      case v: Short => Some(BigInt(v))
+      case v: Int => Some(BigInt(v))
+      case v: Long => Some(BigInt(v))
+      case v: java.math.BigInteger => Some(BigInt(v))
+      case v: BigInt => Some(v)
+      case _ => None
+    }
+    (value, integer) match {
+      case (null, _) => throw argument(s"the $role is null; give an id of type $typeName")
+      case (s: String, _) if idType == StringType => s
+      case (_: String, _) => throw refused(s"is a string, but the ids are of type $typeName: give an integer")
+      case (_, Some(_)) if idType == StringType => throw refused("is a number, but the ids are strings: give a string")
+      case (_, Some(v)) =>
+        val (lo, hi) = Ranges(idType)
+        if (v < lo || v > hi) throw refused(s"is outside the range of the ids' type $typeName ($lo to $hi)")
+        idType match {
+          case ByteType => java.lang.Byte.valueOf(v.toByte)
+          case ShortType => java.lang.Short.valueOf(v.toShort)
+          case IntegerType => java.lang.Integer.valueOf(v.toInt)
+          case _ => java.lang.Long.valueOf(v.toLong)
+        }
+      case (other, None) =>
+        val kind = other.getClass.getSimpleName
+        throw refused(if (idType == StringType) s"is a $kind, not an id of type string: give a String"
+          else s"is a $kind, not an id of type $typeName: ids of an integral type are given as integers (Byte, " +
+            "Short, Int, Long, BigInt); a floating-point number is refused even when whole, a Boolean always")
+    }
   }
 }
 

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory
  *                           `shm` or `tcp`
  * @param port               port of pid 0 for TCP; 0 = the OS chooses (barrier mode publishes
  *                           it); the barrier-less mode needs a fixed one
- * @param threads            LPF threads per process for TCP (0 = one)
+ * @param threads            LPF threads per process for TCP (0 = one; negative is refused)
  * @param slotWaitMs         how long the driver waits for enough task slots: before the job
  *                           (executors registering), and while it runs when a rerun of its
  *                           barrier stage waits for slots that lost executors held (then the
@@ -35,6 +35,7 @@ case class LpfSettings(
   require(Set("auto", "shm", "tcp").contains(engine), s"engine must be auto, shm or tcp, not $engine")
   require(bootstrapTimeoutMs > 0, "bootstrapTimeoutMs must be positive")
   require(slotWaitMs >= 0, "slotWaitMs must be >= 0")
+  require(threads >= 0, s"LpfSettings.threads must be >= 0 (0: one), got $threads")
 }
 
 /**
@@ -77,8 +78,9 @@ object LpfHook {
   /** `spark.lpf.allowDefaultBarrierTimeout=true` lets jobs run with Spark's 365-day barrier timeout. */
   val AllowDefaultBarrierTimeout = "spark.lpf.allowDefaultBarrierTimeout"
 
+  /** A driver-side check failed: host `driver`, as every driver-side check names it. */
   private def fail(phase: String, message: String): Nothing =
-    throw new LpfException(-1, localHost, phase, message)
+    throw new LpfException(-1, LpfException.DRIVER, phase, message)
 
   private def localHost: String =
     try InetAddress.getLocalHost.getHostName catch { case _: Exception => "unknown-host" }
@@ -213,9 +215,11 @@ object LpfHook {
   def withGroup[T](job: LpfJob)(body: LpfGroup => T): T = {
     val ctx = TaskContext.get() match {
       case b: BarrierTaskContext => b
-      case null => fail("check", "LpfHook.run was called outside any Spark task; call it inside rdd.barrier().mapPartitions")
-      case _ => fail("check", "LpfHook.run needs a barrier stage (so that every process runs at once): use " +
-        "rdd.barrier().mapPartitions { ... }, or LpfHook.runWithoutBarrier")
+      // Not a driver-side check: the host is this JVM's.
+      case null => throw new LpfException(-1, localHost, "check",
+        "LpfHook.run was called outside any Spark task; call it inside rdd.barrier().mapPartitions")
+      case _ => throw new LpfException(-1, localHost, "check", "LpfHook.run needs a barrier stage (so that every " +
+        "process runs at once): use rdd.barrier().mapPartitions { ... }, or LpfHook.runWithoutBarrier")
     }
     val infos = ctx.getTaskInfos()
     val (pid, p) = (ctx.partitionId(), infos.length)

@@ -20,8 +20,13 @@ private[spark] object LpfKernels {
   private val RequestHeader = 48
   private val ReplyHeader = 56
 
-  /** A kernel and its code in the request. */
-  sealed abstract class Kernel(val code: Int, val name: String)
+  /**
+   * A kernel and its code in the request. Serializable itself, not only through its case
+   * objects: the tasks' closures carry the kernel, and Java deserialization needs the first
+   * non-serializable superclass to have a no-argument constructor (Scala 2.12 serializes
+   * the case objects as themselves; 2.13 as a proxy that hid this).
+   */
+  sealed abstract class Kernel(val code: Int, val name: String) extends Serializable
   case object Bfs extends Kernel(1, "BFS")
   case object Wcc extends Kernel(2, "WCC")
   case object Cdlp extends Kernel(3, "CDLP")

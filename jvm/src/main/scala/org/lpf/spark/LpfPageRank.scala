@@ -60,6 +60,10 @@ case class LpfPageRankResult(
  * PageRank in native code (the graphblas crate's distributed PageRank over LPF) on the
  * Spark executors: one barrier stage, one LPF process per partition.
  *
+ * Every entry point takes `nprocs` and `threads` (0: the default; a negative count is an
+ * [[LpfException]] in phase argument) and checks `alpha`, `tol` and `maxIter` before any
+ * Spark job.
+ *
  * Semantics (the same as the `pagerank` CLI): damping `alpha`, start 1/n, the mass of
  * dangling vertices spread uniformly, stop when the L1 change of an iteration is below
  * `tol` or after `maxIter` iterations; an edge is an edge whatever its multiplicity,
@@ -116,6 +120,17 @@ object LpfPageRank {
   private[spark] def checkParameters(alpha: Double, tol: Double, maxIter: Long): Unit = {
     val loaded = try { LpfNative.ensureLoaded(); true } catch { case _: LpfException | _: LinkageError => false }
     if (loaded) LpfNative.checkPageRank(alpha, tol, maxIter)
+  }
+
+  /**
+   * The counts of every entry point (PageRank's and the graph kernels'), named as the
+   * Scala and the Python API both name them: 0 means the default (`nprocs`: the task
+   * slots, or the partitions of an edges RDD; `threads`: spark.task.cpus), a negative
+   * count is an [[LpfException]] (phase argument) before any Spark job.
+   */
+  private[spark] def checkCounts(nprocs: Int, threads: Int): Unit = {
+    if (nprocs < 0) throw LpfException.argument(s"nprocs must be >= 0 (0 lets the bridge choose), got $nprocs")
+    if (threads < 0) throw LpfException.argument(s"threads must be >= 0 (0: spark.task.cpus), got $threads")
   }
 
   private def header(b: ByteBuffer, p: Params, source: Int): Unit = {
@@ -264,7 +279,8 @@ object LpfPageRank {
    * edges moved to `nprocs` partitions, default the task slots, as a few large arrays per
    * partition: see docs/spark.md, "How the edges reach native code").
    *
-   * @param threads threads per LPF process for the iterations (default spark.task.cpus)
+   * @param nprocs LPF processes (0: the partitions of `edges`, or the task slots if fewer)
+   * @param threads threads per LPF process for the iterations (0: spark.task.cpus)
    * @param exchange `auto`, `allgather` or `plan` (see docs/pagerank.md)
    * @param progress log each iteration (iteration, residual, seconds) on the driver as it
    *                 runs, through the logger `org.lpf.spark.progress` at INFO (nothing is
@@ -285,6 +301,7 @@ object LpfPageRank {
                                  tol: Double, maxIter: Int, nprocs: Int, threads: Int, exchange: String,
                                  progress: Boolean, settings: LpfSettings): LpfPageRankResult = {
     val sc = edges.sparkContext
+    checkCounts(nprocs, threads)
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val parts = edges.getNumPartitions
     // nprocs given: exactly that many (prepare fails, naming both numbers, if the
@@ -303,12 +320,14 @@ object LpfPageRank {
    * executor (a shared file system, or a copy on each node). Errors name the file and
    * line, on every process.
    *
-   * @param nprocs LPF processes (default: the cluster's task slots)
+   * @param nprocs LPF processes (0: the cluster's task slots)
+   * @param threads threads per LPF process (0: spark.task.cpus)
    */
   def fromFile(sc: SparkContext, path: String, alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
                format: String = "auto", nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
                progress: Boolean = true, settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
     formatCode(format)
+    checkCounts(nprocs, threads)
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val p = if (nprocs > 0) nprocs else availableProcesses(sc, None, settings, s"fromFile($path)")
     runRequests(sc.parallelize(0 until p, p), p, progress, settings)(_ => fileRequest(params, path, format))
@@ -323,6 +342,7 @@ object LpfPageRank {
            tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0, threads: Int = 0, exchange: String = "auto",
            settings: LpfSettings = LpfSettings(), a: Double = 0.57, b: Double = 0.19, c: Double = 0.19,
            progress: Boolean = true): LpfPageRankResult = {
+    checkCounts(nprocs, threads)
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
     val p = if (nprocs > 0) nprocs else availableProcesses(sc, None, settings, s"rmat(scale $scale)")
     runRequests(sc.parallelize(0 until p, p), p, progress, settings)(_ => rmatRequest(params, scale, edgeFactor, a, b, c, seed))

@@ -197,9 +197,9 @@ object KernelTests {
         val l = lpfException(thrown(body))
         expect(l.phase() == "argument" && l.permanent() && l.detail().contains(want), s"expected '$want', got ${l.getMessage}")
       }
-      argument(graph.bfs("nobody"), "BFS source nobody is not a vertex")
-      argument(graph.sssp("nobody", "w"), "SSSP source nobody is not a vertex")
-      argument(graph.sssp(source, "weight"), "no column 'weight' for the weight ids")
+      argument(graph.bfs("nobody"), "BFS source 'nobody' is not a vertex")
+      argument(graph.sssp("nobody", "w"), "SSSP source 'nobody' is not a vertex")
+      argument(graph.sssp(source, "weight"), "no column 'weight' for the edge weights")
       argument(graph.cdlp(-1), "iterations must be >= 0, got -1")
       val neg = edf.selectExpr("src", "dst", "case when src = '" + g.edges(5)._1 + "' then -2 else w end as w")
       argument(LpfGraph(neg, vdf).sssp(source, "w"), "has weight -2 in the column 'w': SSSP needs weights >= 0")
@@ -240,7 +240,127 @@ object KernelTests {
       val t = lpfException(thrown(graph.pageRank(0.85, Double.NaN, 10)))
       expect(t.detail().startsWith("tol must be a finite number >= 0, got NaN"), s"tol: ${t.getMessage}")
       val m = lpfException(thrown(graph.pageRank(0.85, 1e-7, 0)))
-      expect(m.detail() == "max_iters must be at least 1, got 0", s"maxIter: ${m.getMessage}")
+      // The API's name (Scala's and Python's alike), not the native crate's max_iters.
+      expect(m.detail() == "maxIter must be at least 1, got 0", s"maxIter: ${m.getMessage}")
+      expect(t.detail().endsWith("(0 runs exactly maxIter iterations)"), s"tol: ${t.getMessage}")
+    }
+
+    /** The LpfException (phase argument, host driver, permanent) of `body`, whose message must contain every one of `want`. */
+    def refused(body: => Any, want: String*): LpfException = {
+      val l = lpfException(thrown(body))
+      expect(l.phase() == "argument" && l.permanent() && l.host() == "driver" && l.pid() == -1 &&
+        want.forall(l.detail().contains), s"expected an argument error on the driver with ${want.mkString("'", "', '", "'")}, " +
+        s"got ${l.getMessage} (host ${l.host()}, permanent ${l.permanent()})")
+      l
+    }
+
+    /** Runs `body` in a job group of its own; fails if it started any Spark job. */
+    def withoutJobs(what: String)(body: => Unit): Unit = {
+      val group = s"no-jobs-${System.nanoTime}"
+      sc.setJobGroup(group, what)
+      try body finally sc.clearJobGroup()
+      val jobs = sc.statusTracker.getJobIdsForGroup(group)
+      expect(jobs.isEmpty, s"$what started ${jobs.length} Spark jobs")
+    }
+
+    // Issue 24 item 2: a source that was not exactly an id ran from another vertex (Spark's
+    // cast: 1.5 -> 1, true -> 1, 2.99 -> 2; with ANSI off 300 -> 44 as a tinyint, 2^32 + 1 -> 1 as an int).
+    test("kernels-a-source-not-exactly-an-id-is-refused-ansi-on-and-off") {
+      def graphOf(t: DataType, ids: Seq[Any]): LpfGraph = {
+        val rows = ids.zip(ids.tail :+ ids.head).map { case (u, v) => Row(u, v, 1) }
+        LpfGraph(spark.createDataFrame(sc.parallelize(rows, 2), StructType(Seq(StructField("src", t),
+          StructField("dst", t), StructField("w", IntegerType)))))
+      }
+      val bigints = graphOf(LongType, Seq(1L, 2L, 3L, 44L))
+      val tinyints = graphOf(ByteType, Seq(1, 2, 3, 44).map(_.toByte))
+      val ints = graphOf(IntegerType, Seq(1, 2, 3, 44))
+      val strings = graphOf(StringType, Seq("1", "2", "5"))
+      val saved = spark.conf.getOption("spark.sql.ansi.enabled")
+      try for (ansi <- Seq("true", "false")) {
+        spark.conf.set("spark.sql.ansi.enabled", ansi)
+        withoutJobs(s"the refused sources (ANSI $ansi)") {
+          refused(bigints.bfs(1.5, p, 0, settings), "BFS source 1.5 is a Double, not an id of type bigint")
+          refused(bigints.bfs(true, p, 0, settings), "BFS source true is a Boolean, not an id of type bigint")
+          refused(bigints.sssp(2.99, "w", p, 0, settings), "SSSP source 2.99 is a Double, not an id of type bigint")
+          refused(bigints.bfs(2.0, p, 0, settings), "BFS source 2.0 is a Double", "refused even when whole")
+          refused(bigints.bfs(2.0f, p, 0, settings), "BFS source 2.0 is a Float")
+          refused(bigints.bfs(java.math.BigDecimal.ONE, p, 0, settings), "BFS source 1 is a BigDecimal")
+          refused(bigints.bfs('a', p, 0, settings), "BFS source a is a Character")
+          refused(bigints.bfs("1", p, 0, settings), "BFS source '1' is a string, but the ids are of type bigint")
+          refused(bigints.bfs(null, p, 0, settings), "BFS source is null; give an id of type bigint")
+          refused(bigints.bfs(BigInt(2).pow(64) + 1, p, 0, settings),
+            "BFS source 18446744073709551617 is outside the range of the ids' type bigint")
+          refused(bigints.bfs(java.math.BigInteger.valueOf(2).pow(63), p, 0, settings),
+            "BFS source 9223372036854775808 is outside the range of the ids' type bigint")
+          refused(tinyints.bfs(300, p, 0, settings), "BFS source 300 is outside the range of the ids' type tinyint (-128 to 127)")
+          refused(tinyints.sssp(-129L, "w", p, 0, settings), "SSSP source -129 is outside the range of the ids' type tinyint")
+          refused(ints.bfs((1L << 32) + 1, p, 0, settings), "BFS source 4294967297 is outside the range of the ids' type int")
+          refused(strings.bfs(5, p, 0, settings), "BFS source 5 is a number, but the ids are strings")
+          refused(strings.sssp(1.0, "w", p, 0, settings), "SSSP source 1.0 is a Double, not an id of type string")
+        }
+        // What is exactly an id runs from that id, whatever its integral JVM type.
+        def depths(df: DataFrame): Map[Any, Long] = collected[Any, Long](df, "depth")
+        expect(depths(tinyints.bfs(44, p, 0, settings)) == Map(44.toByte -> 0L, 1.toByte -> 1L, 2.toByte -> 2L, 3.toByte -> 3L),
+          s"tinyint BFS from 44 (ANSI $ansi)")
+        expect(depths(bigints.bfs(BigInt(3), p, 0, settings))(3L) == 0L, s"bigint BFS from BigInt(3) (ANSI $ansi)")
+        expect(depths(ints.bfs(2.toShort, p, 0, settings))(2) == 0L, s"int BFS from a Short 2 (ANSI $ansi)")
+        expect(depths(strings.bfs("5", p, 0, settings))("5") == 0L, s"string BFS from '5' (ANSI $ansi)")
+      } finally saved match {
+        case Some(v) => spark.conf.set("spark.sql.ansi.enabled", v)
+        case None => spark.conf.unset("spark.sql.ansi.enabled")
+      }
+    }
+
+    // Issue 24 item 9: negative counts meant "the default".
+    test("negative-process-and-thread-counts-are-refused-naming-the-parameter") {
+      val edges = sc.parallelize(Seq((0L, 1L), (1L, 2L), (2L, 0L)), 2)
+      val file = java.io.File.createTempFile("lpf-counts", ".el")
+      file.deleteOnExit()
+      java.nio.file.Files.write(file.toPath, "0 1\n1 2\n2 0\n".getBytes("UTF-8"))
+      val nprocs = "nprocs must be >= 0 (0 lets the bridge choose), got -3"
+      val threads = "threads must be >= 0 (0: spark.task.cpus), got -1"
+      withoutJobs("the refused counts") {
+        refused(graph.bfs(source, -3, 0, settings), nprocs)
+        refused(graph.bfs(source, 0, -1, settings), threads)
+        refused(graph.wcc(-3, 0, settings), nprocs)
+        refused(graph.cdlp(2, 0, -1, settings), threads)
+        refused(graph.sssp(source, "w", -3, 0, settings), nprocs)
+        refused(graph.lcc(0, -1, settings), threads)
+        refused(graph.pageRankRun(nprocs = -3), nprocs)
+        refused(graph.pageRankRun(threads = -1), threads)
+        refused(LpfPageRank.run(edges, nprocs = -3), nprocs)
+        refused(LpfPageRank.run(edges, threads = -1), threads)
+        refused(LpfPageRank.fromFile(sc, file.getPath, nprocs = -3), nprocs)
+        refused(LpfPageRank.fromFile(sc, file.getPath, threads = -1), threads)
+        refused(LpfPageRank.rmat(sc, 4, nprocs = -3), nprocs)
+      }
+      val e = thrown(LpfSettings(threads = -1))
+      expect(e.isInstanceOf[IllegalArgumentException] && e.getMessage.contains("LpfSettings.threads must be >= 0 (0: one), got -1"),
+        s"LpfSettings(threads = -1): ${messages(e)}")
+      // 0 stays the default.
+      val r = LpfPageRank.fromFile(sc, file.getPath, nprocs = 0, threads = 0, settings = settings)
+      try expect(r.vertices == 3 && r.processes >= 1, s"fromFile with counts 0: ${r.vertices} vertices, ${r.processes} processes")
+      finally r.unpersist()
+    }
+
+    // Issue 24 item 12: one wording per parameter, the names both APIs share, no Scala syntax.
+    test("argument-messages-name-the-parameters-as-the-apis-do") {
+      val w = refused(graph.sssp(source, "weight"), "the edge DataFrame has no column 'weight' for the edge weights",
+        "sssp's weightCol names that column")
+      expect(!w.detail().contains("LpfGraph(") && !w.detail().contains("weight ids"), s"weightCol: ${w.detail()}")
+      val v = refused(LpfGraph(edf, vdf, id = "name"), "the vertex DataFrame has no column 'name' for the vertex ids",
+        "LpfGraph's id names that column")
+      expect(!v.detail().contains("id ids"), s"vertex column: ${v.detail()}")
+      val s = refused(LpfGraph(edf, src = "from"), "the edge DataFrame has no column 'from' for the source ids",
+        "LpfGraph's src names that column")
+      expect(!s.detail().contains(" = "), s"src: Scala syntax in ${s.detail()}")
+      refused(LpfGraph(edf, dst = "to"), "no column 'to' for the target ids", "LpfGraph's dst names that column")
+      // Driver-side checks name the host "driver", all of them.
+      val slots = lpfException(thrown(graph.bfs(source, 64, 0, settings))) // more than the task slots
+      expect(slots.phase() == "check" && slots.host() == "driver" && slots.detail().contains("task slots"),
+        s"too many processes: ${slots.getMessage} (host ${slots.host()})")
+      val timeout = lpfException(thrown(LpfHook.checkConf(sc.getConf.clone().remove("spark.barrier.sync.timeout"), sc.master, 2)))
+      expect(timeout.host() == "driver", s"barrier timeout check: host ${timeout.host()}")
     }
 
     println("RESULT done")
