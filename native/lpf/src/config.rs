@@ -235,6 +235,37 @@ pub(crate) struct TestSwitches {
     pub mpi_body_chunk: Option<usize>,
 }
 
+/// A shared secret (`LPF_TCP_SECRET`, [`crate::tcp::TcpConfig::secret`]): its bytes
+/// through `Deref`, never through `Debug`, so a configuration printed with `{:?}` (a
+/// log line, an error) does not show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Vec<u8>);
+
+impl Secret {
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Secret {
+        Secret(bytes.into())
+    }
+}
+
+impl std::ops::Deref for Secret {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<[u8]> for Secret {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret(<redacted, {} bytes>)", self.0.len())
+    }
+}
+
 /// The MPI thread level LPF asks for when it initialises MPI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MpiThreadLevel {
@@ -261,7 +292,7 @@ pub struct Config {
     pub tcp_master: Option<String>,
     pub tcp_port: u16,
     pub tcp_timeout: Duration,
-    pub tcp_secret: Option<Vec<u8>>,
+    pub tcp_secret: Option<Secret>,
     pub tcp_bind: Option<IpAddr>,
     pub tcp_job: String,
     pub tcp_meta: Option<MetaAlgo>,
@@ -317,7 +348,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
     /// `LPF_TCP_SECRET`: None only when unset. Set but empty (a script's
     /// `LPF_TCP_SECRET=$UNSET`) or shorter than [`crate::tcp::MIN_SECRET_LEN`] is an
     /// error that names the variable and never shows the value.
-    fn secret(&self) -> Result<Option<Vec<u8>>> {
+    fn secret(&self) -> Result<Option<Secret>> {
         const NAME: &str = "LPF_TCP_SECRET";
         let allowed = VARIABLES.iter().find(|v| v.name == NAME).map_or("?", |v| v.allowed);
         match self.raw(NAME) {
@@ -329,7 +360,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
                 "{NAME} is {} bytes long: expected {allowed} (a short secret is guessed offline from one recorded handshake)",
                 v.len()
             ))),
-            Some(v) => Ok(Some(v.into_bytes())),
+            Some(v) => Ok(Some(Secret::new(v))),
         }
     }
 
@@ -516,6 +547,20 @@ mod tests {
         assert_eq!(config(&[]).unwrap().tcp_secret, None);
         let c = config(&[("LPF_TCP_SECRET", "sixteen bytes!!!")]).unwrap();
         assert_eq!(c.tcp_secret.as_deref(), Some(&b"sixteen bytes!!!"[..]));
+    }
+
+    /// Issue #24 item 7: a configuration printed with `{:?}` shows no secret (before,
+    /// the derived `Debug` printed its bytes).
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let secret = "a secret of 16+ bytes";
+        let c = config(&[("LPF_TCP_SECRET", secret)]).unwrap();
+        let tcp = crate::tcp::TcpConfig::from_config(&c).unwrap();
+        let bytes = format!("{:?}", secret.as_bytes());
+        for text in [format!("{c:?}"), format!("{tcp:?}"), format!("{:#?}", c.tcp_secret)] {
+            assert!(!text.contains(secret) && !text.contains(&bytes[1..bytes.len() - 1]), "{text}");
+            assert!(text.contains("redacted"), "{text}");
+        }
     }
 
     /// The row of `v` in docs/configuration.md's tables.

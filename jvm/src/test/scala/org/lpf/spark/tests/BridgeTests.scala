@@ -330,6 +330,25 @@ object BridgeTests {
       expect(secs < 60, f"the job took $secs%.0f s to fail")
     }
 
+    test("the-secret-and-tokens-are-in-no-printable-form") {
+      // Issue #24 item 7: what a shell echo, a notebook cell, a log line or an error
+      // message shows of a job must not give its secret or the driver's tokens.
+      val job = LpfHook.prepare(sc, 2, settings)
+      val progress = LpfProgressTarget("driver-host", 1234, "0123456789abcdef0123456789abcdef")
+      val hidden = Seq(job.secret, progress.token) ++ job.rendezvous.map(_.token)
+      expect(job.secret.length >= 32, s"a secret of ${job.secret.length} characters")
+      val printed = Seq(job.toString, String.valueOf(job), s"$job", Seq(job).toString, Some(job).toString,
+        job.rendezvous.toString, progress.toString, scala.runtime.ScalaRunTime.replStringOf(job, 1000))
+      // Spark's "Task not serializable" lists the objects on the way to the culprit, each
+      // with its toString: here the pair holding the job.
+      val pair = (job, new Object)
+      val error = failure(sc.parallelize(0 until 2, 2).map(i => i + pair._1.nprocs + pair._2.hashCode).collect())
+      contains(error, "not serializable", "LpfJob(", "redacted")
+      for ((text, what) <- printed.map(_ -> "printed") :+ (error -> "Spark's error"); h <- hidden)
+        expect(!text.contains(h), s"$what form shows a secret or token: $text")
+      expect(job.toString.contains(job.id) && job.toString.contains("secret <redacted>"), s"the job prints as $job")
+    }
+
     // The driver's rendezvous service against a stranger who reaches its port (loopback):
     // on local-cluster, where every 2-process job forms its TCP group through it (the
     // service is the same on every master).
