@@ -1,12 +1,13 @@
 package org.lpf.spark
 
 import java.net.InetAddress
+import java.nio.ByteBuffer
 import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.spark.SparkContext
+import org.apache.spark.{BarrierTaskContext, SparkContext}
 import org.slf4j.LoggerFactory
 
 /**
@@ -20,12 +21,14 @@ private[spark] case class LpfProgressTarget(host: String, port: Int, token: Stri
 }
 
 /**
- * The driver's end of a native algorithm's per-iteration progress: a TCP listener on the
+ * The driver's end of a native algorithm's per-round progress (PageRank and CDLP
+ * iterations, BFS levels, WCC and SSSP rounds, LCC phases): a TCP listener on the
  * driver's address (port chosen by the OS) that LPF process 0 connects to from its
- * executor, writing one line per iteration from the native loop
+ * executor, writing one line per round from the native loop
  * (native/lpf-jni/src/progress.rs); each line is logged at INFO by the logger
  * [[LpfProgress.LoggerName]] on the driver as it arrives, e.g.
- * `LpfPageRank (2 processes): iteration 3, residual 0.0123, 0.0021 s (0.0065 s since the first)`.
+ * `LpfPageRank (2 processes): iteration 3, residual 0.0123, 0.0021 s (0.0065 s since the first)`,
+ * `LpfGraph BFS (2 processes): level 2, frontier 1234, 0.0010 s (0.0040 s since the first)`.
  *
  * Why a socket of its own: Spark carries nothing from a running task to the driver
  * live but its RPC (private to Spark); accumulators reach the driver with executor
@@ -34,7 +37,7 @@ private[spark] case class LpfProgressTarget(host: String, port: Int, token: Stri
  *
  * The listener is an [[LpfLineService]] with a token per call: a connection must begin
  * with the token and the stage attempt (the hello, within [[HelloTimeoutMs]]); then each
- * line (at most [[MaxLineBytes]]) is one iteration. Anything else is closed unread. At
+ * line (at most [[MaxLineBytes]]) is one round. Anything else is closed unread. At
  * most [[MaxReporters]] reporters at once (one per stage attempt is what a call has).
  */
 private[spark] final class LpfProgress private (service: LpfLineService, host: String, what: String) {
@@ -54,7 +57,7 @@ private[spark] final class LpfProgress private (service: LpfLineService, host: S
 }
 
 private[spark] object LpfProgress {
-  /** The driver's logger for per-iteration progress (INFO). Set it to WARN to turn progress off. */
+  /** The driver's logger for per-round progress (INFO). Set it to WARN to turn progress off. */
   val LoggerName = "org.lpf.spark.progress"
   private val log = LoggerFactory.getLogger(LoggerName)
   /** How long after its accept a reporter's hello may take. */
@@ -71,7 +74,28 @@ private[spark] object LpfProgress {
   private val listening = ConcurrentHashMap.newKeySet[LpfProgress]()
   private[spark] def openTargets: Seq[LpfProgressTarget] = listening.asScala.toSeq.map(_.target)
 
-  /** One reporter's lines: the rest of its hello (the stage attempt), then one per iteration. */
+  private val Word = "[a-z][a-z-]{0,31}".r
+  private val Count = "[0-9]{1,20}".r
+
+  /**
+   * Logs one progress line of `what` (native/lpf-jni/src/progress.rs:
+   * `unit round measure value seconds elapsed`) as
+   * `what: unit round, measure value, 0.0021 s (0.0065 s since the first)`; a count as
+   * it is, a real number (PageRank's residual) exactly. `None` if the line is malformed.
+   */
+  private def logged(what: String, text: String): Option[Unit] = text.split(' ') match {
+    case Array(unit @ Word(), round @ Count(), measure @ Word(), value, sec, elapsed) =>
+      try {
+        val shown = value match {
+          case Count() => value
+          case _ => java.lang.Double.parseDouble(value).toString
+        }
+        Some(log.info(f"$what: $unit $round, $measure $shown, ${sec.toDouble}%.4f s (${elapsed.toDouble}%.4f s since the first)"))
+      } catch { case _: NumberFormatException => None }
+    case _ => None
+  }
+
+  /** One reporter's lines: the rest of its hello (the stage attempt), then one per round. */
   private def reporter(what: String): LpfLineService.Session = new LpfLineService.Session {
     private var attempt: Option[String] = None
     def line(text: String): LpfLineService.Action = attempt match {
@@ -80,17 +104,20 @@ private[spark] object LpfProgress {
         LpfLineService.Continue
       case None => LpfLineService.Refuse("sent a malformed hello")
       case Some(a) =>
-        text.split(' ') match {
-          case Array(k, r, sec, elapsed) =>
-            val residual = try java.lang.Double.parseDouble(r).toString catch { case _: NumberFormatException => r }
-            try log.info(f"$what$a: iteration $k, residual $residual, ${sec.toDouble}%.4f s " +
-              f"(${elapsed.toDouble}%.4f s since the first)")
-            catch { case _: NumberFormatException => log.warn(s"$what: a malformed progress line from process 0: $text") }
-          case _ => log.warn(s"$what: a malformed progress line from process 0: $text")
-        }
+        logged(what + a, text).getOrElse(log.warn(s"$what: a malformed progress line from process 0: $text"))
         LpfLineService.Continue
     }
   }
+
+  /**
+   * Task side: runs the bundled `program` on `g` with `input`, LPF process 0 sending its
+   * progress to `to` (the call's listener, if it has one).
+   */
+  private[spark] def produce(g: LpfGroup, program: LpfProgram, input: ByteBuffer, to: Option[LpfProgressTarget]): Array[Byte] =
+    to.filter(_ => g.pid == 0) match {
+      case Some(t) => g.produce(program, input, t.host, t.port, t.hello(BarrierTaskContext.get().stageAttemptNumber()))
+      case None => g.produce(program, input)
+    }
 
   /**
    * A listener for the progress of `what`, when the progress logger logs INFO (else no

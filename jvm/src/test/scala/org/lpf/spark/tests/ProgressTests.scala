@@ -151,6 +151,44 @@ object ProgressTests {
         f"iteration with progress, ${mean(false) * 1e3}%.3f ms without; runs ${per.map(x => f"${x._1}:${x._2 * 1e3}%.3f").mkString(" ")}")
     }
 
+    test("every-graph-kernel-logs-its-rounds-in-order") {
+      // A path 0 -> 1 -> ... -> 29 (weights 1) and a triangle 100 -> 101 -> 102 -> 100.
+      val n = 30
+      val rows = (0 until n - 1).map(v => (v.toLong, v + 1L, 1.0)) ++ Seq((100L, 101L, 1.0), (101L, 102L, 1.0), (102L, 100L, 1.0))
+      val g = LpfGraph(spark.createDataFrame(rows).toDF("src", "dst", "w"))
+      /** (unit, round, measure, value) of each line `kernel` logged while `run` ran. */
+      def rounds(kernel: String)(run: => Any): Seq[(String, Int, String, String)] = {
+        capture.take()
+        run
+        val KernelLine = s"""LpfGraph $kernel \\(2 processes\\): ([a-z]+) (\\d+), ([a-z-]+) (\\S+), \\S+ s \\(\\S+ s since the first\\)""".r
+        capture.take().map {
+          case (_, KernelLine(unit, k, measure, value)) => (unit, k.toInt, measure, value)
+          case (_, other) => throw new Failed(s"$kernel: a progress line in an unexpected form: $other")
+        }
+      }
+      def numbered(kernel: String, got: Seq[(String, Int, String, String)], unit: String, from: Int, measure: String): Unit =
+        expect(got.nonEmpty && got.map(l => (l._1, l._3)).distinct == Seq((unit, measure)) && got.map(_._2) == (from until from + got.length),
+          s"$kernel logged ${got.mkString(" ")}; want $unit $from, $unit ${from + 1}, ... with $measure")
+      val bfs = rounds("BFS")(g.bfs(0L, 2, 0, settings))
+      numbered("BFS", bfs, "level", 0, "frontier")
+      eq(bfs.map(_._4), Seq.fill(n)("1"), "BFS frontiers")
+      val sssp = rounds("SSSP")(g.sssp(0L, "w", 2, 0, settings))
+      numbered("SSSP", sssp, "round", 1, "improved")
+      eq(sssp.map(_._4), Seq.fill(n - 1)("1") :+ "0", "SSSP vertices improved per round")
+      val wcc = rounds("WCC")(g.wcc(2, 0, settings))
+      numbered("WCC", wcc, "round", 1, "changed")
+      expect(wcc.last._4 == "0" && wcc.init.forall(_._4 != "0"), s"WCC changed per round: ${wcc.map(_._4)}")
+      val cdlp = rounds("CDLP")(g.cdlp(4, 2, 0, settings))
+      numbered("CDLP", cdlp, "iteration", 1, "changed")
+      eq(cdlp.length, 4, "CDLP iterations logged")
+      val lcc = rounds("LCC")(g.lcc(2, 0, settings))
+      // 28 inner path vertices and the triangle's 3 have two neighbours; each triangle
+      // vertex sees one edge between its two.
+      eq(lcc, Seq(("phase", 1, "candidates", "31"), ("phase", 2, "links", "3")), "LCC phases")
+      println(s"RESULT info kernel progress: BFS ${bfs.length} levels, SSSP ${sssp.length} rounds, WCC ${wcc.length} rounds " +
+        s"(changed ${wcc.map(_._4).mkString(",")}), CDLP changed ${cdlp.map(_._4).mkString(",")}")
+    }
+
     // The listener of a running call against a stranger who reaches its port (loopback).
     val flood = 300L << 20 // the driver's heap is 1 GiB
     val cutOff = 64L << 20 // what a listener that reads no further than the token lets through
