@@ -117,6 +117,18 @@ impl<T: Scalar> Vector<T> {
         }
     }
 
+    /// How many positions of `self` and `other` (of the same length) differ: in value,
+    /// or present in one of them only.
+    pub fn differences(&self, other: &Vector<T>) -> usize {
+        match (self, other) {
+            (Vector::Dense(a), Vector::Dense(b)) => a.iter().zip(b).filter(|(x, y)| x != y).count(),
+            _ => {
+                let (a, b) = (self.to_bitmap(), other.to_bitmap());
+                (0..a.val.len()).filter(|&i| a.present[i] != b.present[i] || (a.present[i] && a.val[i] != b.val[i])).count()
+            }
+        }
+    }
+
     /// Converts to the internal bitmap form.
     pub(crate) fn to_bitmap(&self) -> Bitmap<T> {
         match self {

@@ -2,7 +2,11 @@
 Python reference written here from the Graphalytics semantics, and their errors."""
 import heapq
 import random
+import re
+import subprocess
+import sys
 from collections import Counter, deque
+from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import pytest
@@ -282,3 +286,35 @@ def test_messages_name_python_parameters(spark: SparkSession, graph) -> None:
     with pytest.raises(LpfError) as e:
         g.bfs(name[1], nprocs=64)  # more than the test cluster's task slots
     assert e.value.phase == "check" and e.value.host == "driver" and "task slots" in e.value.message, str(e.value)
+
+
+def test_docs_progress_snippet_shows_every_kernels_rounds(tmp_path: Path) -> None:
+    """docs/spark.md's PySpark progress snippet run as it is, in a Python process of its
+    own (its own JVM, Spark's default logging, no log4j file), then the other kernels and
+    PageRank: each one's rounds come on the console, numbered from the start."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "spark.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Progress\n"):]
+    start = section.index("```python\n") + len("```python\n")
+    snippet = section[start:section.index("```", start)]
+    more = ("g = LpfGraph(spark.createDataFrame([(i, i + 1, 1.0) for i in range(5)], ['src', 'dst', 'w']))\n"
+            "for df in (g.sssp(0, 'w'), g.wcc(), g.cdlp(2), g.lcc(), g.pageRank()):\n"
+            "    df.count()\n"
+            "spark.stop()\n")
+    script = tmp_path / "progress.py"
+    script.write_text(snippet + more, encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=170, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = re.findall(r"INFO progress: (\S+(?: \S+)?) \(\d+ processes?\): (\w+) (\d+), ([a-z-]+) (\S+), ", out.stderr)
+    seen: Dict[str, List[Tuple[str, int, str, str]]] = {}
+    for what, unit, k, measure, value in lines:
+        seen.setdefault(what, []).append((unit, int(k), measure, value))
+    want = {"LpfGraph BFS": ("level", 0, "frontier"), "LpfGraph SSSP": ("round", 1, "improved"),
+            "LpfGraph WCC": ("round", 1, "changed"), "LpfGraph CDLP": ("iteration", 1, "changed"),
+            "LpfGraph LCC": ("phase", 1, "candidates"), "LpfPageRank": ("iteration", 1, "residual")}
+    assert set(seen) == set(want), f"progress of {sorted(seen)}: {out.stderr[-2000:]}"
+    for what, (unit, first, measure) in want.items():
+        got = seen[what]
+        assert [k for _, k, _, _ in got] == list(range(first, first + len(got))), (what, got)
+        assert got[0][0] == unit and got[0][2] == measure, (what, got)
+    assert [v for _, _, _, v in seen["LpfGraph BFS"]] == ["1"] * 6, seen["LpfGraph BFS"]
+    assert len(seen["LpfGraph CDLP"]) == 2 and len(seen["LpfGraph LCC"]) == 2, seen

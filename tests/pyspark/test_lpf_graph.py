@@ -143,3 +143,17 @@ def test_session_without_the_jar_raises_lpf_error_saying_how_to_add_it(tmp_path:
     line = next((x for x in out.stdout.splitlines() if x.startswith("LPFERROR")), None)
     assert line is not None, f"no LpfError (exit {out.returncode}): {out.stdout[-500:]} {out.stderr[-1500:]}"
     assert "check | the lpf-spark jar is not on the driver's classpath" in line and "configure" in line, line
+
+
+def test_a_job_held_in_python_shows_no_secret(spark: SparkSession) -> None:
+    """Issue #24 item 7: an LpfJob reached from Python (py4j) prints without its secret
+    or the driver's rendezvous token, with str() (its toString) and repr()."""
+    jvm = spark.sparkContext._jvm
+    settings = jvm.org.lpf.spark.LpfSettings(120000, "auto", 0, 0, 30000)
+    job = jvm.org.lpf.spark.LpfHook.prepare(spark.sparkContext._jsc.sc(), 2, settings)
+    hidden = [job.secret(), job.rendezvous().get().token()]
+    assert all(len(h) >= 32 for h in hidden)
+    for form in (str(job), repr(job), f"{job}", str([job])):
+        for h in hidden:
+            assert h not in form, form
+    assert "redacted" in str(job) and job.id() in str(job), str(job)

@@ -30,14 +30,15 @@ pub fn cdlp<A: Cast<bool>>(a: &Matrix<A>, iterations: usize, threads: usize) -> 
         return Err(GrbError::InvalidValue(format!("CDLP needs a square adjacency matrix, got {} x {}", n, a.ncols())));
     }
     // Rows of the CSR: out-neighbours; rows of the CSC: in-neighbours.
-    propagate::<A, GrbError>(n, 0, &[a.csr(), a.csc()], iterations, threads, Ok)
+    propagate::<A, GrbError>(n, 0, &[a.csr(), a.csc()], iterations, threads, Ok, |_, _| {})
 }
 
 /// The iterations over the rows `lo..lo + nloc` of an `n`-vertex graph: `lines` hold
 /// the block's out- and in-neighbours as major lines (all n columns). `gather` makes
 /// the block's new labels the labels of all n vertices (identity for one block; an
-/// allgather over the processes for the distributed kernel). Returns the block's
-/// labels.
+/// allgather over the processes for the distributed kernel). `observe(iteration,
+/// changed)` follows each iteration (from 1; `changed`: the vertices whose label
+/// changed). Returns the block's labels.
 pub(crate) fn propagate<A: Scalar, E: From<GrbError>>(
     n: usize,
     lo: usize,
@@ -45,16 +46,19 @@ pub(crate) fn propagate<A: Scalar, E: From<GrbError>>(
     iterations: usize,
     threads: usize,
     mut gather: impl FnMut(Vec<u32>) -> Result<Vec<u32>, E>,
+    mut observe: impl FnMut(usize, u64),
 ) -> Result<Vec<u32>, E> {
     let nloc = lines.first().map_or(0, |c| c.nmajor());
     let desc = Descriptor::with_threads(threads);
     let second: &(dyn Fn(u32, u32) -> u32 + Sync) = &|_, new| new;
     let mut labels: Vector<u32> = Vector::dense((0..n as u32).collect());
-    for _ in 0..iterations {
+    for iteration in 1..=iterations {
         let most = mode_mxv(lines, &labels, threads)?;
         let mut mine = Vector::dense(labels.to_dense_with(0)[lo..lo + nloc].to_vec());
         apply(&mut mine, None, Some(second), |x| x, &most, &desc)?;
-        labels = Vector::dense(gather(mine.to_dense_with(0))?);
+        let next = Vector::dense(gather(mine.to_dense_with(0))?);
+        observe(iteration, next.differences(&labels) as u64);
+        labels = next;
     }
     Ok(labels.to_dense_with(0)[lo..lo + nloc].to_vec())
 }

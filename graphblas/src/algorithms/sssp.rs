@@ -38,7 +38,7 @@ pub fn sssp(a: &Matrix<f64>, source: usize, threads: usize) -> GrbResult<Vec<f64
     if let Some(w) = a.csr().val.iter().find(|w| w.is_nan() || **w < 0.0) {
         return Err(GrbError::InvalidValue(format!("SSSP needs edge weights >= 0, the matrix holds {w}")));
     }
-    let (dist, _) = frontier_bellman_ford(a, 0, source, threads, &mut OneBlock)?;
+    let (dist, _) = frontier_bellman_ford(a, 0, source, threads, &mut OneBlock, |_, _| {})?;
     Ok(dist)
 }
 
@@ -70,13 +70,16 @@ impl Blocks for OneBlock {
 /// round's tentative distances over all n vertices into those of this block's vertices
 /// (identity for one block; min-combined at the owners for the distributed kernel) and
 /// sums the counts of improved vertices over all blocks, so every block stops at the
-/// same round. Returns this block's distances and the rounds run.
+/// same round. `observe(round, improved)` follows each round (from 1; `improved`: the
+/// vertices of all blocks whose distance fell, 0 in the last). Returns this block's
+/// distances and the rounds run.
 pub(crate) fn frontier_bellman_ford<B: Blocks>(
     out: &Matrix<f64>,
     lo: usize,
     source: usize,
     threads: usize,
     blocks: &mut B,
+    mut observe: impl FnMut(usize, u64),
 ) -> Result<(Vec<f64>, usize), B::Error> {
     let (rows, n) = (out.nrows(), out.ncols());
     let desc = Descriptor::with_threads(threads);
@@ -94,7 +97,9 @@ pub(crate) fn frontier_bellman_ford<B: Blocks>(
         let reach = blocks.to_block(reach)?;
         let mut next = Vector::empty(rows);
         select_by(&mut next, None, None, |x, d: Option<f64>| d.is_none_or(|d| x < d), &reach, &dist, &desc)?;
-        if blocks.total(next.nvals() as u64)? == 0 {
+        let improved = blocks.total(next.nvals() as u64)?;
+        observe(round, improved);
+        if improved == 0 {
             return Ok((dist.to_dense_with(f64::INFINITY), round));
         }
         apply(&mut dist, None, Some(min), |x| x, &next, &desc)?;

@@ -29,7 +29,7 @@ pub fn wcc<A: Cast<u32>>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<u32>> {
     if a.ncols() != n {
         return Err(GrbError::InvalidValue(format!("WCC needs a square adjacency matrix, got {} x {}", n, a.ncols())));
     }
-    let (labels, _) = fastsv::<A, GrbError>(n, 0, &[(a, false), (a, true)], threads, |_| Ok(()))?;
+    let (labels, _) = fastsv::<A, GrbError>(n, 0, &[(a, false), (a, true)], threads, |_| Ok(()), |_, _| {})?;
     Ok(labels)
 }
 
@@ -40,13 +40,16 @@ pub fn wcc<A: Cast<u32>>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<u32>> {
 /// both directions. `combine` makes the proposed parents of all blocks one vector
 /// (identity for a single block; an element-wise min over the processes for the
 /// distributed kernel) — every block then holds the same `f`, takes the same stopping
-/// decision, and the loop stays in step. Returns the labels and the rounds run.
+/// decision, and the loop stays in step. `observe(round, changed)` follows each round
+/// (from 1; `changed`: the vertices whose grandparent changed, 0 in the last). Returns
+/// the labels and the rounds run.
 pub(crate) fn fastsv<A: Cast<u32>, E: From<GrbError>>(
     n: usize,
     lo: usize,
     neighbours: &[(&Matrix<A>, bool)],
     threads: usize,
     mut combine: impl FnMut(&mut Vec<u32>) -> Result<(), E>,
+    mut observe: impl FnMut(usize, u64),
 ) -> Result<(Vec<u32>, usize), E> {
     let desc = Descriptor::with_threads(threads);
     let nloc = neighbours.first().map_or(0, |&(m, t)| if t { m.ncols() } else { m.nrows() });
@@ -70,7 +73,9 @@ pub(crate) fn fastsv<A: Cast<u32>, E: From<GrbError>>(
         let fv = Vector::dense(f.clone());
         let mut next = Vector::empty(n);
         extract(&mut next, None, None, &fv, &f, &desc)?;
-        if next == gf {
+        let changed = next.differences(&gf);
+        observe(round, changed as u64);
+        if changed == 0 {
             return Ok((f, round));
         }
         gf = next;

@@ -15,6 +15,7 @@
 use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::even_owner;
 use super::comm::Comm;
+use super::progress::{Measure, Observer, Rounds};
 use super::{finish, load, require_vertices, vertex_of, DistResult, Input};
 use crate::algebra::ANY_PAIR;
 use crate::algorithms::bfs::{next_direction, UNREACHABLE};
@@ -35,11 +36,26 @@ pub fn bfs_spmd(ctx: &mut Context, input: Input, source: u64, threads: usize) ->
 /// measurements), `Auto` chooses per level.
 pub fn bfs_spmd_with(ctx: &mut Context, input: Input, source: u64, threads: usize, direction: Direction) -> DistResult<VertexValues<i64>> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, source, threads.max(1), direction);
+    let r = run(&mut comm, input, source, threads.max(1), direction, &mut |_| {});
     finish(comm, r)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, forced: Direction) -> DistResult<VertexValues<i64>> {
+/// As [`bfs_spmd`], calling `observe` on every process after each level (`level d,
+/// frontier c`: the vertices at depth d, from d = 0, the source).
+pub fn bfs_spmd_observed(ctx: &mut Context, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
+    let mut comm = Comm::new(ctx)?;
+    let r = run(&mut comm, input, source, threads.max(1), Direction::Auto, observe);
+    finish(comm, r)
+}
+
+fn run(
+    comm: &mut Comm<'_>,
+    input: Input,
+    source: u64,
+    threads: usize,
+    forced: Direction,
+    observe: Observer<'_>,
+) -> DistResult<VertexValues<i64>> {
     let t0 = Instant::now();
     let what = input.describe();
     let mut raw = load::load(comm, input, threads)?;
@@ -49,11 +65,18 @@ fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, forced: D
     let adj = build(comm, raw)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let (depth, levels) = levels(comm, &adj, s, threads, forced)?;
+    let (depth, levels) = levels(comm, &adj, s, threads, forced, &mut Rounds::start("level", observe))?;
     Ok(adj.values(&labels, depth, levels, load_seconds, t1.elapsed().as_secs_f64()))
 }
 
-fn levels(comm: &mut Comm<'_>, adj: &Adjacency, source: usize, threads: usize, forced: Direction) -> DistResult<(Vec<i64>, usize)> {
+fn levels(
+    comm: &mut Comm<'_>,
+    adj: &Adjacency,
+    source: usize,
+    threads: usize,
+    forced: Direction,
+    progress: &mut Rounds<'_>,
+) -> DistResult<(Vec<i64>, usize)> {
     let (p, n, lo, rows) = (comm.p, adj.n, adj.lo, adj.rows());
     let (outdeg, indeg) = (adj.out.row_counts(), adj.inn.row_counts());
     let desc = Descriptor::with_threads(threads);
@@ -113,6 +136,7 @@ fn levels(comm: &mut Comm<'_>, adj: &Adjacency, source: usize, threads: usize, f
                 t.elapsed().as_secs_f64()
             );
         }
+        progress.done(level as usize, "frontier", Measure::Count(frontier_vertices));
         frontier = next;
     }
     unreachable!("the levels are unbounded")

@@ -6,6 +6,7 @@
 
 use super::adjacency::{build, VertexValues};
 use super::comm::Comm;
+use super::progress::{Measure, Observer, Rounds};
 use super::{finish, load, require_vertices, DistError, DistResult, Input};
 use crate::algorithms::cdlp::propagate;
 use lpf::Context;
@@ -16,12 +17,24 @@ use std::time::Instant;
 /// own id and takes the most frequent label of its in- and out-neighbours, ties to the
 /// smallest. Collective; the same error on every process.
 pub fn cdlp_spmd(ctx: &mut Context, input: Input, iterations: usize, threads: usize) -> DistResult<VertexValues<u64>> {
+    cdlp_spmd_observed(ctx, input, iterations, threads, &mut |_| {})
+}
+
+/// As [`cdlp_spmd`], calling `observe` on every process after each iteration
+/// (`iteration k, changed c`: the vertices whose label changed).
+pub fn cdlp_spmd_observed(
+    ctx: &mut Context,
+    input: Input,
+    iterations: usize,
+    threads: usize,
+    observe: Observer<'_>,
+) -> DistResult<VertexValues<u64>> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, iterations, threads.max(1));
+    let r = run(&mut comm, input, iterations, threads.max(1), observe);
     finish(comm, r)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, iterations: usize, threads: usize) -> DistResult<VertexValues<u64>> {
+fn run(comm: &mut Comm<'_>, input: Input, iterations: usize, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
     let t0 = Instant::now();
     let what = input.describe();
     let mut raw = load::load(comm, input, threads)?;
@@ -31,7 +44,10 @@ fn run(comm: &mut Comm<'_>, input: Input, iterations: usize, threads: usize) -> 
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let lines = [adj.out.csr(), adj.inn.csr()];
-    let mine = propagate::<bool, DistError>(adj.n, adj.lo, &lines, iterations, threads, |block| Ok(comm.allgatherv(&block)?.0))?;
+    let mut progress = Rounds::start("iteration", observe);
+    let mine = propagate::<bool, DistError>(adj.n, adj.lo, &lines, iterations, threads, |block| Ok(comm.allgatherv(&block)?.0), |k, c| {
+        progress.done(k, "changed", Measure::Count(c))
+    })?;
     let values = mine.iter().map(|&l| labels[l as usize]).collect();
     Ok(adj.values(&labels, values, iterations, load_seconds, t1.elapsed().as_secs_f64()))
 }

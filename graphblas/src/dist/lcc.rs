@@ -11,6 +11,7 @@
 use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::even_owner;
 use super::comm::{try_zeroed, Comm};
+use super::progress::{Measure, Observer, Rounds};
 use super::{finish, load, require_vertices, DistResult, Input};
 use crate::algebra::Plus;
 use crate::algorithms::lcc::{coefficients, counted_before, neighbour_counts};
@@ -23,12 +24,20 @@ use std::time::Instant;
 /// LCC: neighbours = in ∪ out without the vertex, directed edges among them over
 /// `d (d − 1)`, 0 below two neighbours). Collective; the same error on every process.
 pub fn lcc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<VertexValues<f64>> {
+    lcc_spmd_observed(ctx, input, threads, &mut |_| {})
+}
+
+/// As [`lcc_spmd`], calling `observe` on every process after each of its two phases:
+/// `phase 1, candidates c` once every process knows every vertex's neighbour count (c:
+/// the vertices with two or more neighbours), `phase 2, links l` once the triangle sums
+/// are added up (l: the edges among the vertices' neighbours, summed over the vertices).
+pub fn lcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, threads.max(1));
+    let r = run(&mut comm, input, threads.max(1), observe);
     finish(comm, r)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexValues<f64>> {
+fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
     let t0 = Instant::now();
     let what = input.describe();
     let mut raw = load::load(comm, input, threads)?;
@@ -37,11 +46,13 @@ fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexVa
     let adj = build(comm, raw)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
+    let mut progress = Rounds::start("phase", observe);
     let (lo, hi) = (adj.lo, adj.lo + adj.rows());
     let directions = ewise_add_matrix(&pattern_with(&adj.out, 1u32)?, &pattern_with(&adj.inn, 1u32)?, Plus, threads)?;
     let mine: Vec<u32> = neighbour_counts(&directions, lo).iter().map(|&d| d as u32).collect();
     let (degrees, _) = comm.allgatherv(&mine)?;
     let degrees: Vec<usize> = degrees.into_iter().map(|d| d as usize).collect();
+    progress.done(1, "candidates", Measure::Count(degrees.iter().filter(|&&d| d >= 2).count() as u64));
     let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, lo + i, j), threads)?;
     drop(directions);
     let mut wanted = columns_of(&later);
@@ -53,6 +64,7 @@ fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexVa
     let mut sums = triangle_sums(&rows, lo..hi, threads)?;
     drop(rows);
     comm.allreduce_sum_u64_long(&mut sums)?;
+    progress.done(2, "links", Measure::Count(sums.iter().sum()));
     let values = coefficients(&sums[lo..hi], &degrees[lo..hi]);
     Ok(adj.values(&labels, values, 1, load_seconds, t1.elapsed().as_secs_f64()))
 }

@@ -42,18 +42,20 @@ mod iterate;
 mod lcc;
 mod load;
 mod output;
+mod progress;
 mod relabel;
 mod sssp;
 mod wcc;
 
 pub use adjacency::VertexValues;
-pub use bfs::{bfs_spmd, bfs_spmd_with};
+pub use bfs::{bfs_spmd, bfs_spmd_observed, bfs_spmd_with};
 pub use iterate::ExchangeStats;
-pub use cdlp::cdlp_spmd;
-pub use lcc::lcc_spmd;
-pub use sssp::sssp_spmd;
+pub use cdlp::{cdlp_spmd, cdlp_spmd_observed};
+pub use lcc::{lcc_spmd, lcc_spmd_observed};
+pub use sssp::{sssp_spmd, sssp_spmd_observed};
 pub use output::{convert_to_binary_spmd, write_ranks_spmd, write_values_spmd};
-pub use wcc::wcc_spmd;
+pub use progress::{Measure, Observer, RoundProgress};
+pub use wcc::{wcc_spmd, wcc_spmd_observed};
 
 use crate::io::{InputError, InputErrorKind};
 use crate::kron::KronParams;

@@ -13,6 +13,7 @@ use super::adjacency::VertexValues;
 use super::build::{bucket, even_owner, even_start};
 use super::comm::Comm;
 use super::load::{load_with, RawEdges, Weights};
+use super::progress::{Measure, Observer, Rounds};
 use super::{finish, require_vertices, DistError, DistResult, Input};
 use crate::algebra::Min;
 use crate::algorithms::sssp::{frontier_bellman_ford, Blocks};
@@ -28,12 +29,18 @@ use std::time::Instant;
 /// MatrixMarket real or integer file, an edge list with a weight column); a source
 /// that is no vertex is an error. Collective; the same result or error everywhere.
 pub fn sssp_spmd(ctx: &mut Context, input: Input, source: u64, threads: usize) -> DistResult<VertexValues<f64>> {
+    sssp_spmd_observed(ctx, input, source, threads, &mut |_| {})
+}
+
+/// As [`sssp_spmd`], calling `observe` on every process after each round (`round k,
+/// improved c`: the vertices whose distance fell, 0 in the last round).
+pub fn sssp_spmd_observed(ctx: &mut Context, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, source, threads.max(1));
+    let r = run(&mut comm, input, source, threads.max(1), observe);
     finish(comm, r)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize) -> DistResult<VertexValues<f64>> {
+fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
     let t0 = Instant::now();
     let what = input.describe();
     let mut raw = load_with(comm, input, threads, Weights::Required { kernel: "SSSP" })?;
@@ -46,7 +53,10 @@ fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize) -> DistRe
     let nnz = comm.sum_u64(out.nvals() as u64)?;
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let (dist, rounds) = frontier_bellman_ford(&out, lo, s, threads, &mut Owners { comm, lo, hi })?;
+    let mut progress = Rounds::start("round", observe);
+    let (dist, rounds) = frontier_bellman_ford(&out, lo, s, threads, &mut Owners { comm, lo, hi }, |k, c| {
+        progress.done(k, "improved", Measure::Count(c))
+    })?;
     Ok(VertexValues {
         n: n as u64,
         nnz,

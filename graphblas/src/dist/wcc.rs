@@ -6,6 +6,7 @@
 
 use super::adjacency::{build, VertexValues};
 use super::comm::Comm;
+use super::progress::{Measure, Observer, Rounds};
 use super::{finish, load, require_vertices, DistResult, Input};
 use crate::algorithms::wcc::fastsv;
 use lpf::Context;
@@ -15,12 +16,18 @@ use std::time::Instant;
 /// smallest id of its component (edge directions ignored; isolated vertices are their
 /// own component). Collective; the same error on every process.
 pub fn wcc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<VertexValues<u64>> {
+    wcc_spmd_observed(ctx, input, threads, &mut |_| {})
+}
+
+/// As [`wcc_spmd`], calling `observe` on every process after each round (`round k,
+/// changed c`: the vertices whose grandparent changed, 0 in the last round).
+pub fn wcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, threads.max(1));
+    let r = run(&mut comm, input, threads.max(1), observe);
     finish(comm, r)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexValues<u64>> {
+fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
     let t0 = Instant::now();
     let what = input.describe();
     let mut raw = load::load(comm, input, threads)?;
@@ -30,7 +37,10 @@ fn run(comm: &mut Comm<'_>, input: Input, threads: usize) -> DistResult<VertexVa
     let load_seconds = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let neighbours = [(&adj.out, false), (&adj.inn, false)];
-    let (parents, rounds) = fastsv(adj.n, adj.lo, &neighbours, threads, |f| comm.allreduce_long(f, |a, b| a.min(b)))?;
+    let mut progress = Rounds::start("round", observe);
+    let (parents, rounds) = fastsv(adj.n, adj.lo, &neighbours, threads, |f| comm.allreduce_long(f, |a, b| a.min(b)), |k, c| {
+        progress.done(k, "changed", Measure::Count(c))
+    })?;
     let values = parents[adj.lo..adj.lo + adj.rows()].iter().map(|&r| labels[r as usize]).collect();
     Ok(adj.values(&labels, values, rounds, load_seconds, t1.elapsed().as_secs_f64()))
 }

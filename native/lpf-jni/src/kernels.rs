@@ -40,7 +40,10 @@
 use crate::algorithms::agree_on_request;
 use crate::pagerank::{fnv, Reader};
 use crate::progress::ProgressSink;
-use graphblas::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, Input, VertexValues};
+use graphblas::dist::{
+    bfs_spmd_observed, cdlp_spmd_observed, lcc_spmd_observed, sssp_spmd_observed, wcc_spmd_observed, Input, RoundProgress,
+    VertexValues,
+};
 use lpf::Context;
 
 pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGKQ01";
@@ -134,20 +137,31 @@ fn reply<T>(r: VertexValues<T>, bits: impl Fn(&T) -> u64) -> Vec<u8> {
 }
 
 /// The SPMD body: check the requests collectively, run the kernel, encode the reply.
-pub fn run(ctx: &mut Context, input: &[u8], _progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
+/// LPF process 0 reports each round (BFS levels, WCC and SSSP rounds, CDLP iterations,
+/// LCC phases) to `progress`, if the JVM gave it one.
+pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     let req = agree_on_request(ctx, parse(input), |r| r.digest, "kernel, threads, n, source, iterations")?;
     let err = |e: graphblas::dist::DistError| e.to_string();
+    // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
+    let sink = progress.filter(|_| ctx.pid() == 0);
+    let observe = &mut |p: &RoundProgress| {
+        if let Some(sink) = sink {
+            sink.report(p);
+        }
+    };
     let (n, edges, t) = (req.n, req.edges, req.threads);
     Ok(match req.kernel {
-        Kernel::Bfs => reply(bfs_spmd(ctx, Input::NumberedEdges { n, edges }, req.source, t).map_err(err)?, |d| *d as u64),
-        Kernel::Wcc => reply(wcc_spmd(ctx, Input::NumberedEdges { n, edges }, t).map_err(err)?, |l| *l),
-        Kernel::Cdlp { iterations } => reply(cdlp_spmd(ctx, Input::NumberedEdges { n, edges }, iterations, t).map_err(err)?, |l| *l),
+        Kernel::Bfs => reply(bfs_spmd_observed(ctx, Input::NumberedEdges { n, edges }, req.source, t, observe).map_err(err)?, |d| *d as u64),
+        Kernel::Wcc => reply(wcc_spmd_observed(ctx, Input::NumberedEdges { n, edges }, t, observe).map_err(err)?, |l| *l),
+        Kernel::Cdlp { iterations } => {
+            reply(cdlp_spmd_observed(ctx, Input::NumberedEdges { n, edges }, iterations, t, observe).map_err(err)?, |l| *l)
+        }
         Kernel::Sssp => {
             let weights = req.weights.expect("parsed with the weights");
             let input = Input::WeightedNumberedEdges { n, edges, weights };
-            reply(sssp_spmd(ctx, input, req.source, t).map_err(err)?, |d| d.to_bits())
+            reply(sssp_spmd_observed(ctx, input, req.source, t, observe).map_err(err)?, |d| d.to_bits())
         }
-        Kernel::Lcc => reply(lcc_spmd(ctx, Input::NumberedEdges { n, edges }, t).map_err(err)?, |c| c.to_bits()),
+        Kernel::Lcc => reply(lcc_spmd_observed(ctx, Input::NumberedEdges { n, edges }, t, observe).map_err(err)?, |c| c.to_bits()),
     })
 }
 
@@ -191,6 +205,57 @@ mod tests {
         }
         all.sort();
         all
+    }
+
+    /// Issue #24 item 16: every kernel reports its rounds to process 0's sink, one line
+    /// each, numbered from the start, with the value that says where it stands. A path
+    /// 0 -> 1 -> ... -> 9 (weights 1) split over two processes: BFS from 0 has ten levels
+    /// of one vertex, SSSP improves one vertex per round and then none.
+    #[test]
+    fn every_kernel_reports_its_rounds_from_process_0() {
+        use crate::progress::ProgressSink;
+        use std::io::{BufRead, BufReader};
+        let path: Vec<(u64, u64)> = (0..9).map(|v| (v, v + 1)).collect();
+        let lines_of = |code: u32, iterations: i64| -> Vec<Vec<String>> {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
+            let weights = (code == 4).then(|| vec![1.0; 9]);
+            let half = |k: usize| -> Vec<u8> {
+                let (e, w) = if k == 0 { (&path[..4], weights.as_ref().map(|w| &w[..4])) } else { (&path[4..], weights.as_ref().map(|w| &w[4..])) };
+                request(code, 10, 0, iterations, e, w)
+            };
+            let out = crate::on_shm_threads(vec![half(0), half(1)], |c, input| run(c, input, Some(&sink)));
+            assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
+            drop(sink);
+            let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();
+            assert_eq!(lines[0], "token 0");
+            lines[1..].iter().map(|x| x.split(' ').map(str::to_string).collect()).collect()
+        };
+        let check = |lines: &[Vec<String>], unit: &str, first: usize, measure: &str| {
+            for (k, f) in lines.iter().enumerate() {
+                assert_eq!(f.len(), 6, "{f:?}");
+                assert_eq!((f[0].as_str(), f[1].parse::<usize>().unwrap(), f[2].as_str()), (unit, first + k, measure), "{lines:?}");
+                assert!(f[4].parse::<f64>().unwrap() >= 0.0 && f[5].parse::<f64>().unwrap() >= 0.0, "{f:?}");
+            }
+        };
+        let bfs = lines_of(1, 0);
+        check(&bfs, "level", 0, "frontier");
+        assert_eq!(bfs.iter().map(|f| f[3].as_str()).collect::<Vec<_>>(), vec!["1"; 10]);
+        let sssp = lines_of(4, 0);
+        check(&sssp, "round", 1, "improved");
+        let improved: Vec<&str> = sssp.iter().map(|f| f[3].as_str()).collect();
+        assert_eq!(improved, [vec!["1"; 9], vec!["0"]].concat());
+        let wcc = lines_of(2, 0);
+        check(&wcc, "round", 1, "changed");
+        assert!(!wcc.is_empty() && wcc.last().unwrap()[3] == "0" && wcc[..wcc.len() - 1].iter().all(|f| f[3] != "0"), "{wcc:?}");
+        let cdlp = lines_of(3, 3);
+        check(&cdlp, "iteration", 1, "changed");
+        assert_eq!(cdlp.len(), 3);
+        let lcc = lines_of(5, 0);
+        check(&lcc[..1], "phase", 1, "candidates");
+        check(&lcc[1..], "phase", 2, "links");
+        // A path: the 8 inner vertices have two neighbours; no neighbours are linked.
+        assert_eq!((lcc.len(), lcc[0][3].as_str(), lcc[1][3].as_str()), (2, "8", "0"));
     }
 
     // 0 -> 1 -> 2, 3 alone, 4 <-> 5; split over 2 processes.

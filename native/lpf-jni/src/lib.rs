@@ -326,7 +326,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_initTcp<'l>(
             pid,
             nprocs,
             timeout_ms: timeout_ms as u64,
-            secret: opt_string(env, &secret, "secret")?.unwrap_or_default(),
+            secret: opt_string(env, &secret, "secret")?.map(lpf::tcp::Secret::new),
             threads: threads.max(0) as u32,
             job: opt_string(env, &job, "job")?.unwrap_or_default(),
         };

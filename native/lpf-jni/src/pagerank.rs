@@ -46,7 +46,7 @@
 use crate::algorithms::agree_on_request;
 use crate::progress::ProgressSink;
 use graphblas::algorithms::pagerank::ParameterNames;
-use graphblas::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress};
+use graphblas::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress, RoundProgress};
 use graphblas::kron::KronParams;
 use graphblas::PageRankConfig;
 use lpf::Context;
@@ -221,7 +221,7 @@ pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> 
     let sink = progress.filter(|_| ctx.pid() == 0);
     let mut observe = |p: &IterationProgress| {
         if let Some(sink) = sink {
-            sink.report(p);
+            sink.report(&RoundProgress::from(p));
         }
         if on_stderr {
             eprintln!("{p}");
@@ -327,9 +327,9 @@ mod tests {
         let residual = f64::from_le_bytes(reply[32..40].try_into().unwrap());
         let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();
         assert_eq!(lines[0], "token 0");
-        let ks: Vec<usize> = lines[1..].iter().map(|x| x.split(' ').next().unwrap().parse().unwrap()).collect();
+        let ks: Vec<usize> = lines[1..].iter().map(|x| x.strip_prefix("iteration ").unwrap().split(' ').next().unwrap().parse().unwrap()).collect();
         assert_eq!(ks, (1..=iterations).collect::<Vec<_>>());
-        let last: f64 = lines.last().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        let last: f64 = lines.last().unwrap().split(' ').nth(3).unwrap().parse().unwrap();
         assert_eq!(last, residual);
     }
 

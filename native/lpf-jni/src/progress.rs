@@ -1,5 +1,6 @@
-//! Per-iteration progress from process 0 to the Spark driver, over a TCP connection the
-//! driver listens for (`org.lpf.spark.LpfProgress` logs what arrives).
+//! Per-round progress (PageRank and CDLP iterations, BFS levels, WCC and SSSP rounds,
+//! LCC phases) from process 0 to the Spark driver, over a TCP connection the driver
+//! listens for (`org.lpf.spark.LpfProgress` logs what arrives).
 //!
 //! The native loop writes the lines itself: no call into the JVM per iteration. Lines
 //! are gathered and written at most every [`FLUSH_EVERY`] (the first at once, the rest
@@ -11,11 +12,14 @@
 //! stderr and reports nothing more.
 //!
 //! Lines (UTF-8, `\n`-terminated): first the `hello` line the driver gave (its token and
-//! what the connection is), then one per iteration:
-//! `iteration residual seconds elapsed` (decimal integer, then three f64 in Rust's
-//! shortest round-trip form, so the driver reads the exact residual).
+//! what the connection is), then one per round ([`RoundProgress`]):
+//! `unit round measure value seconds elapsed`, e.g. `iteration 3 residual 1.2e-2 2.1e-3
+//! 6.5e-3` or `level 2 frontier 1234 1e-3 4e-3` (unit and measure one word each; round
+//! a decimal integer; the value a decimal integer for a count, else like the times an f64
+//! in Rust's shortest round-trip form, so the driver reads the exact residual). The
+//! driver takes lines of at most 1,024 bytes.
 
-use graphblas::dist::IterationProgress;
+use graphblas::dist::{Measure, RoundProgress};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -77,12 +81,17 @@ impl ProgressSink {
         }
     }
 
-    pub fn report(&self, p: &IterationProgress) {
+    pub fn report(&self, p: &RoundProgress) {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         if out.stream.is_none() {
             return;
         }
-        let _ = writeln!(out.pending, "{} {:e} {:e} {:e}", p.iteration, p.residual, p.seconds, p.elapsed);
+        let _ = write!(out.pending, "{} {} {} ", p.unit, p.round, p.measure);
+        let _ = match p.value {
+            Measure::Count(c) => write!(out.pending, "{c}"),
+            Measure::Real(x) => write!(out.pending, "{x:e}"),
+        };
+        let _ = writeln!(out.pending, " {:e} {:e}", p.seconds, p.elapsed);
         if out.flushed.is_none_or(|t| t.elapsed() >= FLUSH_EVERY) {
             out.flush(&self.to);
         }
@@ -111,15 +120,18 @@ mod tests {
         let port = l.local_addr().unwrap().port();
         let sink = ProgressSink::connect("127.0.0.1", port, "token job").unwrap();
         let r = 1.0 / 3.0 * 1e-7;
-        sink.report(&IterationProgress { iteration: 1, residual: 0.5, seconds: 0.25, elapsed: 0.25 });
-        sink.report(&IterationProgress { iteration: 2, residual: r, seconds: 0.125, elapsed: 0.375 });
+        let round = |unit, round, measure, value, seconds, elapsed| RoundProgress { unit, round, measure, value, seconds, elapsed };
+        sink.report(&round("iteration", 1, "residual", Measure::Real(0.5), 0.25, 0.25));
+        sink.report(&round("iteration", 2, "residual", Measure::Real(r), 0.125, 0.375));
+        sink.report(&round("level", 0, "frontier", Measure::Count(12345), 0.5, 0.875));
         drop(sink);
         let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();
         assert_eq!(lines[0], "token job");
-        assert_eq!(lines[1], "1 5e-1 2.5e-1 2.5e-1");
+        assert_eq!(lines[1], "iteration 1 residual 5e-1 2.5e-1 2.5e-1");
         let f: Vec<&str> = lines[2].split(' ').collect();
-        assert_eq!((f[0], f[1].parse::<f64>().unwrap()), ("2", r));
-        assert_eq!(lines.len(), 3);
+        assert_eq!((f[0], f[1], f[2], f[3].parse::<f64>().unwrap()), ("iteration", "2", "residual", r));
+        assert_eq!(lines[3], "level 0 frontier 12345 5e-1 8.75e-1");
+        assert_eq!(lines.len(), 4);
     }
 
     #[test]

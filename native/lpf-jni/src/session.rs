@@ -68,7 +68,8 @@ pub struct TcpParams {
     pub pid: Pid,
     pub nprocs: Pid,
     pub timeout_ms: u64,
-    pub secret: String,
+    /// None: no authentication (the JVM passed null); an empty one is refused as short.
+    pub secret: Option<lpf::tcp::Secret>,
     pub threads: Pid,
     /// Job identity: processes of different jobs (e.g. stage attempts) refuse each other.
     pub job: String,
@@ -118,9 +119,7 @@ impl Session {
             .timeout(std::time::Duration::from_millis(p.timeout_ms))
             .threads(p.threads.max(1))
             .job(p.job.clone());
-        if !p.secret.is_empty() {
-            cfg = cfg.secret(p.secret.as_bytes());
-        }
+        cfg.secret = p.secret.clone();
         let prepared = lpf::tcp::TcpInit::prepare(cfg).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
         Ok(Session { pid: p.pid, nprocs: p.nprocs, host, state: RefCell::new(State::TcpPrepared(prepared)) })
     }
@@ -302,5 +301,26 @@ mod tests {
         assert_eq!(f.phase, Phase::Bootstrap);
         assert!(!f.permanent);
         assert!(Failure::new(Phase::Argument, "x").permanent && Failure::new(Phase::Load, "x").permanent);
+    }
+
+    /// Issue #24 items 7 and 8 on the JVM's path: an empty secret is refused (null is
+    /// the way to ask for none), and the parameters print without the secret.
+    #[test]
+    fn an_empty_secret_is_refused_and_none_is_printed() {
+        let params = |secret: Option<&str>| TcpParams {
+            master: "127.0.0.1".into(),
+            port: 0,
+            pid: 0,
+            nprocs: 2,
+            timeout_ms: 1000,
+            secret: secret.map(lpf::tcp::Secret::new),
+            threads: 1,
+            job: "j".into(),
+        };
+        let f = Session::tcp(&params(Some("")), "h".into()).err().expect("an empty secret must be refused");
+        assert!(f.phase == Phase::Bootstrap && f.message.contains("secret is 0 bytes long"), "{}", f.message);
+        let text = format!("{:?}", params(Some("a secret of 16+ bytes")));
+        assert!(!text.contains("a secret of") && text.contains("redacted"), "{text}");
+        assert!(Session::tcp(&params(None), "h".into()).is_ok());
     }
 }

@@ -207,7 +207,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("LPF_TCP_MASTER", "a host name or IP address", "127.0.0.1", "where pid 0 of a TCP job listens (needed when LPF_NPROCS > 1)", None),
     var("LPF_TCP_PORT", "0..=65535", "7177", "pid 0's port", Some("70000")),
     var("LPF_TCP_TIMEOUT_MS", "a non-negative integer (ms)", "60000", "how long a TCP job waits to assemble", Some("soon")),
-    var("LPF_TCP_SECRET", "a string of at least 16 bytes", "none (no authentication)", "shared secret every connection proves", None),
+    var("LPF_TCP_SECRET", "a string of at least 16 bytes", "unset: none (no authentication); set but empty is an error", "shared secret every connection proves", Some("")),
     var("LPF_TCP_BIND", "an IP address", "pid 0: the master address; others: the interface reaching it", "local address to listen on", Some("localhost:1")),
     var("LPF_TCP_JOB", "a string", "empty", "job identity: processes of different jobs refuse each other", None),
     var("LPF_TCP_META", "direct or bruck", "by the number of processes", "meta-data exchange of the TCP engines (pid 0's applies)", Some("ring")),
@@ -233,6 +233,37 @@ pub(crate) struct TestSwitches {
     pub mpi_agree_errors: bool,
     /// `LPF_MPI_BODY_CHUNK`: the chunk size of long MPI control messages.
     pub mpi_body_chunk: Option<usize>,
+}
+
+/// A shared secret (`LPF_TCP_SECRET`, [`crate::tcp::TcpConfig::secret`]): its bytes
+/// through `Deref`, never through `Debug`, so a configuration printed with `{:?}` (a
+/// log line, an error) does not show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Vec<u8>);
+
+impl Secret {
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Secret {
+        Secret(bytes.into())
+    }
+}
+
+impl std::ops::Deref for Secret {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<[u8]> for Secret {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret(<redacted, {} bytes>)", self.0.len())
+    }
 }
 
 /// The MPI thread level LPF asks for when it initialises MPI.
@@ -261,7 +292,7 @@ pub struct Config {
     pub tcp_master: Option<String>,
     pub tcp_port: u16,
     pub tcp_timeout: Duration,
-    pub tcp_secret: Option<Vec<u8>>,
+    pub tcp_secret: Option<Secret>,
     pub tcp_bind: Option<IpAddr>,
     pub tcp_job: String,
     pub tcp_meta: Option<MetaAlgo>,
@@ -306,6 +337,31 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
     fn get(&self, name: &str) -> Option<String> {
         debug_assert!(VARIABLES.iter().any(|v| v.name == name), "{name} is missing from config::VARIABLES");
         (self.0)(name).filter(|v| !v.is_empty())
+    }
+
+    /// The value of `name` as set, empty included; None when unset.
+    fn raw(&self, name: &str) -> Option<String> {
+        debug_assert!(VARIABLES.iter().any(|v| v.name == name), "{name} is missing from config::VARIABLES");
+        (self.0)(name)
+    }
+
+    /// `LPF_TCP_SECRET`: None only when unset. Set but empty (a script's
+    /// `LPF_TCP_SECRET=$UNSET`) or shorter than [`crate::tcp::MIN_SECRET_LEN`] is an
+    /// error that names the variable and never shows the value.
+    fn secret(&self) -> Result<Option<Secret>> {
+        const NAME: &str = "LPF_TCP_SECRET";
+        let allowed = VARIABLES.iter().find(|v| v.name == NAME).map_or("?", |v| v.allowed);
+        match self.raw(NAME) {
+            None => Ok(None),
+            Some(v) if v.is_empty() => Err(Error::config(format!(
+                "{NAME} is set but empty: expected {allowed}; unset it (not empty) to run without authentication"
+            ))),
+            Some(v) if v.len() < crate::tcp::MIN_SECRET_LEN => Err(Error::config(format!(
+                "{NAME} is {} bytes long: expected {allowed} (a short secret is guessed offline from one recorded handshake)",
+                v.len()
+            ))),
+            Some(v) => Ok(Some(Secret::new(v))),
+        }
     }
 
     /// `name` parsed by `parse` (None when the value is invalid), None when unset.
@@ -358,7 +414,7 @@ impl Config {
             tcp_master: r.get("LPF_TCP_MASTER"),
             tcp_port: r.number("LPF_TCP_PORT", |_: &u16| true)?.unwrap_or(7177),
             tcp_timeout: r.number("LPF_TCP_TIMEOUT_MS", |_: &u64| true)?.map_or(ms(60_000), ms),
-            tcp_secret: r.get("LPF_TCP_SECRET").map(String::into_bytes),
+            tcp_secret: r.secret()?,
             tcp_bind: r.parsed("LPF_TCP_BIND", |s| s.parse().ok())?,
             tcp_job: r.get("LPF_TCP_JOB").unwrap_or_default(),
             tcp_meta: r.parsed("LPF_TCP_META", MetaAlgo::parse)?,
@@ -479,6 +535,32 @@ mod tests {
         assert_eq!(c.mpi_thread_level, Some(MpiThreadLevel::Serialized));
         assert!(c.log_quiet && !c.debug);
         assert_eq!(c.testing.mpi_body_chunk, Some(64));
+    }
+
+    #[test]
+    fn a_secret_set_but_empty_or_short_is_an_error_that_never_shows_it() {
+        let e = config(&[("LPF_TCP_SECRET", "")]).unwrap_err();
+        assert!(e.message().contains("LPF_TCP_SECRET is set but empty") && e.message().contains("unset it"), "{}", e.message());
+        let e = config(&[("LPF_TCP_SECRET", "fifteen bytes!!")]).unwrap_err();
+        assert!(e.message().contains("LPF_TCP_SECRET is 15 bytes long"), "{}", e.message());
+        assert!(!e.message().contains("fifteen"), "{}", e.message());
+        assert_eq!(config(&[]).unwrap().tcp_secret, None);
+        let c = config(&[("LPF_TCP_SECRET", "sixteen bytes!!!")]).unwrap();
+        assert_eq!(c.tcp_secret.as_deref(), Some(&b"sixteen bytes!!!"[..]));
+    }
+
+    /// Issue #24 item 7: a configuration printed with `{:?}` shows no secret (before,
+    /// the derived `Debug` printed its bytes).
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let secret = "a secret of 16+ bytes";
+        let c = config(&[("LPF_TCP_SECRET", secret)]).unwrap();
+        let tcp = crate::tcp::TcpConfig::from_config(&c).unwrap();
+        let bytes = format!("{:?}", secret.as_bytes());
+        for text in [format!("{c:?}"), format!("{tcp:?}"), format!("{:#?}", c.tcp_secret)] {
+            assert!(!text.contains(secret) && !text.contains(&bytes[1..bytes.len() - 1]), "{text}");
+            assert!(text.contains("redacted"), "{text}");
+        }
     }
 
     /// The row of `v` in docs/configuration.md's tables.

@@ -435,3 +435,50 @@ fn jobs_beyond_the_limits_are_refused_before_anything_starts() {
     assert!(err.contains("lpfrun: cannot run 100 processes") && err.contains("(ulimit -u) is 50"), "{err}");
     assert!(took < Duration::from_secs(3), "took {took:?}");
 }
+
+/// The two processes of a TCP job started without lpfrun (the variables it would set,
+/// `LPF_TCP_SECRET` as `secret` says: None unset), running the test `child`; their
+/// exit statuses and standard errors, pid 0 first.
+fn tcp_pair(secret: Option<&str>) -> Vec<(bool, String)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let children: Vec<_> = (0..2)
+        .map(|pid| {
+            let mut c = Command::new(std::env::current_exe().unwrap());
+            c.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+            c.env_remove("LPF_TCP_SECRET");
+            c.envs([("LPF_ENGINE", "tcp"), ("LPF_NPROCS", "2"), ("LPF_TCP_MASTER", "127.0.0.1"), ("LPF_TCP_PORT", &port)]);
+            c.envs([("LPF_PID", pid.to_string().as_str()), ("LPF_TEST_WANT", "2"), ("LPF_TCP_TIMEOUT_MS", "20000")]);
+            if let Some(s) = secret {
+                c.env("LPF_TCP_SECRET", s);
+            }
+            c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+        })
+        .collect()
+}
+
+/// Issue #24 item 8: `LPF_TCP_SECRET=` (set but empty, as a script writing
+/// `LPF_TCP_SECRET=$UNSET_VAR` does) is an error naming the variable, not a run without
+/// authentication; leaving the variable unset runs without one, and pid 0 says so once
+/// on stderr (the others do not). Before, the empty secret counted as unset: both
+/// processes ran, unauthenticated and silent.
+#[test]
+fn an_empty_secret_is_refused_and_a_run_without_one_says_so_once_on_pid_0() {
+    let notice = "runs without a shared secret";
+    for (ok, err) in tcp_pair(Some("")) {
+        assert!(!ok && err.contains("LPF_TCP_SECRET is set but empty"), "{err}");
+    }
+    let unset = tcp_pair(None);
+    assert!(unset.iter().all(|(ok, _)| *ok), "{unset:?}");
+    assert_eq!(unset[0].1.matches(notice).count(), 1, "pid 0's stderr: {}", unset[0].1);
+    assert!(unset[0].1.contains("LPF_TCP_SECRET"), "{}", unset[0].1);
+    assert_eq!(unset[1].1.matches(notice).count(), 0, "pid 1's stderr: {}", unset[1].1);
+    let with = tcp_pair(Some("a secret of 16+ bytes"));
+    assert!(with.iter().all(|(ok, err)| *ok && !err.contains(notice)), "{with:?}");
+}

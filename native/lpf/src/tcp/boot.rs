@@ -681,11 +681,25 @@ pub(crate) fn name(pid: Pid, threads: &[Pid], addr: &str) -> String {
     }
 }
 
+/// What pid 0 of a job without a shared secret says on stderr.
+pub(crate) fn unauthenticated_notice(cfg: &TcpConfig, port: u16) -> String {
+    format!(
+        "TCP job `{}` ({} processes) on {}:{port} runs without a shared secret: any process that reaches the port \
+         can join it (set LPF_TCP_SECRET, or TcpConfig::secret, to require one)",
+        cfg.job, cfg.nprocs, cfg.master
+    )
+}
+
 /// Pid 0: waits for everyone, sends the roster, keeps the rendezvous connections as
 /// its links.
 pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, port: u16, deadline: Instant, meta: u8) -> Result<Joined> {
     let n = cfg.nprocs as usize;
     let secret = cfg.secret.as_deref();
+    if secret.is_none() && n > 1 {
+        // Asked for by leaving the secret out (config.rs refuses an empty one): said
+        // once per job, by the process everyone joins.
+        log(unauthenticated_notice(cfg, port));
+    }
     // Where each pid joined from (the ones still missing are named on a timeout).
     let seen = std::cell::RefCell::new(vec![None::<SocketAddr>; n]);
     let contested = std::cell::RefCell::new(None::<Error>);

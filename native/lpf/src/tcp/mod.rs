@@ -28,6 +28,7 @@ pub(crate) use crate::wire;
 
 pub use crate::phases::MetaAlgo;
 
+pub use crate::config::Secret;
 use crate::config::{Config, EngineKind};
 use crate::context::Spmd;
 use crate::engine::Superstep;
@@ -65,7 +66,7 @@ pub struct TcpConfig {
     pub timeout: Duration,
     /// Shared secret: every connection proves knowledge of it (HMAC-SHA256
     /// challenge-response); peers without it are refused.
-    pub secret: Option<Vec<u8>>,
+    pub secret: Option<Secret>,
     /// Local address to listen on (default: pid 0 the master address, the others the
     /// address of the interface that reaches pid 0).
     pub bind: Option<IpAddr>,
@@ -123,7 +124,7 @@ impl TcpConfig {
         self
     }
     pub fn secret(mut self, s: impl AsRef<[u8]>) -> Self {
-        self.secret = Some(s.as_ref().to_vec());
+        self.secret = Some(Secret::new(s.as_ref()));
         self
     }
     pub fn bind(mut self, ip: IpAddr) -> Self {

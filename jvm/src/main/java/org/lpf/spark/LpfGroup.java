@@ -94,7 +94,7 @@ public final class LpfGroup implements AutoCloseable {
     }
 
     /**
-     * As {@link #produce(LpfProgram, ByteBuffer)}, sending the algorithm's per-iteration
+     * As {@link #produce(LpfProgram, ByteBuffer)}, sending the algorithm's per-round
      * progress to {@code progressHost:progressPort} (the driver's listener, which expects
      * {@code progressHello} first); progress that cannot be sent is dropped, never fails
      * the run.

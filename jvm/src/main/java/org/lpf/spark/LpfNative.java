@@ -55,7 +55,9 @@ public final class LpfNative {
      * Step 1 of joining a group of {@code nprocs} processes over TCP as {@code pid}: pid 0
      * binds {@code master:port} at once (0 = the OS chooses: read {@link #boundPort} and
      * publish it), the others only check their arguments. {@code secret} and {@code job}
-     * must be the same everywhere; {@code threads} = 0 for one thread per process.
+     * must be the same everywhere; {@code secret} is at least 16 bytes, or null for a
+     * group without authentication (an empty one is refused, phase bootstrap);
+     * {@code threads} = 0 for one thread per process.
      * Step 2 is {@link #join}.
      */
     public static native long initTcp(String master, int port, int pid, int nprocs, long timeoutMs,

@@ -44,10 +44,13 @@ case class LpfSettings(
  * the secret) that names its groups: shared-memory groups are keyed by it (with the
  * stage and attempt), so any number of jobs can run at once in one executor JVM, and
  * TCP groups carry it in their job name. Serializable: capture it in the closure of
- * `rdd.barrier().mapPartitions`.
+ * `rdd.barrier().mapPartitions`. Its `toString` (what a shell, a notebook, a log line or
+ * Spark's serialization errors show) leaves the secret and the rendezvous token out.
  */
 case class LpfJob(settings: LpfSettings, nprocs: Int, secret: String, id: String = LpfHook.newId(),
-                  rendezvous: Option[LpfRendezvousTarget] = None)
+                  rendezvous: Option[LpfRendezvousTarget] = None) {
+  override def toString: String = s"LpfJob($settings, $nprocs, secret <redacted>, $id, $rendezvous)"
+}
 
 /**
  * The bridge between Spark tasks and LPF.

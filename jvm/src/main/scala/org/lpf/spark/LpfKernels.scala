@@ -97,10 +97,15 @@ private[spark] object LpfKernels {
     val input = LpfEdges.inPartitions(edges, p, read)
     val job = LpfHook.prepare(sc, p, settings)
     val program = LpfProgram.bundled(Algorithm)
-    LpfJobWatch(sc, job, s"LpfGraph ${kernel.name} ($p processes)") {
+    val what = s"LpfGraph ${kernel.name} ($p processes)"
+    // Each round in the driver's log, as PageRank's iterations (LpfProgress).
+    val listener = LpfProgress.open(sc, what)
+    val progress = listener.map(_.target)
+    try LpfJobWatch(sc, job, what) {
       val replies = input.barrier().mapPartitions { it =>
         val req = request(kernel, t, n, source, iterations, it)
-        val out = try LpfHook.withGroup(job)(_.produce(program, req)) finally LpfSparkAccess.dispose(req)
+        val out = try LpfHook.withGroup(job)(LpfProgress.produce(_, program, req, progress))
+          finally LpfSparkAccess.dispose(req)
         Iterator((BarrierTaskContext.get().partitionId(), out))
       }.partitionBy(new HashPartitioner(p)).setName(s"LpfGraph ${kernel.name} replies").persist(StorageLevel.MEMORY_AND_DISK)
       val owned = replies.map { case (_, bytes) => replyHeader(bytes)._4 }.collect()
@@ -114,6 +119,6 @@ private[spark] object LpfKernels {
       values.count()
       replies.unpersist(blocking = false)
       values
-    }
+    } finally listener.foreach(_.close())
   }
 }

@@ -250,10 +250,7 @@ object LpfPageRank {
       var t2 = t1
       val out = try LpfHook.withGroup(job) { g =>
         t2 = System.nanoTime
-        progress.filter(_ => g.pid == 0) match {
-          case Some(t) => g.produce(program, req, t.host, t.port, t.hello(BarrierTaskContext.get().stageAttemptNumber()))
-          case None => g.produce(program, req)
-        }
+        LpfProgress.produce(g, program, req, progress)
       } finally LpfSparkAccess.dispose(req)
       Iterator((BarrierTaskContext.get().partitionId(), (TaskSeconds((t1 - t0) / 1e9, (t2 - t1) / 1e9), out)))
     }.partitionBy(new HashPartitioner(p)).setName("LpfPageRank replies").persist(StorageLevel.MEMORY_AND_DISK)

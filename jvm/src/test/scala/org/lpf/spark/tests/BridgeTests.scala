@@ -55,6 +55,79 @@ object BridgeTests {
 
   private def test(name: String)(body: => Unit): Unit = runCase(name)(body).foreach(line => results :+= line)
 
+  /** A 2-process TCP job through the rendezvous service, with its sums checked. */
+  private def allreduce(sc: SparkContext, settings: LpfSettings): Unit = {
+    val out = LpfHook.runStage(sc.parallelize(Seq(longs(1, 20), longs(300, 4000)), 2),
+      LpfProgram.bundled("allreduce-sum-i64"), settings = settings)
+    eq(out.map(unlongs).toSeq, Seq(Seq(301L, 4020L), Seq(301L, 4020L)), "allreduce sums")
+  }
+
+  private def rendezvousUnderAttack(sc: SparkContext, settings: LpfSettings): Unit = {
+    val r = LpfRendezvous.target(sc).getOrElse(throw new Failed("the driver has no rendezvous service"))
+    val flood = 300L << 20 // the driver's heap is 1 GiB: a service that reads it all into a line dies
+    val cutOff = 64L << 20 // what a service that reads no further than the token lets through (socket buffers)
+
+    test("rendezvous-listens-on-the-drivers-bind-address-only") {
+      val conf = sc.getConf
+      val want = InetAddress.getByName(conf.get("spark.driver.bindAddress", conf.get("spark.driver.host")))
+      val bound = LpfRendezvous.current.map(_.boundAddress).orNull
+      eq(bound, want, "the service's address")
+      expect(!bound.isAnyLocalAddress, s"the service listens on every interface ($bound)")
+      eq(InetAddress.getByName(r.host), InetAddress.getByName(conf.get("spark.driver.host")), "the address jobs are given")
+    }
+
+    test("rendezvous-flood-without-newline-is-cut-off-and-jobs-run") {
+      for ((what, prefix) <- Seq("a line without the token" -> "", "a request line after the token" -> s"${r.token} put name ")) {
+        val (took, closed) = Strangers.flood(r.host, r.port, flood, prefix)
+        expect(closed && took < cutOff, s"the service took ${took >> 20} MiB of $what and " +
+          (if (closed) "then closed the connection" else "did not close the connection"))
+      }
+      allreduce(sc, settings)
+      eq(LpfRendezvous.target(sc), Some(r), "the service after the floods (the same one)")
+    }
+
+    test("rendezvous-slow-senders-do-not-delay-a-job") {
+      // One byte every 0.5 s, without and with the token: neither line ever ends.
+      val slow = Seq(new Strangers.SlowSender(r.host, r.port), new Strangers.SlowSender(r.host, r.port, s"${r.token} get "))
+      try {
+        val t0 = System.nanoTime
+        allreduce(sc, settings)
+        println(f"RESULT info rendezvous: a job with two slow senders took ${(System.nanoTime - t0) / 1e9}%.1f s; " +
+          s"the senders were closed after ${slow.map(_.closedAfterMs.fold("(open)")(ms => s"$ms ms")).mkString(", ")}")
+        // Not a speed bound: a deadline per connection, not per read, ends them.
+        slow.foreach(s => expect(s.awaitClosed(30000L), "the service kept a slow sender's connection open for 30 s"))
+      } finally slow.foreach(_.stop())
+    }
+
+    test("rendezvous-many-idle-connections-do-not-stop-a-job") {
+      val idle = Strangers.idle(r.host, r.port, 300)
+      try allreduce(sc, settings) finally Strangers.closeAll(idle)
+    }
+
+    test("rendezvous-garbage-and-wrong-tokens-are-closed-unanswered") {
+      val wrong = r.token.map(c => if (c == 'a') 'b' else 'a')
+      for (line <- Seq("garbage\n", "\n", "get x\n", s"$wrong get x\n", s"${r.token.take(31)} get x\n",
+        s"${r.token}get x\n", s"${r.token} frobnicate x\n", s"${r.token} put only-a-name\n", s"${r.token} get\n"))
+        eq(Strangers.exchange(r.host, r.port, line), Some(""), s"the answer to '${line.trim}'")
+      eq(Strangers.exchange(r.host, r.port, s"${r.token} get nothing-here\n"), Some("\n"), "the answer to a real get")
+      // A long reason is cut to fit a request, not refused.
+      LpfRendezvous.put(r, "long-reason", "!" + "\u00e9" * 2000)
+      val got = LpfRendezvous.await(r, "long-reason", 1000L).getOrElse("")
+      expect(got.startsWith("!\u00e9\u00e9") && got.getBytes("UTF-8").length < LpfRendezvous.MaxRequestBytes,
+        s"the long reason came back as ${got.length} characters")
+      allreduce(sc, settings)
+    }
+
+    test("rendezvous-a-stopped-service-is-replaced") {
+      val stopped = LpfRendezvous.current.getOrElse(throw new Failed("no service"))
+      stopped.close()
+      expect(!stopped.alive, "the service still serves after close")
+      val next = LpfRendezvous.target(sc).getOrElse(throw new Failed("no service after the first stopped"))
+      expect(next.token != r.token && LpfRendezvous.current.exists(_.alive), s"target gave $next after the service stopped")
+      allreduce(sc, settings)
+    }
+  }
+
   def main(args: Array[String]): Unit = {
     val clib = args(0)
     val sc = new SparkContext(new SparkConf().setAppName("lpf-bridge-tests"))
@@ -257,6 +330,30 @@ object BridgeTests {
       contains(e, "task 1 dies before joining")
       expect(secs < 60, f"the job took $secs%.0f s to fail")
     }
+
+    test("the-secret-and-tokens-are-in-no-printable-form") {
+      // Issue #24 item 7: what a shell echo, a notebook cell, a log line or an error
+      // message shows of a job must not give its secret or the driver's tokens.
+      val job = LpfHook.prepare(sc, 2, settings)
+      val progress = LpfProgressTarget("driver-host", 1234, "0123456789abcdef0123456789abcdef")
+      val hidden = Seq(job.secret, progress.token) ++ job.rendezvous.map(_.token)
+      expect(job.secret.length >= 32, s"a secret of ${job.secret.length} characters")
+      val printed = Seq(job.toString, String.valueOf(job), s"$job", Seq(job).toString, Some(job).toString,
+        job.rendezvous.toString, progress.toString, scala.runtime.ScalaRunTime.replStringOf(job, 1000))
+      // Spark's "Task not serializable" lists the objects on the way to the culprit, each
+      // with its toString: here the pair holding the job.
+      val pair = (job, new Object)
+      val error = failure(sc.parallelize(0 until 2, 2).map(i => i + pair._1.nprocs + pair._2.hashCode).collect())
+      contains(error, "not serializable", "LpfJob(", "redacted")
+      for ((text, what) <- printed.map(_ -> "printed") :+ (error -> "Spark's error"); h <- hidden)
+        expect(!text.contains(h), s"$what form shows a secret or token: $text")
+      expect(job.toString.contains(job.id) && job.toString.contains("secret <redacted>"), s"the job prints as $job")
+    }
+
+    // The driver's rendezvous service against a stranger who reaches its port (loopback):
+    // on local-cluster, where every 2-process job forms its TCP group through it (the
+    // service is the same on every master).
+    if (sc.master.startsWith("local-cluster")) rendezvousUnderAttack(sc, settings)
 
     println("RESULT done")
     sc.stop()
