@@ -146,6 +146,22 @@ object PageRankTests {
 
 
 
+  /** Progress lines (logger org.lpf.spark.progress) logged on the driver so far. */
+  private lazy val progressLines: java.util.concurrent.atomic.AtomicLong = {
+    val n = new java.util.concurrent.atomic.AtomicLong()
+    val lc = LogManager.getContext(false).asInstanceOf[LoggerContext]
+    val app = new AbstractAppender("lpf-test-progress-count", null, null, true, Property.EMPTY_ARRAY) {
+      override def append(e: LogEvent): Unit = if (e.getLoggerName == LpfProgress.LoggerName) n.incrementAndGet()
+    }
+    app.start()
+    lc.getConfiguration.getLoggerConfig(LpfProgress.LoggerName).addAppender(app, Level.INFO, null)
+    lc.updateLoggers()
+    n
+  }
+
+  /** Tasks running now on the cluster's executors (the driver's in local mode), as Spark counts them. */
+  private def runningTasks(sc: SparkContext): Int = sc.statusTracker.getExecutorInfos.map(_.numRunningTasks).sum
+
   /** Stage attempts per stage and failed tasks of the jobs `body` starts (by the listener bus). */
   private def attempts(sc: SparkContext)(body: => Unit): (Map[Int, Int], Int) = {
     val seen = new ConcurrentHashMap[Int, Int]()
@@ -458,6 +474,44 @@ object PageRankTests {
       val l = lpfException(thrown(LpfPageRank.run(sc.parallelize(edges12.toSeq, 2), nprocs = slots + 1, settings = quick)))
       expect(l.phase() == "check" && l.detail().contains(s"${slots + 1} partitions") &&
         s"\\b$slots (free )?task slots".r.findFirstIn(l.detail()).isDefined, s"explicit nprocs: ${l.getMessage}")
+    }
+
+    test("cancelAllJobs-during-pagerank-frees-the-slots-and-the-next-job-runs") {
+      // A PageRank that would run for hours (tol 0: every one of maxIter iterations) is
+      // cancelled once its native iterations run (progress lines arrive). Spark marks
+      // its tasks killed; the bridge must make them leave native code, so that the
+      // slots are free and the next LPF job on all of them runs, within 30 s.
+      progressLines.get()
+      val t0 = System.nanoTime
+      val long = Future(LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = Int.MaxValue,
+        settings = settings))
+      val before = progressLines.get()
+      while (progressLines.get() < before + 3 && !long.isCompleted && System.nanoTime - t0 < 120e9) Thread.sleep(20)
+      expect(progressLines.get() >= before + 3, s"no native iterations ran within ${(System.nanoTime - t0) / 1e9} s " +
+        s"(${long.value.map(_.toString).getOrElse("still running")})")
+      sc.cancelAllJobs()
+      val cancelled = System.nanoTime
+      def since: Double = (System.nanoTime - cancelled) / 1e9
+      val left = () => math.max(0.0, 30.0 - since).seconds
+      val outcome = scala.util.Try(Await.result(long, left()))
+      expect(outcome.isFailure && !outcome.failed.get.isInstanceOf[java.util.concurrent.TimeoutException],
+        f"the cancelled PageRank did not fail within 30 s: $outcome")
+      val thrownAfter = since
+      while (runningTasks(sc) > 0 && since < 30) Thread.sleep(50)
+      val running = runningTasks(sc)
+      expect(running == 0, f"$running tasks still hold their slots $since%.1f s after cancelAllJobs")
+      val slotsFreeAfter = since
+      // The next LPF job, on every slot.
+      val slots = LpfSparkAccess.maxConcurrentTasks(sc)
+      val ring = (0 until 97).map(i => (i.toLong, ((i * 5 + 1) % 97).toLong)) ++ (0 until 97).map(i => (i.toLong, ((i + 1) % 97).toLong))
+      val next = Future(LpfPageRank.run(sc.parallelize(ring, slots), tol = 1e-12, settings = settings))
+      val r = scala.util.Try(Await.result(next, left())).fold(e => throw new Failed(
+        f"the next LPF job ($slots processes) did not finish within 30 s of the cancel: ${messages(e)}"), identity)
+      val (want, _) = referenceRanks(ring, 0.85, 1e-12, 1000)
+      val d = compare(r.ranks.collect().toMap, want, "the job after the cancel", "the test's power iteration", 1e-10)
+      r.unpersist()
+      println(f"RESULT info cancel: the PageRank failed $thrownAfter%.1f s after cancelAllJobs, its slots were free " +
+        f"after $slotsFreeAfter%.1f s, the next job ($slots processes, largest difference $d%.1e) ended after $since%.1f s")
     }
 
     test("user-barrier-stage-through-LpfHook-collect-survives-an-executor-kill", retries = true, applies = cluster) {
