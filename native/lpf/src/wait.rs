@@ -159,9 +159,11 @@ pub(crate) struct LookCost {
 }
 
 impl LookCost {
-    /// A look at shared memory; the yield phase hands the core to a sibling thread
-    /// that is about to arrive.
-    pub const SHARED_MEMORY: LookCost = LookCost { looks_per_clock: 64, yield_for: Duration::from_micros(50) };
+    /// A look at shared memory (a load: a few nanoseconds with its pause instruction,
+    /// so 256 looks last some microseconds, longer than most waits of a short
+    /// superstep on idle cores, which thus never read the clock); the yield phase hands
+    /// the core to a sibling thread that is about to arrive.
+    pub const SHARED_MEMORY: LookCost = LookCost { looks_per_clock: 256, yield_for: Duration::from_micros(50) };
     /// A `poll(0)` over the sockets; then straight to blocking in `poll`, which wakes
     /// up when data arrives.
     pub const SOCKETS: LookCost = LookCost { looks_per_clock: 1, yield_for: Duration::ZERO };
@@ -191,6 +193,9 @@ pub(crate) struct Wait {
     /// When the wait was first timed (the first reading of the clock, after
     /// `looks_per_clock` looks while spinning: a wait that ends before never reads it).
     started: Option<Instant>,
+    /// How long it had waited at its last reading of the clock (what the budget learns
+    /// from: the end of a wait reads no clock).
+    waited: Duration,
     spinning: bool,
 }
 
@@ -222,7 +227,7 @@ impl Patience {
     /// Starts a wait (after a first unsuccessful look, or before the first look).
     #[inline]
     pub fn start(&self) -> Wait {
-        Wait { looks: 0, started: None, spinning: self.budget_ns > 0 }
+        Wait { looks: 0, started: None, waited: Duration::ZERO, spinning: self.budget_ns > 0 }
     }
 
     /// What to do after an unsuccessful look of `wait`; `Err` once `cancel` is set
@@ -241,6 +246,7 @@ impl Patience {
         cancel.check()?;
         let now = Instant::now();
         let waited = now.saturating_duration_since(*wait.started.get_or_insert(now));
+        wait.waited = waited;
         let spin = Duration::from_nanos(self.budget_ns as u64);
         if wait.spinning {
             if waited < spin {
@@ -261,8 +267,9 @@ impl Patience {
         if !self.adaptive {
             return;
         }
-        // A wait that was never timed ended within its first looks: short.
-        let short = wait.started.is_none_or(|t| t.elapsed() <= Duration::from_nanos(self.max_ns as u64));
+        // A wait that was never timed ended within its first looks: short. (A wait
+        // that ends within a clock interval past the ceiling counts as short too.)
+        let short = wait.waited <= Duration::from_nanos(self.max_ns as u64);
         self.budget_ns = if short {
             self.budget_ns.saturating_add(self.max_ns / 8).min(self.max_ns)
         } else if self.budget_ns / 2 < self.max_ns / 64 {
