@@ -165,6 +165,19 @@ unsafe fn session<'a>(handle: jlong) -> Result<&'a Session, Failure> {
     Ok(&*(handle as *const Session))
 }
 
+/// The cancellation token behind a handle from `newCancel` (`Cancel::NEVER` for 0).
+///
+/// # Safety
+/// `handle` must be 0 or come from `newCancel` and not yet be freed: the Java side
+/// (`LpfCancel`) frees it once, after every call that was given it returned.
+unsafe fn cancel_token<'a>(handle: jlong) -> &'a lpf::Cancel {
+    if handle == 0 {
+        &lpf::Cancel::NEVER
+    } else {
+        &*(handle as *const lpf::Cancel)
+    }
+}
+
 fn who_of(handle: jlong) -> Who {
     // SAFETY: as in `session`; called only on handles the entry point was given.
     match unsafe { session(handle) } {
@@ -258,12 +271,50 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
     })
 }
 
-/// `static native long initShm(String key, int pid, int nprocs, long timeoutMs, String
-/// host)`: joins the group named `key` of `nprocs` threads of this JVM (each task thread
-/// calls it with its own pid; `key` names the job, so any number of jobs can form
-/// groups at once); returns when all have joined, fails after `timeoutMs` naming the
-/// pids that never came, at once on a pid joining twice or a different nprocs.
+/// `static native long newCancel()`: a cancellation token (an `lpf::Cancel`) for
+/// `initShm` and `initTcp`; freed by `freeCancel`.
 #[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_newCancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> jlong {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |_env| {
+        Ok(Box::into_raw(Box::new(lpf::Cancel::new())) as jlong)
+    })
+}
+
+/// `static native void cancel(long token, String reason)`: sets the token (from any
+/// thread): the joins, waits and syncs of the groups made with it fail, naming
+/// `reason`.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_cancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, token: jlong, reason: JString<'l>) {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        let reason = opt_string(env, &reason, "reason")?.unwrap_or_default();
+        // SAFETY: see `cancel_token`.
+        unsafe { cancel_token(token) }.cancel(reason);
+        Ok(())
+    })
+}
+
+/// `static native void freeCancel(long token)`: frees a token of `newCancel` (the
+/// groups made with it hold their own reference).
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_freeCancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, token: jlong) {
+    entry(&mut env, Phase::Finalize, || Who { pid: -1, host: local_host_name() }, |_env| {
+        if token != 0 {
+            // SAFETY: the token came from Box::into_raw in newCancel and LpfCancel frees
+            // it once.
+            drop(unsafe { Box::from_raw(token as *mut lpf::Cancel) });
+        }
+        Ok(())
+    })
+}
+
+/// `static native long initShm(String key, int pid, int nprocs, long timeoutMs, String
+/// host, long cancel)`: joins the group named `key` of `nprocs` threads of this JVM (each
+/// task thread calls it with its own pid; `key` names the job, so any number of jobs can
+/// form groups at once); returns when all have joined, fails after `timeoutMs` naming
+/// the pids that never came, at once on a pid joining twice or a different nprocs, or
+/// when the token `cancel` (0: none) is set.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_initShm<'l>(
     mut env: EnvUnowned<'l>,
     _c: JClass<'l>,
@@ -272,6 +323,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_initShm<'l>(
     nprocs: jint,
     timeout_ms: jlong,
     host: JString<'l>,
+    cancel: jlong,
 ) -> jlong {
     let mut host_name = String::new();
     entry(&mut env, Phase::Bootstrap, || Who { pid, host: local_host_name() }, |env| {
@@ -281,18 +333,21 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_initShm<'l>(
             return Err(Failure::new(Phase::Argument, format!("timeout {timeout_ms} ms: must be positive")));
         }
         let key = string(env, &key, "group key")?;
-        let s = Session::shm(&key, pid, nprocs, timeout_ms as u64, host_name.clone())?;
+        // SAFETY: see `cancel_token`.
+        let cancel = unsafe { cancel_token(cancel) };
+        let s = Session::shm(&key, pid, nprocs, timeout_ms as u64, host_name.clone(), cancel)?;
         Ok(Box::into_raw(Box::new(s)) as jlong)
     })
 }
 
 /// `static native long initTcp(String master, int port, int pid, int nprocs,
-/// long timeoutMs, String secret, int threads, String job, String host)`: step 1 of
-/// joining a group of `nprocs` processes over TCP. pid 0 binds `master:port` at once
-/// (port 0: the OS chooses; read it with `boundPort` and publish it); the others only
-/// check their arguments. Step 2, `join` (or the first hook), waits for the group and
-/// fails after `timeoutMs` if it does not form. Processes with different `job` strings
-/// or secrets refuse each other.
+/// long timeoutMs, String secret, int threads, String job, String host, long cancel)`:
+/// step 1 of joining a group of `nprocs` processes over TCP. pid 0 binds `master:port`
+/// at once (port 0: the OS chooses; read it with `boundPort` and publish it); the
+/// others only check their arguments. Step 2, `join` (or the first hook), waits for the
+/// group and fails after `timeoutMs` if it does not form, or once the token `cancel`
+/// (0: none) is set. Processes with different `job` strings or secrets refuse each
+/// other.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_initTcp<'l>(
@@ -307,6 +362,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_initTcp<'l>(
     threads: jint,
     job: JString<'l>,
     host: JString<'l>,
+    cancel: jlong,
 ) -> jlong {
     let mut host_name = local_host_name();
     let host_for_err = std::cell::RefCell::new(host_name.clone());
@@ -330,7 +386,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_initTcp<'l>(
             threads: threads.max(0) as u32,
             job: opt_string(env, &job, "job")?.unwrap_or_default(),
         };
-        let s = Session::tcp(&params, host_name.clone())?;
+        // SAFETY: see `cancel_token`.
+        let cancel = unsafe { cancel_token(cancel) };
+        let s = Session::tcp(&params, host_name.clone(), cancel)?;
         Ok(Box::into_raw(Box::new(s)) as jlong)
     })
 }

@@ -103,22 +103,26 @@ impl Session {
     /// Joins the group of `nprocs` threads of this process named `key` (the job's
     /// identity: groups of different jobs never mix, whatever their sizes), waiting up
     /// to `timeout_ms` for the others.
-    pub fn shm(key: &str, pid: Pid, nprocs: Pid, timeout_ms: u64, host: String) -> Result<Session, Failure> {
+    /// `cancel` stops the join and every hook's process (see [`lpf::Cancel`]).
+    pub fn shm(key: &str, pid: Pid, nprocs: Pid, timeout_ms: u64, host: String, cancel: &lpf::Cancel) -> Result<Session, Failure> {
         if key.is_empty() {
             return Err(Failure::new(Phase::Argument, "the shared-memory group key is empty (it must name the job)"));
         }
         let timeout = std::time::Duration::from_millis(timeout_ms);
-        let init = lpf::ShmInit::join(key, pid, nprocs, timeout).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
+        let init = lpf::ShmInit::join_cancellable(key, pid, nprocs, timeout, cancel)
+            .map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
         Ok(Session { pid, nprocs, host, state: RefCell::new(State::Shm(init)) })
     }
 
     /// Step 1 of a TCP group: pid 0 binds its port (0: the OS chooses; see
     /// `bound_port`), the others only check their configuration. `join` is step 2.
-    pub fn tcp(p: &TcpParams, host: String) -> Result<Session, Failure> {
+    /// `cancel` stops the join and every hook's processes (see [`lpf::Cancel`]).
+    pub fn tcp(p: &TcpParams, host: String, cancel: &lpf::Cancel) -> Result<Session, Failure> {
         let mut cfg = lpf::tcp::TcpConfig::new(p.master.clone(), p.port, p.pid, p.nprocs)
             .timeout(std::time::Duration::from_millis(p.timeout_ms))
             .threads(p.threads.max(1))
-            .job(p.job.clone());
+            .job(p.job.clone())
+            .cancel(cancel);
         cfg.secret = p.secret.clone();
         let prepared = lpf::tcp::TcpInit::prepare(cfg).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
         Ok(Session { pid: p.pid, nprocs: p.nprocs, host, state: RefCell::new(State::TcpPrepared(prepared)) })
@@ -254,7 +258,7 @@ mod tests {
 
     /// Runs `allreduce-sum-i64` as process `pid` of `p` in the group `key`.
     fn sum(key: &str, pid: u32, p: u32, input: Vec<u8>) -> Result<Vec<u8>, Failure> {
-        let s = Session::shm(key, pid, p, 20_000, "test-host".into())?;
+        let s = Session::shm(key, pid, p, 20_000, "test-host".into(), &lpf::Cancel::NEVER)?;
         let mut out = vec![0u8; input.len()];
         s.hook(Program::Bundled("allreduce-sum-i64"), &input, &mut out)?;
         Ok(out)
@@ -297,7 +301,7 @@ mod tests {
             assert!(f.permanent, "not permanent: {}", f.message);
         }
         // A group that never forms (a missing thread) is not permanent: a rerun may cure it.
-        let f = Session::shm("lonely", 0, 2, 200, "h".into()).err().expect("a missing thread must fail the join");
+        let f = Session::shm("lonely", 0, 2, 200, "h".into(), &lpf::Cancel::NEVER).err().expect("a missing thread must fail the join");
         assert_eq!(f.phase, Phase::Bootstrap);
         assert!(!f.permanent);
         assert!(Failure::new(Phase::Argument, "x").permanent && Failure::new(Phase::Load, "x").permanent);
@@ -317,10 +321,10 @@ mod tests {
             threads: 1,
             job: "j".into(),
         };
-        let f = Session::tcp(&params(Some("")), "h".into()).err().expect("an empty secret must be refused");
+        let f = Session::tcp(&params(Some("")), "h".into(), &lpf::Cancel::NEVER).err().expect("an empty secret must be refused");
         assert!(f.phase == Phase::Bootstrap && f.message.contains("secret is 0 bytes long"), "{}", f.message);
         let text = format!("{:?}", params(Some("a secret of 16+ bytes")));
         assert!(!text.contains("a secret of") && text.contains("redacted"), "{text}");
-        assert!(Session::tcp(&params(None), "h".into()).is_ok());
+        assert!(Session::tcp(&params(None), "h".into(), &lpf::Cancel::NEVER).is_ok());
     }
 }

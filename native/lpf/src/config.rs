@@ -200,6 +200,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("LPF_ENGINE", "shm (pthread, threads), tcp, hybrid, mpimsg, mpirma, ibverbs", "shm", "the engine of a root exec", Some("nosuch")),
     var("LPF_HYBRID_NET", "tcp, mpimsg or mpirma", "tcp", "the network between the processes of the hybrid engine", Some("shm")),
     var("LPF_THREADS", "1..=65535", "1", "LPF processes (threads) this OS process or rank brings (hybrid)", Some("0")),
+    var("LPF_SPIN_US", "a non-negative integer (us)", "at most 50, adapted to the waits; 0 when the host's LPF processes outnumber its cores", "how long a waiting process spins before it yields and blocks (every engine)", Some("-5")),
     var("LPF_MAX_PROCS", "a positive integer", "hardware threads", "processors a shm root exec may use", Some("zero")),
     var("LPF_PTHREAD_TIMEOUT_MS", "a positive integer (ms)", "60000", "how long lpf_pthread_initialize waits for the group", Some("0")),
     var("LPF_PID", "0..=65535", "0", "this OS process's index in an lpfrun job", Some("-1")),
@@ -212,9 +213,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("LPF_TCP_JOB", "a string", "empty", "job identity: processes of different jobs refuse each other", None),
     var("LPF_TCP_META", "direct or bruck", "by the number of processes", "meta-data exchange of the TCP engines (pid 0's applies)", Some("ring")),
     var("LPF_TCP_PORT_RANGE", "LO-HI, ports 1-65535, LO <= HI", "an ephemeral port", "ports the processes other than pid 0 listen on", Some("9-3")),
-    var("LPF_TCP_SPIN_US", "a non-negative integer (us)", "50", "how long a waiting TCP process spins before it blocks", Some("-5")),
     var("LPF_MPI_META", "direct or bruck", "by the number of ranks", "meta-data exchange of the MPI engines (pid 0's applies)", Some("ring")),
-    var("LPF_MPI_SPIN_US", "a non-negative integer (us)", "50, or 0 when the node is oversubscribed", "how long a waiting rank spins before it yields", Some("x")),
     var("LPF_MPI_THREAD_LEVEL", "single or serialized", "serialized when a rank runs several threads, else single", "the MPI thread level LPF asks for when it initialises MPI", Some("multiple")),
     var("LPF_MPI_PROF", "0 or 1", "0", "print per-phase timings of MPI syncs on stderr", Some("yes")),
     var("LPF_IBV_DEVICE", "an RDMA device name", "the first device", "the RDMA device of the ibverbs engine", None),
@@ -223,6 +222,13 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("LPF_LOG", "quiet or stderr", "stderr", "whether the C ABI prints its error messages on stderr", Some("loud")),
     test_var("LPF_MPI_AGREE_ERRORS", "0 or 1", "syncs agree on errors at the cost of a message round (pid 0's applies)", "2"),
     test_var("LPF_MPI_BODY_CHUNK", "a positive integer (bytes)", "a smaller chunk for long control messages (pid 0's applies)", "0"),
+];
+
+/// Variables earlier versions read, with what replaced them: setting one is an error
+/// (rather than a setting silently ignored).
+const RETIRED: &[(&str, &str)] = &[
+    ("LPF_TCP_SPIN_US", "LPF_SPIN_US sets the spin of every engine"),
+    ("LPF_MPI_SPIN_US", "LPF_SPIN_US sets the spin of every engine"),
 ];
 
 /// Switches that exist for tests only: they change how an engine does its work, not
@@ -297,10 +303,10 @@ pub struct Config {
     pub tcp_job: String,
     pub tcp_meta: Option<MetaAlgo>,
     pub tcp_port_range: Option<(u16, u16)>,
-    pub tcp_spin: Duration,
     pub mpi_meta: Option<MetaAlgo>,
-    /// `LPF_MPI_SPIN_US`; None: chosen by how crowded the node is.
-    pub mpi_spin: Option<Duration>,
+    /// `LPF_SPIN_US`: how long a waiting process spins, fixed; None: the wait policy's
+    /// choice ([`crate::wait`]: by crowding, adapted to the waits).
+    pub spin: Option<Duration>,
     /// `LPF_MPI_THREAD_LEVEL`; None: chosen by the threads per rank.
     pub mpi_thread_level: Option<MpiThreadLevel>,
     pub mpi_prof: bool,
@@ -396,6 +402,11 @@ impl Config {
     /// The configuration `lookup` gives for each variable name (the environment in
     /// [`Config::from_env`]; a map in tests).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
+        for (old, new) in RETIRED {
+            if let Some(v) = lookup(old).filter(|v| !v.is_empty()) {
+                return Err(Error::config(format!("{old}={v:?}: this variable is no longer read; {new}")));
+            }
+        }
         let r = Reader(lookup);
         let engine = r.parsed("LPF_ENGINE", EngineKind::from_name)?.unwrap_or(EngineKind::Shm);
         let hybrid_net = r.parsed("LPF_HYBRID_NET", |s| {
@@ -419,9 +430,8 @@ impl Config {
             tcp_job: r.get("LPF_TCP_JOB").unwrap_or_default(),
             tcp_meta: r.parsed("LPF_TCP_META", MetaAlgo::parse)?,
             tcp_port_range: r.parsed("LPF_TCP_PORT_RANGE", |s| crate::tcp::parse_port_range(s).ok())?,
-            tcp_spin: r.number("LPF_TCP_SPIN_US", |_: &u64| true)?.map_or(us(50), us),
             mpi_meta: r.parsed("LPF_MPI_META", MetaAlgo::parse)?,
-            mpi_spin: r.number("LPF_MPI_SPIN_US", |_: &u64| true)?.map(us),
+            spin: r.number("LPF_SPIN_US", |_: &u64| true)?.map(us),
             mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| {
                 pick(&s.to_ascii_lowercase(), &[("single", MpiThreadLevel::Single), ("serialized", MpiThreadLevel::Serialized)])
             })?,
@@ -506,8 +516,17 @@ mod tests {
             None
         })
         .unwrap();
-        let listed: BTreeSet<String> = VARIABLES.iter().map(|v| v.name.to_string()).collect();
+        // The retired names are asked for too, to refuse them.
+        let listed: BTreeSet<String> = VARIABLES.iter().map(|v| v.name).chain(RETIRED.iter().map(|r| r.0)).map(str::to_string).collect();
         assert_eq!(*asked.lock().unwrap(), listed);
+    }
+
+    #[test]
+    fn a_retired_variable_is_an_error_naming_its_successor() {
+        let e = config(&[("LPF_TCP_SPIN_US", "0")]).unwrap_err();
+        assert!(e.message().contains("LPF_TCP_SPIN_US") && e.message().contains("LPF_SPIN_US sets"), "{e}");
+        assert!(config(&[("LPF_MPI_SPIN_US", "")]).is_ok(), "an empty value is unset");
+        assert_eq!(config(&[("LPF_SPIN_US", "7")]).unwrap().spin, Some(Duration::from_micros(7)));
     }
 
     #[test]

@@ -108,6 +108,12 @@ impl Context {
         self.engine.nodes()
     }
 
+    /// Whether this process's cancel token is set (see [`crate::Cancel`]): a long
+    /// computation between syncs may look, to stop early; its next sync fails anyway.
+    pub fn is_cancelled(&self) -> bool {
+        self.engine.cancel().is_cancelled()
+    }
+
     /// The engine running this section (`shm`, `tcp`, ...).
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()
@@ -346,6 +352,12 @@ impl Context {
     /// `lpf_sync`: ends the superstep; all puts and gets are complete when it returns.
     pub fn sync(&mut self, attr: SyncAttr) -> Result<()> {
         self.check_alive("sync")?;
+        // A cancelled process fails here even if its peers would not keep it waiting
+        // (its waits look at the token only when they pause).
+        if let Err(e) = self.engine.cancel().check() {
+            let pid = self.pid();
+            return Err(self.fail(e.context(format_args!("sync on process {pid}"))));
+        }
         let nprocs = self.nprocs();
         self.queue.group_by_peer(nprocs);
         let result = (|| {
@@ -385,7 +397,7 @@ impl Context {
     /// (threads of this one; pid 0 is this thread), this context on hold meanwhile.
     pub fn exec(&mut self, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         self.check_alive("exec")?;
-        crate::shm::exec_threads_in(p, self.free_p, self.runtime_p, spmd, args)
+        crate::shm::exec_threads_in(p, self.free_p, self.runtime_p, spmd, args, self.engine.cancel())
     }
 
     /// `lpf_rehook`: collective; runs `spmd` over the same processes in a fresh context

@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::queue::MessageQueue;
 use crate::register::Register;
 use crate::types::{Pid, SyncAttr};
+use crate::wait::Cancel;
 
 /// What an engine sees of one process at the fence: its register and its queue,
 /// already grouped by peer. Both stay unchanged until the engine's `sync` returns.
@@ -27,6 +28,10 @@ pub trait Engine: Send {
     fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
         (0..self.nprocs()).map(|q| q..q + 1).collect()
     }
+    /// The token that cancels this process: once set, its waits fail
+    /// ([`crate::Reason::Cancelled`]) and so does every sync from its start. Nested
+    /// sections (`exec` from inside) carry it too.
+    fn cancel(&self) -> &Cancel;
     /// Carries out every request of the superstep (the fence). The puts and gets of all
     /// processes are complete when this returns `Ok` on any process. A process that has
     /// left makes every later call fail with a fatal error instead of waiting for it.

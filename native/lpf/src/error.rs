@@ -53,6 +53,10 @@ pub enum Reason {
     Authentication,
     /// A wait for other processes ran out of time.
     Timeout,
+    /// The process was cancelled: the [`crate::Cancel`] token it carries was set
+    /// (e.g. by the Spark bridge when Spark kills its task). Its peers see it leave
+    /// ([`Reason::PeerLeft`]).
+    Cancelled,
     /// A peer sent a message that breaks the protocol (malformed or inconsistent).
     Protocol,
     /// The configuration is invalid: an environment variable's value, an engine that is
@@ -95,6 +99,7 @@ impl Reason {
             Reason::Protocol => (7, 0),
             Reason::Config => (8, 0),
             Reason::Other => (9, 0),
+            Reason::Cancelled => (10, 0),
         }
     }
 
@@ -110,6 +115,7 @@ impl Reason {
             6 => Reason::Timeout,
             7 => Reason::Protocol,
             8 => Reason::Config,
+            10 => Reason::Cancelled,
             _ => Reason::Other,
         }
     }
@@ -162,6 +168,10 @@ impl Error {
     }
     pub fn timeout(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::Timeout, message)
+    }
+    /// The process was cancelled ([`Reason::Cancelled`]).
+    pub fn cancelled(message: impl Into<String>) -> Self {
+        Self::with_reason(ErrorKind::Fatal, Reason::Cancelled, message)
     }
     pub fn protocol(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::Protocol, message)
@@ -219,6 +229,7 @@ mod tests {
             Reason::Protocol,
             Reason::Config,
             Reason::Other,
+            Reason::Cancelled,
         ];
         all.extend(Reason::CALLS.iter().map(|&call| Reason::Misuse { call }));
         for r in all {

@@ -44,6 +44,7 @@ pub(crate) mod register;
 pub mod shm;
 pub mod tcp;
 pub(crate) mod types;
+pub(crate) mod wait;
 pub(crate) mod wire;
 #[cfg(feature = "ibverbs")]
 pub(crate) mod ibverbs;
@@ -54,6 +55,7 @@ pub use error::{Error, ErrorKind, Reason, Result};
 pub use machine::{CostPoint, CostTable, Machine};
 pub use shm::ShmInit;
 pub use types::{Args, Func, Memslot, MsgAttr, Pid, Pod, SyncAttr, MAX_P, MSG_DEFAULT, SYNC_DEFAULT};
+pub use wait::Cancel;
 
 /// `LPF_ROOT`: the context outside any SPMD section, from which `exec` starts one.
 #[derive(Clone, Debug)]

@@ -8,6 +8,7 @@ use crate::engine::{Engine, Superstep};
 use crate::error::{Error, ErrorKind, Result};
 use crate::register::Register;
 use crate::types::{Args, Pid, SyncAttr};
+use crate::wait::{Cancel, Host};
 
 /// One section of the network between the OS processes of a job, as the LPF
 /// process(es) of one OS process use it: [`NetEngine`]'s one process, or the group of
@@ -19,6 +20,10 @@ pub(crate) trait Network: Send {
     fn offsets(&self) -> &[Pid];
     /// This OS process's index.
     fn me(&self) -> usize;
+    /// The token that cancels this OS process's LPF processes (its waits fail once set).
+    fn cancel(&self) -> &Cancel;
+    /// The LPF processes on this host and the spin setting (how waits behave here).
+    fn host(&self) -> Host;
     /// The sync of this OS process's LPF processes `steps` (global pids
     /// `offsets()[me()]..`), with everyone else's.
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()>;
@@ -142,6 +147,9 @@ impl Engine for NetEngine {
     }
     fn nprocs(&self) -> Pid {
         self.nprocs
+    }
+    fn cancel(&self) -> &Cancel {
+        self.net.cancel()
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {

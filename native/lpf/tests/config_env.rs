@@ -21,10 +21,13 @@ fn an_invalid_value_fails_the_root_exec_naming_the_variable_whatever_the_engine(
     std::env::set_var("LPF_ENGINE", "pthread");
     assert_eq!(exec_error(), "");
     // Variables of other engines are checked too, each as strictly (a bad LPF_MPI_META
-    // used to fall back silently, a bad LPF_TCP_SPIN_US too).
-    for (var, bad, allowed) in
-        [("LPF_MPI_META", "ring", "direct or bruck"), ("LPF_TCP_SPIN_US", "fast", "non-negative"), ("LPF_TCP_META", "ring", "direct or bruck")]
-    {
+    // used to fall back silently, a bad spin too); a retired variable is refused.
+    for (var, bad, allowed) in [
+        ("LPF_MPI_META", "ring", "direct or bruck"),
+        ("LPF_SPIN_US", "fast", "non-negative"),
+        ("LPF_TCP_META", "ring", "direct or bruck"),
+        ("LPF_TCP_SPIN_US", "0", "LPF_SPIN_US"),
+    ] {
         std::env::set_var(var, bad);
         let e = exec_error();
         assert!(e.contains(var) && e.contains(bad) && e.contains(allowed), "{var}={bad}: {e:?}");

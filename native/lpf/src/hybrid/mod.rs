@@ -20,6 +20,7 @@ use crate::network::Network;
 use crate::register::Register;
 use crate::shm::barrier::Barrier;
 use crate::types::{Args, Pid, SyncAttr};
+use crate::wait::{Cancel, LookCost, Patience};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering::*};
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,11 @@ struct Group {
     /// Whether the other OS processes were told this group left.
     gone: AtomicBool,
     failure: Mutex<String>,
+    /// The OS process's cancel token (the network's): every thread of the group
+    /// carries it.
+    cancel: Cancel,
+    /// How the group's threads wait at their barrier (each keeps its own copy).
+    patience: Patience,
 }
 
 /// A collective operation of the group's threads, tagged so that threads in different
@@ -77,7 +83,10 @@ impl Group {
             let nodes = o.windows(2).map(|w| w[0]..w[1]).collect();
             (o[me], o[me + 1] - o[me], o[o.len() - 1], nodes)
         };
+        let (cancel, patience) = (net.cancel().clone(), net.host().patience(LookCost::SHARED_MEMORY));
         Arc::new(Group {
+            cancel,
+            patience,
             net: Mutex::new(net),
             base,
             nprocs,
@@ -146,24 +155,36 @@ struct HybridEngine {
     t: Pid,
     /// Collective-operation counter (thread 0's is the one the network sees).
     step: u64,
+    patience: Patience,
+    /// Whether this thread has departed the group's barrier (a cancelled wait does).
+    departed: bool,
 }
 
 impl HybridEngine {
+    fn new(group: Arc<Group>, t: Pid) -> HybridEngine {
+        let patience = group.patience;
+        HybridEngine { group, t, step: 0, patience, departed: false }
+    }
+
     /// One collective operation of the group: every thread publishes `op` and arrives,
     /// thread 0 checks that all are in the same operation and runs `network` for the
     /// group (which may read every thread's op: [`Group::op`]), the second barrier
     /// releases everyone with its outcome.
     fn collective(&mut self, op: Op<'_>, network: impl FnOnce(&Group, u64) -> Result<()>) -> Result<()> {
         let g = self.group.clone();
+        let pid = self.pid();
         g.published[self.t as usize].store(&op as *const Op as *mut Op<'static>, Release);
-        g.barrier.wait_for_peers(self.pid())?;
+        // A cancelled thread departs from the first barrier (the siblings may be
+        // anywhere); at the second the siblings only wait for thread 0's network
+        // operation, which reads every thread's op and sees the same token.
+        g.barrier.wait_for_peers(pid, &mut self.patience, &g.cancel, &mut self.departed)?;
         self.step += 1;
         if self.t == 0 {
             // SAFETY: between the two barriers, every thread of the group is blocked here.
             let r = unsafe { g.agree() }.and_then(|_| network(&g, self.step));
             *relock(&g.outcome) = r;
         }
-        g.barrier.wait_for_peers(self.pid())?;
+        g.barrier.wait_for_peers(pid, &mut self.patience, &Cancel::NEVER, &mut self.departed)?;
         let r = relock(&g.outcome).clone();
         r.map_err(|e| {
             let what = match op {
@@ -189,6 +210,9 @@ impl Engine for HybridEngine {
     /// The threads of each OS process.
     fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
         self.group.nodes.clone()
+    }
+    fn cancel(&self) -> &Cancel {
+        &self.group.cancel
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
@@ -227,12 +251,14 @@ impl Engine for HybridEngine {
             Ok(())
         })?;
         let group = relock(&self.group.next).clone().ok_or_else(|| Error::fatal("rehook: no new section"))?;
-        Ok(Box::new(HybridEngine { group, t: self.t, step: 0 }))
+        Ok(Box::new(HybridEngine::new(group, self.t)))
     }
 
     fn leave(&mut self) {
         let g = &self.group;
-        g.barrier.depart();
+        if !std::mem::replace(&mut self.departed, true) {
+            g.barrier.depart();
+        }
         if !g.gone.swap(true, AcqRel) {
             let why = relock(&g.failure).clone();
             relock(&g.net).leave(&why);
@@ -277,7 +303,7 @@ impl HybridEngine {
 pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let group = Group::new(net);
     let (k, base) = (group.k() as Pid, group.base);
-    let run = |t: Pid, args: Args<'_>| run_process(Box::new(HybridEngine { group: group.clone(), t, step: 0 }), 1, spmd, args);
+    let run = |t: Pid, args: Args<'_>| run_process(Box::new(HybridEngine::new(group.clone(), t)), 1, spmd, args);
     let symbols = args.symbols;
     let cannot_start = |t: Pid, e: std::io::Error| {
         Error::exhausted(format!("cannot start process {} (thread {t} of the {k} of this OS process): {e}", base + t))

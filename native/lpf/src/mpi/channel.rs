@@ -16,16 +16,20 @@
 //! one source are taken in the order they were sent. Sends are non-blocking
 //! (`MPI_Isend`, buffer kept until the request completes; completed buffers are
 //! reused), and all waiting is by polling, so a process that left is noticed instead
-//! of blocking in MPI. A wait first looks at what has arrived, then polls: it spins
-//! briefly (reading the clock every 16 polls), then yields the core; when the node runs
-//! more ranks than it has cores it yields at once (a spinning waiter would hold the
-//! core the awaited rank needs), unless MPI's idle poll yields already.
+//! of blocking in MPI. A wait first looks at what has arrived, then polls, pausing
+//! between polls as the library's wait policy says ([`crate::wait`]): it spins briefly
+//! (reading the clock every 16 polls; not at all when the node runs more LPF processes
+//! than it has cores), then yields the core (unless MPI's idle poll yields already),
+//! then sleeps between polls. A cancelled rank's waits fail, except those that must
+//! see data into or out of user memory complete ([`MpiChannel::wait_for_data`],
+//! [`MpiChannel::expect_during_data`]).
 
 use super::ffi::{self, Comm, MpiTag};
 use crate::error::{Error, Result};
 use crate::phases::driver::Pools;
 use crate::phases::{final_barrier, Channel, Found, Inbox, Layout, MetaAlgo, Sections};
 use crate::types::Pid;
+use crate::wait::{Cancel, Host, LookCost, Patience, Pause};
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
@@ -37,13 +41,8 @@ const EAGER: usize = 16 << 10;
 /// `MPI_Testall` for the lot).
 const RECLAIM_BATCH: usize = 8;
 
-/// How long a waiting rank spins before it yields: not at all when the node runs more
-/// LPF processes than it has cores (a spinning waiter would hold the core the awaited
-/// one needs), else 50 us; `setting` (`LPF_MPI_SPIN_US`) overrides.
-fn spin_for(setting: Option<Duration>, node_ranks: usize, threads_per_rank: usize, cores: usize) -> Duration {
-    let crowded = node_ranks * threads_per_rank > cores;
-    setting.unwrap_or(Duration::from_micros(if crowded { 0 } else { 50 }))
-}
+/// How long a rank that waits past its yield phase sleeps between polls.
+const SLEEP: Duration = Duration::from_micros(200);
 
 /// What a wait polls, and when it asks again whether it is done. A wait whose `done`
 /// only control messages arriving can make true asks only after a poll that brought
@@ -103,8 +102,12 @@ pub(crate) struct MpiChannel {
     spare: Vec<Vec<u8>>,
     /// Hooks and rehooks, in the same order everywhere.
     pub sections: Sections,
-    /// How long a waiting rank spins before it yields (`spin_for`).
-    spin: Duration,
+    /// The LPF processes of this node (ranks times threads) and the spin setting.
+    pub host: Host,
+    /// How this rank waits (its spin adapts across waits).
+    patience: Patience,
+    /// Stops this rank's waits (all but those of data in flight) once set.
+    pub cancel: Cancel,
     /// Whether an unsuccessful poll of MPI already yields the core (Open MPI's
     /// `mpi_yield_when_idle`, on by default on an oversubscribed node): then a waiting
     /// rank that would yield does not yield a second time.
@@ -132,8 +135,8 @@ impl MpiChannel {
     /// A channel over `comm` (collective: it asks how many ranks share each node) for
     /// rank `me`, rank i holding global pids `offsets[i]..offsets[i + 1]` (`0..=n`, one
     /// per rank, unless the init learnt the ranks' thread counts for the hybrid engine).
-    /// `spin_setting` (`LPF_MPI_SPIN_US`): how long a waiting rank spins, None to
-    /// choose by crowding.
+    /// `spin_setting` (`LPF_SPIN_US`): how long a waiting rank spins, None to let the
+    /// wait policy choose.
     pub fn new(comm: Comm, me: usize, offsets: Vec<Pid>, token: u64, meta: MetaAlgo, spin_setting: Option<Duration>) -> Result<MpiChannel> {
         let n = offsets.len() - 1;
         // The node's cores, not this process's affinity mask: mpirun binds each rank
@@ -143,7 +146,7 @@ impl MpiChannel {
         // Threads count as much as ranks for crowding the cores (the ranks of a node are
         // taken to bring as many threads as the job's average rank).
         let per_rank = (offsets[n] as usize).div_ceil(n.max(1));
-        let spin = spin_for(spin_setting, ffi::node_size(comm)?, per_rank, cores);
+        let host = Host { spin_setting, local_procs: ffi::node_size(comm)? * per_rank, cores };
         let mpi_yields = ffi::progress_yields_when_idle();
         let null = ffi::request_null();
         let mut ch = MpiChannel {
@@ -164,7 +167,9 @@ impl MpiChannel {
             large_in_flight: false,
             spare: Vec::new(),
             sections: Sections::default(),
-            spin,
+            host,
+            patience: host.patience(LookCost::MPI),
+            cancel: Cancel::NEVER,
             mpi_yields,
             agree_errors: false,
             body_chunk: ffi::CHUNK,
@@ -281,7 +286,7 @@ impl MpiChannel {
     pub fn finish(&mut self, section: u32) -> Result<()> {
         self.announce_leave(section, "");
         let me = self.layout.me;
-        let r = self.wait_until(Polling::OnArrival, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
+        let r = self.wait_until(Polling::OnArrival, true, |ch| Ok((0..ch.layout.n).all(|q| q == me || ch.inbox[q].left(section).is_some())));
         let failed = (0..self.layout.n).find_map(|q| self.inbox[q].left(section).filter(|why| !why.is_empty()).map(|why| (q, why.to_string())));
         self.close_section(section);
         r?;
@@ -410,23 +415,23 @@ impl MpiChannel {
     }
 
     /// Drives progress until `done` says so (or fails): spins for a moment, then
-    /// yields the core between polls, then sleeps briefly.
-    pub fn wait(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        self.wait_until(Polling::Always, done)
+    /// yields the core between polls, then sleeps briefly. For data of the current
+    /// sync that MPI moves into or out of user memory (receives posted into it, sends
+    /// from it): not cut short by a cancellation, since the sync must not return while
+    /// MPI may still touch that memory. (The peers' data comes: they are inside the same sync; a peer that
+    /// leaves instead fails the wait.)
+    pub fn wait_for_data(&mut self, done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
+        self.wait_until(Polling::Always, false, done)
     }
 
-    fn wait_until(&mut self, polling: Polling, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
-        // The clock is first read after the first unsuccessful poll (most waits of a
-        // busy job end at their first poll).
-        let mut started: Option<Instant> = None;
-        let mut polls = 0u32;
-        let mut spinning = !self.spin.is_zero();
+    fn wait_until(&mut self, polling: Polling, cancellable: bool, mut done: impl FnMut(&mut MpiChannel) -> Result<bool>) -> Result<()> {
         // What arrived during earlier polls may be all that is awaited (the second
         // and later peers' messages of a sync usually are): look before polling, since
         // a poll that finds nothing new yields the core when MPI yields on idle.
         if done(self)? {
             return Ok(());
         }
+        let mut wait = self.patience.start();
         loop {
             let look = match polling {
                 Polling::Always => self.progress().map(|_| true)?,
@@ -434,29 +439,18 @@ impl MpiChannel {
                 Polling::Peer(q) => self.poll_peer(q)?,
             };
             if look && done(self)? {
+                self.patience.end(wait);
                 return Ok(());
             }
-            let started = *started.get_or_insert_with(Instant::now);
-            if spinning {
-                // Reading the clock costs about as much as a poll: while spinning, read
-                // it every 16 polls only. Past the spin, every poll yields (a process
-                // that waits must not keep the core an awaited one needs).
-                polls = polls.wrapping_add(1);
-                // No pause instruction: it costs more than a poll on current cores,
-                // and every cycle between an arrival and its detection is latency.
-                if !polls.is_multiple_of(16) || started.elapsed() < self.spin {
-                    continue;
-                }
-                spinning = false;
-            }
-            if started.elapsed() < Duration::from_millis(20) {
+            // No pause instruction while spinning: it costs more than a poll on current
+            // cores, and every cycle between an arrival and its detection is latency.
+            match self.patience.pause(&mut wait, if cancellable { &self.cancel } else { &Cancel::NEVER })? {
+                Pause::Spin => {}
                 // Each yield is a context switch; two per poll (MPI's and ours) doubled
                 // the time of a sync with 4 ranks on 2 cores (13 -> 10.6 us measured).
-                if !self.mpi_yields {
-                    std::thread::yield_now();
-                }
-            } else {
-                std::thread::sleep(Duration::from_micros(200));
+                Pause::Yield if self.mpi_yields => {}
+                Pause::Yield => std::thread::yield_now(),
+                Pause::Block(slice) => std::thread::sleep(SLEEP.min(slice)),
             }
         }
     }
@@ -536,9 +530,22 @@ impl Channel for MpiChannel {
     }
 
     fn expect(&mut self, from: usize, tag: Tag) -> Result<Frame> {
+        self.expect_from(from, tag, true)
+    }
+}
+
+impl MpiChannel {
+    /// [`Channel::expect`] in the data phase of a sync, once this rank has told its
+    /// peers where they may write into its memory and read from it (one-sided
+    /// operations): not cut short by a cancellation (see [`MpiChannel::wait_for_data`]).
+    pub fn expect_during_data(&mut self, from: usize, tag: Tag) -> Result<Frame> {
+        self.expect_from(from, tag, false)
+    }
+
+    fn expect_from(&mut self, from: usize, tag: Tag, cancellable: bool) -> Result<Frame> {
         let mut got = None;
         self.awaited = Some((from, tag));
-        let r = self.wait_until(Polling::Peer(from), |ch| {
+        let r = self.wait_until(Polling::Peer(from), cancellable, |ch| {
             got = ch.handed.take();
             // Nothing of `from` here yet (the usual first look: the awaited message is
             // handed over as it arrives): not done, no failure to look for.

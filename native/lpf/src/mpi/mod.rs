@@ -42,6 +42,7 @@ use crate::relock;
 use crate::phases::{barrier, Layout, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
+use crate::wait::{Cancel, Host};
 use crate::wire::Kind;
 use channel::MpiChannel;
 use ffi::Comm;
@@ -290,7 +291,7 @@ impl MpiInit {
         ffi::bcast(comm, &mut agreed, 0)?;
         let agreed = Agreed::from_bytes(&agreed);
         let meta = agreed.meta.unwrap_or_else(|| MetaAlgo::for_nodes(size));
-        let mut ch = MpiChannel::new(comm, rank, offsets.clone(), agreed.token, meta, config.mpi_spin)?;
+        let mut ch = MpiChannel::new(comm, rank, offsets.clone(), agreed.token, meta, config.spin)?;
         ch.agree_errors = agreed.agree_errors;
         ch.body_chunk = agreed.body_chunk.unwrap_or(ffi::CHUNK).min(ffi::CHUNK);
         Ok(MpiInit { node: Arc::new(Mutex::new(Node { ch, comm })), kind, rank, size, hybrid, offsets })
@@ -332,6 +333,13 @@ impl MpiInit {
     /// The MPI engine between ranks.
     pub fn kind(&self) -> MpiEngineKind {
         self.kind
+    }
+
+    /// The token that cancels this rank's LPF processes in the sections hooked from now
+    /// on: once set, their syncs and waits fail ([`crate::Reason::Cancelled`]), except
+    /// the waits for data in flight to or from their memory, which complete first.
+    pub fn set_cancel(&self, cancel: &Cancel) {
+        relock(&self.node).ch.cancel = cancel.clone();
     }
 
     /// `lpf_hook`: runs `spmd` as this rank's LPF process, together with every other
@@ -493,16 +501,19 @@ struct Section {
     os: Option<OneSidedState>,
     /// Whether `finish` told the others this process finished (then `leave` need not).
     finished: bool,
+    /// The channel's, for the engine's look at it outside the node's lock.
+    cancel: Cancel,
+    host: Host,
 }
 
 impl Section {
     /// Starts a section on every process of the node (collective).
     fn open(node: Arc<Mutex<Node>>, kind: MpiEngineKind) -> Result<Section> {
-        let (section, data, me, offsets) = {
+        let (section, data, me, offsets, cancel, host) = {
             let mut n = relock(&node);
             let section = n.ch.sections.open();
             let data = ffi::dup(n.comm)?;
-            (section, data, n.ch.layout.me, n.ch.layout.offsets.to_vec())
+            (section, data, n.ch.layout.me, n.ch.layout.offsets.to_vec(), n.ch.cancel.clone(), n.ch.host)
         };
         let os = match kind {
             MpiEngineKind::Msg => None,
@@ -512,7 +523,7 @@ impl Section {
             #[cfg(not(feature = "ibverbs"))]
             MpiEngineKind::Ibverbs => return Err(Error::config("the ibverbs engine is not built in (feature `ibverbs`)")),
         };
-        Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false })
+        Ok(Section { node, kind, section, me, offsets, data, tag_ub: ffi::tag_ub(data), os, finished: false, cancel, host })
     }
 }
 
@@ -522,6 +533,12 @@ impl Network for Section {
     }
     fn me(&self) -> usize {
         self.me
+    }
+    fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+    fn host(&self) -> Host {
+        self.host
     }
 
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {

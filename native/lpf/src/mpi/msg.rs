@@ -191,7 +191,7 @@ impl Transport<MpiChannel> for MpiMessages {
         replied[x.loc.me] = true;
         let plan = &*x.plan;
         let mut error: Option<Error> = None;
-        ch.wait(|ch| {
+        ch.wait_for_data(|ch| {
             for q in 0..n {
                 if replied[q] {
                     continue;

@@ -244,7 +244,7 @@ impl Transport<MpiChannel> for OneSidedState {
         let touches = |d: usize| !out[d].raw.is_empty() || !out[d].my_gets.is_empty();
         let mut ops: Vec<Op> = Vec::new();
         for d in x.peers().filter(|&d| touches(d)) {
-            let f = ch.expect(d, x.id.tag(Kind::GetReply))?;
+            let f = ch.expect_during_data(d, x.id.tag(Kind::GetReply))?;
             let mut g = Get::new(&f.body);
             for r in &out[d].raw {
                 let index = r.dst_slot.index();
@@ -309,7 +309,7 @@ impl Transport<MpiChannel> for OneSidedState {
                 ch.post(d, x.id.tag(Kind::Barrier), &[], 0);
             }
             for q in x.peers().filter(|&q| answered(q).is_some()) {
-                ch.expect(q, x.id.tag(Kind::Barrier))?;
+                ch.expect_during_data(q, x.id.tag(Kind::Barrier))?;
             }
         }
         Ok(())

@@ -20,7 +20,9 @@ use crate::error::{Error, Result};
 use crate::queue::Request;
 use crate::relock;
 use crate::types::{Args, Pid, SyncAttr};
+use crate::wait::{Cancel, LookCost, Patience};
 use barrier::{Barrier, Outcome};
+use std::cell::Cell;
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, Ordering::*};
@@ -99,11 +101,36 @@ pub(crate) struct ShmEngine {
     shared: Arc<Shared>,
     pid: Pid,
     rehooks: u64,
+    /// How this process waits at the barrier (its spin adapts across waits).
+    patience: Cell<Patience>,
+    /// Stops this process's waits and syncs when set.
+    cancel: Cancel,
+    /// Whether this process has departed the barrier (a cancelled wait does).
+    departed: Cell<bool>,
+}
+
+/// How the processes of a shared-memory section of `nprocs` threads wait:
+/// `LPF_SPIN_US`, else by whether the section's threads outnumber the cores.
+pub(crate) fn patience_for(spin_setting: Option<Duration>, nprocs: Pid) -> Patience {
+    Patience::new(LookCost::SHARED_MEMORY, spin_setting, nprocs as usize, crate::wait::cores())
 }
 
 impl ShmEngine {
-    fn boxed(shared: Arc<Shared>, pid: Pid) -> Box<dyn Engine> {
-        Box::new(ShmEngine { shared, pid, rehooks: 0 })
+    fn boxed(shared: Arc<Shared>, pid: Pid, patience: Patience, cancel: Cancel) -> Box<dyn Engine> {
+        Box::new(ShmEngine { shared, pid, rehooks: 0, patience: Cell::new(patience), cancel, departed: Cell::new(false) })
+    }
+
+    /// Waits at the barrier: before the exchange (`cancellable`: the peers may be
+    /// anywhere, and a cancelled process departs), or after it (where the peers only
+    /// finish their copies, which may read this process's memory: never left early).
+    fn barrier(&self, cancellable: bool) -> Result<()> {
+        let mut patience = self.patience.get();
+        let mut departed = false;
+        let cancel = if cancellable { &self.cancel } else { &Cancel::NEVER };
+        let r = self.shared.barrier.wait_for_peers(self.pid, &mut patience, cancel, &mut departed);
+        self.patience.set(patience);
+        self.departed.set(self.departed.get() | departed);
+        r
     }
 
     /// Runs one collective step: publish `mine`, barrier, check that every process is
@@ -116,7 +143,7 @@ impl ShmEngine {
             return Err(e.clone());
         }
         sh.published[self.pid as usize].store(&mine as *const Phase as *mut Phase<'static>, Release);
-        sh.barrier.wait_for_peers(self.pid)?;
+        self.barrier(true)?;
         // SAFETY: between the two barriers every process's published phase (and what
         // it borrows) is live and unchanged: its owner is blocked in this function.
         let peer = |q: Pid| unsafe { &*sh.published[q as usize].load(Acquire) };
@@ -132,7 +159,7 @@ impl ShmEngine {
         if let Err(e) = result {
             let _ = sh.error.set(e);
         }
-        sh.barrier.wait_for_peers(self.pid)?;
+        self.barrier(false)?;
         sh.error.get().map_or(Ok(()), |e| Err(e.clone()))
     }
 
@@ -185,7 +212,7 @@ impl ShmEngine {
 /// The engine of a section of one process, on the calling thread (`LPF_ROOT` used as a
 /// context, [`crate::Root::context`]).
 pub(crate) fn solo() -> Box<dyn Engine> {
-    ShmEngine::boxed(Shared::new(1), 0)
+    ShmEngine::boxed(Shared::new(1), 0, Patience::without_spin(LookCost::SHARED_MEMORY), Cancel::NEVER)
 }
 
 impl Engine for ShmEngine {
@@ -201,6 +228,9 @@ impl Engine for ShmEngine {
     /// All processes are threads of one OS process: one node.
     fn nodes(&self) -> Vec<std::ops::Range<Pid>> {
         std::iter::once(0..self.shared.nprocs).collect()
+    }
+    fn cancel(&self) -> &Cancel {
+        &self.cancel
     }
 
     fn sync(&mut self, step: &Superstep<'_>, _attr: SyncAttr) -> Result<()> {
@@ -226,11 +256,13 @@ impl Engine for ShmEngine {
         // A collective step, so that rehook fails, not hangs, when a peer has left.
         self.step(Phase::Rehook, |_| Ok(()))?;
         self.rehooks += 1;
-        Ok(ShmEngine::boxed(self.shared.rehooks.join(self.rehooks), self.pid))
+        Ok(ShmEngine::boxed(self.shared.rehooks.join(self.rehooks), self.pid, self.patience.get(), self.cancel.clone()))
     }
 
     fn leave(&mut self) {
-        self.shared.barrier.depart();
+        if !self.departed.replace(true) {
+            self.shared.barrier.depart();
+        }
     }
 }
 
@@ -410,17 +442,20 @@ pub(crate) fn first_error(first: impl IntoIterator<Item = Result<()>>, threads: 
 /// section does not start: every thread already created returns without running
 /// `spmd`, and `exec` fails with a message naming how many threads were started.
 pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    exec_threads_in(p, free, free, spmd, args)
+    exec_threads_in(p, free, free, spmd, args, &Cancel::NEVER)
 }
 
 /// [`exec_threads`] in a runtime of `runtime` processors (what the processes' `probe`
-/// reports as p): the `free` ones of a root exec, the parent's runtime for a nested one.
-pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+/// reports as p): the `free` ones of a root exec, the parent's runtime for a nested one,
+/// whose processes carry `cancel` (a nested section's: its parent's token).
+pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, args: Args<'_>, cancel: &Cancel) -> Result<()> {
+    let spin = crate::config::Config::from_env()?.spin;
     let free = free.clamp(1, barrier::MAX_PROCS);
     let n = p.clamp(1, free);
     let spare = free - n;
     let child_free = |pid: Pid| 1 + spare / n + Pid::from(pid < spare % n);
     let shared = Shared::new(n);
+    let patience = patience_for(spin, n);
     let symbols = args.symbols;
     let not_started = || Error::exhausted("the section did not start: another of its threads could not be created");
     let cannot_start = |pid: Pid, e: std::io::Error| {
@@ -432,20 +467,20 @@ pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, a
             thread_stack_size() >> 10
         ))
     };
+    // The start gate: broken when a later thread could not be created.
+    let gate = || shared.barrier.wait(&mut Patience::without_spin(LookCost::SHARED_MEMORY)) == Outcome::Complete;
+    let engine = |pid: Pid| ShmEngine::boxed(shared.clone(), pid, patience, cancel.clone());
     let run = |pid: Pid| {
-        // The start gate: broken when a later thread could not be created.
-        if shared.barrier.wait() == Outcome::Broken {
+        if !gate() {
             return Err(not_started());
         }
-        run_process_in(ShmEngine::boxed(shared.clone(), pid), child_free(pid), Some(runtime), spmd, Args::for_peer(symbols))
+        run_process_in(engine(pid), child_free(pid), Some(runtime), spmd, Args::for_peer(symbols))
     };
     std::thread::scope(|scope| {
         let what = format_args!("exec of {n} processes");
         let (threads, failure) = start_processes(scope, n, &shared.barrier, what, |pid| format!("lpf-shm-{pid}"), cannot_start, run);
         let mine = match failure {
-            None if shared.barrier.wait() == Outcome::Complete => {
-                run_process_in(ShmEngine::boxed(shared.clone(), 0), child_free(0), Some(runtime), spmd, args)
-            }
+            None if gate() => run_process_in(engine(0), child_free(0), Some(runtime), spmd, args),
             None => Err(not_started()),
             Some(e) => {
                 // pid 0 leaves too (those never created have): the gate completes
@@ -476,6 +511,8 @@ pub struct ShmInit {
     pid: Pid,
     nprocs: Pid,
     hooks: std::cell::Cell<u64>,
+    /// Carried by this thread's processes of every hook (see [`ShmInit::join_cancellable`]).
+    cancel: Cancel,
 }
 
 pub use crate::config::PTHREAD_TIMEOUT_DEFAULT;
@@ -513,12 +550,13 @@ impl Filling {
     }
 
     /// What a waiter of this group returns now, if anything: the group formed or failed.
-    fn outcome(&self, pid: Pid) -> Option<Result<ShmInit>> {
+    fn outcome(&self, pid: Pid, cancel: &Cancel) -> Option<Result<ShmInit>> {
         if let Some(e) = &self.failed {
             return Some(Err(e.clone()));
         }
-        (self.count == self.nprocs)
-            .then(|| Ok(ShmInit { group: self.group.clone(), pid, nprocs: self.nprocs, hooks: 0.into() }))
+        (self.count == self.nprocs).then(|| {
+            Ok(ShmInit { group: self.group.clone(), pid, nprocs: self.nprocs, hooks: 0.into(), cancel: cancel.clone() })
+        })
     }
 }
 
@@ -543,7 +581,7 @@ impl ShmInit {
     /// that size, waiting for the others up to `LPF_PTHREAD_TIMEOUT_MS` (default 60 s).
     pub fn new(pid: Pid, nprocs: Pid) -> Result<ShmInit> {
         let timeout = crate::config::Config::from_env()?.pthread_timeout;
-        Self::form(GroupKey::Unnamed(nprocs), pid, nprocs, timeout)
+        Self::form(GroupKey::Unnamed(nprocs), pid, nprocs, timeout, &Cancel::NEVER)
     }
 
     /// Joins thread `pid` of `nprocs` to the group named `key` (the job's identity: every
@@ -552,10 +590,18 @@ impl ShmInit {
     /// still missing, and at once for every thread of the group if a pid joins twice
     /// or threads disagree on `nprocs`.
     pub fn join(key: &str, pid: Pid, nprocs: Pid, timeout: Duration) -> Result<ShmInit> {
-        Self::form(GroupKey::Job(key.to_owned()), pid, nprocs, timeout)
+        Self::join_cancellable(key, pid, nprocs, timeout, &Cancel::NEVER)
     }
 
-    fn form(key: GroupKey, pid: Pid, nprocs: Pid, timeout: Duration) -> Result<ShmInit> {
+    /// [`ShmInit::join`], stopped by `cancel`: once it is set, a join still waiting for
+    /// the group fails ([`crate::Reason::Cancelled`]) and so does the group for the
+    /// threads that joined it (they see this pid leave); every hook's process of this
+    /// thread carries the token (see [`crate::Cancel`]).
+    pub fn join_cancellable(key: &str, pid: Pid, nprocs: Pid, timeout: Duration, cancel: &Cancel) -> Result<ShmInit> {
+        Self::form(GroupKey::Job(key.to_owned()), pid, nprocs, timeout, cancel)
+    }
+
+    fn form(key: GroupKey, pid: Pid, nprocs: Pid, timeout: Duration, cancel: &Cancel) -> Result<ShmInit> {
         if nprocs == 0 || nprocs > barrier::MAX_PROCS || pid >= nprocs {
             return Err(Error::misuse(INITIALIZE, format!(
                 "pthread initialize: pid {pid} of nprocs {nprocs} is out of range (nprocs 1..={}, pid < nprocs)",
@@ -608,8 +654,13 @@ impl ShmInit {
         }
         loop {
             let mut f = relock(&filling);
-            if let Some(outcome) = f.outcome(pid) {
+            if let Some(outcome) = f.outcome(pid, cancel) {
                 return outcome;
+            }
+            if let Err(e) = cancel.check() {
+                let why = format!("pthread initialize: pid {pid} of {} was cancelled while the group formed", key.describe());
+                let _ = fail_group(&mut table, &mut f, Error::peer_left(Some(pid), format!("{why}: {}", e.message())));
+                return Err(e.context(why));
             }
             let now = Instant::now();
             if now >= deadline {
@@ -623,7 +674,8 @@ impl ShmInit {
                 return fail_group(&mut table, &mut f, Error::timeout(why));
             }
             drop(f);
-            table = forming.changed.wait_timeout(table, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+            let slice = (deadline - now).min(crate::wait::BLOCK_SLICE);
+            table = forming.changed.wait_timeout(table, slice).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -640,8 +692,17 @@ impl ShmInit {
         let round = self.hooks.get() + 1;
         self.hooks.set(round);
         let shared = self.group.join(round);
-        let free = max_procs_from_env().unwrap_or(1);
+        let config = match crate::config::Config::from_env() {
+            Ok(c) => c,
+            Err(e) => {
+                // This process fails before it starts: the others must not wait for it.
+                shared.barrier.depart();
+                return Err(e);
+            }
+        };
+        let free = config.max_procs.unwrap_or_else(|| crate::wait::cores() as Pid);
         let free_p = 1 + free.saturating_sub(self.nprocs) / self.nprocs;
-        run_process(ShmEngine::boxed(shared, self.pid), free_p, spmd, args)
+        let engine = ShmEngine::boxed(shared, self.pid, patience_for(config.spin, self.nprocs), self.cancel.clone());
+        run_process(engine, free_p, spmd, args)
     }
 }

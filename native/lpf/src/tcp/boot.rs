@@ -18,6 +18,7 @@ use super::TcpConfig;
 use crate::error::{Error, Result};
 use crate::network::{random, random_u64};
 use crate::types::Pid;
+use crate::wait::{Cancel, BLOCK_SLICE};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use socket2::{Domain, SockRef, Socket, TcpKeepalive, Type};
@@ -217,42 +218,48 @@ pub(crate) fn tune(s: &TcpStream) {
     let _ = sock.set_tcp_user_timeout(Some(Duration::from_secs(6)));
 }
 
-/// Blocking I/O with a deadline on a connected stream.
+/// Blocking I/O with a deadline on a connected stream, stopped by `cancel`.
 /// (Sends with `MSG_NOSIGNAL`: a dead peer is an error, never a `SIGPIPE`.)
-fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant) -> std::io::Result<()> {
-    by_deadline(data.len(), deadline, (IoKind::WriteZero, "the connection refused more data"), |at, left| {
-        s.set_write_timeout(Some(left))?;
+fn write_all_by(s: &mut TcpStream, data: &[u8], deadline: Instant, cancel: &Cancel) -> std::io::Result<()> {
+    by_deadline(data.len(), deadline, cancel, (IoKind::WriteZero, "the connection refused more data"), |at, slice| {
+        s.set_write_timeout(Some(slice))?;
         super::mesh::send_bytes(s, &data[at..])
     })
 }
 
-fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<()> {
-    by_deadline(buf.len(), deadline, (IoKind::UnexpectedEof, "the peer closed the connection"), |at, left| {
-        s.set_read_timeout(Some(left))?;
+fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant, cancel: &Cancel) -> std::io::Result<()> {
+    by_deadline(buf.len(), deadline, cancel, (IoKind::UnexpectedEof, "the peer closed the connection"), |at, slice| {
+        s.set_read_timeout(Some(slice))?;
         s.read(&mut buf[at..])
     })
 }
 
-/// Moves `len` bytes by `step(bytes moved so far, time left)` before `deadline`; a step
-/// that moves nothing is the error `none` (the peer is gone).
+/// Moves `len` bytes by `step(bytes moved so far, longest wait)` before `deadline`,
+/// looking at `cancel` at least every [`BLOCK_SLICE`]; a step that moves nothing is the
+/// error `none` (the peer is gone). A cancelled move is an `Interrupted` error (the
+/// join turns it into the cancellation).
 fn by_deadline(
     len: usize,
     deadline: Instant,
+    cancel: &Cancel,
     none: (IoKind, &str),
     mut step: impl FnMut(usize, Duration) -> std::io::Result<usize>,
 ) -> std::io::Result<()> {
     let timed_out = || std::io::Error::new(IoKind::TimedOut, "timed out");
     let mut at = 0;
     while at < len {
+        if cancel.is_cancelled() {
+            return Err(std::io::Error::new(IoKind::Interrupted, "cancelled"));
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(timed_out());
         }
-        match step(at, left) {
+        match step(at, left.min(BLOCK_SLICE)) {
             Ok(0) => return Err(std::io::Error::new(none.0, none.1)),
             Ok(k) => at += k,
-            Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => return Err(timed_out()),
+            // A slice passed (the deadline is looked at above).
+            Err(e) if matches!(e.kind(), IoKind::Interrupted | IoKind::WouldBlock | IoKind::TimedOut) => {}
             Err(e) => return Err(e),
         }
     }
@@ -262,15 +269,15 @@ fn by_deadline(
 /// A listening address in a HELLO is at most this long ("[v6 address%scope]:port").
 const MAX_ADDR: usize = 96;
 
-fn read_msg_by(s: &mut TcpStream, deadline: Instant, max: usize) -> std::io::Result<Vec<u8>> {
+fn read_msg_by(s: &mut TcpStream, deadline: Instant, max: usize, cancel: &Cancel) -> std::io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
-    read_exact_by(s, &mut len, deadline)?;
+    read_exact_by(s, &mut len, deadline, cancel)?;
     let len = u32::from_le_bytes(len) as usize;
     if len > max {
         return Err(std::io::Error::new(IoKind::InvalidData, format!("a message of {len} bytes")));
     }
     let mut b = vec![0; len];
-    read_exact_by(s, &mut b, deadline)?;
+    read_exact_by(s, &mut b, deadline, cancel)?;
     Ok(b)
 }
 
@@ -296,18 +303,19 @@ fn connect_handshake(
     secret: Option<&[u8]>,
     hello: &Hello,
     deadline: Instant,
+    cancel: &Cancel,
 ) -> std::result::Result<(), HandshakeError> {
     use HandshakeError::{Broken, Refused};
     let mine: [u8; 32] = random().map_err(HandshakeError::Local)?;
     let io = |e: std::io::Error| Broken(e.to_string());
-    write_all_by(s, &greeting(secret.is_some(), &mine), deadline).map_err(io)?;
+    write_all_by(s, &greeting(secret.is_some(), &mine), deadline, cancel).map_err(io)?;
     let mut g = [0u8; GREETING_LEN];
-    read_exact_by(s, &mut g, deadline).map_err(io)?;
+    read_exact_by(s, &mut g, deadline, cancel).map_err(io)?;
     let theirs = check_greeting(&g, secret.is_some()).map_err(|e| e.context("not an LPF peer we can talk to"))?;
     let mut body = hello.encode();
     sign(secret, b"lpf-hello", &theirs, &mine, &mut body);
-    write_all_by(s, &framed(&body), deadline).map_err(io)?;
-    let reply = read_msg_by(s, deadline, MAX_MSG).map_err(io)?;
+    write_all_by(s, &framed(&body), deadline, cancel).map_err(io)?;
+    let reply = read_msg_by(s, deadline, MAX_MSG, cancel).map_err(io)?;
     let (content, tag) = split_tag(secret, &reply).ok_or_else(|| Refused("malformed answer".into()))?;
     if !tag_ok(secret, b"lpf-answer", &mine, &theirs, content, tag) {
         return Err(HandshakeError::Unauthenticated("the peer failed authentication (a different shared secret?)".into()));
@@ -379,7 +387,8 @@ fn accept_peers(
         let mut fds = vec![libc::pollfd { fd: lfd, events: libc::POLLIN, revents: 0 }];
         fds.extend(pending.iter().map(|p| libc::pollfd { fd: p.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 }));
         let until = pending.iter().map(|p| p.deadline).chain([deadline]).chain(paused_until).min().unwrap();
-        let ms = until.saturating_duration_since(now).as_millis().clamp(1, 1000) as i32;
+        // At most a slice, so that `abort` (a cancel) is seen soon.
+        let ms = until.saturating_duration_since(now).min(BLOCK_SLICE).as_millis().max(1) as i32;
         // SAFETY: `fds` is a valid, exclusively owned array of pollfd.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
         if r < 0 {
@@ -528,7 +537,7 @@ fn step_pending(
                 let (body, tag) = split_tag(secret, &p.buf).ok_or("a HELLO too short to carry its authentication")?;
                 let refuse = |p: &mut Pending, why: String| {
                     let _ = p.stream.set_nonblocking(false);
-                    let _ = write_all_by(&mut p.stream, &answer(secret, false, &why, &p.mine, &p.theirs), Instant::now() + Duration::from_millis(200));
+                    let _ = write_all_by(&mut p.stream, &answer(secret, false, &why, &p.mine, &p.theirs), Instant::now() + Duration::from_millis(200), &Cancel::NEVER);
                     Err(why)
                 };
                 if !tag_ok(secret, b"lpf-hello", &p.mine, &p.theirs, body, tag) {
@@ -542,7 +551,7 @@ fn step_pending(
                     return refuse(p, why);
                 }
                 let _ = p.stream.set_nonblocking(false);
-                write_all_by(&mut p.stream, &answer(secret, true, "", &p.mine, &p.theirs), p.deadline)
+                write_all_by(&mut p.stream, &answer(secret, true, "", &p.mine, &p.theirs), p.deadline, &Cancel::NEVER)
                     .map_err(|e| format!("sending the answer failed: {e}"))?;
                 return Ok(Some(hello));
             }
@@ -642,7 +651,7 @@ fn claim(cfg: &TcpConfig, addr: SocketAddr) -> String {
     let Ok(mut s) = TcpStream::connect_timeout(&to, Duration::from_secs(1)) else {
         return "something that does not accept connections holds it".into();
     };
-    match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, HelloKind::Claim, String::new(), 0), deadline) {
+    match connect_handshake(&mut s, cfg.secret.as_deref(), &hello_of(cfg, HelloKind::Claim, String::new(), 0), deadline, &cfg.cancel) {
         Err(HandshakeError::Refused(why)) if why == CONTESTED => format!(
             "by the pid 0 of another LPF job that cannot be told from this one (the same job identity `{}`{}): it was \
              told and fails its job too, as processes of this job may have joined it",
@@ -768,7 +777,8 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, port: u16, deadline
             loopback_note(&cfg.master, port)
         )
     };
-    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout, &|| contested.borrow().clone())?;
+    let abort = || contested.borrow().clone().or_else(|| cfg.cancel.check().err());
+    let joined = accept_peers(&listener, secret, n - 1, deadline, verify, on_timeout, &abort)?;
     drop(listener);
     let token = random_u64()?;
     let mut threads = vec![cfg.threads; n];
@@ -800,7 +810,7 @@ pub(crate) fn master(cfg: &TcpConfig, listener: TcpListener, port: u16, deadline
     let msg = framed(&roster);
     for (i, s) in links.iter_mut().enumerate() {
         if let Some(s) = s {
-            write_all_by(s, &msg, deadline)
+            write_all_by(s, &msg, deadline, &cfg.cancel)
                 .map_err(|e| Error::io(format!("sending the roster to pid {i} ({}) failed: {e}", addrs[i])))?;
         }
     }
@@ -816,6 +826,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     let mut backoff = Duration::from_millis(20);
     let mut last_err = String::from("no attempt");
     let (mut master, listener) = loop {
+        cfg.cancel.check()?;
         if Instant::now() >= deadline {
             return Err(Error::timeout(format!(
                 "pid {me} could not join the job: the master (pid 0) at {}:{} did not answer within {:.1} s \
@@ -841,7 +852,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     // The roster, once everyone has joined.
     // The roster: a header, then per process its threads and address (bounded by the
     // master's checks), so its size follows nprocs (up to 65535 processes).
-    let roster = read_msg_by(&mut master, deadline, MAX_MSG + n * (8 + MAX_ADDR)).map_err(|e| {
+    let roster = read_msg_by(&mut master, deadline, MAX_MSG + n * (8 + MAX_ADDR), &cfg.cancel).map_err(|e| {
         let msg = format!(
             "pid {me} joined the master at {}:{} but the job did not complete within {:.1} s: {e}",
             cfg.master,
@@ -878,7 +889,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             let left = deadline.saturating_duration_since(Instant::now());
             let r = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)).min(Duration::from_secs(5)))
                 .map_err(|e| HandshakeError::Broken(e.to_string()))
-                .and_then(|mut s| connect_handshake(&mut s, secret, &hello, deadline).map(|_| s));
+                .and_then(|mut s| connect_handshake(&mut s, secret, &hello, deadline, &cfg.cancel).map(|_| s));
             let e = match r {
                 Ok(s) => break s,
                 Err(e) => e.retryable(|why| format!("pid {j} at {addr} refused the link from pid {me}: {why}"))?,
@@ -887,6 +898,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
                 return Err(Error::io(format!("pid {me} cannot link to pid {j} at {addr}: {e}")));
             }
             tries += 1;
+            cfg.cancel.check()?;
             std::thread::sleep(Duration::from_millis(20));
         };
         links[j] = Some(s);
@@ -907,7 +919,7 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
             Ok(())
         };
         let timeout = || format!("pid {me} timed out waiting for links from pids {}..{} at {}", me + 1, n - 1, addrs[me]);
-        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout, &|| None)? {
+        for (h, s) in accept_peers(&l, secret, n - 1 - me, deadline, verify, timeout, &|| cfg.cancel.check().err())? {
             links[h.pid as usize] = Some(s);
         }
     }
@@ -972,7 +984,7 @@ fn try_join(cfg: &TcpConfig, deadline: Instant) -> std::result::Result<(TcpStrea
             None => String::new(),
         };
         let hello = hello_of(cfg, HelloKind::Join, listen, 0);
-        return connect_handshake(&mut s, cfg.secret.as_deref(), &hello, deadline).map(|()| (s, listener));
+        return connect_handshake(&mut s, cfg.secret.as_deref(), &hello, deadline, &cfg.cancel).map(|()| (s, listener));
     }
     Err(last)
 }

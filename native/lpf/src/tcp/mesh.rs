@@ -18,11 +18,12 @@ use crate::phases::{Channel, Inbox, Layout, MetaAlgo, Sections};
 use crate::wire::{Frame, Header, Kind, SyncId, Tag, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::types::Pid;
+use crate::wait::{Cancel, Host, LookCost, Patience, Pause};
 use std::collections::VecDeque;
 use std::io::{IoSlice, IoSliceMut, Read};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// `send(2)` with `MSG_NOSIGNAL`: a peer that died makes it fail with `EPIPE` instead
 /// of raising `SIGPIPE`, whose default action kills the host program (a C program has
@@ -352,6 +353,18 @@ impl Link {
     }
 }
 
+/// The LPF processes of the job that run on this host: this process's threads and
+/// those of every process whose link's two ends have the same address (or a loopback
+/// one). Which processes share the cores decides whether waiting may spin.
+pub(crate) fn procs_on_this_host(me: usize, threads: &[Pid], links: &[Option<Link>]) -> usize {
+    let local = |l: &Link| match (l.stream.local_addr(), l.stream.peer_addr()) {
+        (Ok(a), Ok(b)) => a.ip() == b.ip() || b.ip().is_loopback(),
+        _ => false,
+    };
+    let here = |i: usize| i == me || links.get(i).and_then(Option::as_ref).is_some_and(local);
+    threads.iter().enumerate().filter(|&(i, _)| here(i)).map(|(_, &t)| t as usize).sum()
+}
+
 /// One process's view of the job: its links and the layout of global pids.
 pub(crate) struct Mesh {
     /// This process's index among the OS processes of the job (its TCP pid), and where
@@ -361,7 +374,11 @@ pub(crate) struct Mesh {
     /// Hooks and rehooks, in the same order everywhere.
     pub sections: Sections,
     scratch: Vec<u8>,
-    spin: Duration,
+    /// The LPF processes on this host and the spin setting: how waits behave here.
+    pub host: Host,
+    patience: Patience,
+    /// Stops every wait of this process when set (and its bootstrap, before).
+    pub cancel: Cancel,
     pfds: Vec<libc::pollfd>,
     pools: Pools,
 }
@@ -372,13 +389,15 @@ pub(crate) struct Mesh {
 unsafe impl Send for Mesh {}
 
 impl Mesh {
-    pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo, spin: Duration) -> Mesh {
+    pub fn new(me: usize, offsets: Vec<Pid>, links: Vec<Option<Link>>, token: u64, meta: MetaAlgo, host: Host, cancel: Cancel) -> Mesh {
         Mesh {
             layout: Layout::new(me, offsets, token, meta),
             links,
             sections: Sections::default(),
             scratch: vec![0; RX_CHUNK],
-            spin,
+            host,
+            patience: host.patience(LookCost::SOCKETS),
+            cancel,
             pfds: Vec::new(),
             pools: Pools::default(),
         }
@@ -499,8 +518,11 @@ impl Mesh {
 
     /// Drives all links until `done` says so (or fails). `done` is called first and
     /// after every batch of progress; it takes frames, installs plans and queues sends.
+    /// Between unsuccessful looks it polls the sockets as the wait policy says
+    /// ([`crate::wait`]: `poll(0)` while spinning, then blocking), and fails when the
+    /// process is cancelled.
     pub fn wait(&mut self, mut done: impl FnMut(&mut Mesh) -> Result<bool>) -> Result<()> {
-        let started = Instant::now();
+        let mut wait = self.patience.start();
         loop {
             for link in self.links.iter_mut().flatten() {
                 link.pump_tx();
@@ -513,13 +535,22 @@ impl Mesh {
                 }
             }
             if done(self)? {
+                self.patience.end(wait);
                 return Ok(());
             }
             if self.links.iter().flatten().any(|l| l.has_buffered_work()) {
                 continue;
             }
-            let spinning = started.elapsed() < self.spin;
-            self.poll_once(if spinning { 0 } else { 1000 })?;
+            let timeout_ms = match self.patience.pause(&mut wait, &self.cancel)? {
+                Pause::Spin => 0,
+                Pause::Yield => {
+                    std::thread::yield_now();
+                    0
+                }
+                // Data or a hang-up ends the poll before the slice does.
+                Pause::Block(slice) => slice.as_millis().max(1) as i32,
+            };
+            self.poll_once(timeout_ms)?;
         }
     }
 
@@ -624,6 +655,7 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::net::TcpListener;
+    use std::time::Duration;
 
     /// A linked pair on loopback: our side as a `Link`, and the peer's raw stream.
     fn pair() -> (Link, TcpStream) {

@@ -37,6 +37,7 @@ use crate::phases::driver::SyncId;
 use crate::phases::Layout;
 use crate::relock;
 use crate::types::{Args, Pid};
+use crate::wait::{Cancel, Host};
 use mesh::{Link, Mesh};
 use std::net::{IpAddr, TcpListener};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -84,9 +85,11 @@ pub struct TcpConfig {
     /// (for firewalls between hosts); `None` takes `LPF_TCP_PORT_RANGE` (`LO-HI`), and
     /// without it the OS chooses an ephemeral port.
     pub listen_ports: Option<(u16, u16)>,
-    /// How long a waiting process spins before it blocks; `None` takes
-    /// `LPF_TCP_SPIN_US` (default 50 us).
+    /// How long a waiting process spins before it blocks, fixed; `None` takes
+    /// `LPF_SPIN_US`, and without it the wait policy chooses ([`crate::wait`]).
     pub spin: Option<Duration>,
+    /// Stops the bootstrap and every wait of the sections when set ([`Cancel`]).
+    pub cancel: Cancel,
 }
 
 /// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
@@ -117,6 +120,7 @@ impl TcpConfig {
             meta: None,
             listen_ports: None,
             spin: None,
+            cancel: Cancel::NEVER,
         }
     }
     pub fn timeout(mut self, t: Duration) -> Self {
@@ -147,6 +151,13 @@ impl TcpConfig {
         self.meta = Some(m);
         self
     }
+    /// The token that cancels this process: its join fails at once when it is set
+    /// (the others see it leave), and so does every wait and sync of its sections
+    /// ([`crate::Reason::Cancelled`]).
+    pub fn cancel(mut self, cancel: &Cancel) -> Self {
+        self.cancel = cancel.clone();
+        self
+    }
     /// The ports (inclusive) processes other than pid 0 listen on (see
     /// [`TcpConfig::listen_ports`]).
     pub fn listen_ports(mut self, lo: u16, hi: u16) -> Self {
@@ -157,7 +168,7 @@ impl TcpConfig {
     /// The configuration `lpfrun` passes in the environment: `LPF_TCP_MASTER`,
     /// `LPF_TCP_PORT`, `LPF_PID`, `LPF_NPROCS` (default 1), `LPF_TCP_TIMEOUT_MS`,
     /// `LPF_TCP_SECRET`, `LPF_TCP_BIND`, `LPF_THREADS`, `LPF_TCP_JOB`, `LPF_TCP_META`,
-    /// `LPF_TCP_PORT_RANGE`, `LPF_TCP_SPIN_US`, `LPF_ENGINE` (hybrid); parsed by [`Config`].
+    /// `LPF_TCP_PORT_RANGE`, `LPF_SPIN_US`, `LPF_ENGINE` (hybrid); parsed by [`Config`].
     pub fn from_env() -> Result<TcpConfig> {
         Self::from_config(&Config::from_env()?)
     }
@@ -183,7 +194,7 @@ impl TcpConfig {
     fn fill_unset(&mut self, c: &Config) {
         self.meta = self.meta.or(c.tcp_meta);
         self.listen_ports = self.listen_ports.or(c.tcp_port_range);
-        self.spin = self.spin.or(Some(c.tcp_spin));
+        self.spin = self.spin.or(c.spin);
     }
 
     fn check(&self) -> Result<()> {
@@ -248,10 +259,18 @@ impl Prepared {
                 hybrid: cfg.hybrid || cfg.threads > 1,
                 meta,
             }
-        } else if cfg.pid == 0 {
-            boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.port, self.deadline, meta)?
         } else {
-            boot::peer(&cfg, self.deadline)?
+            let joined = if cfg.pid == 0 {
+                boot::master(&cfg, self.listener.expect("pid 0 has a listener"), self.port, self.deadline, meta)
+            } else {
+                boot::peer(&cfg, self.deadline)
+            };
+            // Whatever a cancelled join failed on (a wait cut short), it failed because
+            // it was cancelled.
+            joined.map_err(|e| match cfg.cancel.check() {
+                Err(c) => c.context(format_args!("TCP init of pid {}", cfg.pid)),
+                Ok(()) => e,
+            })?
         };
         let n = cfg.nprocs as usize;
         let offsets = Layout::offsets_of(joined.threads.iter().copied(), "TCP init")?;
@@ -265,7 +284,8 @@ impl Prepared {
         });
         let links = links.collect::<Result<Vec<_>>>()?;
         let algo = MetaAlgo::from_byte(joined.meta).unwrap_or_else(|| MetaAlgo::for_nodes(n));
-        let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo, cfg.spin.unwrap_or_default());
+        let host = Host::here(cfg.spin, mesh::procs_on_this_host(cfg.pid as usize, &joined.threads, &links));
+        let mesh = Mesh::new(cfg.pid as usize, offsets, links, joined.token, algo, host, cfg.cancel.clone());
         Ok(TcpInit { mesh: Arc::new(Mutex::new(mesh)), port: self.port, pid: cfg.pid, hybrid: joined.hybrid })
     }
 }
@@ -359,6 +379,9 @@ impl Drop for TcpInit {
 /// [`NetEngine`](crate::network::NetEngine) or of the hybrid engine).
 struct TcpSection {
     mesh: Arc<Mutex<Mesh>>,
+    /// The mesh's, for the engine's look at it outside the mesh's lock.
+    cancel: Cancel,
+    host: Host,
     section: u32,
     me: usize,
     offsets: Arc<[Pid]>,
@@ -370,7 +393,15 @@ impl TcpSection {
     /// Starts a section (hook or rehook, the same order everywhere).
     fn open(mesh: &Arc<Mutex<Mesh>>) -> TcpSection {
         let mut m = relock(mesh);
-        TcpSection { section: m.sections.open(), me: m.layout.me, offsets: m.layout.offsets.clone(), mesh: mesh.clone(), step: 0 }
+        TcpSection {
+            section: m.sections.open(),
+            me: m.layout.me,
+            offsets: m.layout.offsets.clone(),
+            cancel: m.cancel.clone(),
+            host: m.host,
+            mesh: mesh.clone(),
+            step: 0,
+        }
     }
 }
 
@@ -380,6 +411,12 @@ impl crate::network::Network for TcpSection {
     }
     fn me(&self) -> usize {
         self.me
+    }
+    fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+    fn host(&self) -> Host {
+        self.host
     }
     fn sync(&mut self, step: u64, steps: &[&Superstep<'_>]) -> Result<()> {
         self.step = step;

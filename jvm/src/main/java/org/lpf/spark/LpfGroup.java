@@ -30,7 +30,15 @@ public final class LpfGroup implements AutoCloseable {
      * waits at most {@code timeoutMs} for the other threads.
      */
     public static LpfGroup shm(String key, int pid, int nprocs, long timeoutMs, String host) {
-        long h = LpfNative.initShm(key, pid, nprocs, timeoutMs, host);
+        return shm(key, pid, nprocs, timeoutMs, host, null);
+    }
+
+    /**
+     * {@link #shm(String, int, int, long, String)} stopped by {@code cancel} (null: none):
+     * once it is set, the join and every hook of the group fail (see {@link LpfCancel}).
+     */
+    public static LpfGroup shm(String key, int pid, int nprocs, long timeoutMs, String host, LpfCancel cancel) {
+        long h = LpfNative.initShm(key, pid, nprocs, timeoutMs, host, cancel == null ? 0 : cancel.handle());
         LOG.debug("LPF pid {}/{} joined the shared-memory group {} on {}", pid, nprocs, key, host);
         return new LpfGroup(h, pid, nprocs, host);
     }
@@ -41,7 +49,18 @@ public final class LpfGroup implements AutoCloseable {
      */
     public static LpfGroup tcp(String master, int port, int pid, int nprocs, long timeoutMs, String secret,
                                int threads, String job, String host) {
-        long h = LpfNative.initTcp(master, port, pid, nprocs, timeoutMs, secret, threads, job, host);
+        return tcp(master, port, pid, nprocs, timeoutMs, secret, threads, job, host, null);
+    }
+
+    /**
+     * {@link #tcp(String, int, int, int, long, String, int, String, String)} stopped by
+     * {@code cancel} (null: none): once it is set, the join and every hook of the group
+     * fail (see {@link LpfCancel}).
+     */
+    public static LpfGroup tcp(String master, int port, int pid, int nprocs, long timeoutMs, String secret,
+                               int threads, String job, String host, LpfCancel cancel) {
+        long h = LpfNative.initTcp(master, port, pid, nprocs, timeoutMs, secret, threads, job, host,
+                cancel == null ? 0 : cancel.handle());
         LOG.debug("LPF pid {}/{} prepared a TCP group (master {}:{}) on {}", pid, nprocs, master, port, host);
         return new LpfGroup(h, pid, nprocs, host);
     }

@@ -43,13 +43,23 @@ public final class LpfNative {
      */
     public static native String describeRequest(String algorithm, ByteBuffer request);
 
+    /** A cancellation token (see {@link LpfCancel}, which owns it); freed by {@link #freeCancel}. */
+    public static native long newCancel();
+
+    /** Sets the token {@code token} (any thread): the groups made with it fail, naming {@code reason}. */
+    public static native void cancel(long token, String reason);
+
+    /** Frees a token of {@link #newCancel} (the groups made with it keep their own reference). */
+    public static native void freeCancel(long token);
+
     /**
      * Joins the group named {@code key} of {@code nprocs} threads of this JVM as {@code pid};
      * returns a handle once all have joined. {@code key} names the job (threads of different
      * jobs never form one group, whatever their sizes); fails after {@code timeoutMs} naming
-     * the pids that never joined, at once when a pid joins twice or nprocs differ.
+     * the pids that never joined, at once when a pid joins twice or nprocs differ, or when
+     * the token {@code cancel} (0: none) is set, which also stops the group's hooks.
      */
-    public static native long initShm(String key, int pid, int nprocs, long timeoutMs, String host);
+    public static native long initShm(String key, int pid, int nprocs, long timeoutMs, String host, long cancel);
 
     /**
      * Step 1 of joining a group of {@code nprocs} processes over TCP as {@code pid}: pid 0
@@ -58,10 +68,11 @@ public final class LpfNative {
      * must be the same everywhere; {@code secret} is at least 16 bytes, or null for a
      * group without authentication (an empty one is refused, phase bootstrap);
      * {@code threads} = 0 for one thread per process.
-     * Step 2 is {@link #join}.
+     * Step 2 is {@link #join}. The token {@code cancel} (0: none) stops the join and
+     * the group's hooks once set.
      */
     public static native long initTcp(String master, int port, int pid, int nprocs, long timeoutMs,
-                                      String secret, int threads, String job, String host);
+                                      String secret, int threads, String job, String host, long cancel);
 
     /** Step 2 of a TCP init: waits (at most the timeout) for the group to form. */
     public static native void join(long group);

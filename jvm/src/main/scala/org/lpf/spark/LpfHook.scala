@@ -235,11 +235,14 @@ object LpfHook {
     // earlier attempt of this stage are refused by this one's (TCP), and shared-memory
     // groups of different jobs never mix, whatever their sizes.
     val jobName = s"spark-job-${job.id}-stage-${ctx.stageId()}-attempt-${ctx.stageAttemptNumber()}"
-    val group = job.rendezvous match {
-      case Some(r) => groupByRendezvous(job, r, ctx, pid, p, host, jobName)
-      case None => groupByAllGather(job, ctx, pid, p, host, jobName)
+    // Spark's kill of this task cancels its native join and hooks (LpfTaskKill).
+    LpfTaskKill.watching(ctx) { cancel =>
+      val group = job.rendezvous match {
+        case Some(r) => groupByRendezvous(job, r, ctx, pid, p, host, jobName, cancel)
+        case None => groupByAllGather(job, ctx, pid, p, host, jobName, cancel)
+      }
+      try body(group) finally group.close()
     }
-    try body(group) finally group.close()
   }
 
   /** The engine for a group whose tasks run in one executor JVM (`sameJvm`) or not (`executors` says which). */
@@ -258,16 +261,17 @@ object LpfHook {
    * driver's rendezvous service (see [[LpfRendezvous]] for why).
    */
   private def groupByRendezvous(job: LpfJob, r: LpfRendezvousTarget, ctx: BarrierTaskContext, pid: Int, p: Int,
-                                host: String, jobName: String): LpfGroup = {
+                                host: String, jobName: String, cancel: LpfCancel): LpfGroup = {
     val addresses = ctx.getTaskInfos().map(_.address)
     val engine = engineFor(job, addresses.distinct.length == 1, pid, host, addresses.distinct.mkString(", "))
     log.info("LPF pid {}/{} on {}: engine {}", Integer.valueOf(pid), Integer.valueOf(p), addresses(pid), engine)
     val timeout = job.settings.bootstrapTimeoutMs
     val service = s"the driver's rendezvous service at ${r.host}:${r.port}"
     engine match {
-      case "shm" => LpfGroup.shm(jobName, pid, p, timeout, host)
+      case "shm" => LpfGroup.shm(jobName, pid, p, timeout, host, cancel)
       case _ if pid == 0 =>
-        val g = LpfGroup.tcp(host, job.settings.port, 0, p, timeout, job.secret, job.settings.threads, jobName, host)
+        val g = LpfGroup.tcp(host, job.settings.port, 0, p, timeout, job.secret, job.settings.threads, jobName, host,
+          cancel)
         try {
           val port = try g.boundPort() catch {
             case NonFatal(e) =>
@@ -294,7 +298,7 @@ object LpfHook {
             throw new LpfException(pid, host, "bootstrap", s"pid 0 published no port (got '$w')")
           case Some(w) =>
             val g = LpfGroup.tcp(hostOf(addresses(0)), w.toInt, pid, p, timeout, job.secret, job.settings.threads,
-              jobName, host)
+              jobName, host, cancel)
             try g.join() catch { case e: Throwable => g.close(); throw e }
         }
     }
@@ -302,7 +306,7 @@ object LpfHook {
 
   /** The group with one allGather round (used when the driver has no rendezvous service). */
   private def groupByAllGather(job: LpfJob, ctx: BarrierTaskContext, pid: Int, p: Int, host: String,
-                               jobName: String): LpfGroup = {
+                               jobName: String, cancel: LpfCancel): LpfGroup = {
     val executor = SparkEnv.get.executorId
     // One allGather round (each costs about a second: Spark's BarrierTaskContext polls
     // its barrier once a second): who runs where (executor ids, not hosts: two executors
@@ -313,7 +317,7 @@ object LpfHook {
       if (pid == 0 && job.settings.engine != "shm") Some(
         try {
           val g = LpfGroup.tcp(host, job.settings.port, 0, p, job.settings.bootstrapTimeoutMs, job.secret,
-            job.settings.threads, jobName, host)
+            job.settings.threads, jobName, host, cancel)
           try { g.boundPort(); Right(g) } catch { case NonFatal(e) => g.close(); Left(e) }
         } catch { case NonFatal(e) => Left(e) })
       else None
@@ -330,7 +334,7 @@ object LpfHook {
     engine match {
       case "shm" =>
         early.foreach(_.foreach(_.close())) // threads: pid 0's listener is not needed
-        LpfGroup.shm(jobName, pid, p, job.settings.bootstrapTimeoutMs, host)
+        LpfGroup.shm(jobName, pid, p, job.settings.bootstrapTimeoutMs, host, cancel)
       case _ if pid == 0 => early match {
         case Some(Right(g)) => try g.join() catch { case e: Throwable => g.close(); throw e }
         case Some(Left(e)) => throw e
@@ -343,7 +347,7 @@ object LpfHook {
         if (where.isEmpty || !where.forall(_.isDigit))
           throw new LpfException(pid, host, "bootstrap", s"pid 0 published no port (got '$where')")
         val g = LpfGroup.tcp(masterHost, where.toInt, pid, p, job.settings.bootstrapTimeoutMs, job.secret,
-          job.settings.threads, jobName, host)
+          job.settings.threads, jobName, host, cancel)
         try g.join() catch { case e: Throwable => g.close(); throw e }
     }
   }
@@ -452,15 +456,17 @@ object LpfHook {
             "spark.locality.wait, or use LpfHook.runStage (barrier mode)")
         LpfNative.ensureLoaded()
         val n = outputLength.map(f => f(bytes.length.toLong).toInt).getOrElse(program.outputLength(bytes.length.toLong).toInt)
-        val group =
-          if (ms.length == 1 || settings.engine == "shm")
-            LpfGroup.shm(s"spark-job-${job.id}-no-barrier", pid, ms.length, settings.bootstrapTimeoutMs, host)
-          else {
-            val g = LpfGroup.tcp(ms(0)._2, settings.port, pid, ms.length, settings.bootstrapTimeoutMs, secret,
-              settings.threads, s"spark-job-${job.id}-no-barrier", host)
-            try g.join() catch { case e: Throwable => g.close(); throw e }
-          }
-        try { (pid, group.hook(program, bytes, n)) } finally group.close()
+        LpfTaskKill.watching(TaskContext.get()) { cancel =>
+          val group =
+            if (ms.length == 1 || settings.engine == "shm")
+              LpfGroup.shm(s"spark-job-${job.id}-no-barrier", pid, ms.length, settings.bootstrapTimeoutMs, host, cancel)
+            else {
+              val g = LpfGroup.tcp(ms(0)._2, settings.port, pid, ms.length, settings.bootstrapTimeoutMs, secret,
+                settings.threads, s"spark-job-${job.id}-no-barrier", host, cancel)
+              try g.join() catch { case e: Throwable => g.close(); throw e }
+            }
+          try { (pid, group.hook(program, bytes, n)) } finally group.close()
+        }
       }
     }.collect() }
     out.sortBy(_._1).map(_._2)

@@ -2,7 +2,7 @@ package org.apache.spark.lpf
 
 import java.nio.ByteBuffer
 
-import org.apache.spark.{ExceptionFailure, SparkContext, TaskEndReason}
+import org.apache.spark.{ExceptionFailure, SparkContext, TaskContext, TaskEndReason}
 import org.apache.spark.storage.StorageUtils
 
 /** The few Spark internals the LPF bridge's driver-side checks need (private[spark]). */
@@ -20,6 +20,9 @@ object LpfSparkAccess {
   /** Waits (at most `timeoutMs`) until the listener bus has delivered every event posted so far. */
   def drainListeners(sc: SparkContext, timeoutMs: Long): Unit =
     try sc.listenerBus.waitUntilEmpty(timeoutMs) catch { case _: java.util.concurrent.TimeoutException => }
+
+  /** Why Spark killed the task of `ctx`, once it did. */
+  def killReason(ctx: TaskContext): Option[String] = ctx.getKillReason()
 
   /** Frees a direct buffer now instead of at some later GC (Spark's own helper). */
   def dispose(buffer: ByteBuffer): Unit = StorageUtils.dispose(buffer)

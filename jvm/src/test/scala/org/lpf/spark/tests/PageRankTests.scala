@@ -147,12 +147,13 @@ object PageRankTests {
 
 
   /**
-   * A latch released by the first progress line the driver logs from now on (LpfProgress:
-   * process 0 of a PageRank reports each iteration), and the function that stops
-   * watching: a kill timed by it lands in the iterations however loaded the machine is.
+   * A latch released by the `lines`-th progress line the driver logs from now on
+   * (LpfProgress: process 0 of a PageRank reports each iteration), and the function that
+   * stops watching: a kill or cancel timed by it lands in the iterations however loaded
+   * the machine is.
    */
-  private def firstProgress(): (java.util.concurrent.CountDownLatch, () => Unit) = {
-    val seen = new java.util.concurrent.CountDownLatch(1)
+  private def progressSeen(lines: Int = 1): (java.util.concurrent.CountDownLatch, () => Unit) = {
+    val seen = new java.util.concurrent.CountDownLatch(lines)
     val logger = LogManager.getContext(false).asInstanceOf[LoggerContext].getLogger(LpfProgress.LoggerName)
     expect(logger.isInfoEnabled, s"the logger ${LpfProgress.LoggerName} does not log INFO: no progress to wait for")
     val app = new AbstractAppender("lpf-test-progress", null, null, true, Property.EMPTY_ARRAY) {
@@ -162,6 +163,9 @@ object PageRankTests {
     logger.addAppender(app)
     (seen, () => logger.removeAppender(app))
   }
+
+  /** Tasks running now on the cluster's executors (the driver's in local mode), as Spark counts them. */
+  private def runningTasks(sc: SparkContext): Int = sc.statusTracker.getExecutorInfos.map(_.numRunningTasks).sum
 
   /** Stage attempts per stage and failed tasks of the jobs `body` starts (by the listener bus). */
   private def attempts(sc: SparkContext)(body: => Unit): (Map[Int, Int], Int) = {
@@ -229,7 +233,7 @@ object PageRankTests {
                               cut: String => String): Unit = {
     val settings = base.copy(slotWaitMs = 5000L, bootstrapTimeoutMs = 10000L)
     val what = new ConcurrentHashMap[String, String]()
-    val (iterating, stopWatching) = firstProgress() // the cut lands in the iterations
+    val (iterating, stopWatching) = progressSeen() // the cut lands in the iterations
     val cutAt = new java.util.concurrent.atomic.AtomicLong(0L)
     val listener = new SparkListener {
       @volatile var hookStage = -1
@@ -486,6 +490,43 @@ object PageRankTests {
         s"\\b$slots (free )?task slots".r.findFirstIn(l.detail()).isDefined, s"explicit nprocs: ${l.getMessage}")
     }
 
+    test("cancelAllJobs-during-pagerank-frees-the-slots-and-the-next-job-runs") {
+      // A PageRank that would run for hours (tol 0: every one of maxIter iterations) is
+      // cancelled once its native iterations run (progress lines arrive). Spark marks
+      // its tasks killed; the bridge must make them leave native code, so that the
+      // slots are free and the next LPF job on all of them runs, within 30 s.
+      val t0 = System.nanoTime
+      val (iterating, stopWatching) = progressSeen(3)
+      val long = Future(LpfPageRank.run(sc.parallelize(edges12.toSeq, p), tol = 0.0, maxIter = Int.MaxValue,
+        settings = settings))
+      val ran = try iterating.await(120, java.util.concurrent.TimeUnit.SECONDS) finally stopWatching()
+      expect(ran, s"no native iterations ran within ${(System.nanoTime - t0) / 1e9} s " +
+        s"(${long.value.map(_.toString).getOrElse("still running")})")
+      sc.cancelAllJobs()
+      val cancelled = System.nanoTime
+      def since: Double = (System.nanoTime - cancelled) / 1e9
+      val left = () => math.max(0.0, 30.0 - since).seconds
+      val outcome = scala.util.Try(Await.result(long, left()))
+      expect(outcome.isFailure && !outcome.failed.get.isInstanceOf[java.util.concurrent.TimeoutException],
+        f"the cancelled PageRank did not fail within 30 s: $outcome")
+      val thrownAfter = since
+      while (runningTasks(sc) > 0 && since < 30) Thread.sleep(50)
+      val running = runningTasks(sc)
+      expect(running == 0, f"$running tasks still hold their slots $since%.1f s after cancelAllJobs")
+      val slotsFreeAfter = since
+      // The next LPF job, on every slot.
+      val slots = LpfSparkAccess.maxConcurrentTasks(sc)
+      val ring = (0 until 97).map(i => (i.toLong, ((i * 5 + 1) % 97).toLong)) ++ (0 until 97).map(i => (i.toLong, ((i + 1) % 97).toLong))
+      val next = Future(LpfPageRank.run(sc.parallelize(ring, slots), tol = 1e-12, settings = settings))
+      val r = scala.util.Try(Await.result(next, left())).fold(e => throw new Failed(
+        f"the next LPF job ($slots processes) did not finish within 30 s of the cancel: ${messages(e)}"), identity)
+      val (want, _) = referenceRanks(ring, 0.85, 1e-12, 1000)
+      val d = compare(r.ranks.collect().toMap, want, "the job after the cancel", "the test's power iteration", 1e-10)
+      r.unpersist()
+      println(f"RESULT info cancel: the PageRank failed $thrownAfter%.1f s after cancelAllJobs, its slots were free " +
+        f"after $slotsFreeAfter%.1f s, the next job ($slots processes, largest difference $d%.1e) ended after $since%.1f s")
+    }
+
     test("user-barrier-stage-through-LpfHook-collect-survives-an-executor-kill", retries = true, applies = cluster) {
       // docs/spark.md's first pattern: the user's own barrier stage, collected with
       // LpfHook.collect (a shuffle after it), so Spark reruns it when an executor dies.
@@ -555,7 +596,7 @@ object PageRankTests {
       val iters = math.min(400000, math.max(3000, (15.0 / math.max(rate.secondsPerIteration, 1e-6)).toInt))
       val want = cliRanks(cli, file12, new File(work, "cli-ranks-kill.txt"), 0.0, iters)
       val killed = new ConcurrentHashMap[String, String]() // what happened, for the verdict
-      val (iterating, stopWatching) = firstProgress()
+      val (iterating, stopWatching) = progressSeen()
       val listener = new SparkListener {
         @volatile var hookStage = -1
         override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit = {
