@@ -189,7 +189,9 @@ pub(crate) struct Patience {
 
 /// One wait's progress through the phases.
 pub(crate) struct Wait {
-    looks: u32,
+    /// Looks left before the next reading of the clock while spinning (a countdown: a
+    /// division per look would slow the spin's reaction).
+    looks_to_clock: u32,
     /// When the wait was first timed (the first reading of the clock, after
     /// `looks_per_clock` looks while spinning: a wait that ends before never reads it).
     started: Option<Instant>,
@@ -227,7 +229,7 @@ impl Patience {
     /// Starts a wait (after a first unsuccessful look, or before the first look).
     #[inline]
     pub fn start(&self) -> Wait {
-        Wait { looks: 0, started: None, waited: Duration::ZERO, spinning: self.budget_ns > 0 }
+        Wait { looks_to_clock: self.cost.looks_per_clock, started: None, waited: Duration::ZERO, spinning: self.budget_ns > 0 }
     }
 
     /// What to do after an unsuccessful look of `wait`; `Err` once `cancel` is set
@@ -235,10 +237,11 @@ impl Patience {
     /// spinning and at every pause after).
     #[inline]
     pub fn pause(&self, wait: &mut Wait, cancel: &Cancel) -> Result<Pause> {
-        wait.looks = wait.looks.wrapping_add(1);
-        if wait.spinning && !wait.looks.is_multiple_of(self.cost.looks_per_clock) {
+        wait.looks_to_clock -= 1;
+        if wait.spinning && wait.looks_to_clock > 0 {
             return Ok(Pause::Spin);
         }
+        wait.looks_to_clock = self.cost.looks_per_clock;
         self.pause_timed(wait, cancel)
     }
 
