@@ -248,6 +248,10 @@ pub(crate) struct TestSwitches {
 pub struct Secret(Vec<u8>);
 
 impl Secret {
+    /// The shortest shared secret accepted (bytes): shorter ones, the empty one
+    /// included, are refused at init.
+    pub const MIN_LEN: usize = 16;
+
     pub fn new(bytes: impl Into<Vec<u8>>) -> Secret {
         Secret(bytes.into())
     }
@@ -352,7 +356,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
     }
 
     /// `LPF_TCP_SECRET`: None only when unset. Set but empty (a script's
-    /// `LPF_TCP_SECRET=$UNSET`) or shorter than [`crate::tcp::MIN_SECRET_LEN`] is an
+    /// `LPF_TCP_SECRET=$UNSET`) or shorter than [`Secret::MIN_LEN`] is an
     /// error that names the variable and never shows the value.
     fn secret(&self) -> Result<Option<Secret>> {
         const NAME: &str = "LPF_TCP_SECRET";
@@ -362,7 +366,7 @@ impl<F: Fn(&str) -> Option<String>> Reader<F> {
             Some(v) if v.is_empty() => Err(Error::config(format!(
                 "{NAME} is set but empty: expected {allowed}; unset it (not empty) to run without authentication"
             ))),
-            Some(v) if v.len() < crate::tcp::MIN_SECRET_LEN => Err(Error::config(format!(
+            Some(v) if v.len() < Secret::MIN_LEN => Err(Error::config(format!(
                 "{NAME} is {} bytes long: expected {allowed} (a short secret is guessed offline from one recorded handshake)",
                 v.len()
             ))),

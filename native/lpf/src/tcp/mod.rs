@@ -47,10 +47,6 @@ use wire::Kind;
 /// Engine name for `LPF_ENGINE` and probe tables.
 pub(crate) const ENGINE_NAME: &str = crate::config::EngineKind::Tcp.name();
 
-/// The shortest shared secret accepted (bytes): shorter ones, the empty one included,
-/// are refused at init.
-pub const MIN_SECRET_LEN: usize = 16;
-
 /// How one process joins a TCP job.
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
@@ -211,12 +207,13 @@ impl TcpConfig {
             )));
         }
         if let Some(s) = &self.secret {
-            if s.len() < MIN_SECRET_LEN {
+            if s.len() < Secret::MIN_LEN {
                 return Err(Error::config(format!(
-                    "TCP init: the shared secret is {} bytes long; at least {MIN_SECRET_LEN} are required (a short \
+                    "TCP init: the shared secret is {} bytes long; at least {} are required (a short \
                      secret is guessed offline from one recorded handshake); pass none at all to run without \
                      authentication",
-                    s.len()
+                    s.len(),
+                    Secret::MIN_LEN
                 )));
             }
         }
