@@ -39,6 +39,7 @@ mod build;
 mod cdlp;
 mod comm;
 mod iterate;
+mod keys;
 mod lcc;
 mod load;
 mod output;
