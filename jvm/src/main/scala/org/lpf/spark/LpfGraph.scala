@@ -1,13 +1,8 @@
 package org.lpf.spark
 
-import scala.reflect.ClassTag
-
-import org.apache.spark.{Partitioner, TaskContext}
-import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
-import org.apache.spark.sql.functions.{col, isnan}
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types._
-import org.apache.spark.storage.StorageLevel
 
 /**
  * A graph made from DataFrames, for LPF's algorithms (GraphFrames-like naming): an edge
@@ -22,21 +17,19 @@ import org.apache.spark.storage.StorageLevel
  *   val g = LpfGraph(edges, vertices, src = "from", dst = "to", id = "name")       // configurable columns
  * }}}
  *
- * How the ids reach native code: integral ids without a vertex DataFrame go as they are
- * (as Long; the native side numbers them itself), the path of [[LpfPageRank.run]]. String
- * ids, or a vertex DataFrame, are numbered densely first (the distinct ids, numbered in
- * partition order: see [[VertexNumbers]]), and the native side is told the vertex count,
- * so that vertices without edges are vertices; the results go back to the ids by routing
- * each (number, value) to the partition of ids holding that number, no join. Numbering,
- * not hashing: exact (no collision to detect and resolve), and the count of vertices is
- * needed anyway. The graph kernels always number (WCC's and CDLP's labels are the
- * smallest ids). Either way the edges are read from the DataFrame's internal rows
- * straight into batches of native memory (see [[LpfEdges]]), never as a `Row` or a
- * tuple per edge.
+ * How a call runs (see [[LpfGraphCall]] and docs/spark.md, "One call"): one barrier stage
+ * whose tasks read the edge rows (and the vertex rows) straight into native requests, ids
+ * in their own encoding (integral ids as 64-bit integers, strings as their UTF-8 bytes);
+ * the LPF processes number the ids themselves, in the ids' order (numbers numerically,
+ * strings in byte order, which is Spark's order of strings), run the kernel and answer with
+ * the original ids, which become the result's rows. Exact for every id: an id is compared
+ * as itself, never through a hash or a cast.
  *
- * Errors found on the driver (a missing column, a column of another type, a null id, a
- * source that is not an id, a negative count) are an [[LpfException]] with pid -1, host
- * `driver`, phase `argument`, naming the column or parameter and the value.
+ * Bad arguments and data are an [[LpfException]] with pid -1, host `driver`, phase
+ * `argument`, naming the column or parameter and the value: found on the driver before any
+ * Spark job (a missing column, a column of another type, a source that is not an id of the
+ * ids' type, a negative count), or by the call's tasks and LPF processes (a null id, a null
+ * or negative weight, a source that is no vertex of the graph), which all refuse alike.
  *
  * An LpfGraph lives on the driver. It is serializable only so that a closure that happens
  * to capture it (a spark-shell line holding one, a field of the user's class) still
@@ -71,9 +64,10 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
    * PageRank of the graph (damping `alpha`, start 1/n, dangling mass spread uniformly,
    * stop when the L1 change of an iteration is below `tol` or after `maxIter`
    * iterations), as a DataFrame `(id, pagerank)`: every vertex once, ids as in the input
-   * (type [[idType]]), ranks summing to 1. The ranks are computed and persisted before
-   * they are returned, and released when the DataFrame is no longer referenced (see
-   * [[resultFrame]]; `unpersist()` on it changes nothing, `persist()` caches it as any
+   * (type [[idType]]), ranks summing to 1. Like every result here, it is computed before
+   * it is returned: the native replies are persisted (as bytes) and the DataFrame reads
+   * them; they are released when the DataFrame is no longer referenced (Spark's
+   * ContextCleaner; `unpersist()` on it changes nothing, `persist()` caches it as any
    * DataFrame).
    */
   def pageRank(alpha: Double, tol: Double, maxIter: Int): DataFrame =
@@ -84,37 +78,14 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   /**
    * [[pageRank]] with the run's figures (iterations, residual, timings: see
-   * [[LpfPageRankResult]]) and the options of [[LpfPageRank.run]].
+   * [[LpfGraphPageRank]]), on `nprocs` LPF processes (0: the task slots) of `threads`
+   * threads (0: spark.task.cpus).
    */
   def pageRankRun(alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000, nprocs: Int = 0,
                   threads: Int = 0, settings: LpfSettings = LpfSettings()): LpfGraphPageRank = {
     LpfPageRank.checkParameters(alpha, tol, maxIter) // before any Spark job
-    LpfPageRank.checkCounts(nprocs, threads)
-    val numbered = idType == StringType || vertices.isDefined
-    // A DataFrame's partition count says little about the processes wanted (200 after a
-    // join): by default as many processes as the cluster has task slots, as fromFile.
-    val p = if (nprocs > 0) nprocs
-      else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, "LpfGraph.pageRank")
-    val numbers = if (numbered) Some(vertexNumbers(ordered = false)) else None
-    try {
-      val (edgeRows, vertexCount) = numbers match {
-        case Some(ns) => (numberedEdges(ns, weight = None), Some(ns.count))
-        case None => (longEdges(), None)
-      }
-      val run = LpfPageRank.runEdges(LpfEdges.rowsOf(edgeRows), LpfEdges.longRows, vertexCount, alpha, tol, maxIter,
-        p, threads, "auto", progress = true, settings)
-      val t0 = System.nanoTime
-      try {
-        val withIds = numbers match {
-          case Some(ns) => ns.idsOf(run.ranks)
-          case None => // the native side's ids are the input's, as Long
-            val narrow = fromLong(idType)
-            run.ranks.map { case (v, r) => (narrow(v), r) }
-        }
-        val ranks = resultFrame(withIds.map { case (v, r) => Row(v, r) }, RankColumn, DoubleType)
-        LpfGraphPageRank(ranks, run, (System.nanoTime - t0) / 1e9)
-      } finally run.unpersist()
-    } finally numbers.foreach(_.unpersist())
+    val o = call(LpfGraphCall.PageRank, None, maxIter, None, nprocs, threads, settings, alpha, tol)
+    LpfGraphPageRank(o.frame(spark, idType), LpfGraphRun(o))
   }
 
   /** [[pageRankRun]] with the default settings (for Java and Python). */
@@ -138,7 +109,7 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   /** [[bfs]] on `nprocs` LPF processes (0: the task slots) of `threads` threads (0: spark.task.cpus). */
   def bfs(source: Any, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
-    kernel(LpfKernels.Bfs, Some(source), 0, None, nprocs, threads, settings)
+    kernel(LpfGraphCall.Bfs, Some(source), 0, None, nprocs, threads, settings)
 
   /** [[bfs]] on `nprocs` LPF processes of `threads` threads, default settings (for Java and Python). */
   def bfs(source: Any, nprocs: Int, threads: Int): DataFrame = bfs(source, nprocs, threads, LpfSettings())
@@ -152,7 +123,7 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   /** [[wcc]] on `nprocs` LPF processes of `threads` threads. */
   def wcc(nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
-    kernel(LpfKernels.Wcc, None, 0, None, nprocs, threads, settings)
+    kernel(LpfGraphCall.Wcc, None, 0, None, nprocs, threads, settings)
 
   /** [[wcc]] with the default settings (for Java and Python). */
   def wcc(nprocs: Int, threads: Int): DataFrame = wcc(nprocs, threads, LpfSettings())
@@ -168,7 +139,7 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   /** [[cdlp]] on `nprocs` LPF processes of `threads` threads. */
   def cdlp(iterations: Int, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
-    kernel(LpfKernels.Cdlp, None, iterations, None, nprocs, threads, settings)
+    kernel(LpfGraphCall.Cdlp, None, iterations, None, nprocs, threads, settings)
 
   /** [[cdlp]] with the default settings (for Java and Python). */
   def cdlp(iterations: Int, nprocs: Int, threads: Int): DataFrame = cdlp(iterations, nprocs, threads, LpfSettings())
@@ -185,7 +156,7 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   /** [[sssp]] on `nprocs` LPF processes of `threads` threads. */
   def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
-    kernel(LpfKernels.Sssp, Some(source), 0, Some(weightCol), nprocs, threads, settings)
+    kernel(LpfGraphCall.Sssp, Some(source), 0, Some(weightCol), nprocs, threads, settings)
 
   /** [[sssp]] with the default settings (for Java and Python). */
   def sssp(source: Any, weightCol: String, nprocs: Int, threads: Int): DataFrame =
@@ -201,145 +172,90 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   /** [[lcc]] on `nprocs` LPF processes of `threads` threads. */
   def lcc(nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
-    kernel(LpfKernels.Lcc, None, 0, None, nprocs, threads, settings)
+    kernel(LpfGraphCall.Lcc, None, 0, None, nprocs, threads, settings)
 
   /** [[lcc]] with the default settings (for Java and Python). */
   def lcc(nprocs: Int, threads: Int): DataFrame = lcc(nprocs, threads, LpfSettings())
 
-  private def kernel(k: LpfKernels.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String], nprocs: Int,
-                     threads: Int, settings: LpfSettings): DataFrame = {
-    // The arguments first, before any Spark job.
-    LpfKernels.checkParameters(k, iterations)
+  @volatile private var latest: Option[LpfGraphRun] = None
+
+  /**
+   * The figures of the latest call on this graph that completed (from any thread): the
+   * kernel, the graph's size, rounds, and where the time went (see [[LpfGraphRun]]).
+   */
+  def lastRun: Option[LpfGraphRun] = latest
+
+  private def kernel(k: LpfGraphCall.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String],
+                     nprocs: Int, threads: Int, settings: LpfSettings): DataFrame =
+    call(k, source, iterations, weightCol, nprocs, threads, settings).frame(spark, idType)
+
+  /**
+   * One call of `k` (see [[LpfGraphCall]]): the arguments checked on the driver first (no
+   * Spark job), then the edge (and vertex) rows projected to the columns the tasks read,
+   * integral ids as bigint, weights as double, and one barrier stage.
+   */
+  private def call(k: LpfGraphCall.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String],
+                   nprocs: Int, threads: Int, settings: LpfSettings, alpha: Double = 0,
+                   tol: Double = 0): LpfGraphCall.Outcome = {
     LpfPageRank.checkCounts(nprocs, threads)
-    val role = s"${k.name} source"
-    val sourceId = source.map(s => exactId(idType, s, role))
+    val strings = idType == StringType
+    val sourceId = source.map(s => exactId(idType, s, s"${k.name} source"))
+    val t = if (threads > 0) threads else spark.sparkContext.getConf.getInt("spark.task.cpus", 1)
+    val c = LpfGraphCall.Call(k, t, strings, sourceId, iterations.toLong, alpha, tol)
+    LpfGraphCall.checkParameters(c)
     val weight = weightCol.map(w => checkedWeight(field(edges, w, WeightColumn)))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
-    val numbers = vertexNumbers(ordered = true)
-    try {
-      val sourceNumber = sourceId.map(s => numberOf(numbers, s, role))
-      val read = if (weight.isDefined) LpfEdges.weightedLongRows else LpfEdges.longRows
-      val values = LpfKernels.run(LpfEdges.rowsOf(numberedEdges(numbers, weight)), read, numbers.count, k,
-        sourceNumber.getOrElse(0L), iterations, p, threads, settings)
-      try {
-        val withIds = numbers.idsOf(values) // (id, value bits)
-        val (column, valueType, rows) = k match {
-          case LpfKernels.Bfs => ("depth", LongType, withIds.map { case (id, v) => Row(id, v) })
-          case LpfKernels.Sssp => ("distance", DoubleType, withIds.map { case (id, v) => Row(id, java.lang.Double.longBitsToDouble(v)) })
-          case LpfKernels.Lcc => ("lcc", DoubleType, withIds.map { case (id, v) => Row(id, java.lang.Double.longBitsToDouble(v)) })
-          case LpfKernels.Wcc | LpfKernels.Cdlp => // the value is a vertex number: its id
-            (if (k == LpfKernels.Wcc) "component" else "label", idType,
-              numbers.idsOf(withIds.map { case (id, label) => (label, id) }).map { case (label, id) => Row(id, label) })
-        }
-        resultFrame(rows, column, valueType)
-      } finally values.unpersist(blocking = false)
-    } finally numbers.unpersist()
+    val ids = (f: StructField) => if (strings) column(f) else column(f).cast(LongType)
+    val edgeRows = LpfEdges.rowsOf(edges.select(Seq(ids(srcField), ids(dstField)) ++
+      weight.map(w => column(w).cast(DoubleType)): _*))
+    val vertexRows = vertices.map(v => LpfEdges.rowsOf(v.select(ids(idField.get))))
+    val o = LpfGraphCall.run(edgeRows, vertexRows, LpfGraphCall.Columns(src, dst, id, weight.map(_.name)), c, p, settings)
+    latest = Some(LpfGraphRun(o))
+    o
   }
 
-  /**
-   * The result DataFrame `(id, column)` of `rows`, ids of type [[idType]]: the rows are
-   * computed and persisted (as an RDD, MEMORY_AND_DISK) before it is returned, and the
-   * DataFrame reads them. Not a cached DataFrame: building its columnar cache cost more
-   * than the whole native run (1.1 s more than computing the rows for kron18's 174k
-   * vertices, CallBenchmark). The persisted rows are released when the DataFrame is no
-   * longer referenced on the driver (Spark's ContextCleaner).
-   */
-  private def resultFrame(rows: RDD[Row], column: String, valueType: DataType): DataFrame = {
-    val held = rows.setName(s"LpfGraph ($IdColumn, $column)").persist(StorageLevel.MEMORY_AND_DISK)
-    held.foreachPartition(it => it.foreach(_ => ()))
-    spark.createDataFrame(held, StructType(Seq(StructField(IdColumn, idType, nullable = false),
-      StructField(column, valueType, nullable = false))))
-  }
-
-  /** The number of the vertex `id` (an id of type [[idType]], as [[LpfGraph.exactId]] gives it), or the error naming it. */
-  private def numberOf(numbers: VertexNumbers, id: Any, role: String): Long = {
-    val hits = numbers.rows.filter(r => r.get(0) == id).map(_.getLong(1)).collect()
-    hits.headOption.getOrElse(throw argument(s"the $role ${shown(id)} is not a vertex of the graph " +
-      s"(ids of type ${idType.simpleString})"))
-  }
-
-  /** The weight column, if numeric and free of nulls and of weights SSSP cannot take. */
+  /** The weight column, if numeric (nulls and weights SSSP cannot take are refused by the tasks that read them). */
   private def checkedWeight(w: StructField): StructField = {
     if (!w.dataType.isInstanceOf[NumericType])
       throw argument(s"the edge column '${w.name}' has type ${w.dataType.simpleString}; weights must be numbers")
-    val nulls = if (w.nullable) edges.where(column(w).isNull).count() else 0L
-    if (nulls > 0) throw argument(s"the edge column '${w.name}' has $nulls null weights; every edge needs a weight")
-    val bad = edges.where(column(w).cast(DoubleType) < 0 || isnan(column(w).cast(DoubleType)))
-      .select(column(srcField), column(dstField), column(w)).limit(1).collect()
-    bad.headOption.foreach(r => throw argument(s"the edge (${r.get(0)}, ${r.get(1)}) has weight ${r.get(2)} in the column " +
-      s"'${w.name}': SSSP needs weights >= 0"))
     w
-  }
-
-  /**
-   * Integral ids as they are, as two long columns (the null check only if the schema
-   * allows nulls).
-   */
-  private def longEdges(): DataFrame = {
-    if (srcField.nullable || dstField.nullable) noNulls(edges, Seq(srcField, dstField), "edge")
-    edges.select(column(srcField).cast(LongType), column(dstField).cast(LongType))
-  }
-
-  /**
-   * The graph's ids (edge endpoints and the vertex DataFrame's ids, each once) numbered
-   * 0..n-1 (`ordered`: in the order of the ids, so that the smallest number is the
-   * smallest id), persisted; a null id is the error naming the columns.
-   */
-  private def vertexNumbers(ordered: Boolean): VertexNumbers = {
-    val named = Seq(edges.select(column(srcField).cast(idType).as(IdColumn)),
-      edges.select(column(dstField).cast(idType).as(IdColumn))) ++
-      vertices.map(v => v.select(column(idField.get).cast(idType).as(IdColumn)))
-    val distinct = named.reduce(_ union _).distinct()
-    val sorted = if (ordered) distinct.orderBy(col(IdColumn)) else distinct
-    // Persisted as an RDD, not a cached DataFrame: releasing a cached DataFrame would drop
-    // (and later recompute) the cached results derived from it.
-    val ids = sorted.rdd.map(_.get(0)).setName("LpfGraph vertex ids").persist(StorageLevel.MEMORY_AND_DISK)
-    try {
-      val counts = ids.mapPartitions { it =>
-        var k = 0L
-        var nulls = 0L
-        it.foreach { id => k += 1; if (id == null) nulls += 1 }
-        Iterator((k, nulls))
-      }.collect()
-      if (counts.exists(_._2 > 0)) {
-        noNulls(edges, Seq(srcField, dstField), "edge")
-        vertices.foreach(v => noNulls(v, idField.toSeq, "vertex"))
-        throw argument(s"a null id among the ids of the edge columns '$src', '$dst'" +
-          vertices.fold("")(_ => s" and the vertex column '$id'"))
-      }
-      new VertexNumbers(ids, counts.map(_._1).scanLeft(0L)(_ + _))
-    } catch { case e: Throwable => ids.unpersist(blocking = false); throw e }
-  }
-
-  /**
-   * The edges in the vertices' `numbers` as two long columns (s, d) or, with a `weight`
-   * column, (s, d, weight as a double).
-   */
-  private def numberedEdges(numbers: VertexNumbers, weight: Option[StructField]): DataFrame = {
-    val index = spark.createDataFrame(numbers.rows,
-      StructType(Seq(StructField(IdColumn, idType, nullable = false), StructField(NumberColumn, LongType, nullable = false))))
-    val s = index.select(col(IdColumn).as("s_id"), col(NumberColumn).as("s"))
-    val d = index.select(col(IdColumn).as("d_id"), col(NumberColumn).as("d"))
-    val weights = weight.map(w => column(w).cast(DoubleType).as("w")).toSeq
-    edges.select(Seq(column(srcField).cast(idType).as("s_id"), column(dstField).cast(idType).as("d_id")) ++ weights: _*)
-      .join(s, "s_id").join(d, "d_id").select("s", Seq("d") ++ weights.map(_ => "w"): _*)
-  }
-
-  private def noNulls(df: DataFrame, columns: Seq[StructField], what: String): Unit = columns.foreach { c =>
-    val k = df.where(column(c).isNull).count()
-    if (k > 0) throw argument(s"the $what column '${c.name}' has $k null ids; every $what needs an id")
   }
 }
 
 /**
- * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (computed, see [[LpfGraph.pageRank]]) and the native run's
- * figures. `run.ranks` is released when this is returned (and, for string ids or a vertex
- * DataFrame, holds vertex numbers, not ids): use `ranks`. `conversionSeconds`: the
- * driver's view of turning the native results into `ranks`, computed and persisted.
+ * The figures of one [[LpfGraph]] call: the kernel (`BFS`, `WCC`, `CDLP`, `SSSP`, `LCC`,
+ * `PageRank`), the graph's vertices and edges (duplicates once), the rounds the kernel
+ * ran (BFS levels, WCC and SSSP rounds, CDLP and PageRank iterations, LCC 1), PageRank's
+ * residual (the L1 change of its last iteration; NaN for the others), whether it fell
+ * below tol and the exchange that ran, the LPF processes, and seconds: native load (parse,
+ * number the ids, route, build; slowest process), of which `idSeconds` numbering the ids
+ * and translating the results back to them, the kernel's compute (`computeSeconds`), the
+ * driver's set-up before the job, reading the rows into native requests
+ * (`ingestSeconds`), forming the LPF group, and the whole call as the driver saw it
+ * (`callSeconds`; what Spark adds to the kernel is `callSeconds - computeSeconds`).
  */
-case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult, conversionSeconds: Double = Double.NaN) {
-  def iterations: Int = run.iterations
+case class LpfGraphRun(kernel: String, vertices: Long, edges: Long, rounds: Long, residual: Double, converged: Boolean,
+                       exchange: String, processes: Int, loadSeconds: Double, computeSeconds: Double,
+                       idSeconds: Double, setupSeconds: Double, ingestSeconds: Double, bootstrapSeconds: Double,
+                       callSeconds: Double)
+
+private[spark] object LpfGraphRun {
+  def apply(o: LpfGraphCall.Outcome): LpfGraphRun = {
+    val pageRank = o.kernel == LpfGraphCall.PageRank
+    LpfGraphRun(o.kernel.name, o.vertices, o.edges, o.rounds, if (pageRank) o.residual else Double.NaN,
+      pageRank && o.converged, if (pageRank) o.exchange else "", o.processes, o.loadSeconds, o.computeSeconds,
+      o.idSeconds, o.setupSeconds, o.ingestSeconds, o.bootstrapSeconds, o.callSeconds)
+  }
+}
+
+/**
+ * PageRank of an [[LpfGraph]]: the ranks `(id, pagerank)` (computed, see
+ * [[LpfGraph.pageRank]]) and the run's figures ([[LpfGraphRun]]; iterations, residual,
+ * converged, vertices and edges also here).
+ */
+case class LpfGraphPageRank(ranks: DataFrame, run: LpfGraphRun) {
+  def iterations: Int = run.rounds.toInt
   def residual: Double = run.residual
   def converged: Boolean = run.converged
   def vertices: Long = run.vertices
@@ -349,7 +265,6 @@ case class LpfGraphPageRank(ranks: DataFrame, run: LpfPageRankResult, conversion
 object LpfGraph {
   val IdColumn = "id"
   val RankColumn = "pagerank"
-  private val NumberColumn = "lpf_number"
   /** The integral id types, narrowest first. */
   private val Integral: Seq[DataType] = Seq(ByteType, ShortType, IntegerType, LongType)
 
@@ -367,14 +282,6 @@ object LpfGraph {
   /** For Java: edges and vertices (null for none), columns named as given. */
   def create(edges: DataFrame, vertices: DataFrame, src: String, dst: String, id: String): LpfGraph =
     apply(edges, vertices, src, dst, id)
-
-  /** Integral ids as the native side returns them (Long) to the type of the ids, `idType`. */
-  private def fromLong(idType: DataType): Long => Any = idType match {
-    case ByteType => _.toByte
-    case ShortType => _.toShort
-    case IntegerType => _.toInt
-    case _ => v => v
-  }
 
   /** A top-level column by its exact name (dots and back-ticks in it are not paths). */
   private def column(f: StructField) = col("`" + f.name.replace("`", "``") + "`")
@@ -464,60 +371,4 @@ object LpfGraph {
             "Short, Int, Long, BigInt); a floating-point number is refused even when whole, a Boolean always")
     }
   }
-}
-
-/**
- * Vertex ids numbered 0..n-1 without a table of (id, number) pairs: partition i of `ids`
- * holds the ids numbered `starts(i)` until `starts(i + 1)`, in order (persisted).
- * Translating numbers back to ids routes only the (number, value) records, by number
- * range, to the partition holding those ids ([[idsOf]]): the ids are not shuffled, and
- * nothing is joined.
- */
-private final class VertexNumbers(ids: RDD[Any], starts: Array[Long]) {
-  /** n, the number of vertices. */
-  def count: Long = starts.last
-
-  /** Rows (id, number). */
-  def rows: RDD[Row] = {
-    val starts = this.starts
-    ids.mapPartitionsWithIndex { (i, it) =>
-      var k = starts(i) - 1
-      it.map { id => k += 1; Row(id, k) }
-    }
-  }
-
-  /** `(id of the number, value)` for every `(number, value)` of `records`. */
-  def idsOf[V: ClassTag](records: RDD[(Long, V)]): RDD[(Any, V)] = {
-    val starts = this.starts
-    ids.zipPartitions(records.partitionBy(new NumberRanges(starts))) { (here, routed) =>
-      val start = starts(TaskContext.getPartitionId())
-      val local = here.toArray
-      routed.map { case (k, v) => (local((k - start).toInt), v) }
-    }
-  }
-
-  def unpersist(): Unit = ids.unpersist(blocking = false)
-}
-
-/** Number k to the partition i with starts(i) <= k < starts(i + 1) (empty partitions have equal starts). */
-private final class NumberRanges(private val starts: Array[Long]) extends Partitioner {
-  override def numPartitions: Int = starts.length - 1
-
-  override def getPartition(key: Any): Int = {
-    val k = key.asInstanceOf[Long]
-    var lo = 0 // the last i with starts(i) <= k is in lo until hi
-    var hi = numPartitions
-    while (hi - lo > 1) {
-      val mid = (lo + hi) >>> 1
-      if (starts(mid) <= k) lo = mid else hi = mid
-    }
-    lo
-  }
-
-  override def equals(other: Any): Boolean = other match {
-    case r: NumberRanges => java.util.Arrays.equals(starts, r.starts)
-    case _ => false
-  }
-
-  override def hashCode: Int = java.util.Arrays.hashCode(starts)
 }

@@ -85,10 +85,8 @@ object LpfPageRank {
   private val RequestHeader = 48
   private val ReplyHeader = 72
 
-  private val SourceEdges = 0
   private val SourceFile = 1
   private val SourceRmat = 2
-  private val SourceNumberedEdges = 3
 
   private def formatCode(format: String): Int = format match {
     case "auto" => 0
@@ -137,24 +135,6 @@ object LpfPageRank {
     b.put("LPFPRQ01".getBytes(StandardCharsets.US_ASCII))
     b.putDouble(p.alpha).putDouble(p.tol).putLong(p.maxIter).putInt(math.max(p.threads, 1)).putInt(source)
     b.putInt(exchangeCode(p.exchange) << 1).putInt(0) // flag bit 0 (stderr) unused: progress goes to the driver
-  }
-
-  /**
-   * The request for this partition's edges, from its batches (see [[LpfEdges]]): a direct
-   * buffer that native code reads in place. `vertices`: `Some(n)` when the caller
-   * numbered the vertices `0..n-1` (every number is a vertex, with or without edges),
-   * `None` for any Long ids.
-   */
-  private[spark] def edgesRequest(p: Params, batches: Iterator[Array[Byte]], vertices: Option[Long]): ByteBuffer = {
-    val all = batches.toSeq
-    val m = LpfEdges.edgesIn(all, weighted = false)
-    val b = LpfEdges.requestBuffer(RequestHeader + 8L * vertices.size + 8 + 16 * m)
-    header(b, p, if (vertices.isDefined) SourceNumberedEdges else SourceEdges)
-    vertices.foreach(n => b.putLong(n))
-    b.putLong(m)
-    LpfEdges.put(b, all, weighted = false)
-    b.clear()
-    b
   }
 
   private[spark] def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
@@ -285,18 +265,7 @@ object LpfPageRank {
    */
   def run(edges: RDD[(Long, Long)], alpha: Double = 0.85, tol: Double = 1e-7, maxIter: Int = 1000,
           nprocs: Int = 0, threads: Int = 0, exchange: String = "auto", progress: Boolean = true,
-          settings: LpfSettings = LpfSettings()): LpfPageRankResult =
-    runEdges(edges, LpfEdges.pairs, None, alpha, tol, maxIter, nprocs, threads, exchange, progress, settings)
-
-  /**
-   * As [[run]], for edges of any form that `read` turns into batches (see [[LpfEdges]]);
-   * with `vertices = Some(n)` the ids of `edges` are numbers in `0..n-1` that the caller
-   * gave the vertices (LpfGraph does), and all n are vertices, with or without edges; the
-   * ranks carry the numbers.
-   */
-  private[spark] def runEdges[T](edges: RDD[T], read: LpfEdges.Reader[T], vertices: Option[Long], alpha: Double,
-                                 tol: Double, maxIter: Int, nprocs: Int, threads: Int, exchange: String,
-                                 progress: Boolean, settings: LpfSettings): LpfPageRankResult = {
+          settings: LpfSettings = LpfSettings()): LpfPageRankResult = {
     val sc = edges.sparkContext
     checkCounts(nprocs, threads)
     val params = Params(alpha, tol, maxIter, if (threads > 0) threads else defaultThreads(sc), exchange)
@@ -306,7 +275,15 @@ object LpfPageRank {
     // fewer (with a warning) if the cluster has fewer slots.
     val p = if (nprocs > 0) nprocs
       else availableProcesses(sc, if (parts > 0) Some(parts) else None, settings, s"an edges RDD of $parts partitions")
-    runRequests(LpfEdges.inPartitions(edges, p, read), p, progress, settings)(it => edgesRequest(params, it, vertices))
+    // The path of LpfGraph's calls (one barrier stage; ids numbered by the LPF processes).
+    val call = LpfGraphCall.Call(LpfGraphCall.PageRank, params.threads, strings = false, None, maxIter, alpha, tol,
+      exchangeCode(exchange))
+    val o = LpfGraphCall.run(edges.mapPartitions(LpfGraphCall.pairRows), None,
+      LpfGraphCall.Columns("source", "target", "id", None), call, p, settings, progress)
+    val ranks = o.pairs.map { case (v, bits) => (v, java.lang.Double.longBitsToDouble(bits)) }.setName("LpfPageRank ranks")
+    LpfPageRankResult(ranks, o.vertices, o.edges, o.rounds.toInt, o.residual, o.converged, o.loadSeconds,
+      o.computeSeconds, o.callSeconds - o.setupSeconds, o.exchange, p, o.replies, o.ingestSeconds, o.bootstrapSeconds,
+      o.setupSeconds)
   }
 
   /**

@@ -2,7 +2,11 @@ package org.apache.spark.lpf
 
 import java.nio.ByteBuffer
 
-import org.apache.spark.{ExceptionFailure, SparkContext, TaskContext, TaskEndReason}
+import org.apache.spark.{ExceptionFailure, ShuffleDependency, SparkContext, TaskContext, TaskEndReason}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageUtils
 
 /** The few Spark internals the LPF bridge's driver-side checks need (private[spark]). */
@@ -26,4 +30,28 @@ object LpfSparkAccess {
 
   /** Frees a direct buffer now instead of at some later GC (Spark's own helper). */
   def dispose(buffer: ByteBuffer): Unit = StorageUtils.dispose(buffer)
+
+  /**
+   * A DataFrame of `schema` reading the internal rows of `rows` as they are (no `Row`, no
+   * encoder per row): Spark's `internalCreateDataFrame` (private[sql]), found by reflection
+   * because it lives on `SparkSession` in Spark 3.5 and on `classic.SparkSession` in Spark 4,
+   * with the same signature (RDD[InternalRow], StructType, isStreaming).
+   */
+  def internalFrame(spark: SparkSession, rows: RDD[InternalRow], schema: StructType): DataFrame = {
+    val create = spark.getClass.getMethod("internalCreateDataFrame", classOf[RDD[_]], classOf[StructType],
+      java.lang.Boolean.TYPE)
+    try create.invoke(spark, rows, schema, java.lang.Boolean.FALSE).asInstanceOf[DataFrame]
+    catch { case e: java.lang.reflect.InvocationTargetException => throw e.getCause }
+  }
+
+  /**
+   * Runs only the map stage of `dependency` (its tasks write their shuffle output, nothing
+   * reads it yet) and waits for it: one Spark stage, as a job of its own
+   * (`SparkContext.submitMapStage`, private[spark]). A later reader of the shuffle finds
+   * the output there; a lost output reruns the whole map stage.
+   */
+  def runMapStage(sc: SparkContext, dependency: ShuffleDependency[_, _, _]): Unit = {
+    sc.submitMapStage(dependency).get()
+    ()
+  }
 }

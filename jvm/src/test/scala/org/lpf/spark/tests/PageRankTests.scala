@@ -328,46 +328,69 @@ object PageRankTests {
         f"largest difference from the test's power iteration $d0%.2e ($referenceIterations iterations); from the CLI: run $d1%.2e, fromFile $d2%.2e; ${r.secondsPerIteration * 1e3}%.3f ms/iteration (${r.exchange})")
     }
 
-    test("ingest-batches-hold-every-edge-across-batch-and-partition-boundaries") {
-      // LpfEdges alone (no native code): a partition of 2 batches and a bit, and batches
-      // of 3 edges moved from 7 partitions (empty ones, single edges) into p.
-      def decode(batches: Seq[Array[Byte]]): Seq[(Long, Long)] = batches.flatMap { a =>
+    test("ingest-pieces-hold-every-edge-across-piece-and-partition-boundaries") {
+      // LpfGraphCall's reading alone (no native code): rows into pieces of at most 48 bytes
+      // of ids, pieces moved from 7 partitions (empty ones, single edges) into p, and the
+      // request's layout: the edges' ids, then their weights, then the vertex ids.
+      import org.apache.spark.sql.catalyst.InternalRow
+      import org.apache.spark.unsafe.types.UTF8String
+      val columns = LpfGraphCall.Columns("src", "dst", "id", Some("w"))
+      def longs(a: Array[Byte]): Seq[Long] = {
         val b = java.nio.ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-        Seq.fill(a.length / 16)((b.getLong, b.getLong))
+        Seq.fill(a.length / 8)(b.getLong)
       }
-      val big = Seq.tabulate(2 * LpfEdges.BatchEdges + 1)(i => (Long.MaxValue - i, Long.MinValue + 3L * i))
-      val one = LpfEdges.batches(big.iterator, LpfEdges.pairs).toSeq
-      expect(one.map(_.length) == Seq(16 << 16, 16 << 16, 16), s"batch sizes ${one.map(_.length)}")
-      expect(decode(one) == big, "the batches do not hold the edges in order")
+      def pairs(pieces: Seq[LpfGraphCall.Piece]): Seq[(Long, Long)] =
+        pieces.flatMap(x => longs(x.ids).grouped(2).map(q => (q(0), q(1))))
+      val big = Seq.tabulate(7)(i => (Long.MaxValue - i, Long.MinValue + 3L * i))
+      val one = LpfGraphCall.edgePieces(LpfGraphCall.pairRows(big.iterator), strings = false, weighted = false, columns,
+        pieceBytes = 48)
+      expect(one.map(_.count) == Seq(3, 3, 1) && one.forall(x => x.refusal == null && !x.vertices),
+        s"piece sizes ${one.map(_.count)}")
+      expect(pairs(one) == big, "the pieces do not hold the edges in order")
       val edges = Seq.tabulate(40)(i => (i.toLong * 0x0123456789abcdefL, -i.toLong))
       val parts = Seq(edges.take(1), Seq(), edges.slice(1, 20), Seq(), edges.slice(20, 21), edges.drop(21), Seq())
       val rdd = sc.parallelize(parts, parts.length).flatMap(x => x)
-      val moved = LpfEdges.inPartitions(rdd, p, LpfEdges.pairs, batchEdges = 3)
+      val pieces = rdd.mapPartitions(it => LpfGraphCall.edgePieces(LpfGraphCall.pairRows(it), strings = false,
+        weighted = false, columns, pieceBytes = 48).iterator)
+      val moved = LpfGraphCall.inProcesses(pieces, p)
       expect(moved.getNumPartitions == p, s"${moved.getNumPartitions} partitions, not $p")
       val got = moved.glom().collect().toSeq
-      expect(got.forall(_.nonEmpty), s"batches per partition ${got.map(_.length)}: the batches were not spread")
-      expect(decode(got.flatten).sorted == edges.sorted, "edges lost or changed on the way")
-      // Weighted batches (SSSP's): k pairs, then their k weights, in full and trimmed
-      // batches alike; a request holds all pairs, then all weights.
-      val weighted = LpfEdges.Reader[(Long, Long, Double)](weighted = true, (it, b) => it.foreach(e => b.add(e._1, e._2, e._3)))
-      val triples = Seq.tabulate(7)(i => (-i.toLong, Long.MaxValue - i, i + 0.25))
-      val wb = LpfEdges.batches(triples.iterator, weighted, batchEdges = 3).toSeq
-      expect(wb.map(_.length) == Seq(72, 72, 24), s"weighted batch sizes ${wb.map(_.length)}")
-      val req = java.nio.ByteBuffer.allocate(24 * 7).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-      LpfEdges.put(req, wb, weighted = true)
-      req.flip()
-      val wantPairs = triples.map(t => (t._1, t._2))
-      val gotPairs = Seq.fill(7)((req.getLong, req.getLong))
-      val gotWeights = Seq.fill(7)(req.getDouble)
-      expect(gotPairs == wantPairs && gotWeights == triples.map(_._3),
-        s"weighted request: pairs $gotPairs, weights $gotWeights")
+      expect(got.forall(_.nonEmpty), s"pieces per partition ${got.map(_.length)}: the pieces were not spread")
+      expect(pairs(got.flatten).sorted == edges.sorted, "edges lost or changed on the way")
+      // Weighted string edges and vertex ids in one request; then a refusal instead of them.
+      val triples = Seq.tabulate(5)(i => (s"s$i", "\u00e9" * i, i + 0.25))
+      val rows = triples.iterator.map(t => InternalRow(UTF8String.fromString(t._1), UTF8String.fromString(t._2), t._3))
+      val wp = LpfGraphCall.edgePieces(rows, strings = true, weighted = true, columns, pieceBytes = 24)
+      val vp = LpfGraphCall.vertexPieces(Iterator(InternalRow(UTF8String.fromString("lonely"))), strings = true, columns)
+      val call = LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("s1"))
+      val req = LpfGraphCall.request(call, wp ++ vp)
+      def frame(b: java.nio.ByteBuffer): String = {
+        val a = new Array[Byte](b.getInt)
+        b.get(a)
+        new String(a, "UTF-8")
+      }
+      expect(req.getLong(48) == 5 && req.getLong(56) == 1 && req.getInt(64) == 0, s"m ${req.getLong(48)}, v ${req.getLong(56)}")
+      req.position(68)
+      val source = frame(req)
+      val gotEdges = Seq.fill(5)((frame(req), frame(req)))
+      val gotWeights = Seq.fill(5)(req.getDouble)
+      val gotVertex = frame(req)
+      expect(source == "s1" && gotEdges == triples.map(t => (t._1, t._2)) && gotWeights == triples.map(_._3) &&
+        gotVertex == "lonely" && !req.hasRemaining, s"request: source $source, edges $gotEdges, weights $gotWeights, " +
+        s"vertex $gotVertex, ${req.remaining} bytes left")
+      val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(UTF8String.fromString("a"), UTF8String.fromString("b"), -2.0)),
+        strings = true, weighted = true, columns)
+      val r = LpfGraphCall.request(call, wp ++ refused ++ vp)
+      val text = "the edge (a, b) has weight -2 in the column 'w': SSSP needs weights >= 0"
+      expect(r.getLong(48) == 0 && r.getInt(64) == text.getBytes("UTF-8").length && r.capacity == 68 + r.getInt(64),
+        s"a refused request: m ${r.getLong(48)}, refusal of ${r.getInt(64)} bytes, ${r.capacity} bytes in all")
     }
 
     test("ingest-empty-and-one-edge-partitions-unions-and-huge-ids-give-the-same-ranks") {
       // 64-bit ids (the extremes, negative ones), more edges than one batch holds.
       val rnd = new scala.util.Random(21L)
       val ids = (Seq(Long.MinValue, Long.MaxValue, -1L, 0L) ++ Iterator.continually(rnd.nextLong()).take(6000)).distinct
-      val edges = (Seq.fill(LpfEdges.BatchEdges + 5000)((ids(rnd.nextInt(ids.length)), ids(rnd.nextInt(ids.length)))) ++
+      val edges = (Seq.fill((1 << 16) + 5000)((ids(rnd.nextInt(ids.length)), ids(rnd.nextInt(ids.length)))) ++
         Seq((Long.MinValue, Long.MaxValue), (Long.MaxValue, -1L))).toArray
       val tol = 1e-10
       val (want, _) = referenceRanks(edges.toSeq, 0.85, tol, 1000)

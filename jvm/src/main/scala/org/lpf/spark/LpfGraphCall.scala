@@ -1,0 +1,437 @@
+package org.lpf.spark
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.charset.StandardCharsets
+
+import scala.jdk.CollectionConverters._
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.{BarrierTaskContext, HashPartitioner, ShuffleDependency}
+import org.apache.spark.lpf.LpfSparkAccess
+import org.apache.spark.rdd.{RDD, ShuffledRDD}
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * One [[LpfGraph]] call, DataFrame to DataFrame, in one barrier stage (docs/spark.md, "One
+ * call"): each task reads its rows (edges, and vertex ids when the graph has a vertex
+ * DataFrame) straight into one request in the ids' own encoding, the LPF processes number
+ * the ids themselves, run the kernel and answer with the original ids (the bundled algorithm
+ * `graph-call`, native/lpf-jni/src/graph_call.rs: the byte layouts are documented there),
+ * and the replies become the result's internal rows. No Spark job numbers, joins or sorts
+ * the ids; no `Row` or tuple is made per edge or per vertex.
+ *
+ * Problems of the data that only the rows show (a null id, a null or negative weight) are
+ * found by the task that reads them; it sends a refusal instead of its rows, and every LPF
+ * process answers with that message, so that the call fails with it as an argument error,
+ * not with a failed stage.
+ */
+private[spark] object LpfGraphCall {
+  val Algorithm = "graph-call"
+  private val RequestHeader = 68
+  private val ReplyHeaderBytes = 80
+  private val IntegralIds = 1
+  private val StringIds = 2
+
+  /**
+   * A kernel, its code in the request and the result's value column. Serializable itself
+   * (see the note on Java serialization of case objects in [[LpfGraph]]'s history: 2.12
+   * needs the first non-serializable superclass to have a no-argument constructor).
+   */
+  sealed abstract class Kernel(val code: Int, val name: String, val column: String) extends Serializable
+  case object Bfs extends Kernel(1, "BFS", "depth")
+  case object Wcc extends Kernel(2, "WCC", "component")
+  case object Cdlp extends Kernel(3, "CDLP", "label")
+  case object Sssp extends Kernel(4, "SSSP", "distance")
+  case object Lcc extends Kernel(5, "LCC", "lcc")
+  case object PageRank extends Kernel(6, "PageRank", LpfGraph.RankColumn)
+
+  /**
+   * What every process passes alike: the kernel, threads per process, whether the ids are
+   * strings, the source (an id as [[LpfGraph.exactId]] gives it), CDLP's rounds or
+   * PageRank's maximum iterations, PageRank's alpha, tol and exchange (0 auto, 1
+   * allgather, 2 plan).
+   */
+  final case class Call(kernel: Kernel, threads: Int, strings: Boolean, source: Option[Any] = None,
+                        iterations: Long = 0, alpha: Double = 0, tol: Double = 0, exchange: Int = 0)
+
+  /** The names the tasks' messages use for the columns they read. */
+  final case class Columns(src: String, dst: String, id: String, weight: Option[String])
+
+  /**
+   * Part of one process's input as read from one partition's rows: `count` edges (or, if
+   * `vertices`, vertex ids) in the request's encoding (`ids`), the edges' weights (SSSP:
+   * `count` f64), or instead the refusal of the input (`refusal` not null).
+   */
+  final case class Piece(vertices: Boolean, count: Int, ids: Array[Byte], weights: Array[Byte], refusal: String)
+
+  /** A piece's target size: big enough for bulk copies, small enough to spread over processes. */
+  val PieceBytes: Int = 1 << 20
+
+  /** A growing little-endian byte array. */
+  private final class Bytes(capacity: Int) {
+    private var a = new Array[Byte](math.max(capacity, 16))
+    private var b = ByteBuffer.wrap(a).order(ByteOrder.LITTLE_ENDIAN)
+    var length = 0
+
+    private def room(k: Int): Unit = if (length + k > a.length) {
+      val want = math.max(a.length.toLong * 2, length.toLong + k)
+      if (want > Int.MaxValue - 16) throw new IllegalStateException(s"a piece of input would exceed 2 GiB")
+      a = java.util.Arrays.copyOf(a, want.toInt)
+      b = ByteBuffer.wrap(a).order(ByteOrder.LITTLE_ENDIAN)
+    }
+
+    def long(v: Long): Unit = { room(8); b.putLong(length, v); length += 8 }
+    def double(v: Double): Unit = { room(8); b.putDouble(length, v); length += 8 }
+
+    /** A string id: u32 length, then its UTF-8 bytes (Spark's own, copied once). */
+    def frame(s: UTF8String): Unit = {
+      val k = s.numBytes
+      room(4 + k)
+      b.putInt(length, k)
+      s.writeToMemory(a, Platform.BYTE_ARRAY_OFFSET + length + 4)
+      length += 4 + k
+    }
+
+    def result: Array[Byte] = java.util.Arrays.copyOf(a, length)
+  }
+
+  /** An id of column `c` of `r` as the messages show it. */
+  private def shown(r: InternalRow, c: Int, strings: Boolean): String =
+    if (r.isNullAt(c)) "null" else if (strings) r.getUTF8String(c).toString else r.getLong(c).toString
+
+  /** A weight as the messages show it: whole numbers without a fraction (-2, not -2.0). */
+  private def shownWeight(w: Double): String =
+    if (!w.isInfinite && w == math.rint(w) && math.abs(w) < 1e15) w.toLong.toString else w.toString
+
+  /**
+   * The pieces of one partition of edge rows: columns 0 and 1 the source and target ids
+   * (bigint, or string when `strings`), column 2 the weight as a double when `weighted`.
+   * The first null id, null weight or weight SSSP cannot take ends the reading with a
+   * refusal naming it.
+   */
+  def edgePieces(rows: Iterator[InternalRow], strings: Boolean, weighted: Boolean, columns: Columns,
+                 pieceBytes: Int = PieceBytes): Seq[Piece] = {
+    val out = ArrayBuffer.empty[Piece]
+    var ids = new Bytes(pieceBytes)
+    var weights = if (weighted) new Bytes(pieceBytes / 2) else null
+    var count = 0
+    def flush(): Unit = if (count > 0) {
+      out += Piece(vertices = false, count, ids.result, if (weighted) weights.result else null, null)
+      ids = new Bytes(pieceBytes)
+      if (weighted) weights = new Bytes(pieceBytes / 2)
+      count = 0
+    }
+    while (rows.hasNext) {
+      val r = rows.next()
+      val refusal =
+        if (r.isNullAt(0) || r.isNullAt(1)) {
+          val column = if (r.isNullAt(0)) columns.src else columns.dst
+          s"the edge column '$column' has null ids (the first: the edge (${shown(r, 0, strings)}, " +
+            s"${shown(r, 1, strings)})); every edge needs an id"
+        } else if (weighted && r.isNullAt(2)) {
+          s"the edge column '${columns.weight.get}' has null weights (the first: the edge (${shown(r, 0, strings)}, " +
+            s"${shown(r, 1, strings)})); every edge needs a weight"
+        } else if (weighted && !(r.getDouble(2) >= 0)) {
+          s"the edge (${shown(r, 0, strings)}, ${shown(r, 1, strings)}) has weight ${shownWeight(r.getDouble(2))} in " +
+            s"the column '${columns.weight.get}': SSSP needs weights >= 0"
+        } else null
+      if (refusal != null) return Seq(Piece(vertices = false, 0, Array.emptyByteArray, null, refusal))
+      if (strings) { ids.frame(r.getUTF8String(0)); ids.frame(r.getUTF8String(1)) }
+      else { ids.long(r.getLong(0)); ids.long(r.getLong(1)) }
+      if (weighted) weights.double(r.getDouble(2))
+      count += 1
+      if (ids.length >= pieceBytes) flush()
+    }
+    flush()
+    out.toSeq
+  }
+
+  /** The pieces of one partition of vertex rows (column 0 the id); a null id is a refusal. */
+  def vertexPieces(rows: Iterator[InternalRow], strings: Boolean, columns: Columns,
+                   pieceBytes: Int = PieceBytes): Seq[Piece] = {
+    val out = ArrayBuffer.empty[Piece]
+    var ids = new Bytes(pieceBytes)
+    var count = 0
+    def flush(): Unit = if (count > 0) {
+      out += Piece(vertices = true, count, ids.result, null, null)
+      ids = new Bytes(pieceBytes)
+      count = 0
+    }
+    while (rows.hasNext) {
+      val r = rows.next()
+      if (r.isNullAt(0))
+        return Seq(Piece(vertices = true, 0, Array.emptyByteArray, null,
+          s"the vertex column '${columns.id}' has null ids; every vertex needs an id"))
+      if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0))
+      count += 1
+      if (ids.length >= pieceBytes) flush()
+    }
+    flush()
+    out.toSeq
+  }
+
+  private def exchangeOf(call: Call): Int = call.exchange & 3
+
+  /**
+   * One process's request from its `pieces` (see graph_call.rs for the layout): the header,
+   * the first refusal if any piece has one (and then nothing else), else the source, the
+   * edges, their weights (SSSP) and the vertex ids.
+   */
+  def request(call: Call, pieces: Seq[Piece]): ByteBuffer = {
+    val refusal = pieces.iterator.map(_.refusal).find(_ != null)
+      .map(_.getBytes(StandardCharsets.UTF_8)).getOrElse(Array.emptyByteArray)
+    val refused = refusal.nonEmpty
+    val edges = if (refused) Seq.empty else pieces.filter(!_.vertices)
+    val vertices = if (refused) Seq.empty else pieces.filter(_.vertices)
+    val source: Array[Byte] = call.source match {
+      case None => Array.emptyByteArray
+      case Some(s: String) =>
+        val b = s.getBytes(StandardCharsets.UTF_8)
+        ByteBuffer.allocate(4 + b.length).order(ByteOrder.LITTLE_ENDIAN).putInt(b.length).put(b).array()
+      case Some(v) => ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v.asInstanceOf[Number].longValue).array()
+    }
+    val m = edges.foldLeft(0L)(_ + _.count)
+    val v = vertices.foldLeft(0L)(_ + _.count)
+    val weighted = call.kernel == Sssp
+    val body = edges.foldLeft(0L)((s, e) => s + e.ids.length + (if (weighted) e.weights.length else 0)) +
+      vertices.foldLeft(0L)(_ + _.ids.length)
+    val b = LpfEdges.requestBuffer(RequestHeader.toLong + refusal.length + source.length + body)
+    b.put("LPFGCQ01".getBytes(StandardCharsets.US_ASCII))
+    b.putInt(call.kernel.code).putInt(math.max(call.threads, 1)).putInt(if (call.strings) StringIds else IntegralIds)
+    b.putInt((if (call.source.isDefined) 1 else 0) | (exchangeOf(call) << 1))
+    b.putLong(call.iterations).putDouble(call.alpha).putDouble(call.tol).putLong(m).putLong(v).putInt(refusal.length)
+    b.put(refusal)
+    if (!refused) {
+      b.put(source)
+      edges.foreach(e => b.put(e.ids))
+      if (weighted) edges.foreach(e => b.put(e.weights))
+      vertices.foreach(e => b.put(e.ids))
+    }
+    b.clear()
+    b
+  }
+
+  /**
+   * The call's parameters as every LPF process would check them (the native parser's
+   * message), on the driver, before any stage; a driver without the native library leaves
+   * it to the processes.
+   */
+  def checkParameters(call: Call): Unit = {
+    val loaded = try { LpfNative.ensureLoaded(); true } catch { case _: LpfException | _: LinkageError => false }
+    if (loaded) {
+      val header = request(call, Seq.empty)
+      try LpfNative.describeRequest(Algorithm, header) finally LpfSparkAccess.dispose(header)
+    }
+  }
+
+  /** A reply's header fields. `refusal`: the message of an input every process refused. */
+  final case class Reply(vertices: Long, edges: Long, rounds: Long, loadSeconds: Double, computeSeconds: Double,
+                               residual: Double, converged: Boolean, exchange: Int, idSeconds: Double, count: Long,
+                               refusal: Option[String])
+
+  private def malformed(detail: String): LpfException =
+    new LpfException(-1, "driver", "hook", s"the native graph-call reply is malformed: $detail")
+
+  private def isRefusal(bytes: Array[Byte]): Boolean =
+    bytes.length >= 12 && new String(bytes, 0, 8, StandardCharsets.US_ASCII) == "LPFGCE01"
+
+  /** The header of one reply (`LPFGCR01`), or the refusal every process answered (`LPFGCE01`). */
+  def replyHeader(bytes: Array[Byte]): Reply = {
+    val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    val magic = new String(bytes, 0, math.min(8, bytes.length), StandardCharsets.US_ASCII)
+    magic match {
+      case "LPFGCE01" if bytes.length >= 12 && b.getInt(8) == bytes.length - 12 =>
+        val text = new String(bytes, 12, bytes.length - 12, StandardCharsets.UTF_8)
+        Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, Some(text))
+      case "LPFGCR01" if bytes.length >= ReplyHeaderBytes =>
+        val flags = b.getInt(56)
+        Reply(b.getLong(8), b.getLong(16), b.getLong(24), b.getDouble(32), b.getDouble(40), b.getDouble(48),
+          (flags & 1) != 0, (flags >> 1) & 3, b.getDouble(64), b.getLong(72), None)
+      case _ => throw malformed(s"${bytes.length} bytes, magic '$magic'")
+    }
+  }
+
+  /** The result's value type: BFS depths bigint, WCC's and CDLP's labels ids, the others double. */
+  def valueType(kernel: Kernel, idType: DataType): DataType = kernel match {
+    case Bfs => LongType
+    case Wcc | Cdlp => idType
+    case Sssp | Lcc | PageRank => DoubleType
+  }
+
+  /**
+   * The rows `(id, value)` of one reply, ids of type `idType`. One mutable row serves every
+   * vertex: Spark's scan of an RDD of internal rows projects each row into its own unsafe
+   * row before anything keeps it (RDDScanExec), so nothing here may hold a row; string ids
+   * point into the reply's bytes, which the persisted replies keep.
+   */
+  def rows(bytes: Array[Byte], kernel: Kernel, idType: DataType): Iterator[InternalRow] = {
+    val h = replyHeader(bytes)
+    if (h.refusal.isDefined) return Iterator.empty
+    val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    val strings = idType == StringType
+    val row = new SpecificInternalRow(Seq(idType, valueType(kernel, idType)))
+    var at = ReplyHeaderBytes
+    def skipId(): Unit = at += (if (strings) 4 + b.getInt(at) else 8)
+    // The values follow the k ids.
+    val k = h.count
+    var vat = if (strings) { var i = 0L; while (i < k) { skipId(); i += 1 }; at } else ReplyHeaderBytes + 8 * k.toInt
+    at = ReplyHeaderBytes
+    def setId(column: Int, pos: Int): Int = idType match {
+      case StringType =>
+        val len = b.getInt(pos)
+        row.update(column, UTF8String.fromBytes(bytes, pos + 4, len))
+        pos + 4 + len
+      case ByteType => row.setByte(column, b.getLong(pos).toByte); pos + 8
+      case ShortType => row.setShort(column, b.getLong(pos).toShort); pos + 8
+      case IntegerType => row.setInt(column, b.getLong(pos).toInt); pos + 8
+      case _ => row.setLong(column, b.getLong(pos)); pos + 8
+    }
+    Iterator.range(0, k.toInt).map { _ =>
+      at = setId(0, at)
+      kernel match {
+        case Bfs => row.setLong(1, b.getLong(vat)); vat += 8
+        case Wcc | Cdlp => vat = setId(1, vat)
+        case Sssp | Lcc | PageRank => row.setDouble(1, b.getDouble(vat)); vat += 8
+      }
+      row
+    }
+  }
+
+  /**
+   * What a process tells the driver besides its reply: its pid and stage attempt, the
+   * reply's header (or its refusal's text), and its own timings: reading its rows into the
+   * request, forming the group.
+   */
+  final case class Head(pid: Int, attempt: Int, header: Array[Byte], refusal: String, ingestSeconds: Double,
+                        bootstrapSeconds: Double)
+
+  /**
+   * What a call gives back: the replies (the output of the barrier stage's shuffle, which
+   * the result reads; removed by Spark's ContextCleaner once nothing references them) and
+   * the run's figures (per process: the slowest). `loadSeconds` (native: parse, number the
+   * ids, route, build) includes `idSeconds` (numbering the ids and translating the results
+   * back); `setupSeconds` is the driver's work before the job, `ingestSeconds` reading the
+   * rows into a request (in the barrier task; for rows moved first, reading the moved
+   * pieces), `callSeconds` the whole call as the driver sees it.
+   */
+  final case class Outcome(replies: RDD[(Int, Array[Byte])], kernel: Kernel, vertices: Long, edges: Long,
+                           rounds: Long, residual: Double, converged: Boolean, exchange: String, loadSeconds: Double,
+                           computeSeconds: Double, idSeconds: Double, processes: Int, setupSeconds: Double,
+                           ingestSeconds: Double, bootstrapSeconds: Double, callSeconds: Double) {
+    /** The result `(id, value)` as a DataFrame, ids of type `idType`, read from the replies' bytes. */
+    def frame(spark: SparkSession, idType: DataType): DataFrame = {
+      val k = kernel
+      val schema = StructType(Seq(StructField(LpfGraph.IdColumn, idType, nullable = false),
+        StructField(k.column, valueType(k, idType), nullable = false)))
+      LpfSparkAccess.internalFrame(spark, replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, idType) }),
+        schema)
+    }
+
+    /** The result as (id, value bits) pairs, for integral ids. */
+    def pairs: RDD[(Long, Long)] = {
+      val k = kernel
+      replies.mapPartitions(_.flatMap { case (_, bytes) =>
+        rows(bytes, k, LongType).map(r => (r.getLong(0), if (k == Bfs || k == Wcc || k == Cdlp) r.getLong(1)
+          else java.lang.Double.doubleToRawLongBits(r.getDouble(1))))
+      })
+    }
+
+  }
+
+  /** A task's `(Long, Long)` edges as the internal rows [[edgePieces]] reads (one row, reused). */
+  def pairRows(it: Iterator[(Long, Long)]): Iterator[InternalRow] = {
+    val row = new SpecificInternalRow(Seq(LongType, LongType))
+    it.map { case (u, v) => row.setLong(0, u); row.setLong(1, v); row }
+  }
+
+  /**
+   * `pieces` in `p` partitions, moved as whole pieces (never a record per edge), spread:
+   * piece j of partition i to partition (i + j) mod p. Which process gets which edge does
+   * not matter: the native load routes every edge to its owner.
+   */
+  def inProcesses(pieces: RDD[Piece], p: Int): RDD[Piece] =
+    pieces.mapPartitionsWithIndex { (i, it) =>
+      it.zipWithIndex.map { case (piece, j) => ((i + j) % p, piece) }
+    }.partitionBy(new HashPartitioner(p)).values // an Int key k goes to partition k
+
+  /**
+   * Runs `call` on `p` LPF processes over the edge rows `edges` (see [[edgePieces]]) and the
+   * vertex rows `vertices` (see [[vertexPieces]]): one barrier stage, read
+   * in place when the rows can end a barrier stage of `p` tasks as they are (see
+   * [[LpfEdges.barrierReady]]), else after one stage that reads the rows into pieces and
+   * moves them as whole pieces. The replies are persisted behind a shuffle (a lost block
+   * reruns the whole barrier stage, never one process alone); the result reads them.
+   */
+  def run(edges: RDD[InternalRow], vertices: Option[RDD[InternalRow]], columns: Columns, call: Call, p: Int,
+          settings: LpfSettings, progress: Boolean = true): Outcome = {
+    val t0 = System.nanoTime
+    val sc = edges.sparkContext
+    val strings = call.strings
+    val weighted = call.kernel == Sssp
+    val readEdges = (it: Iterator[InternalRow]) => edgePieces(it, strings, weighted, columns)
+    val readVertices = (it: Iterator[InternalRow]) => vertexPieces(it, strings, columns)
+    val job = LpfHook.prepare(sc, p, settings)
+    val program = LpfProgram.bundled(Algorithm)
+    val what = s"${if (call.kernel == PageRank) "LpfPageRank" else s"LpfGraph ${call.kernel.name}"} ($p processes)"
+    val listener = if (progress) LpfProgress.open(sc, what) else None
+    val target = listener.map(_.target)
+    val setupSeconds = (System.nanoTime - t0) / 1e9
+    // Each task's reply header (and timings) reaches the driver through an accumulator, so
+    // that the call needs no stage after the barrier stage to learn them.
+    val heads = sc.collectionAccumulator[Head](s"$what replies")
+    def stage[T](input: RDD[T])(read: Iterator[T] => Seq[Piece]): RDD[(Int, Array[Byte])] =
+      input.barrier().mapPartitions { it =>
+        val t0 = System.nanoTime
+        val req = request(call, read(it))
+        val t1 = System.nanoTime
+        var t2 = t1
+        val out = try LpfHook.withGroup(job) { g =>
+          t2 = System.nanoTime
+          LpfProgress.produce(g, program, req, target)
+        } finally LpfSparkAccess.dispose(req)
+        val ctx = BarrierTaskContext.get()
+        heads.add(Head(ctx.partitionId(), ctx.stageAttemptNumber(), java.util.Arrays.copyOf(out,
+          math.min(out.length, ReplyHeaderBytes)), if (isRefusal(out)) new String(out, 12, out.length - 12,
+          StandardCharsets.UTF_8) else null, (t1 - t0) / 1e9, (t2 - t1) / 1e9))
+        Iterator((ctx.partitionId(), out))
+      }
+    val ready = LpfEdges.barrierReady(edges, p) && vertices.forall(LpfEdges.barrierReady(_, p))
+    try LpfJobWatch(sc, job, what) {
+      val answered = (vertices, ready) match {
+        case (None, true) => stage(edges)(readEdges)
+        case (Some(vs), true) => stage(edges.zipPartitions(vs)((e, v) => Iterator((e, v)))) { it =>
+          it.toSeq.flatMap { case (e, v) => readEdges(e) ++ readVertices(v) } }
+        case _ =>
+          val pieces = edges.mapPartitions(it => readEdges(it).iterator) ++
+            vertices.fold(sc.emptyRDD[Piece])(_.mapPartitions(it => readVertices(it).iterator))
+          stage(inProcesses(pieces, p))(_.toSeq)
+      }
+      // The barrier stage is the map stage of a shuffle, and the call runs only it: the
+      // replies stay in its output, which the result reads; a lost output reruns the whole
+      // barrier stage (never one process alone), and Spark's ContextCleaner removes it once
+      // nothing references the result.
+      val replies = new ShuffledRDD[Int, Array[Byte], Array[Byte]](answered, new HashPartitioner(p))
+        .setName(s"LpfGraph ${call.kernel.name} replies")
+      LpfSparkAccess.runMapStage(sc, replies.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]])
+      // A retried stage may have added some processes' heads twice: the last attempt's count.
+      val last = heads.value.asScala.groupBy(_.pid).map { case (pid, hs) => pid -> hs.maxBy(_.attempt) }
+      val both = (0 until p).flatMap(last.get)
+      both.flatMap(h => Option(h.refusal)).headOption.foreach(text => throw LpfException.argument(text))
+      val figures = both.map(h => replyHeader(h.header))
+      val n = figures.headOption.map(_.vertices).getOrElse(0L)
+      if (figures.length != p || figures.map(_.count).sum != n)
+        throw new LpfException(-1, "driver", "hook", s"expected $p native ${call.kernel.name} replies covering $n " +
+          s"vertices, got ${figures.length} covering ${figures.map(_.count).sum}")
+      val h = figures.head
+      Outcome(replies, call.kernel, n, h.edges, h.rounds, h.residual, h.converged,
+        if (h.exchange == 2) "plan" else "allgather", figures.map(_.loadSeconds).max, figures.map(_.computeSeconds).max,
+        figures.map(_.idSeconds).max, p, setupSeconds, both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max,
+        (System.nanoTime - t0) / 1e9)
+    } finally listener.foreach(_.close())
+  }
+}
