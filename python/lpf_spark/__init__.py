@@ -12,10 +12,10 @@ PySpark itself needs. Failures raise :class:`LpfError` (pid, host, phase, messag
 from importlib import metadata as _metadata
 
 from .errors import LpfError
-from .graph import LpfGraph, PageRankRun
+from .graph import GraphRun, LpfGraph, PageRankRun
 from .session import configure, jar_path, scala_version
 
-__all__ = ["LpfGraph", "PageRankRun", "LpfError", "configure", "jar_path", "scala_version"]
+__all__ = ["GraphRun", "LpfGraph", "PageRankRun", "LpfError", "configure", "jar_path", "scala_version"]
 try:  # the installed distribution's version: pyproject.toml's, also the jars'
     __version__ = _metadata.version("lpf-spark")
 except _metadata.PackageNotFoundError:  # imported from the source tree, not installed

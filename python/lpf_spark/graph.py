@@ -1,7 +1,7 @@
 """LpfGraph: a graph made from PySpark DataFrames, computed by LPF in the executors."""
 import operator
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Optional, TypeVar, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -50,6 +50,24 @@ class PageRankRun:
     converged: bool
     vertices: int
     edges: int
+
+
+@dataclass(frozen=True)
+class GraphRun:
+    """The figures of one call on an :class:`LpfGraph` (Scala's ``LpfGraphRun``): the
+    kernel, the graph's vertices and edges, the rounds it ran, the LPF processes, and
+    seconds: native load (of it ``id_seconds`` numbering the ids and translating the
+    results back), the kernel's compute, and the whole call as the driver saw it."""
+
+    kernel: str
+    vertices: int
+    edges: int
+    rounds: int
+    processes: int
+    load_seconds: float
+    compute_seconds: float
+    id_seconds: float
+    call_seconds: float
 
 
 def _java_of(e: BaseException) -> Any:
@@ -209,3 +227,54 @@ class LpfGraph:
         by |N(v)|(|N(v)| - 1); 0 when |N(v)| < 2."""
         counts = (_integer("nprocs", nprocs), _integer("threads", threads))
         return self._kernel(lambda: self._jgraph.lcc(*counts))
+
+    # --- resident graphs (docs/spark.md, "Resident graphs")
+
+    def cache(self) -> "LpfGraph":
+        """Keeps the graph loaded in the executors' native memory from its next call on
+        (or from :meth:`load`): later calls run the kernel on the loaded graph, in one
+        Spark stage that reads no DataFrame. Returns this graph, as ``DataFrame.cache()``
+        does."""
+        _calling_jvm(lambda: self._jgraph.cache())
+        return self
+
+    def persist(self) -> "LpfGraph":
+        """As :meth:`cache` (native memory is the only level)."""
+        _calling_jvm(lambda: self._jgraph.persist())
+        return self
+
+    def load(self, weightCol: Optional[str] = None, nprocs: int = 0) -> "LpfGraph":
+        """Loads the graph into the executors now and keeps it (as :meth:`cache`), with the
+        weights of the edge column ``weightCol`` if given (what :meth:`sssp` needs).
+        Returns this graph."""
+        n = _integer("nprocs", nprocs)
+        _calling_jvm(lambda: self._jgraph.load(weightCol, n))
+        return self
+
+    def unpersist(self) -> "LpfGraph":
+        """Stops keeping the graph: the executors release its native memory now. Returns
+        this graph."""
+        _calling_jvm(lambda: self._jgraph.unpersist())
+        return self
+
+    @property
+    def is_resident(self) -> bool:
+        """Whether the graph is loaded in the executors now."""
+        return bool(self._jgraph.isResident())
+
+    @property
+    def resident_bytes(self) -> Dict[str, int]:
+        """Native bytes of the loaded graph per executor id (empty when not resident)."""
+        m = self._jgraph.residentBytesJava()
+        return {str(k): int(m[k]) for k in m}
+
+    @property
+    def last_run(self) -> Optional[GraphRun]:
+        """The figures of the latest call on this graph (see :class:`GraphRun`), if any."""
+        r = self._jgraph.lastRunOrNull()
+        if r is None:
+            return None
+        return GraphRun(kernel=str(r.kernel()), vertices=int(r.vertices()), edges=int(r.edges()),
+                        rounds=int(r.rounds()), processes=int(r.processes()), load_seconds=float(r.loadSeconds()),
+                        compute_seconds=float(r.computeSeconds()), id_seconds=float(r.idSeconds()),
+                        call_seconds=float(r.callSeconds()))

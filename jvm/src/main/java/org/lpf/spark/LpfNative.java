@@ -35,13 +35,25 @@ public final class LpfNative {
     public static native void checkPageRank(double alpha, double tol, long maxIter);
 
     /**
-     * The request of the bundled {@code pagerank} or {@code graph-kernel} (a direct
+     * The request of the bundled {@code pagerank} or {@code graph-call} (a direct
      * buffer) as the native side reads it, every field on one line; throws
      * {@link LpfException} (pid -1, host {@code driver}, phase {@code argument}) with
      * the parse error. The JVM's encoders are tested against it; the driver checks a
      * graph kernel's parameters with it.
      */
     public static native String describeRequest(String algorithm, ByteBuffer request);
+
+    /**
+     * Drops every part of the resident graph {@code graphId} (32 hex digits) that this JVM
+     * keeps (see {@code LpfGraph.cache}); returns the native bytes released (0: none kept).
+     */
+    public static native long dropGraph(String graphId);
+
+    /**
+     * The resident graphs' parts this JVM keeps, one line each: graph id (hex), pid, p,
+     * native bytes.
+     */
+    public static native String keptGraphs();
 
     /** A cancellation token (see {@link LpfCancel}, which owns it); freed by {@link #freeCancel}. */
     public static native long newCancel();

@@ -201,18 +201,122 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
     val strings = idType == StringType
     val sourceId = source.map(s => exactId(idType, s, s"${k.name} source"))
     val t = if (threads > 0) threads else spark.sparkContext.getConf.getInt("spark.task.cpus", 1)
-    val c = LpfGraphCall.Call(k, t, strings, sourceId, iterations.toLong, alpha, tol)
-    LpfGraphCall.checkParameters(c)
+    val c = LpfGraphCall.Call(k, t, strings, sourceId, iterations.toLong, alpha, tol, weights = weightCol.isDefined)
+    if (k != LpfGraphCall.Load) LpfGraphCall.checkParameters(c)
     val weight = weightCol.map(w => checkedWeight(field(edges, w, WeightColumn)))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
-    val ids = (f: StructField) => if (strings) column(f) else column(f).cast(LongType)
+    val o = if (resident.wanted) residentCall(c, p, weight, settings) else LpfGraphCall.run(rows(weight), c, p, settings)
+    latest = Some(LpfGraphRun(o))
+    o
+  }
+
+  /** The rows a call reads: ids as bigint (integral) or as they are (strings), the weights as double. */
+  private def rows(weight: Option[StructField]): LpfGraphCall.Rows = {
+    val ids = (f: StructField) => if (idType == StringType) column(f) else column(f).cast(LongType)
     val edgeRows = LpfEdges.rowsOf(edges.select(Seq(ids(srcField), ids(dstField)) ++
       weight.map(w => column(w).cast(DoubleType)): _*))
     val vertexRows = vertices.map(v => LpfEdges.rowsOf(v.select(ids(idField.get))))
-    val o = LpfGraphCall.run(edgeRows, vertexRows, LpfGraphCall.Columns(src, dst, id, weight.map(_.name)), c, p, settings)
-    latest = Some(LpfGraphRun(o))
-    o
+    LpfGraphCall.Rows(edgeRows, vertexRows, LpfGraphCall.Columns(src, dst, id, weight.map(_.name)))
+  }
+
+  // --- resident graphs
+
+  private val resident = new LpfResidence(spark.sparkContext)
+  // When this graph is no longer referenced on the driver, its parts are released (as
+  // Spark's ContextCleaner does for RDDs); the cell, not the graph, is what the action holds.
+  LpfResidence.releaseWhenUnreachable(this, resident)
+
+  /**
+   * Keeps the graph loaded in the executors' native memory from its next call on (or
+   * from [[load]]): later calls run the kernel on the loaded graph, in one barrier stage
+   * that reads no DataFrame and numbers nothing. Returns this graph, as
+   * `DataFrame.cache()` does. See docs/spark.md, "Resident graphs".
+   */
+  def cache(): LpfGraph = persist()
+
+  /** As [[cache]] (native memory is the only level). */
+  def persist(): LpfGraph = { resident.wanted = true; this }
+
+  /**
+   * Loads the graph into the executors now and keeps it (as [[cache]], then a call that
+   * only loads), with the weights of the edge column `weightCol` if not null (what
+   * [[sssp]] needs; a resident graph without weights is loaded again, with them, by the
+   * first SSSP call). `nprocs` LPF processes (0: the task slots).
+   */
+  def load(weightCol: String, nprocs: Int, settings: LpfSettings): LpfGraph = {
+    persist()
+    val want = Option(weightCol)
+    if (!resident.current.exists(r => want.isEmpty || r.weight == want))
+      call(LpfGraphCall.Load, None, 0, want, nprocs, 0, settings)
+    this
+  }
+
+  /** [[load]] with the default settings (for Java and Python; `weightCol` may be null). */
+  def load(weightCol: String, nprocs: Int): LpfGraph = load(weightCol, nprocs, LpfSettings())
+
+  /** [[load]] without weights, on the task slots. */
+  def load(): LpfGraph = load(null, 0, LpfSettings())
+
+  /** [[load]] with the weights of `weightCol`, on the task slots. */
+  def load(weightCol: String): LpfGraph = load(weightCol, 0, LpfSettings())
+
+  /**
+   * Stops keeping the graph: the executors release its native memory now (a small Spark
+   * job over the executors that keep its parts); later calls read the DataFrames again.
+   * Returns this graph.
+   */
+  def unpersist(): LpfGraph = { resident.wanted = false; resident.release(); this }
+
+  /** [[residentBytes]] as a Java map (for Java and Python). */
+  def residentBytesJava: java.util.Map[String, java.lang.Long] = {
+    val m = new java.util.HashMap[String, java.lang.Long]()
+    residentBytes.foreach { case (e, b) => m.put(e, b) }
+    m
+  }
+
+  /** [[lastRun]] or null (for Java and Python). */
+  def lastRunOrNull: LpfGraphRun = lastRun.orNull
+
+  /** Whether the graph is loaded in the executors now. */
+  def isResident: Boolean = resident.current.isDefined
+
+  /**
+   * The native bytes of the loaded graph per executor (executor id to bytes; empty when
+   * not resident), as the LPF processes measured their parts when they loaded them.
+   */
+  def residentBytes: Map[String, Long] =
+    resident.current.fold(Map.empty[String, Long])(_.parts.groupBy(_.executor).map { case (e, ps) =>
+      e -> ps.map(_.residentBytes).sum })
+
+  /**
+   * A call on the resident graph: on its parts when they are kept by as many processes as
+   * the call wants and with the weights it needs; else (or when a part is missing: an
+   * executor was lost, a task ran elsewhere) the graph is loaded anew from the DataFrames
+   * and kept, and the old parts are released.
+   */
+  private def residentCall(c: LpfGraphCall.Call, p: Int, weight: Option[StructField],
+                           settings: LpfSettings): LpfGraphCall.Outcome = {
+    val want = weight.map(_.name)
+    def fits(r: LpfResidence.Parts) = r.parts.length == p && (want.isEmpty || r.weight == want)
+    def onKept(r: LpfResidence.Parts): Option[LpfGraphCall.Outcome] = {
+      val o = LpfGraphCall.run(LpfGraphCall.Kept(spark.sparkContext, r.parts), c.copy(graphId = r.id, use = true,
+        weights = false), p, settings)
+      if (o.missing) { resident.forget(r); None } else Some(o)
+    }
+    resident.current.filter(fits).flatMap(onKept).getOrElse {
+      resident.lock.synchronized { // one load at a time; a call that waited may find it done
+        resident.current.filter(fits).flatMap(onKept).getOrElse {
+          val loadWeight = want.orElse(resident.current.flatMap(_.weight))
+          resident.release()
+          val id = LpfResidence.newId()
+          val w = loadWeight.map(name => field(edges, name, WeightColumn))
+          val o = LpfGraphCall.run(rows(w), c.copy(graphId = id, keep = true, weights = w.isDefined), p, settings)
+          resident.keep(LpfResidence.Parts(id, o.parts, loadWeight))
+          o
+        }
+      }
+    }
   }
 
   /** The weight column, if numeric (nulls and weights SSSP cannot take are refused by the tasks that read them). */

@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.{BarrierTaskContext, HashPartitioner, ShuffleDependency}
+import org.apache.spark.{BarrierTaskContext, HashPartitioner, ShuffleDependency, SparkEnv}
 import org.apache.spark.lpf.LpfSparkAccess
 import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -32,8 +32,8 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 private[spark] object LpfGraphCall {
   val Algorithm = "graph-call"
-  private val RequestHeader = 68
-  private val ReplyHeaderBytes = 80
+  private val RequestHeader = 84
+  private val ReplyHeaderBytes = 88
   private val IntegralIds = 1
   private val StringIds = 2
 
@@ -49,15 +49,21 @@ private[spark] object LpfGraphCall {
   case object Sssp extends Kernel(4, "SSSP", "distance")
   case object Lcc extends Kernel(5, "LCC", "lcc")
   case object PageRank extends Kernel(6, "PageRank", LpfGraph.RankColumn)
+  /** Load the graph and keep it (a resident graph's [[LpfGraph.load]]); no result. */
+  case object Load extends Kernel(0, "load", "")
 
   /**
    * What every process passes alike: the kernel, threads per process, whether the ids are
    * strings, the source (an id as [[LpfGraph.exactId]] gives it), CDLP's rounds or
    * PageRank's maximum iterations, PageRank's alpha, tol and exchange (0 auto, 1
-   * allgather, 2 plan).
+   * allgather, 2 plan), and for a resident graph its id (16 bytes) and whether this call
+   * loads the graph and keeps it (`keep`) or runs on the kept graph (`use`: no rows read).
+   * `weights`: the edges carry weights (SSSP's, or a resident graph loaded with them).
    */
   final case class Call(kernel: Kernel, threads: Int, strings: Boolean, source: Option[Any] = None,
-                        iterations: Long = 0, alpha: Double = 0, tol: Double = 0, exchange: Int = 0)
+                        iterations: Long = 0, alpha: Double = 0, tol: Double = 0, exchange: Int = 0,
+                        graphId: Array[Byte] = null, keep: Boolean = false, use: Boolean = false,
+                        weights: Boolean = false)
 
   /** The names the tasks' messages use for the columns they read. */
   final case class Columns(src: String, dst: String, id: String, weight: Option[String])
@@ -197,14 +203,17 @@ private[spark] object LpfGraphCall {
     }
     val m = edges.foldLeft(0L)(_ + _.count)
     val v = vertices.foldLeft(0L)(_ + _.count)
-    val weighted = call.kernel == Sssp
+    val weighted = call.weights
     val body = edges.foldLeft(0L)((s, e) => s + e.ids.length + (if (weighted) e.weights.length else 0)) +
       vertices.foldLeft(0L)(_ + _.ids.length)
     val b = LpfEdges.requestBuffer(RequestHeader.toLong + refusal.length + source.length + body)
     b.put("LPFGCQ01".getBytes(StandardCharsets.US_ASCII))
     b.putInt(call.kernel.code).putInt(math.max(call.threads, 1)).putInt(if (call.strings) StringIds else IntegralIds)
-    b.putInt((if (call.source.isDefined) 1 else 0) | (exchangeOf(call) << 1))
-    b.putLong(call.iterations).putDouble(call.alpha).putDouble(call.tol).putLong(m).putLong(v).putInt(refusal.length)
+    b.putInt((if (call.source.isDefined) 1 else 0) | (exchangeOf(call) << 1) | (if (call.keep) 8 else 0) |
+      (if (call.use) 16 else 0) | (if (weighted) 32 else 0))
+    b.putLong(call.iterations).putDouble(call.alpha).putDouble(call.tol).putLong(m).putLong(v)
+    b.put(if (call.graphId == null) new Array[Byte](16) else call.graphId)
+    b.putInt(refusal.length)
     b.put(refusal)
     if (!refused) {
       b.put(source)
@@ -229,10 +238,14 @@ private[spark] object LpfGraphCall {
     }
   }
 
-  /** A reply's header fields. `refusal`: the message of an input every process refused. */
+  /**
+   * A reply's header fields. `refusal`: the message of an input every process refused;
+   * `missing`: a call on a resident graph found it missing in some process (every process
+   * says so); `residentBytes`: the native bytes of the graph this process keeps (0: none).
+   */
   final case class Reply(vertices: Long, edges: Long, rounds: Long, loadSeconds: Double, computeSeconds: Double,
-                               residual: Double, converged: Boolean, exchange: Int, idSeconds: Double, count: Long,
-                               refusal: Option[String])
+                         residual: Double, converged: Boolean, exchange: Int, idSeconds: Double, count: Long,
+                         residentBytes: Long, refusal: Option[String], missing: Boolean = false)
 
   private def malformed(detail: String): LpfException =
     new LpfException(-1, "driver", "hook", s"the native graph-call reply is malformed: $detail")
@@ -247,18 +260,19 @@ private[spark] object LpfGraphCall {
     magic match {
       case "LPFGCE01" if bytes.length >= 12 && b.getInt(8) == bytes.length - 12 =>
         val text = new String(bytes, 12, bytes.length - 12, StandardCharsets.UTF_8)
-        Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, Some(text))
+        Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, 0, Some(text))
+      case "LPFGCM01" => Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, 0, None, missing = true)
       case "LPFGCR01" if bytes.length >= ReplyHeaderBytes =>
         val flags = b.getInt(56)
         Reply(b.getLong(8), b.getLong(16), b.getLong(24), b.getDouble(32), b.getDouble(40), b.getDouble(48),
-          (flags & 1) != 0, (flags >> 1) & 3, b.getDouble(64), b.getLong(72), None)
+          (flags & 1) != 0, (flags >> 1) & 3, b.getDouble(64), b.getLong(72), b.getLong(80), None)
       case _ => throw malformed(s"${bytes.length} bytes, magic '$magic'")
     }
   }
 
   /** The result's value type: BFS depths bigint, WCC's and CDLP's labels ids, the others double. */
   def valueType(kernel: Kernel, idType: DataType): DataType = kernel match {
-    case Bfs => LongType
+    case Bfs | Load => LongType
     case Wcc | Cdlp => idType
     case Sssp | Lcc | PageRank => DoubleType
   }
@@ -271,7 +285,7 @@ private[spark] object LpfGraphCall {
    */
   def rows(bytes: Array[Byte], kernel: Kernel, idType: DataType): Iterator[InternalRow] = {
     val h = replyHeader(bytes)
-    if (h.refusal.isDefined) return Iterator.empty
+    if (h.refusal.isDefined || h.missing) return Iterator.empty
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
     val strings = idType == StringType
     val row = new SpecificInternalRow(Seq(idType, valueType(kernel, idType)))
@@ -297,6 +311,7 @@ private[spark] object LpfGraphCall {
         case Bfs => row.setLong(1, b.getLong(vat)); vat += 8
         case Wcc | Cdlp => vat = setId(1, vat)
         case Sssp | Lcc | PageRank => row.setDouble(1, b.getDouble(vat)); vat += 8
+        case Load => throw malformed("a load-only reply with vertices")
       }
       row
     }
@@ -308,7 +323,10 @@ private[spark] object LpfGraphCall {
    * request, forming the group.
    */
   final case class Head(pid: Int, attempt: Int, header: Array[Byte], refusal: String, ingestSeconds: Double,
-                        bootstrapSeconds: Double)
+                        bootstrapSeconds: Double, executor: String, host: String)
+
+  /** Where a process of a call ran and the native bytes of the graph it keeps there (0: none). */
+  final case class Part(executor: String, host: String, residentBytes: Long)
 
   /**
    * What a call gives back: the replies (the output of the barrier stage's shuffle, which
@@ -317,12 +335,15 @@ private[spark] object LpfGraphCall {
    * ids, route, build) includes `idSeconds` (numbering the ids and translating the results
    * back); `setupSeconds` is the driver's work before the job, `ingestSeconds` reading the
    * rows into a request (in the barrier task; for rows moved first, reading the moved
-   * pieces), `callSeconds` the whole call as the driver sees it.
+   * pieces), `callSeconds` the whole call as the driver sees it. `parts`: where each
+   * process ran and what it keeps; `missing`: a call on a resident graph that some
+   * process did not find (nothing else is set then).
    */
   final case class Outcome(replies: RDD[(Int, Array[Byte])], kernel: Kernel, vertices: Long, edges: Long,
                            rounds: Long, residual: Double, converged: Boolean, exchange: String, loadSeconds: Double,
                            computeSeconds: Double, idSeconds: Double, processes: Int, setupSeconds: Double,
-                           ingestSeconds: Double, bootstrapSeconds: Double, callSeconds: Double) {
+                           ingestSeconds: Double, bootstrapSeconds: Double, callSeconds: Double, parts: Seq[Part],
+                           missing: Boolean = false) {
     /** The result `(id, value)` as a DataFrame, ids of type `idType`, read from the replies' bytes. */
     def frame(spark: SparkSession, idType: DataType): DataFrame = {
       val k = kernel
@@ -360,21 +381,33 @@ private[spark] object LpfGraphCall {
     }.partitionBy(new HashPartitioner(p)).values // an Int key k goes to partition k
 
   /**
-   * Runs `call` on `p` LPF processes over the edge rows `edges` (see [[edgePieces]]) and the
-   * vertex rows `vertices` (see [[vertexPieces]]): one barrier stage, read
-   * in place when the rows can end a barrier stage of `p` tasks as they are (see
-   * [[LpfEdges.barrierReady]]), else after one stage that reads the rows into pieces and
-   * moves them as whole pieces. The replies are persisted behind a shuffle (a lost block
-   * reruns the whole barrier stage, never one process alone); the result reads them.
+   * Where the input of a call comes from: the rows of DataFrames (see [[Rows]]) or, for a
+   * call on a resident graph, the executors that keep its parts ([[Kept]]).
    */
-  def run(edges: RDD[InternalRow], vertices: Option[RDD[InternalRow]], columns: Columns, call: Call, p: Int,
-          settings: LpfSettings, progress: Boolean = true): Outcome = {
+  sealed trait Input
+  /** The edge rows (see [[edgePieces]]) and the vertex rows (see [[vertexPieces]]). */
+  final case class Rows(edges: RDD[InternalRow], vertices: Option[RDD[InternalRow]], columns: Columns) extends Input
+  /** The parts of a resident graph: part i kept by the executor `parts(i)`. */
+  final case class Kept(sc: org.apache.spark.SparkContext, parts: Seq[Part]) extends Input
+
+  /**
+   * Runs `call` on `p` LPF processes: one barrier stage. From [[Rows]]: read in place when
+   * the rows can end a barrier stage of `p` tasks as they are (see
+   * [[LpfEdges.barrierReady]]), else after one stage that reads the rows into pieces and
+   * moves them as whole pieces. From [[Kept]] parts: one task per part, placed on the
+   * executor that keeps it (its preferred location); a task elsewhere does not find the
+   * part, and then every process answers "missing" (the caller rebuilds). The replies stay
+   * in the barrier stage's shuffle output (a lost output reruns the whole stage, never one
+   * process alone); the result reads them.
+   */
+  def run(input: Input, call: Call, p: Int, settings: LpfSettings, progress: Boolean = true): Outcome = {
     val t0 = System.nanoTime
-    val sc = edges.sparkContext
+    val sc = input match {
+      case r: Rows => r.edges.sparkContext
+      case k: Kept => k.sc
+    }
     val strings = call.strings
-    val weighted = call.kernel == Sssp
-    val readEdges = (it: Iterator[InternalRow]) => edgePieces(it, strings, weighted, columns)
-    val readVertices = (it: Iterator[InternalRow]) => vertexPieces(it, strings, columns)
+    val weighted = call.weights
     val job = LpfHook.prepare(sc, p, settings)
     val program = LpfProgram.bundled(Algorithm)
     val what = s"${if (call.kernel == PageRank) "LpfPageRank" else s"LpfGraph ${call.kernel.name}"} ($p processes)"
@@ -395,14 +428,19 @@ private[spark] object LpfGraphCall {
           LpfProgress.produce(g, program, req, target)
         } finally LpfSparkAccess.dispose(req)
         val ctx = BarrierTaskContext.get()
+        val env = SparkEnv.get
         heads.add(Head(ctx.partitionId(), ctx.stageAttemptNumber(), java.util.Arrays.copyOf(out,
           math.min(out.length, ReplyHeaderBytes)), if (isRefusal(out)) new String(out, 12, out.length - 12,
-          StandardCharsets.UTF_8) else null, (t1 - t0) / 1e9, (t2 - t1) / 1e9))
+          StandardCharsets.UTF_8) else null, (t1 - t0) / 1e9, (t2 - t1) / 1e9, env.executorId,
+          env.blockManager.blockManagerId.host))
         Iterator((ctx.partitionId(), out))
       }
-    val ready = LpfEdges.barrierReady(edges, p) && vertices.forall(LpfEdges.barrierReady(_, p))
-    try LpfJobWatch(sc, job, what) {
-      val answered = (vertices, ready) match {
+    def fromRows(r: Rows): RDD[(Int, Array[Byte])] = {
+      val (edges, vertices, columns) = (r.edges, r.vertices, r.columns)
+      val readEdges = (it: Iterator[InternalRow]) => edgePieces(it, strings, weighted, columns)
+      val readVertices = (it: Iterator[InternalRow]) => vertexPieces(it, strings, columns)
+      val ready = LpfEdges.barrierReady(edges, p) && vertices.forall(LpfEdges.barrierReady(_, p))
+      (vertices, ready) match {
         case (None, true) => stage(edges)(readEdges)
         case (Some(vs), true) => stage(edges.zipPartitions(vs)((e, v) => Iterator((e, v)))) { it =>
           it.toSeq.flatMap { case (e, v) => readEdges(e) ++ readVertices(v) } }
@@ -410,6 +448,16 @@ private[spark] object LpfGraphCall {
           val pieces = edges.mapPartitions(it => readEdges(it).iterator) ++
             vertices.fold(sc.emptyRDD[Piece])(_.mapPartitions(it => readVertices(it).iterator))
           stage(inProcesses(pieces, p))(_.toSeq)
+      }
+    }
+    // Spark's name for an executor as a preferred location (TaskLocation's executor form).
+    def fromKept(k: Kept): RDD[(Int, Array[Byte])] =
+      stage(sc.makeRDD(k.parts.zipWithIndex.map { case (part, i) => (i, Seq(s"executor_${part.host}_${part.executor}")) }))(
+        _ => Seq.empty)
+    try LpfJobWatch(sc, job, what) {
+      val answered = input match {
+        case r: Rows => fromRows(r)
+        case k: Kept => fromKept(k)
       }
       // The barrier stage is the map stage of a shuffle, and the call runs only it: the
       // replies stay in its output, which the result reads; a lost output reruns the whole
@@ -423,15 +471,23 @@ private[spark] object LpfGraphCall {
       val both = (0 until p).flatMap(last.get)
       both.flatMap(h => Option(h.refusal)).headOption.foreach(text => throw LpfException.argument(text))
       val figures = both.map(h => replyHeader(h.header))
-      val n = figures.headOption.map(_.vertices).getOrElse(0L)
-      if (figures.length != p || figures.map(_.count).sum != n)
-        throw new LpfException(-1, "driver", "hook", s"expected $p native ${call.kernel.name} replies covering $n " +
-          s"vertices, got ${figures.length} covering ${figures.map(_.count).sum}")
-      val h = figures.head
-      Outcome(replies, call.kernel, n, h.edges, h.rounds, h.residual, h.converged,
-        if (h.exchange == 2) "plan" else "allgather", figures.map(_.loadSeconds).max, figures.map(_.computeSeconds).max,
-        figures.map(_.idSeconds).max, p, setupSeconds, both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max,
-        (System.nanoTime - t0) / 1e9)
+      val parts = both.zip(figures).map { case (h, f) => Part(h.executor, h.host, f.residentBytes) }
+      val seconds = (System.nanoTime - t0) / 1e9
+      if (figures.length == p && figures.forall(_.missing))
+        Outcome(replies, call.kernel, 0, 0, 0, 0, converged = false, "", 0, 0, 0, p, setupSeconds, 0, 0, seconds, parts,
+          missing = true)
+      else {
+        val n = figures.headOption.map(_.vertices).getOrElse(0L)
+        val covered = if (call.kernel == Load) 0L else n
+        if (figures.length != p || figures.exists(_.missing) || figures.map(_.count).sum != covered)
+          throw new LpfException(-1, "driver", "hook", s"expected $p native ${call.kernel.name} replies covering " +
+            s"$covered vertices, got ${figures.length} covering ${figures.map(_.count).sum}")
+        val h = figures.head
+        Outcome(replies, call.kernel, n, h.edges, h.rounds, h.residual, h.converged,
+          if (h.exchange == 2) "plan" else "allgather", figures.map(_.loadSeconds).max,
+          figures.map(_.computeSeconds).max, figures.map(_.idSeconds).max, p, setupSeconds,
+          both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max, seconds, parts)
+      }
     } finally listener.foreach(_.close())
   }
 }

@@ -278,8 +278,8 @@ object LpfPageRank {
     // The path of LpfGraph's calls (one barrier stage; ids numbered by the LPF processes).
     val call = LpfGraphCall.Call(LpfGraphCall.PageRank, params.threads, strings = false, None, maxIter, alpha, tol,
       exchangeCode(exchange))
-    val o = LpfGraphCall.run(edges.mapPartitions(LpfGraphCall.pairRows), None,
-      LpfGraphCall.Columns("source", "target", "id", None), call, p, settings, progress)
+    val o = LpfGraphCall.run(LpfGraphCall.Rows(edges.mapPartitions(LpfGraphCall.pairRows), None,
+      LpfGraphCall.Columns("source", "target", "id", None)), call, p, settings, progress)
     val ranks = o.pairs.map { case (v, bits) => (v, java.lang.Double.longBitsToDouble(bits)) }.setName("LpfPageRank ranks")
     LpfPageRankResult(ranks, o.vertices, o.edges, o.rounds.toInt, o.residual, o.converged, o.loadSeconds,
       o.computeSeconds, o.callSeconds - o.setupSeconds, o.exchange, p, o.replies, o.ingestSeconds, o.bootstrapSeconds,
