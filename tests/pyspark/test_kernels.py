@@ -176,6 +176,24 @@ def test_lcc_equals_the_definition(graph) -> None:
     assert sum(1 for c in got.values() if c > 0) > 10
 
 
+def test_a_cached_graph_gives_the_references_and_releases_its_memory(spark: SparkSession, graph) -> None:
+    """Issue 25: cache/load/unpersist from Python; calls on the kept graph equal the
+    references, last_run reports each call, unpersist releases the executors' parts."""
+    _, name, edges, edf = graph
+    vdf = spark.createDataFrame([(v,) for v in name], ["id"])
+    g = LpfGraph(edf, vdf).cache()
+    assert g.cache() is g and not g.is_resident
+    assert g.load("w", nprocs=2) is g and g.is_resident
+    assert len(g.resident_bytes) == 2 and all(b > 0 for b in g.resident_bytes.values()), g.resident_bytes
+    assert collected(g.bfs(name[1], nprocs=2), "depth") == bfs_ref(name, edges, name[1])
+    run = g.last_run
+    assert run is not None and run.kernel == "BFS" and run.vertices == len(name) and run.call_seconds > 0, run
+    assert collected(g.sssp(name[1], "w", nprocs=2), "distance") == sssp_ref(name, edges, name[1])
+    assert collected(g.wcc(nprocs=2), "component") == wcc_ref(name, edges)
+    assert g.unpersist() is g and not g.is_resident and g.resident_bytes == {}
+    assert collected(g.wcc(nprocs=2), "component") == wcc_ref(name, edges)  # from the DataFrames again
+
+
 def test_errors_are_lpf_errors_naming_the_problem(graph) -> None:
     g, name, edges, edf = graph
     with pytest.raises(LpfError, match="BFS source 'nobody' is not a vertex") as e:

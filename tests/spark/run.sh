@@ -20,7 +20,7 @@
 # that need Spark to rerun a stage: executors killed, a host lost, a permanent error
 # that must not be rerun); the application checks that the scheduler has the setting
 # its group needs. BridgeTests always runs with 1. With local-cluster[2,1,1024]:
-# DataFrameTests (the DataFrame API, LpfGraph), KernelTests (its graph kernels), ProgressTests (PageRank's per-iteration
+# DataFrameTests (the DataFrame API, LpfGraph), KernelTests (its graph kernels), ResidentTests (LpfGraph.cache), ProgressTests (PageRank's per-iteration
 # progress in the driver's log) and the PySpark package's pytest suite
 # (tests/pyspark/suite.sh: pip install ./python into a fresh venv, pytest), and the
 # snippets of README.md and docs/spark.md (tests/spark/doc-snippets.sh); then Spark 3.5
@@ -336,6 +336,9 @@ if [[ " $masters " == *" local-cluster[2,1,1024] "* ]]; then
     submit kernels "local-cluster[2,1,1024]" org.lpf.spark.tests.KernelTests "$build/kernels.log" \
         --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" \
         --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 --
+    echo "--- spark-submit --master local-cluster[2,1,1024] (resident graphs: LpfGraph.cache)"
+    submit resident "local-cluster[2,1,1024]" org.lpf.spark.tests.ResidentTests "$build/resident.log" \
+        --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" --
     echo "--- spark-submit --master local-cluster[2,1,1024] (PageRank progress in the driver's log)"
     submit progress "local-cluster[2,1,1024]" org.lpf.spark.tests.ProgressTests "$build/progress.log" \
         --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" \
