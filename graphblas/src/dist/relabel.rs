@@ -60,22 +60,44 @@ pub(crate) struct Relabelled {
 /// Relabels this process's edges `(src[k], dst[k])`. Collective; every process gets
 /// the same `n` and `labels`.
 pub(crate) fn relabel<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L]) -> DistResult<Relabelled> {
-    let local_max = src.iter().chain(dst).map(|x| x.get()).max();
-    relabel_with_max(comm, src, dst, local_max)
+    relabel_with_extra(comm, src, dst, &[])
+}
+
+/// [`relabel`] with `extra` labels that are vertices too, with or without edges (the
+/// vertex ids a caller lists besides its edges): numbered among the others, in label
+/// order. Collective.
+pub(crate) fn relabel_with_extra<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], extra: &[L]) -> DistResult<Relabelled> {
+    let local_max = src.iter().chain(dst).chain(extra).map(|x| x.get()).max();
+    let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
+    relabel_all(comm, src, dst, extra, local_max, forced_sparse)
 }
 
 /// [`relabel`] given this process's largest label (`None`: no edges), when the
 /// reader knows it (one pass over the edges fewer).
 pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], local_max: Option<u64>) -> DistResult<Relabelled> {
+    let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
+    relabel_all(comm, src, dst, &[], local_max, forced_sparse)
+}
+
+/// The relabelling of the edges' and the `extra` labels, `local_max` the largest of
+/// them here; `forced_sparse` (this process's `GBPR_RELABEL=sparse`, or a test) takes
+/// the sparse way if any process asks for it.
+fn relabel_all<L: Label>(
+    comm: &mut Comm<'_>,
+    src: &[L],
+    dst: &[L],
+    extra: &[L],
+    local_max: Option<u64>,
+    forced_sparse: bool,
+) -> DistResult<Relabelled> {
     let me = comm.me;
     // One max-allreduce of (largest label, "has a label" — u64::MAX + 1 does not fit —,
     // "sparse way forced"; the environment may differ between OS processes, the way
-    // taken must not), one sum of the endpoints.
-    let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
+    // taken must not), one sum of the labels named.
     let mut v = [local_max.unwrap_or(0), local_max.is_some() as u64, forced_sparse as u64];
     comm.allreduce_u64(&mut v, |a, b| *a = (*a).max(*b))?;
     let [max, any, forced_sparse] = v;
-    let endpoints = comm.sum_u64(2 * src.len() as u64)?;
+    let endpoints = comm.sum_u64((2 * src.len() + extra.len()) as u64)?;
     if any == 0 {
         return Ok(Relabelled { n: 0, src: Vec::new(), dst: Vec::new(), labels: Vec::new() });
     }
@@ -84,6 +106,10 @@ pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[
         let words = words as usize;
         let mut bits = try_zeroed::<u64>(words, me, "the vertex-label bitmap")?;
         for x in src.iter().chain(dst) {
+            let x = x.get();
+            bits[(x >> 6) as usize] |= 1 << (x & 63);
+        }
+        for x in extra {
             let x = x.get();
             bits[(x >> 6) as usize] |= 1 << (x & 63);
         }
@@ -111,7 +137,7 @@ pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[
         number_all(me, src, dst, labels, number)
     } else {
         let mut table = IdTable::new(me)?;
-        for x in src.iter().chain(dst) {
+        for x in src.iter().chain(dst).chain(extra) {
             table.insert(x.get())?;
         }
         // Send every distinct label to its hash owner, who deduplicates across senders.
@@ -238,5 +264,60 @@ impl IdTable {
     #[inline]
     fn get(&self, x: u64) -> u32 {
         self.vals[self.slot(x)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::on_processes;
+
+    /// Process q's sources, targets and extra labels.
+    type Part = (Vec<u64>, Vec<u64>, Vec<u64>);
+
+    /// Relabels `parts` (one per process) both ways and checks that the vertices are the
+    /// union of all endpoints and extra labels, numbered in ascending order, the edges in
+    /// those numbers, the same on every process.
+    fn check_both_ways(parts: &[Part]) {
+        let mut want: Vec<u64> = parts.iter().flat_map(|(s, d, x)| s.iter().chain(d).chain(x).copied()).collect();
+        want.sort_unstable();
+        want.dedup();
+        let number = |x: &u64| want.binary_search(x).unwrap() as u32;
+        for sparse in [false, true] {
+            let outs = on_processes(parts.len(), |comm| {
+                let (src, dst, extra) = &parts[comm.me];
+                let max = src.iter().chain(dst).chain(extra).copied().max();
+                relabel_all(comm, src, dst, extra, max, sparse)
+            });
+            for (q, out) in outs.into_iter().enumerate() {
+                let r = out.unwrap_or_else(|e| panic!("process {q}: {e}"));
+                assert_eq!(r.labels, want, "sparse {sparse} process {q}");
+                assert_eq!(r.n, want.len());
+                assert_eq!(r.src, parts[q].0.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
+                assert_eq!(r.dst, parts[q].1.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
+            }
+        }
+    }
+
+    /// Issue 25: vertex ids without edges are vertices, numbered among the endpoints.
+    /// Dense labels (the bitmap way unless forced sparse): every process lists 5 (no edge
+    /// names it), one of its own endpoints and 20 + q; process 1 lists nothing extra.
+    #[test]
+    fn extra_labels_are_vertices_in_label_order() {
+        for p in 1..=3usize {
+            let parts: Vec<Part> = (0..p as u64)
+                .map(|q| (vec![q, q + 1], vec![10 + q, 2], if q == 1 { vec![] } else { vec![5, q, 20 + q, 5] }))
+                .collect();
+            check_both_ways(&parts);
+        }
+    }
+
+    /// Extra labels alone (no edge anywhere), and huge labels (the sparse way however
+    /// it is asked), and a process with extra labels only.
+    #[test]
+    fn extra_labels_without_edges_and_huge_labels() {
+        check_both_ways(&[(vec![], vec![], vec![3, 1, 3]), (vec![], vec![], vec![2, 0])]);
+        let big = u64::MAX;
+        check_both_ways(&[(vec![big, 7], vec![0, big - 1], vec![1 << 63]), (vec![], vec![], vec![big, 12, 1 << 40]), (vec![0], vec![0], vec![])]);
     }
 }
