@@ -67,7 +67,7 @@ pub(crate) fn relabel<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L]) -> Di
 /// vertex ids a caller lists besides its edges): numbered among the others, in label
 /// order. Collective.
 pub(crate) fn relabel_with_extra<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], extra: &[L]) -> DistResult<Relabelled> {
-    let local_max = src.iter().chain(dst).chain(extra).map(|x| x.get()).max();
+    let local_max = src.iter().chain(dst).map(|x| x.get()).max().max(extra.iter().map(|x| x.get()).max());
     let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
     relabel_all(comm, src, dst, extra, local_max, forced_sparse)
 }
@@ -137,7 +137,10 @@ fn relabel_all<L: Label>(
         number_all(me, src, dst, labels, number)
     } else {
         let mut table = IdTable::new(me)?;
-        for x in src.iter().chain(dst).chain(extra) {
+        for x in src.iter().chain(dst) {
+            table.insert(x.get())?;
+        }
+        for x in extra {
             table.insert(x.get())?;
         }
         // Send every distinct label to its hash owner, who deduplicates across senders.
