@@ -835,5 +835,39 @@ mod tests {
         assert_eq!(describe(&request(&par, false, &[], &[], &[], "")).unwrap_err(), "iterations must be >= 0, got -2");
         assert_eq!(describe(&request(&par, false, &[], &[], &[], "no")).unwrap(), "graph-call refused: no");
     }
+
+    /// A graph without vertices (no edges, no vertex ids anywhere) is the kernels' error
+    /// on every process, not a panic.
+    #[test]
+    fn an_empty_graph_is_an_error_everywhere() {
+        let par = params(5, None);
+        let e = one_error(on_threads(vec![request(&par, true, &[], &[], &[], ""), request(&par, true, &[], &[], &[], "")]));
+        assert!(e.contains("the graph has no vertices") && e.contains("LCC"), "{e}");
+    }
+
+    /// LPF process 0 reports the kernel's rounds to the sink: BFS's levels from a byte
+    /// id, PageRank's iterations.
+    #[test]
+    fn process_0_reports_the_rounds() {
+        use std::io::{BufRead, BufReader};
+        let lines_of = |par: &Params| -> Vec<String> {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
+            let out = crate::on_shm_threads(requests(par, true, 2), |c, input| run(c, input, Some(&sink)));
+            assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
+            drop(sink);
+            let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();
+            assert_eq!(lines[0], "token 0");
+            lines[1..].to_vec()
+        };
+        let id = ids(true);
+        // From id 1 (number 1): 1 -> 2 -> {0, 4} -> {3}: four levels.
+        let bfs = lines_of(&params(1, Some(id[1].clone())));
+        let levels: Vec<&str> = bfs.iter().map(|x| x.split(' ').nth(1).unwrap()).collect();
+        assert_eq!(levels, ["0", "1", "2", "3"], "{bfs:?}");
+        assert!(bfs.iter().all(|x| x.starts_with("level ")), "{bfs:?}");
+        let pr = lines_of(&params(6, None));
+        assert!(!pr.is_empty() && pr.iter().all(|x| x.starts_with("iteration ")), "{pr:?}");
+    }
 }
 
