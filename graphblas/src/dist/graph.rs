@@ -28,7 +28,7 @@ use super::iterate::ExchangeStats;
 use super::keys::{keys_of, number_byte_keys, number_of, ByteKeys, KeyDictionary};
 use super::load::{keyed_weight_error, load_with, RawEdges, Weights};
 use super::progress::Observer;
-use super::relabel::{relabel_with_extra, too_many, MAX_N};
+use super::relabel::relabel_with_extra;
 use super::sssp::weighted_out_edges;
 use super::{finish, require_vertices, vertex_of, DistError, DistOptions, DistResult, Input, IterationProgress};
 use crate::algorithms::pagerank::PageRankConfig;
@@ -258,9 +258,6 @@ impl Graph {
             }
             _ => unreachable!("the kinds were checked to agree"),
         };
-        if n as u64 > MAX_N {
-            return Err(too_many(n as u64));
-        }
         let id_seconds = t0.elapsed().as_secs_f64();
         let raw = RawEdges { n, src, dst, labels: None, weights };
         Graph::build(comm, raw, what, names, true, t0, id_seconds)
