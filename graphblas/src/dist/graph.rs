@@ -138,6 +138,12 @@ pub struct Graph {
     id_seconds: f64,
 }
 
+// A resident graph is kept between calls, possibly handed between threads.
+const _: fn() = || {
+    fn resident<T: Send + Sync>() {}
+    resident::<Graph>();
+};
+
 /// One process's share of a kernel's result on a keyed graph.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyedValues<V> {
@@ -233,11 +239,14 @@ impl Graph {
                         src[k] = flip(&e[0]);
                         dst[k] = flip(&e[1]);
                     }
-                    Ok((src, dst))
+                    let mut vertices = try_zeroed::<u64>(extra.len(), me, "the vertex ids")?;
+                    for (v, x) in vertices.iter_mut().zip(&extra) {
+                        *v = flip(x);
+                    }
+                    Ok((src, dst, vertices))
                 })())?;
-                drop(ends);
-                let extra: Vec<u64> = extra.iter().map(flip).collect();
-                let (src, dst) = flipped;
+                drop((ends, extra));
+                let (src, dst, extra) = flipped;
                 let r = relabel_with_extra(comm, &src, &dst, &extra)?;
                 (Names::Labels { labels: r.labels, signed: true }, r.n, r.src, r.dst)
             }
