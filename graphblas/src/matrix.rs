@@ -329,6 +329,14 @@ impl<T: Scalar> Matrix<T> {
         self.csr.idx.len()
     }
 
+    /// The bytes its storage holds (the capacities of its vectors, the CSC's if built).
+    pub fn capacity_bytes(&self) -> usize {
+        let of = |c: &Compressed<T>| {
+            c.ptr.capacity() * std::mem::size_of::<usize>() + c.idx.capacity() * 4 + c.val.capacity() * std::mem::size_of::<T>()
+        };
+        of(&self.csr) + self.csc.get().map_or(0, of)
+    }
+
     /// Row-major storage.
     pub fn csr(&self) -> &Compressed<T> {
         &self.csr

@@ -59,20 +59,6 @@ impl Adjacency {
     pub fn rows(&self) -> usize {
         self.inn.nrows()
     }
-
-    /// The result of this block: the ids of its vertices and their values.
-    pub fn values<T>(&self, labels: &[u64], values: Vec<T>, rounds: usize, load_seconds: f64, compute_seconds: f64) -> VertexValues<T> {
-        VertexValues {
-            n: self.n as u64,
-            nnz: self.nnz,
-            ids: labels[self.lo..self.lo + self.rows()].to_vec(),
-            values,
-            first_index: self.lo as u64,
-            rounds,
-            load_seconds,
-            compute_seconds,
-        }
-    }
 }
 
 /// Routes and deduplicates the loaded edges and builds this process's in- and

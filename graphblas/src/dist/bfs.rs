@@ -12,11 +12,13 @@
 //! the newly visited vertices, so every process takes the same direction
 //! ([`next_direction`]) and stops at the same level.
 
-use super::adjacency::{build, Adjacency, VertexValues};
+use super::adjacency::{Adjacency, VertexValues};
 use super::build::even_owner;
 use super::comm::Comm;
+use super::graph::{Computed, Graph};
+use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, load, require_vertices, vertex_of, DistResult, Input};
+use super::{finish, DistResult, Input};
 use crate::algebra::ANY_PAIR;
 use crate::algorithms::bfs::{next_direction, UNREACHABLE};
 use crate::ops::{apply, assign_scalar, mxv, vxm, Descriptor, Direction};
@@ -56,17 +58,25 @@ fn run(
     forced: Direction,
     observe: Observer<'_>,
 ) -> DistResult<VertexValues<i64>> {
-    let t0 = Instant::now();
-    let what = input.describe();
-    let mut raw = load::load(comm, input, threads)?;
-    require_vertices(raw.n, &what, "BFS")?;
-    let labels = raw.labels.take().expect("the loader names every vertex");
-    let s = vertex_of(&labels, source, &what, "BFS source")?;
-    let adj = build(comm, raw)?;
-    let load_seconds = t0.elapsed().as_secs_f64();
+    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "BFS")?;
+    let s = g.label_number(source, "BFS source")?;
+    let load_seconds = g.load_seconds();
+    let c = compute(comm, &g, s, threads, forced, observe)?;
+    Ok(g.vertex_values(c, load_seconds))
+}
+
+/// The depths of this process's block from vertex number `source`.
+pub(crate) fn compute(
+    comm: &mut Comm<'_>,
+    g: &Graph,
+    source: usize,
+    threads: usize,
+    forced: Direction,
+    observe: Observer<'_>,
+) -> DistResult<Computed<i64>> {
     let t1 = Instant::now();
-    let (depth, levels) = levels(comm, &adj, s, threads, forced, &mut Rounds::start("level", observe))?;
-    Ok(adj.values(&labels, depth, levels, load_seconds, t1.elapsed().as_secs_f64()))
+    let (depth, levels) = levels(comm, g.adjacency(), source, threads, forced, &mut Rounds::start("level", observe))?;
+    Ok(Computed { values: depth, rounds: levels, seconds: t1.elapsed().as_secs_f64() })
 }
 
 fn levels(

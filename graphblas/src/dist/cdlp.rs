@@ -4,10 +4,12 @@
 //! replicated; after each iteration the blocks' new labels are gathered everywhere
 //! (allgatherv, blocks in pid order: 4n bytes per process per iteration).
 
-use super::adjacency::{build, VertexValues};
+use super::adjacency::VertexValues;
 use super::comm::Comm;
+use super::graph::{Computed, Graph};
+use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, load, require_vertices, DistError, DistResult, Input};
+use super::{finish, DistError, DistResult, Input};
 use crate::algorithms::cdlp::propagate;
 use lpf::Context;
 use std::time::Instant;
@@ -35,19 +37,22 @@ pub fn cdlp_spmd_observed(
 }
 
 fn run(comm: &mut Comm<'_>, input: Input, iterations: usize, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
-    let t0 = Instant::now();
-    let what = input.describe();
-    let mut raw = load::load(comm, input, threads)?;
-    require_vertices(raw.n, &what, "CDLP")?;
-    let labels = raw.labels.take().expect("the loader names every vertex");
-    let adj = build(comm, raw)?;
-    let load_seconds = t0.elapsed().as_secs_f64();
+    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "CDLP")?;
+    let load_seconds = g.load_seconds();
+    let c = compute(comm, &g, iterations, threads, observe)?;
+    let labels = g.labels_of(&c.values);
+    Ok(g.vertex_values(Computed { values: labels, rounds: c.rounds, seconds: c.seconds }, load_seconds))
+}
+
+/// The label of every vertex of this process's block after `iterations` iterations, as
+/// a vertex number.
+pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, iterations: usize, threads: usize, observe: Observer<'_>) -> DistResult<Computed<u32>> {
+    let adj = g.adjacency();
     let t1 = Instant::now();
     let lines = [adj.out.csr(), adj.inn.csr()];
     let mut progress = Rounds::start("iteration", observe);
-    let mine = propagate::<bool, DistError>(adj.n, adj.lo, &lines, iterations, threads, |block| Ok(comm.allgatherv(&block)?.0), |k, c| {
+    let values = propagate::<bool, DistError>(adj.n, adj.lo, &lines, iterations, threads, |block| Ok(comm.allgatherv(&block)?.0), |k, c| {
         progress.done(k, "changed", Measure::Count(c))
     })?;
-    let values = mine.iter().map(|&l| labels[l as usize]).collect();
-    Ok(adj.values(&labels, values, iterations, load_seconds, t1.elapsed().as_secs_f64()))
+    Ok(Computed { values, rounds: iterations, seconds: t1.elapsed().as_secs_f64() })
 }

@@ -35,10 +35,6 @@
 //! Limits: an id longer than `u32::MAX` bytes, or more than [`MAX_N`] vertices, is an
 //! error on every process; every buffer is sized before it is claimed, fallibly.
 
-// The Spark bridge's string-id path (docs/one-stage.md) is this module's caller; until it
-// lands, only the tests call it.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use super::comm::{bytes, oom, try_filled, try_zeroed, Comm};
 use super::relabel::{too_many, MAX_N};
 use super::{DistError, DistResult};
@@ -53,7 +49,7 @@ const LEN_BYTES: usize = 4;
 /// Byte strings in one buffer: key `i` is `bytes[ends[i - 1]..ends[i]]` (from 0 for the
 /// first); no allocation per key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ByteKeys {
+pub struct ByteKeys {
     bytes: Vec<u8>,
     ends: Vec<usize>,
 }
@@ -65,7 +61,7 @@ impl ByteKeys {
 
     /// Room for `keys` keys of `bytes` bytes in all, claimed fallibly (the error names
     /// `what` and this process, `me`).
-    pub fn with_capacity(keys: usize, bytes: usize, me: usize, what: &str) -> DistResult<ByteKeys> {
+    pub(crate) fn with_capacity(keys: usize, bytes: usize, me: usize, what: &str) -> DistResult<ByteKeys> {
         let mut k = ByteKeys::new();
         k.bytes.try_reserve_exact(bytes).map_err(|_| oom(bytes, me, what))?;
         k.ends.try_reserve_exact(keys).map_err(|_| oom(self::bytes::<usize>(keys), me, what))?;
@@ -79,7 +75,7 @@ impl ByteKeys {
     }
 
     /// [`ByteKeys::push`], growing fallibly.
-    pub fn try_push(&mut self, key: &[u8], me: usize, what: &str) -> DistResult<()> {
+    pub(crate) fn try_push(&mut self, key: &[u8], me: usize, what: &str) -> DistResult<()> {
         let more = |have: usize, add: usize| have.saturating_add(add).max(2 * have);
         self.bytes.try_reserve(key.len()).map_err(|_| oom(more(self.bytes.capacity(), key.len()), me, what))?;
         self.ends.try_reserve(1).map_err(|_| oom(bytes::<usize>(more(self.ends.capacity(), 1)), me, what))?;
@@ -107,6 +103,11 @@ impl ByteKeys {
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + Clone + '_ {
         (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The bytes its buffers hold (their capacities).
+    pub fn capacity_bytes(&self) -> usize {
+        self.bytes.capacity() + bytes::<usize>(self.ends.capacity())
     }
 
     /// In ascending keys: the position of `key`, or where it would go.
@@ -169,6 +170,11 @@ impl KeyDictionary {
     /// The process whose range holds `key` (whether or not it is a vertex).
     pub fn owner_of_key(&self, key: &[u8]) -> usize {
         owner(&self.splitters, key)
+    }
+
+    /// The bytes this part holds (the capacities of its vectors).
+    pub fn capacity_bytes(&self) -> usize {
+        bytes::<u64>(self.firsts.capacity()) + self.keys.capacity_bytes() + self.splitters.capacity_bytes()
     }
 
     /// The process holding the id of vertex `k < n` (processes without ids hold none).
@@ -528,29 +534,11 @@ fn decode(buf: &[u8], me: usize, what: &str) -> DistResult<ByteKeys> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::finish;
+    use crate::dist::on_processes;
     use crate::prng::Xoshiro256;
-    use lpf::{Args, Context, Root};
     use std::collections::{BTreeMap, BTreeSet};
-    use std::sync::Mutex;
 
     type Parts = Vec<Vec<Vec<u8>>>;
-
-    /// Runs `body` on `p` LPF processes (threads over shared memory); every process's
-    /// outcome, in pid order.
-    fn on_processes<T: Send>(p: usize, body: impl Fn(&mut Comm<'_>) -> DistResult<T> + Sync) -> Vec<DistResult<T>> {
-        let out: Mutex<Vec<Option<DistResult<T>>>> = Mutex::new((0..p).map(|_| None).collect());
-        let spmd = |ctx: &mut Context, _args: Args| {
-            let me = ctx.pid() as usize;
-            let r = Comm::new(ctx).and_then(|mut comm| {
-                let r = body(&mut comm);
-                finish(comm, r)
-            });
-            out.lock().unwrap()[me] = Some(r);
-        };
-        Root::with_max_procs(p as u32).exec(p as u32, &spmd, Args::none()).expect("the LPF run");
-        out.into_inner().unwrap().into_iter().map(|r| r.expect("every process reports")).collect()
-    }
 
     fn byte_keys(keys: &[Vec<u8>]) -> ByteKeys {
         let mut k = ByteKeys::new();

@@ -8,11 +8,13 @@
 //! corners are credited wherever they live: the per-vertex sums are added over the
 //! processes (a reduce-scatter and all-gather of n words).
 
-use super::adjacency::{build, Adjacency, VertexValues};
+use super::adjacency::{Adjacency, VertexValues};
 use super::build::even_owner;
 use super::comm::{try_zeroed, Comm};
+use super::graph::{Computed, Graph};
+use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, load, require_vertices, DistResult, Input};
+use super::{finish, DistResult, Input};
 use crate::algebra::Plus;
 use crate::algorithms::lcc::{coefficients, counted_before, neighbour_counts};
 use crate::matrix::Matrix;
@@ -38,13 +40,15 @@ pub fn lcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observ
 }
 
 fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
-    let t0 = Instant::now();
-    let what = input.describe();
-    let mut raw = load::load(comm, input, threads)?;
-    require_vertices(raw.n, &what, "LCC")?;
-    let labels = raw.labels.take().expect("the loader names every vertex");
-    let adj = build(comm, raw)?;
-    let load_seconds = t0.elapsed().as_secs_f64();
+    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "LCC")?;
+    let load_seconds = g.load_seconds();
+    let c = compute(comm, &g, threads, observe)?;
+    Ok(g.vertex_values(c, load_seconds))
+}
+
+/// The coefficients of this process's block.
+pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: Observer<'_>) -> DistResult<Computed<f64>> {
+    let adj = g.adjacency();
     let t1 = Instant::now();
     let mut progress = Rounds::start("phase", observe);
     let (lo, hi) = (adj.lo, adj.lo + adj.rows());
@@ -59,14 +63,14 @@ fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>)
     wanted.extend(lo as u32..hi as u32);
     wanted.sort_unstable();
     wanted.dedup();
-    let rows = rows_of(comm, &adj, &later, &wanted)?;
+    let rows = rows_of(comm, adj, &later, &wanted)?;
     drop(later);
     let mut sums = triangle_sums(&rows, lo..hi, threads)?;
     drop(rows);
     comm.allreduce_sum_u64_long(&mut sums)?;
     progress.done(2, "links", Measure::Count(sums.iter().sum()));
     let values = coefficients(&sums[lo..hi], &degrees[lo..hi]);
-    Ok(adj.values(&labels, values, 1, load_seconds, t1.elapsed().as_secs_f64()))
+    Ok(Computed { values, rounds: 1, seconds: t1.elapsed().as_secs_f64() })
 }
 
 /// The vertices that are a column of `block`, ascending.

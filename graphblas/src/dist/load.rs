@@ -132,17 +132,22 @@ pub(crate) fn load_with(comm: &mut Comm<'_>, input: Input, threads: usize, weigh
 /// The first given weight SSSP cannot take (negative, NaN) or a count that does not
 /// match the edges', as the error naming the edge.
 fn weight_error(me: usize, edges: &[(u64, u64)], weights: &[f64]) -> Option<DistError> {
-    if edges.len() != weights.len() {
+    keyed_weight_error(me, edges.len(), weights, |k| format!("({}, {})", edges[k].0, edges[k].1))
+}
+
+/// [`weight_error`] for `m` edges that `edge(k)` names as the caller's ids.
+pub(crate) fn keyed_weight_error(me: usize, m: usize, weights: &[f64], edge: impl Fn(usize) -> String) -> Option<DistError> {
+    if m != weights.len() {
         return Some(DistError::Invalid(format!(
-            "process {me} gives {} edges but {} weights: one weight per edge",
-            edges.len(),
+            "process {me} gives {m} edges but {} weights: one weight per edge",
             weights.len()
         )));
     }
     let k = weights.iter().position(|w| w.is_nan() || *w < 0.0)?;
     Some(DistError::Invalid(format!(
-        "edge {k} of process {me}, ({}, {}), has weight {}: weights must be numbers >= 0",
-        edges[k].0, edges[k].1, weights[k]
+        "edge {k} of process {me}, {}, has weight {}: weights must be numbers >= 0",
+        edge(k),
+        weights[k]
     )))
 }
 

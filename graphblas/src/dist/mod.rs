@@ -38,6 +38,7 @@ mod bfs;
 mod build;
 mod cdlp;
 mod comm;
+mod graph;
 mod iterate;
 mod keys;
 mod lcc;
@@ -49,6 +50,8 @@ mod sssp;
 mod wcc;
 
 pub use adjacency::VertexValues;
+pub use graph::{Graph, KeyedEdges, KeyedRanks, KeyedValues, VertexId, VertexIds};
+pub use keys::ByteKeys;
 pub use bfs::{bfs_spmd, bfs_spmd_observed, bfs_spmd_with};
 pub use iterate::ExchangeStats;
 pub use cdlp::{cdlp_spmd, cdlp_spmd_observed};
@@ -473,14 +476,9 @@ fn run(
     let mut raw = load::load(comm, input, cfg.threads.max(1))?;
     require_vertices(raw.n, &what, "PageRank")?;
     let user_ids = raw.labels.take();
+    // PageRank needs only the in-edges: not the kernels' whole adjacency.
     let routed = build::route_and_dedup(comm, raw)?;
-    let mut g = build::renumber_and_distribute(comm, routed)?;
-    let mut it = iterate::Iteration::setup(comm, &mut g, opts, cfg.threads)?;
-    let load_seconds = t0.elapsed().as_secs_f64();
-    let out = it.run(comm, &g, cfg, observe);
-    let stats = it.stats;
-    it.release(comm)?;
-    let out = out?;
+    let Ranked { graph: g, out, stats, load_seconds } = rank(comm, routed, cfg, opts, observe, t0)?;
     let index: Vec<u64> = g.orig.iter().map(|&v| v as u64).collect();
     let ids = match &user_ids {
         Some(u) => g.orig.iter().map(|&v| u[v as usize]).collect(),
@@ -499,4 +497,51 @@ fn run(
         iteration_seconds: out.seconds,
         exchange: stats,
     })
+}
+
+/// PageRank's run on routed, deduplicated in-edges.
+pub(crate) struct Ranked {
+    /// The renumbered graph: `orig[k]` is the vertex number of local row k.
+    pub graph: build::LocalGraph,
+    pub out: iterate::IterOut,
+    pub stats: ExchangeStats,
+    /// From `t0` to the end of the set-up (renumbering, distribution, exchange plan).
+    pub load_seconds: f64,
+}
+
+/// Renumbers `routed` by out-degree, sets up the exchange and iterates: PageRank's
+/// steps 3-5, the same for an input and for a loaded graph. Collective.
+pub(crate) fn rank(
+    comm: &mut Comm<'_>,
+    routed: build::Routed,
+    cfg: &PageRankConfig,
+    opts: &DistOptions,
+    observe: &mut dyn FnMut(&IterationProgress),
+    t0: Instant,
+) -> DistResult<Ranked> {
+    let mut g = build::renumber_and_distribute(comm, routed)?;
+    let mut it = iterate::Iteration::setup(comm, &mut g, opts, cfg.threads)?;
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let out = it.run(comm, &g, cfg, observe);
+    let stats = it.stats;
+    it.release(comm)?;
+    Ok(Ranked { graph: g, out: out?, stats, load_seconds })
+}
+
+/// Runs `body` on `p` LPF processes (threads over shared memory), each with its own
+/// communicator; every process's outcome, in pid order.
+#[cfg(test)]
+pub(crate) fn on_processes<T: Send>(p: usize, body: impl Fn(&mut Comm<'_>) -> DistResult<T> + Sync) -> Vec<DistResult<T>> {
+    use lpf::{Args, Root};
+    let out: std::sync::Mutex<Vec<Option<DistResult<T>>>> = std::sync::Mutex::new((0..p).map(|_| None).collect());
+    let spmd = |ctx: &mut Context, _args: Args| {
+        let me = ctx.pid() as usize;
+        let r = Comm::new(ctx).and_then(|mut comm| {
+            let r = body(&mut comm);
+            finish(comm, r)
+        });
+        out.lock().unwrap()[me] = Some(r);
+    };
+    Root::with_max_procs(p as u32).exec(p as u32, &spmd, Args::none()).expect("the LPF run");
+    out.into_inner().unwrap().into_iter().map(|r| r.expect("every process reports")).collect()
 }

@@ -5,14 +5,16 @@
 //! partition of the edges, so memory and output are proportional to the vertices and
 //! edges that exist, not to the largest label.
 //!
-//! Two ways to agree on the numbering, chosen collectively from the global largest
-//! label `M` and the global number of endpoints `E`; both give the same numbering:
+//! Two ways to agree on the numbering, chosen collectively from the global smallest and
+//! largest labels `m` and `M` (an edge-list file takes `m` = 0: its reader knows only
+//! the largest) and the global number of labels named `E`; both give the same numbering:
 //!
-//! * **bitmap** (labels dense enough: `⌈(M + 1)/64⌉ ≤ E` words, so the bitmap is no
+//! * **bitmap** (labels dense enough: `⌈(M − m + 1)/64⌉ ≤ E` words, so the bitmap is no
 //!   larger than the edge list itself): every process marks its labels in a bitmap
-//!   over `0..=M`, the bitmaps are OR-ed over the processes (reduce-scatter +
-//!   allgather, 2(p − 1)/p · (M + 1)/8 bytes), and a label's number is the count of
+//!   over `m..=M`, the bitmaps are OR-ed over the processes (reduce-scatter +
+//!   allgather, 2(p − 1)/p · (M − m + 1)/8 bytes), and a label's number is the count of
 //!   set bits below it (a per-word prefix count plus one popcount). O(1) per endpoint.
+//!   Starting at `m` matters for sign-flipped `i64` ids, where 0 lies at 2^63.
 //! * **sparse** (anything else, e.g. hashes as labels): each process deduplicates its
 //!   labels in a hash table, sends them to hash owners (alltoallv), the owners sort
 //!   and deduplicate, every process gathers the sorted lists (allgatherv, n words) and
@@ -60,31 +62,65 @@ pub(crate) struct Relabelled {
 /// Relabels this process's edges `(src[k], dst[k])`. Collective; every process gets
 /// the same `n` and `labels`.
 pub(crate) fn relabel<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L]) -> DistResult<Relabelled> {
-    let local_max = src.iter().chain(dst).map(|x| x.get()).max();
-    relabel_with_max(comm, src, dst, local_max)
+    relabel_with_extra(comm, src, dst, &[])
+}
+
+/// [`relabel`] with `extra` labels that are vertices too, with or without edges (the
+/// vertex ids a caller lists besides its edges): numbered among the others, in label
+/// order. Collective.
+pub(crate) fn relabel_with_extra<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], extra: &[L]) -> DistResult<Relabelled> {
+    let range = |r: Option<(u64, u64)>, x: &L| {
+        let x = x.get();
+        Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+    };
+    let local_range = extra.iter().fold(src.iter().chain(dst).fold(None, range), range);
+    let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
+    relabel_all(comm, src, dst, extra, local_range, forced_sparse)
 }
 
 /// [`relabel`] given this process's largest label (`None`: no edges), when the
-/// reader knows it (one pass over the edges fewer).
+/// reader knows it (one pass over the edges fewer; the bitmap then starts at 0).
 pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[L], local_max: Option<u64>) -> DistResult<Relabelled> {
-    let me = comm.me;
-    // One max-allreduce of (largest label, "has a label" — u64::MAX + 1 does not fit —,
-    // "sparse way forced"; the environment may differ between OS processes, the way
-    // taken must not), one sum of the endpoints.
     let forced_sparse = crate::settings::Settings::from_env()?.relabel_sparse;
-    let mut v = [local_max.unwrap_or(0), local_max.is_some() as u64, forced_sparse as u64];
+    relabel_all(comm, src, dst, &[], local_max.map(|max| (0, max)), forced_sparse)
+}
+
+/// The relabelling of the edges' and the `extra` labels, all within `local_range` (the
+/// smallest and largest of them here, or a wider range; `None`: no labels here);
+/// `forced_sparse` (this process's `GBPR_RELABEL=sparse`, or a test) takes the sparse
+/// way if any process asks for it.
+fn relabel_all<L: Label>(
+    comm: &mut Comm<'_>,
+    src: &[L],
+    dst: &[L],
+    extra: &[L],
+    local_range: Option<(u64, u64)>,
+    forced_sparse: bool,
+) -> DistResult<Relabelled> {
+    let me = comm.me;
+    // One max-allreduce of (largest label, complement of the smallest label, "has a
+    // label" — u64::MAX + 1 does not fit —, "sparse way forced"; the environment may
+    // differ between OS processes, the way taken must not), one sum of the labels named.
+    let (local_min, local_max) = local_range.unwrap_or((u64::MAX, 0));
+    let mut v = [local_max, !local_min, local_range.is_some() as u64, forced_sparse as u64];
     comm.allreduce_u64(&mut v, |a, b| *a = (*a).max(*b))?;
-    let [max, any, forced_sparse] = v;
-    let endpoints = comm.sum_u64(2 * src.len() as u64)?;
+    let [max, not_min, any, forced_sparse] = v;
+    let endpoints = comm.sum_u64((2 * src.len() + extra.len()) as u64)?;
     if any == 0 {
         return Ok(Relabelled { n: 0, src: Vec::new(), dst: Vec::new(), labels: Vec::new() });
     }
-    let words = max / 64 + 1;
+    // The bitmap covers base..=max: sign-flipped i64 ids near 0 lie near 2^63.
+    let base = !not_min;
+    let words = (max - base) / 64 + 1;
     if words <= endpoints && forced_sparse == 0 {
         let words = words as usize;
         let mut bits = try_zeroed::<u64>(words, me, "the vertex-label bitmap")?;
         for x in src.iter().chain(dst) {
-            let x = x.get();
+            let x = x.get() - base;
+            bits[(x >> 6) as usize] |= 1 << (x & 63);
+        }
+        for x in extra {
+            let x = x.get() - base;
             bits[(x >> 6) as usize] |= 1 << (x & 63);
         }
         comm.allreduce_u64_long(&mut bits, |a, b| a | b)?;
@@ -99,12 +135,13 @@ pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[
             below[w] = k as u32;
             let mut b = word;
             while b != 0 {
-                labels[k] = (w as u64) << 6 | b.trailing_zeros() as u64;
+                labels[k] = base + ((w as u64) << 6 | b.trailing_zeros() as u64);
                 k += 1;
                 b &= b - 1;
             }
         }
         let number = |x: u64| {
+            let x = x - base;
             let (w, bit) = ((x >> 6) as usize, x & 63);
             below[w] + (bits[w] & ((1u64 << bit) - 1)).count_ones()
         };
@@ -112,6 +149,9 @@ pub(crate) fn relabel_with_max<L: Label>(comm: &mut Comm<'_>, src: &[L], dst: &[
     } else {
         let mut table = IdTable::new(me)?;
         for x in src.iter().chain(dst) {
+            table.insert(x.get())?;
+        }
+        for x in extra {
             table.insert(x.get())?;
         }
         // Send every distinct label to its hash owner, who deduplicates across senders.
@@ -238,5 +278,65 @@ impl IdTable {
     #[inline]
     fn get(&self, x: u64) -> u32 {
         self.vals[self.slot(x)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::on_processes;
+
+    /// Process q's sources, targets and extra labels.
+    type Part = (Vec<u64>, Vec<u64>, Vec<u64>);
+
+    /// Relabels `parts` (one per process) both ways and checks that the vertices are the
+    /// union of all endpoints and extra labels, numbered in ascending order, the edges in
+    /// those numbers, the same on every process.
+    fn check_both_ways(parts: &[Part]) {
+        let mut want: Vec<u64> = parts.iter().flat_map(|(s, d, x)| s.iter().chain(d).chain(x).copied()).collect();
+        want.sort_unstable();
+        want.dedup();
+        let number = |x: &u64| want.binary_search(x).unwrap() as u32;
+        for sparse in [false, true] {
+            let outs = on_processes(parts.len(), |comm| {
+                let (src, dst, extra) = &parts[comm.me];
+                let all = || src.iter().chain(dst).chain(extra).copied();
+                let range = all().min().zip(all().max());
+                relabel_all(comm, src, dst, extra, range, sparse)
+            });
+            for (q, out) in outs.into_iter().enumerate() {
+                let r = out.unwrap_or_else(|e| panic!("process {q}: {e}"));
+                assert_eq!(r.labels, want, "sparse {sparse} process {q}");
+                assert_eq!(r.n, want.len());
+                assert_eq!(r.src, parts[q].0.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
+                assert_eq!(r.dst, parts[q].1.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
+            }
+        }
+    }
+
+    /// Issue 25: vertex ids without edges are vertices, numbered among the endpoints.
+    /// Dense labels (the bitmap way unless forced sparse): every process lists 5 (no edge
+    /// names it), one of its own endpoints and 20 + q; process 1 lists nothing extra.
+    #[test]
+    fn extra_labels_are_vertices_in_label_order() {
+        for p in 1..=3usize {
+            let parts: Vec<Part> = (0..p as u64)
+                .map(|q| (vec![q, q + 1], vec![10 + q, 2], if q == 1 { vec![] } else { vec![5, q, 20 + q, 5] }))
+                .collect();
+            check_both_ways(&parts);
+        }
+    }
+
+    /// Extra labels alone (no edge anywhere), and huge labels (the sparse way however
+    /// it is asked), and a process with extra labels only.
+    #[test]
+    fn extra_labels_without_edges_and_huge_labels() {
+        check_both_ways(&[(vec![], vec![], vec![3, 1, 3]), (vec![], vec![], vec![2, 0])]);
+        let big = u64::MAX;
+        check_both_ways(&[(vec![big, 7], vec![0, big - 1], vec![1 << 63]), (vec![], vec![], vec![big, 12, 1 << 40]), (vec![0], vec![0], vec![])]);
+        // Dense around 2^63 (sign-flipped i64 ids near 0): the bitmap starts at the
+        // smallest label.
+        let zero = 1u64 << 63;
+        check_both_ways(&[(vec![zero + 3, zero - 2], vec![zero, zero + 70], vec![zero + 5]), (vec![zero - 2], vec![zero + 200], vec![zero - 64])]);
     }
 }

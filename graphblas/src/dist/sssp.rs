@@ -10,11 +10,12 @@
 //! edges keep the smallest weight (`DupPolicy::Min`).
 
 use super::adjacency::VertexValues;
-use super::build::{bucket, even_owner, even_start};
+use super::build::{bucket, even_owner};
 use super::comm::Comm;
-use super::load::{load_with, RawEdges, Weights};
+use super::graph::{Computed, Graph};
+use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, require_vertices, DistError, DistResult, Input};
+use super::{finish, DistError, DistResult, Input};
 use crate::algebra::Min;
 use crate::algorithms::sssp::{frontier_bellman_ford, Blocks};
 use crate::matrix::{Coo, DupPolicy, Matrix};
@@ -41,47 +42,45 @@ pub fn sssp_spmd_observed(ctx: &mut Context, input: Input, source: u64, threads:
 }
 
 fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
-    let t0 = Instant::now();
-    let what = input.describe();
-    let mut raw = load_with(comm, input, threads, Weights::Required { kernel: "SSSP" })?;
-    require_vertices(raw.n, &what, "SSSP")?;
-    let labels = raw.labels.take().expect("the loader names every vertex");
-    let s = super::vertex_of(&labels, source, &what, "SSSP source")?;
-    let (p, me, n) = (comm.p, comm.me, raw.n);
-    let (lo, hi) = (even_start(me, n, p), even_start(me + 1, n, p));
-    let out = weighted_out_edges(comm, raw, lo, hi)?;
-    let nnz = comm.sum_u64(out.nvals() as u64)?;
-    let load_seconds = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    let mut progress = Rounds::start("round", observe);
-    let (dist, rounds) = frontier_bellman_ford(&out, lo, s, threads, &mut Owners { comm, lo, hi }, |k, c| {
-        progress.done(k, "improved", Measure::Count(c))
-    })?;
-    Ok(VertexValues {
-        n: n as u64,
-        nnz,
-        ids: labels[lo..hi].to_vec(),
-        values: dist,
-        first_index: lo as u64,
-        rounds,
-        load_seconds,
-        compute_seconds: t1.elapsed().as_secs_f64(),
-    })
+    let g = Graph::from_input(comm, input, threads, Weights::Required { kernel: "SSSP" }, "SSSP")?;
+    let s = g.label_number(source, "SSSP source")?;
+    let load_seconds = g.load_seconds();
+    let c = compute(comm, &g, s, threads, observe)?;
+    Ok(g.vertex_values(c, load_seconds))
 }
 
-/// Each edge `(u, v, w)` to the owner of `u`, as `[u << 32 | v, w's bits]`; this
-/// process's rows `lo..hi` of the weighted adjacency, parallel edges at their minimum.
-fn weighted_out_edges(comm: &mut Comm<'_>, raw: RawEdges, lo: usize, hi: usize) -> DistResult<Matrix<f64>> {
-    let (p, me, n) = (comm.p, comm.me, raw.n);
-    let RawEdges { src, dst, weights, .. } = raw;
-    let weights = weights.expect("loaded with the weights required");
+/// The distances of this process's block from vertex number `source`.
+pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, source: usize, threads: usize, observe: Observer<'_>) -> DistResult<Computed<f64>> {
+    let out = g.weighted("SSSP")?;
+    let (lo, hi) = g.block();
+    let t1 = Instant::now();
+    let mut progress = Rounds::start("round", observe);
+    let (dist, rounds) = frontier_bellman_ford(out, lo, source, threads, &mut Owners { comm, lo, hi }, |k, c| {
+        progress.done(k, "improved", Measure::Count(c))
+    })?;
+    Ok(Computed { values: dist, rounds, seconds: t1.elapsed().as_secs_f64() })
+}
+
+/// Each edge `(src[k], dst[k], weights[k])` to the owner of its source, as
+/// `[u << 32 | v, w's bits]`; this process's rows `lo..hi` of the weighted adjacency
+/// of the `n` vertices, parallel edges at their minimum.
+pub(crate) fn weighted_out_edges(
+    comm: &mut Comm<'_>,
+    n: usize,
+    src: &[u32],
+    dst: &[u32],
+    weights: Vec<f64>,
+    lo: usize,
+    hi: usize,
+) -> DistResult<Matrix<f64>> {
+    let (p, me) = (comm.p, comm.me);
     let each = |f: &mut dyn FnMut([u64; 2])| {
         for k in 0..src.len() {
             f([(src[k] as u64) << 32 | dst[k] as u64, weights[k].to_bits()])
         }
     };
     let (send, counts) = bucket(me, p, src.len(), each, |e| even_owner((e[0] >> 32) as usize, n, p))?;
-    drop((src, dst, weights));
+    drop(weights);
     let (recv, _) = comm.alltoallv(&send, &counts)?;
     drop(send);
     let mut coo = Coo::new_valued(hi - lo, n);

@@ -4,10 +4,12 @@
 //! are combined by an element-wise min over the processes (reduce-scatter +
 //! allgather, 2(p − 1)/p · 4n bytes per round).
 
-use super::adjacency::{build, VertexValues};
+use super::adjacency::VertexValues;
 use super::comm::Comm;
+use super::graph::{Computed, Graph};
+use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, load, require_vertices, DistResult, Input};
+use super::{finish, DistResult, Input};
 use crate::algorithms::wcc::fastsv;
 use lpf::Context;
 use std::time::Instant;
@@ -28,19 +30,23 @@ pub fn wcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observ
 }
 
 fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
-    let t0 = Instant::now();
-    let what = input.describe();
-    let mut raw = load::load(comm, input, threads)?;
-    require_vertices(raw.n, &what, "WCC")?;
-    let labels = raw.labels.take().expect("the loader names every vertex");
-    let adj = build(comm, raw)?;
-    let load_seconds = t0.elapsed().as_secs_f64();
+    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "WCC")?;
+    let load_seconds = g.load_seconds();
+    let c = compute(comm, &g, threads, observe)?;
+    let labels = g.labels_of(&c.values);
+    Ok(g.vertex_values(Computed { values: labels, rounds: c.rounds, seconds: c.seconds }, load_seconds))
+}
+
+/// The component of every vertex of this process's block: the smallest vertex number
+/// in it.
+pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: Observer<'_>) -> DistResult<Computed<u32>> {
+    let adj = g.adjacency();
     let t1 = Instant::now();
     let neighbours = [(&adj.out, false), (&adj.inn, false)];
     let mut progress = Rounds::start("round", observe);
     let (parents, rounds) = fastsv(adj.n, adj.lo, &neighbours, threads, |f| comm.allreduce_long(f, |a, b| a.min(b)), |k, c| {
         progress.done(k, "changed", Measure::Count(c))
     })?;
-    let values = parents[adj.lo..adj.lo + adj.rows()].iter().map(|&r| labels[r as usize]).collect();
-    Ok(adj.values(&labels, values, rounds, load_seconds, t1.elapsed().as_secs_f64()))
+    let values = parents[adj.lo..adj.lo + adj.rows()].to_vec();
+    Ok(Computed { values, rounds, seconds: t1.elapsed().as_secs_f64() })
 }

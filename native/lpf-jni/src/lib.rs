@@ -10,6 +10,7 @@
 //! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
 
 pub mod algorithms;
+pub mod graph_call;
 pub mod kernels;
 pub mod pagerank;
 pub mod progress;
@@ -247,7 +248,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
 }
 
 /// `static native String describeRequest(String algorithm, ByteBuffer request)`: the
-/// request of the bundled `pagerank` or `graph-kernel` as the native side reads it, one
+/// request of the bundled `pagerank`, `graph-kernel` or `graph-call` as the native side reads it, one
 /// line (every field), or the parse error: the JVM's encoders are tested against it, and
 /// the driver checks a kernel's parameters with it (the parse is their one check).
 #[no_mangle]
@@ -264,7 +265,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
         let text = match name.as_str() {
             "pagerank" => pagerank::describe(b),
             "graph-kernel" => kernels::describe(b),
-            other => Err(format!("{other:?} has no request to describe (pagerank, graph-kernel)")),
+            "graph-call" => graph_call::describe(b),
+            other => Err(format!("{other:?} has no request to describe (pagerank, graph-kernel, graph-call)")),
         }
         .map_err(|m| Failure::permanent(Phase::Argument, m))?;
         env.new_string(text).map_err(|e| Failure::new(Phase::Argument, e.to_string()))

@@ -74,6 +74,10 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
         Reader { b, at: 0 }
     }
+    /// Bytes of the whole request.
+    pub(crate) fn len(&self) -> usize {
+        self.b.len()
+    }
     /// Bytes read so far.
     pub(crate) fn at(&self) -> usize {
         self.at

@@ -1,0 +1,580 @@
+//! A loaded graph: the input numbered, routed and built once, any kernel run on it.
+//!
+//! [`Graph::load`] takes each process's part of a graph whose vertices are named by
+//! *keys*, integers (`i64`) or byte strings, and numbers them inside the LPF job:
+//! integral ids map to `u64` by flipping the sign bit (so `u64` order is `i64` order)
+//! and go through the dense relabelling ([`super::relabel`]); byte strings go through
+//! the ordered dictionary ([`super::keys`]). Either way the numbers `0..n` follow the
+//! ids' order, so "the smallest vertex of a component" is the smallest id. The graph
+//! keeps what the kernels need — this process's in- and out-adjacency ([`Adjacency`]),
+//! the weighted out-edges when the input had weights, and the ids (the ascending labels,
+//! or this process's part of the dictionary) — and none of the raw keys.
+//!
+//! The kernels ([`Graph::bfs`], [`Graph::wcc`], [`Graph::cdlp`], [`Graph::sssp`],
+//! [`Graph::lcc`], [`Graph::pagerank`]) run on a `&Graph`, collectively; each process
+//! answers for its block of vertices (even blocks of the numbers, so ascending ids, the
+//! blocks in pid order), with ids, and WCC's and CDLP's values are ids too. The entry
+//! points over an [`Input`] (`bfs_spmd`, ...) load a graph of the same kind (labelled by
+//! the input's `u64` ids) and run the same kernel code on it.
+//!
+//! A graph is plain memory, not tied to the LPF context that loaded it: a later call on
+//! a context of the same processes (same p, same pid of each part) may run kernels on it
+//! (what a resident graph needs: [`Graph::native_bytes`] says what it holds).
+
+use super::adjacency::{build, Adjacency, VertexValues};
+use super::build::{even_owner, even_start, Routed};
+use super::comm::{try_zeroed, Comm};
+use super::iterate::ExchangeStats;
+use super::keys::{keys_of, number_byte_keys, number_of, ByteKeys, KeyDictionary};
+use super::load::{keyed_weight_error, load_with, RawEdges, Weights};
+use super::progress::Observer;
+use super::relabel::relabel_with_extra;
+use super::sssp::weighted_out_edges;
+use super::{finish, require_vertices, vertex_of, DistError, DistOptions, DistResult, Input, IterationProgress};
+use crate::algorithms::pagerank::PageRankConfig;
+use crate::matrix::Matrix;
+use lpf::Context;
+use std::fmt;
+use std::time::Instant;
+
+/// Flipping the top bit maps `i64` order onto `u64` order.
+const SIGN: u64 = 1 << 63;
+
+/// Vertex ids of one kind, in one buffer: integers, or byte strings (Spark's strings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VertexIds {
+    Integral(Vec<i64>),
+    Bytes(ByteKeys),
+}
+
+impl VertexIds {
+    pub fn len(&self) -> usize {
+        match self {
+            VertexIds::Integral(v) => v.len(),
+            VertexIds::Bytes(k) => k.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn kind(&self) -> u64 {
+        match self {
+            VertexIds::Integral(_) => 1,
+            VertexIds::Bytes(_) => 2,
+        }
+    }
+
+    /// Id `i`, for messages.
+    fn show(&self, i: usize) -> String {
+        match self {
+            VertexIds::Integral(v) => v[i].to_string(),
+            VertexIds::Bytes(k) => quoted(k.get(i)),
+        }
+    }
+}
+
+/// One vertex id (a kernel's source).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VertexId {
+    Integral(i64),
+    Bytes(Vec<u8>),
+}
+
+/// Integers as written; byte strings as lossy UTF-8 in single quotes.
+impl fmt::Display for VertexId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VertexId::Integral(i) => write!(f, "{i}"),
+            VertexId::Bytes(b) => write!(f, "{}", quoted(b)),
+        }
+    }
+}
+
+fn quoted(b: &[u8]) -> String {
+    format!("'{}'", String::from_utf8_lossy(b))
+}
+
+/// This process's part of a keyed graph: its edges and the vertex ids it names besides
+/// them (vertices with or without edges). Every process passes the same kind of ids and
+/// either all or none pass weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedEdges {
+    /// The edges' endpoints: the source of edge k at `2k`, its target at `2k + 1`.
+    pub ends: VertexIds,
+    /// Vertex ids that are vertices whether or not an edge names them.
+    pub vertices: VertexIds,
+    /// The weight of edge k (SSSP): numbers >= 0; a negative or NaN one is an error
+    /// naming the edge.
+    pub weights: Option<Vec<f64>>,
+}
+
+/// How the vertex numbers map back to ids.
+enum Names {
+    /// `labels[k]`: the label of vertex k, ascending; `signed`: `i64` ids with the sign
+    /// bit flipped (a keyed graph), else the input's `u64` ids.
+    Labels { labels: Vec<u64>, signed: bool },
+    /// Byte-string ids: this process's part of the dictionary.
+    Bytes(KeyDictionary),
+}
+
+/// A graph loaded on the processes of an LPF job: this process's part (see the module
+/// doc). Kernels on it are collective over the same processes.
+pub struct Graph {
+    /// What errors call the graph ("the given edges", a file's path).
+    what: String,
+    n: usize,
+    nnz: u64,
+    /// This process's block of vertex numbers.
+    lo: usize,
+    hi: usize,
+    /// Absent for an empty graph (and for the input path of SSSP, which needs none).
+    adj: Option<Adjacency>,
+    /// Rows `lo..hi` of the weighted adjacency, parallel edges at their smallest weight.
+    weighted: Option<Matrix<f64>>,
+    names: Names,
+    load_seconds: f64,
+    id_seconds: f64,
+}
+
+// A resident graph is kept between calls, possibly handed between threads.
+const _: fn() = || {
+    fn resident<T: Send + Sync>() {}
+    resident::<Graph>();
+};
+
+/// One process's share of a kernel's result on a keyed graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedValues<V> {
+    /// Vertices and edges (duplicates once) of the whole graph.
+    pub n: u64,
+    pub nnz: u64,
+    /// The ids of this process's block of vertices, ascending; the blocks of the
+    /// processes follow each other in pid order, and together hold every vertex once.
+    pub ids: VertexIds,
+    /// The value of `ids[k]`: BFS depth (`i64::MAX` unreachable), SSSP distance
+    /// (infinity unreachable), LCC coefficient, PageRank rank; WCC the smallest id of
+    /// the component, CDLP the label's id.
+    pub values: V,
+    /// BFS levels, WCC rounds, CDLP or PageRank iterations, SSSP rounds; LCC 1.
+    pub rounds: usize,
+    /// The kernel, seconds (this process).
+    pub compute_seconds: f64,
+    /// Translating the results back to ids, seconds (this process).
+    pub id_seconds: f64,
+}
+
+/// PageRank on a keyed graph: the ranks and how the iteration ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedRanks {
+    /// The rank of every vertex of the block; over all processes they sum to 1.
+    pub ranks: KeyedValues<Vec<f64>>,
+    /// L1 change of the last iteration.
+    pub residual: f64,
+    pub converged: bool,
+    pub exchange: ExchangeStats,
+}
+
+/// A kernel's values over this process's block, in vertex numbers.
+pub(crate) struct Computed<T> {
+    pub values: Vec<T>,
+    pub rounds: usize,
+    pub seconds: f64,
+}
+
+impl Graph {
+    /// Numbers the ids of every process's `edges` (ends and extra vertices), routes and
+    /// builds the graph. Collective; the same error on every process. `threads` is
+    /// checked as every kernel checks it.
+    pub fn load(ctx: &mut Context, edges: KeyedEdges, threads: usize) -> DistResult<Graph> {
+        let mut comm = Comm::new(ctx)?;
+        let r = Graph::load_keyed(&mut comm, edges, threads);
+        finish(comm, r)
+    }
+
+    fn load_keyed(comm: &mut Comm<'_>, edges: KeyedEdges, threads: usize) -> DistResult<Graph> {
+        crate::parallel::check_thread_count(threads)?;
+        crate::settings::Settings::from_env()?;
+        let t0 = Instant::now();
+        let what = "the given edges".to_string();
+        let me = comm.me;
+        let KeyedEdges { ends, vertices, weights } = edges;
+        // Every process the same kind of ids, and weights everywhere or nowhere.
+        let word = ends.kind() | (weights.is_some() as u64) << 2;
+        let words = comm.allgather_u64(word)?;
+        if let Some(q) = words.iter().position(|&w| w != words[0]) {
+            let say = |w: u64| {
+                let kind = if w & 3 == 1 { "integer ids" } else { "byte-string ids" };
+                format!("{kind} {} weights", if w & 4 != 0 { "with" } else { "without" })
+            };
+            return Err(DistError::Invalid(format!(
+                "process {q} gives {}, process 0 gives {}: every process must give the same kind of ids, with weights on all or none",
+                say(words[q]),
+                say(words[0])
+            )));
+        }
+        let check = (|| {
+            if ends.len() % 2 != 0 {
+                return Err(DistError::Invalid(format!("process {me} gives {} edge ends: two per edge", ends.len())));
+            }
+            if ends.kind() != vertices.kind() {
+                return Err(DistError::Invalid(format!("process {me} gives edges and vertices with ids of different kinds")));
+            }
+            match &weights {
+                Some(w) => keyed_weight_error(me, ends.len() / 2, w, |k| format!("({}, {})", ends.show(2 * k), ends.show(2 * k + 1)))
+                    .map_or(Ok(()), Err),
+                None => Ok(()),
+            }
+        })();
+        comm.agree(check)?;
+        let m = ends.len() / 2;
+        let (names, n, src, dst) = match (ends, vertices) {
+            (VertexIds::Integral(ends), VertexIds::Integral(extra)) => {
+                let flip = |x: &i64| *x as u64 ^ SIGN;
+                let flipped = comm.agree((|| {
+                    let mut src = try_zeroed::<u64>(m, me, "the edges' source ids")?;
+                    let mut dst = try_zeroed::<u64>(m, me, "the edges' target ids")?;
+                    for (k, e) in ends.chunks_exact(2).enumerate() {
+                        src[k] = flip(&e[0]);
+                        dst[k] = flip(&e[1]);
+                    }
+                    let mut vertices = try_zeroed::<u64>(extra.len(), me, "the vertex ids")?;
+                    for (v, x) in vertices.iter_mut().zip(&extra) {
+                        *v = flip(x);
+                    }
+                    Ok((src, dst, vertices))
+                })())?;
+                drop((ends, extra));
+                let (src, dst, extra) = flipped;
+                let r = relabel_with_extra(comm, &src, &dst, &extra)?;
+                (Names::Labels { labels: r.labels, signed: true }, r.n, r.src, r.dst)
+            }
+            (VertexIds::Bytes(ends), VertexIds::Bytes(extra)) => {
+                let (dict, numbers) = number_byte_keys(comm, &ends, &extra)?;
+                drop((ends, extra));
+                let split = comm.agree((|| {
+                    let mut src = try_zeroed::<u32>(m, me, "the edges' sources in dense numbers")?;
+                    let mut dst = try_zeroed::<u32>(m, me, "the edges' targets in dense numbers")?;
+                    for (k, e) in numbers.chunks_exact(2).enumerate() {
+                        src[k] = e[0];
+                        dst[k] = e[1];
+                    }
+                    Ok((src, dst))
+                })())?;
+                let n = dict.n as usize;
+                (Names::Bytes(dict), n, split.0, split.1)
+            }
+            _ => unreachable!("the kinds were checked to agree"),
+        };
+        let id_seconds = t0.elapsed().as_secs_f64();
+        let raw = RawEdges { n, src, dst, labels: None, weights };
+        Graph::build(comm, raw, what, names, true, t0, id_seconds)
+    }
+
+    /// The graph of an [`Input`] (labelled by its ids), with the adjacency when
+    /// `adjacency` and the weighted out-edges when `weights` asks for them; an empty
+    /// graph is `kernel`'s error. Collective.
+    pub(crate) fn from_input(
+        comm: &mut Comm<'_>,
+        input: Input,
+        threads: usize,
+        weights: Weights,
+        kernel: &str,
+    ) -> DistResult<Graph> {
+        let t0 = Instant::now();
+        let what = input.describe();
+        let mut raw = load_with(comm, input, threads, weights)?;
+        require_vertices(raw.n, &what, kernel)?;
+        let labels = raw.labels.take().expect("the loader names every vertex");
+        let adjacency = weights == Weights::Ignored;
+        Graph::build(comm, raw, what, Names::Labels { labels, signed: false }, adjacency, t0, 0.0)
+    }
+
+    fn build(
+        comm: &mut Comm<'_>,
+        mut raw: RawEdges,
+        what: String,
+        names: Names,
+        adjacency: bool,
+        t0: Instant,
+        id_seconds: f64,
+    ) -> DistResult<Graph> {
+        let (p, me, n) = (comm.p, comm.me, raw.n);
+        let (lo, hi) = (even_start(me, n, p), even_start(me + 1, n, p));
+        let (mut adj, mut weighted, mut nnz) = (None, None, 0);
+        if n > 0 {
+            if let Some(w) = raw.weights.take() {
+                let out = weighted_out_edges(comm, n, &raw.src, &raw.dst, w, lo, hi)?;
+                nnz = comm.sum_u64(out.nvals() as u64)?;
+                weighted = Some(out);
+            }
+            if adjacency {
+                let a = build(comm, raw)?;
+                nnz = a.nnz;
+                adj = Some(a);
+            }
+        }
+        Ok(Graph { what, n, nnz, lo, hi, adj, weighted, names, load_seconds: t0.elapsed().as_secs_f64(), id_seconds })
+    }
+
+    /// Vertices of the whole graph.
+    pub fn n(&self) -> u64 {
+        self.n as u64
+    }
+
+    /// Edges of the whole graph (duplicates once).
+    pub fn nnz(&self) -> u64 {
+        self.nnz
+    }
+
+    /// Whether the graph has edge weights (SSSP runs on it).
+    pub fn has_weights(&self) -> bool {
+        self.weighted.is_some()
+    }
+
+    /// Loading (numbering, routing, building), seconds (this process).
+    pub fn load_seconds(&self) -> f64 {
+        self.load_seconds
+    }
+
+    /// The numbering of the ids, seconds (this process; part of the load seconds).
+    pub fn id_seconds(&self) -> f64 {
+        self.id_seconds
+    }
+
+    /// The bytes this process's part holds (the capacities of its vectors).
+    pub fn native_bytes(&self) -> usize {
+        let adj = self.adj.as_ref().map_or(0, |a| a.inn.capacity_bytes() + a.out.capacity_bytes());
+        let weighted = self.weighted.as_ref().map_or(0, Matrix::capacity_bytes);
+        let names = match &self.names {
+            Names::Labels { labels, .. } => labels.capacity() * 8,
+            Names::Bytes(dict) => dict.capacity_bytes(),
+        };
+        std::mem::size_of::<Graph>() + self.what.capacity() + adj + weighted + names
+    }
+
+    pub(crate) fn adjacency(&self) -> &Adjacency {
+        self.adj.as_ref().expect("kernels that read the adjacency run on a non-empty graph loaded with it")
+    }
+
+    pub(crate) fn block(&self) -> (usize, usize) {
+        (self.lo, self.hi)
+    }
+
+    /// The weighted out-edges of the block, or the error naming `kernel`.
+    pub(crate) fn weighted(&self, kernel: &str) -> DistResult<&Matrix<f64>> {
+        self.weighted.as_ref().ok_or_else(|| {
+            DistError::Invalid(format!("{}: {kernel} needs edge weights, and the graph was loaded without them", self.what))
+        })
+    }
+
+    /// The empty graph's error, naming `kernel`.
+    pub(crate) fn require_vertices(&self, kernel: &str) -> DistResult<()> {
+        require_vertices(self.n, &self.what, kernel)
+    }
+
+    /// The input path: the number of the vertex with label `id`; `role` names it.
+    pub(crate) fn label_number(&self, id: u64, role: &str) -> DistResult<usize> {
+        match &self.names {
+            Names::Labels { labels, .. } => vertex_of(labels, id, &self.what, role),
+            Names::Bytes(_) => unreachable!("input graphs are labelled"),
+        }
+    }
+
+    /// The input path: this block's values with the input's ids.
+    pub(crate) fn vertex_values<T>(&self, c: Computed<T>, load_seconds: f64) -> VertexValues<T> {
+        let Names::Labels { labels, .. } = &self.names else { unreachable!("input graphs are labelled") };
+        VertexValues {
+            n: self.n as u64,
+            nnz: self.nnz,
+            ids: labels[self.lo..self.hi].to_vec(),
+            values: c.values,
+            first_index: self.lo as u64,
+            rounds: c.rounds,
+            load_seconds,
+            compute_seconds: c.seconds,
+        }
+    }
+
+    /// The input path: the labels of vertex numbers.
+    pub(crate) fn labels_of(&self, numbers: &[u32]) -> Vec<u64> {
+        let Names::Labels { labels, .. } = &self.names else { unreachable!("input graphs are labelled") };
+        numbers.iter().map(|&k| labels[k as usize]).collect()
+    }
+
+    /// The number of the vertex `id` (every process passes the same), or the error
+    /// naming it as `kernel`'s source, on every process. Collective.
+    fn source(&self, comm: &mut Comm<'_>, id: &VertexId, kernel: &str) -> DistResult<usize> {
+        self.require_vertices(kernel)?;
+        let not_a_vertex = || DistError::Invalid(format!("the {kernel} source {id} is not a vertex of the graph"));
+        let wrong_kind = |kinds: &str| DistError::Invalid(format!("the {kernel} source {id} is {kinds}"));
+        match (&self.names, id) {
+            (Names::Labels { labels, signed }, VertexId::Integral(i)) => {
+                let label = if *signed { *i as u64 ^ SIGN } else { *i as u64 };
+                labels.binary_search(&label).map_err(|_| not_a_vertex())
+            }
+            (Names::Bytes(dict), VertexId::Bytes(b)) => {
+                number_of(comm, dict, b)?.map(|k| k as usize).ok_or_else(not_a_vertex)
+            }
+            (Names::Labels { .. }, VertexId::Bytes(_)) => Err(wrong_kind("a byte string, but the graph's vertex ids are integers")),
+            (Names::Bytes(_), VertexId::Integral(_)) => Err(wrong_kind("an integer, but the graph's vertex ids are byte strings")),
+        }
+    }
+
+    /// The ids of vertex numbers (each below n), in order. Collective.
+    fn ids_of(&self, comm: &mut Comm<'_>, numbers: &[u32]) -> DistResult<VertexIds> {
+        Ok(match &self.names {
+            Names::Labels { labels, signed } => {
+                let flip = if *signed { SIGN } else { 0 };
+                VertexIds::Integral(numbers.iter().map(|&k| (labels[k as usize] ^ flip) as i64).collect())
+            }
+            Names::Bytes(dict) => VertexIds::Bytes(keys_of(comm, dict, numbers)?),
+        })
+    }
+
+    /// A result of this block with ids: `values` as they are. Collective.
+    fn keyed<T>(&self, comm: &mut Comm<'_>, c: Computed<T>) -> DistResult<KeyedValues<Vec<T>>> {
+        self.with_ids(comm, c.values, c.rounds, c.seconds, Instant::now())
+    }
+
+    /// A result of this block whose values are vertex numbers (WCC, CDLP), both
+    /// translated to ids: the distinct numbers of the block are looked up once.
+    fn keyed_labels(&self, comm: &mut Comm<'_>, c: Computed<u32>) -> DistResult<KeyedValues<VertexIds>> {
+        let t = Instant::now();
+        let mut distinct = c.values.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let of_distinct = self.ids_of(comm, &distinct)?;
+        let at = |k: &u32| distinct.binary_search(k).expect("every value is among the distinct ones");
+        let values = match &of_distinct {
+            VertexIds::Integral(ids) => VertexIds::Integral(c.values.iter().map(|k| ids[at(k)]).collect()),
+            VertexIds::Bytes(keys) => {
+                let mut out = ByteKeys::new();
+                for k in &c.values {
+                    out.push(keys.get(at(k)));
+                }
+                VertexIds::Bytes(out)
+            }
+        };
+        drop(of_distinct);
+        self.with_ids(comm, values, c.rounds, c.seconds, t)
+    }
+
+    /// This block's ids with `values`; `t`: when the translation to ids started.
+    fn with_ids<V>(&self, comm: &mut Comm<'_>, values: V, rounds: usize, seconds: f64, t: Instant) -> DistResult<KeyedValues<V>> {
+        let block: Vec<u32> = (self.lo as u32..self.hi as u32).collect();
+        let ids = self.ids_of(comm, &block)?;
+        Ok(KeyedValues {
+            n: self.n as u64,
+            nnz: self.nnz,
+            ids,
+            values,
+            rounds,
+            compute_seconds: seconds,
+            id_seconds: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Breadth-first search from `source`: the depth of every vertex (`i64::MAX` where
+    /// the source does not lead). Collective; the same result or error everywhere.
+    pub fn bfs(&self, ctx: &mut Context, source: &VertexId, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            let s = g.source(comm, source, "BFS")?;
+            let c = super::bfs::compute(comm, g, s, threads.max(1), crate::ops::Direction::Auto, observe)?;
+            g.keyed(comm, c)
+        })
+    }
+
+    /// Weakly connected components: every vertex with the smallest id of its component.
+    pub fn wcc(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<VertexIds>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("WCC")?;
+            let c = super::wcc::compute(comm, g, threads.max(1), observe)?;
+            g.keyed_labels(comm, c)
+        })
+    }
+
+    /// Label propagation for `iterations` iterations: every vertex with its label's id.
+    pub fn cdlp(&self, ctx: &mut Context, iterations: usize, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<VertexIds>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("CDLP")?;
+            let c = super::cdlp::compute(comm, g, iterations, threads.max(1), observe)?;
+            g.keyed_labels(comm, c)
+        })
+    }
+
+    /// Shortest paths from `source` over the weights (infinity where it does not lead);
+    /// a graph loaded without weights is an error.
+    pub fn sssp(&self, ctx: &mut Context, source: &VertexId, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<f64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            let s = g.source(comm, source, "SSSP")?;
+            let c = super::sssp::compute(comm, g, s, threads.max(1), observe)?;
+            g.keyed(comm, c)
+        })
+    }
+
+    /// Local clustering coefficients.
+    pub fn lcc(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<f64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("LCC")?;
+            let c = super::lcc::compute(comm, g, threads.max(1), observe)?;
+            g.keyed(comm, c)
+        })
+    }
+
+    /// PageRank over the graph's deduplicated edges, as [`super::pagerank_spmd`] on
+    /// numbered edges: every vertex (isolated ones too) holds rank, starting at 1/n.
+    /// `observe` sees every iteration on every process.
+    pub fn pagerank(
+        &self,
+        ctx: &mut Context,
+        cfg: &PageRankConfig,
+        opts: &DistOptions,
+        observe: &mut dyn FnMut(&IterationProgress),
+    ) -> DistResult<KeyedRanks> {
+        self.collective(ctx, cfg.threads, |g, comm| {
+            cfg.check().map_err(DistError::Invalid)?;
+            g.require_vertices("PageRank")?;
+            let t0 = Instant::now();
+            let inn = g.adjacency().inn.csr();
+            let routed = comm.agree((|| {
+                let mut ptr = try_zeroed::<usize>(inn.ptr.len(), comm.me, "the in-edges for PageRank")?;
+                let mut src = try_zeroed::<u32>(inn.idx.len(), comm.me, "the in-edges for PageRank")?;
+                ptr.copy_from_slice(&inn.ptr);
+                src.copy_from_slice(&inn.idx);
+                Ok(Routed { n: g.n, lo: g.lo, ptr, src })
+            })())?;
+            let ranked = super::rank(comm, routed, cfg, opts, observe, t0)?;
+            // The ranks of the blocks of PageRank's order to the even blocks of numbers.
+            let (p, n) = (comm.p, g.n);
+            let mut counts = vec![0usize; p];
+            for &v in &ranked.graph.orig {
+                counts[even_owner(v as usize, n, p)] += 1;
+            }
+            let each = |f: &mut dyn FnMut([u64; 2])| {
+                for (&v, r) in ranked.graph.orig.iter().zip(&ranked.out.ranks) {
+                    f([v as u64, r.to_bits()])
+                }
+            };
+            let (send, counts) =
+                super::build::bucket_counted(comm.me, ranked.graph.orig.len(), counts, each, |e| even_owner(e[0] as usize, n, p))?;
+            let (got, _) = comm.alltoallv(&send, &counts)?;
+            drop(send);
+            let mut ranks = try_zeroed::<f64>(g.hi - g.lo, comm.me, "the ranks of the block")?;
+            for e in &got {
+                ranks[e[0] as usize - g.lo] = f64::from_bits(e[1]);
+            }
+            let converged = ranked.out.residual < cfg.tol;
+            let c = Computed { values: ranks, rounds: ranked.out.iterations, seconds: t0.elapsed().as_secs_f64() };
+            Ok(KeyedRanks { ranks: g.keyed(comm, c)?, residual: ranked.out.residual, converged, exchange: ranked.stats })
+        })
+    }
+
+    /// Runs `body` with a communicator on `ctx`, after checking `threads`.
+    fn collective<T>(&self, ctx: &mut Context, threads: usize, body: impl FnOnce(&Graph, &mut Comm<'_>) -> DistResult<T>) -> DistResult<T> {
+        let mut comm = Comm::new(ctx)?;
+        let r = crate::parallel::check_thread_count(threads.max(1)).map_err(DistError::from).and_then(|_| body(self, &mut comm));
+        finish(comm, r)
+    }
+}

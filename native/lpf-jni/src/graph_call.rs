@@ -1,0 +1,873 @@
+//! The bundled algorithm `graph-call`: one LpfGraph call inside one LPF job. Each
+//! process passes its part of the graph with the callers' own vertex ids — integers
+//! (`i64`) or byte strings (Spark's strings) — the processes number them, load the graph
+//! (graphblas's `dist::Graph`), run the kernel on it and answer with the ids: no Spark job
+//! numbers anything (docs/one-stage.md).
+//!
+//! Every process passes a *request* and gets a *reply*; both are little-endian byte
+//! strings. The Scala side writes and reads them; `describe` reads a request back field by
+//! field (`LpfNative.describeRequest`), so the two definitions cannot drift apart unnoticed.
+//!
+//! Request (68-byte header, then the parts):
+//!
+//! | offset | type | field |
+//! |---|---|---|
+//! | 0 | 8 bytes | magic `LPFGCQ01` |
+//! | 8 | u32 | kernel: 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank |
+//! | 12 | u32 | threads per process (0 = 1) |
+//! | 16 | u32 | id kind: 1 integral (i64), 2 byte strings |
+//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan) |
+//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; else 0) |
+//! | 32 | f64 | alpha (PageRank; else 0) |
+//! | 40 | f64 | tol (PageRank; else 0) |
+//! | 48 | u64 | m, this process's edges |
+//! | 56 | u64 | v, this process's vertex ids (vertices that need no edge) |
+//! | 64 | u32 | L: length of this process's refusal text (0: none) |
+//! | 68 | L bytes | refusal, UTF-8: when L > 0 this process's input is refused; every process fails with `process q: <text>` (the first refusing process), nothing else is read |
+//! | .. | | source (flag bit 0): integral an i64; byte strings u32 length + bytes |
+//! | .. | | m edges: integral (i64 src, i64 dst) each; byte strings (u32 len, src bytes, u32 len, dst bytes) each |
+//! | .. | | SSSP only: m f64 weights, in edge order |
+//! | .. | | v vertex ids: i64 each, or (u32 len, bytes) each |
+//!
+//! Bytes 8..48 and the source must be the same on every process; the first supersteps
+//! check that (after the refusals), so a bad, refused or disagreeing request fails on every
+//! process with one message. BFS and SSSP need the source flag, the others forbid it; a
+//! weight must be a number >= 0 (the caller refuses others, naming the ids; checked here
+//! too).
+//!
+//! Reply (80-byte header, then the ids and values):
+//!
+//! | offset | type | field |
+//! |---|---|---|
+//! | 0 | 8 bytes | magic `LPFGCR01` |
+//! | 8 | u64 | n, vertices of the whole graph |
+//! | 16 | u64 | edges of the whole graph (duplicates once) |
+//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC 1) |
+//! | 32 | f64 | load seconds (this process: parse, numbering, routing, build) |
+//! | 40 | f64 | compute seconds (this process) |
+//! | 48 | f64 | residual (PageRank's last L1 change; else 0) |
+//! | 56 | u32 | flags: bit 0 converged (PageRank); bits 1-2 exchange that ran (PageRank: 1 allgather, 2 plan) |
+//! | 60 | u32 | value kind: 1 i64, 2 f64, 3 an id (same encoding as the ids) |
+//! | 64 | f64 | id seconds (this process: numbering the ids + translating results back to ids) |
+//! | 72 | u64 | k, vertices in this reply |
+//! | 80 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
+//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank), or for WCC/CDLP ids in the ids' encoding |
+//!
+//! Over all processes every vertex comes once; process q's block precedes q+1's.
+
+use crate::algorithms::{agree_on_request, exchange_words};
+use crate::pagerank::{check_parameters, fnv, Reader};
+use crate::progress::ProgressSink;
+use graphblas::dist::{
+    ByteKeys, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
+};
+use graphblas::PageRankConfig;
+use lpf::{Context, MSG_DEFAULT, SYNC_DEFAULT};
+use std::time::Instant;
+
+pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGCQ01";
+pub const REPLY_MAGIC: &[u8; 8] = b"LPFGCR01";
+pub const REQUEST_HEADER: usize = 68;
+pub const REPLY_HEADER: usize = 80;
+
+/// Bit 0 of the request's flags: a source follows the refusal.
+const HAS_SOURCE: u32 = 1;
+
+/// The request's fixed fields, as read.
+#[derive(Clone, Debug, PartialEq)]
+struct Header {
+    kernel: u32,
+    threads: u32,
+    kind: u32,
+    flags: u32,
+    iterations: i64,
+    alpha: f64,
+    tol: f64,
+    m: u64,
+    v: u64,
+}
+
+/// What to run, from a header that passed [`Header::check`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kernel {
+    Bfs,
+    Wcc,
+    Cdlp { iterations: usize },
+    Sssp,
+    Lcc,
+    PageRank { alpha: f64, tol: f64, max_iters: usize, exchange: Exchange },
+}
+
+impl Header {
+    /// The kernel with its parameters, or what is wrong with them. Reads only bytes
+    /// 8..48, which every process agrees on, so every process gives the same verdict.
+    fn check(&self) -> Result<Kernel, String> {
+        if !(1..=2).contains(&self.kind) {
+            return Err(format!("id kind {} is not 1 (integral) or 2 (byte strings)", self.kind));
+        }
+        if self.flags >> 3 != 0 {
+            return Err(format!("flags {:#x} set bits other than 0 (source) and 1-2 (exchange)", self.flags));
+        }
+        let kernel = match self.kernel {
+            1 => Kernel::Bfs,
+            2 => Kernel::Wcc,
+            3 => Kernel::Cdlp { iterations: crate::kernels::check_iterations(self.iterations)? },
+            4 => Kernel::Sssp,
+            5 => Kernel::Lcc,
+            6 => {
+                check_parameters(self.alpha, self.tol, self.iterations)?;
+                let exchange = match (self.flags >> 1) & 3 {
+                    0 => Exchange::Auto,
+                    1 => Exchange::Allgather,
+                    2 => Exchange::Plan,
+                    x => return Err(format!("exchange code {x} in the flags is not 0 (auto), 1 (allgather) or 2 (plan)")),
+                };
+                Kernel::PageRank { alpha: self.alpha, tol: self.tol, max_iters: self.iterations as usize, exchange }
+            }
+            x => return Err(format!("kernel code {x} is not 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)")),
+        };
+        let wants_source = matches!(kernel, Kernel::Bfs | Kernel::Sssp);
+        match (wants_source, self.flags & HAS_SOURCE != 0) {
+            (true, false) => Err(format!("{} needs a source vertex (flag bit 0)", name(&kernel))),
+            (false, true) => Err(format!("{} takes no source vertex (flag bit 0 is set)", name(&kernel))),
+            _ => Ok(kernel),
+        }
+    }
+}
+
+fn name(k: &Kernel) -> &'static str {
+    match k {
+        Kernel::Bfs => "BFS",
+        Kernel::Wcc => "WCC",
+        Kernel::Cdlp { .. } => "CDLP",
+        Kernel::Sssp => "SSSP",
+        Kernel::Lcc => "LCC",
+        Kernel::PageRank { .. } => "PageRank",
+    }
+}
+
+/// A parsed request: the header's verdict, and the parts when it passed.
+pub struct Request {
+    header: Header,
+    /// The kernel, or the parameter error every process reports alike.
+    pub kernel: Result<Kernel, String>,
+    pub threads: usize,
+    pub source: Option<VertexId>,
+    pub edges: KeyedEdges,
+    /// Hash of bytes 8..48 and the source (what must agree between processes).
+    pub digest: u64,
+}
+
+/// The header and the refusal text (empty: none).
+fn header(b: &[u8]) -> Result<(Header, &[u8]), String> {
+    let mut r = Reader::new(b);
+    if r.take(8, "the magic")? != REQUEST_MAGIC {
+        return Err("the request does not start with LPFGCQ01 (see native/lpf-jni/src/graph_call.rs)".into());
+    }
+    let h = Header {
+        kernel: r.u32("the kernel")?,
+        threads: r.u32("threads")?,
+        kind: r.u32("the id kind")?,
+        flags: r.u32("the flags")?,
+        iterations: r.u64("the iterations")? as i64,
+        alpha: r.f64("alpha")?,
+        tol: r.f64("tol")?,
+        m: r.u64("the edge count")?,
+        v: r.u64("the vertex count")?,
+    };
+    let len = r.u32("the refusal length")? as usize;
+    let refusal = r.take(len, "the refusal text")?;
+    Ok((h, refusal))
+}
+
+/// Reads ids of one kind from a request.
+struct Ids<'r, 'a> {
+    r: &'r mut Reader<'a>,
+    bytes: bool,
+}
+
+impl Ids<'_, '_> {
+    fn one(&mut self, what: &str) -> Result<VertexId, String> {
+        Ok(if self.bytes {
+            let len = self.r.u32(what)? as usize;
+            VertexId::Bytes(self.r.take(len, what)?.to_vec())
+        } else {
+            VertexId::Integral(self.r.u64(what)? as i64)
+        })
+    }
+
+    /// `count` ids into one buffer; the count is checked against the bytes left first.
+    fn many(&mut self, count: u64, what: &str) -> Result<VertexIds, String> {
+        let left = (self.r.len() - self.r.at()) as u64;
+        let least = if self.bytes { 4 } else { 8 };
+        if count.checked_mul(least).is_none_or(|need| need > left) {
+            return Err(format!("the request declares {count} {what} but has {left} bytes left for them"));
+        }
+        if self.bytes {
+            let mut keys = ByteKeys::new();
+            for _ in 0..count {
+                let len = self.r.u32(what)? as usize;
+                keys.push(self.r.take(len, what)?);
+            }
+            Ok(VertexIds::Bytes(keys))
+        } else {
+            let raw = self.r.take(8 * count as usize, what)?;
+            Ok(VertexIds::Integral(raw.chunks_exact(8).map(|x| i64::from_le_bytes(x.try_into().unwrap())).collect()))
+        }
+    }
+}
+
+/// The whole request (after [`header`]; a refused one is not parsed). The parts are read
+/// only when the header's parameters pass: otherwise the request carries their error.
+pub fn parse(b: &[u8]) -> Result<Request, String> {
+    let (h, refusal) = header(b)?;
+    if !refusal.is_empty() {
+        return Err(format!("the request is refused: {}", String::from_utf8_lossy(refusal)));
+    }
+    let kernel = h.check();
+    let threads = h.threads.max(1) as usize;
+    let agreed = &b[8..48];
+    let empty = || VertexIds::Integral(Vec::new());
+    let Ok(k) = &kernel else {
+        let edges = KeyedEdges { ends: empty(), vertices: empty(), weights: None };
+        return Ok(Request { header: h, kernel, threads, source: None, edges, digest: fnv(agreed) & (u64::MAX >> 1) });
+    };
+    let mut r = Reader::new(b);
+    r.take(REQUEST_HEADER + refusal.len(), "the header")?;
+    let mut ids = Ids { r: &mut r, bytes: h.kind == 2 };
+    let source_at = ids.r.at();
+    let source = if h.flags & HAS_SOURCE != 0 { Some(ids.one("the source")?) } else { None };
+    let source_bytes = &b[source_at..ids.r.at()];
+    let ends = ids.many(h.m.checked_mul(2).ok_or("the edge count overflows")?, "edge ends")?;
+    let weights = if *k == Kernel::Sssp {
+        let left = (r.len() - r.at()) as u64;
+        let bytes = h.m.checked_mul(8).filter(|&x| x <= left).ok_or_else(|| format!("the request declares {} weights but has {left} bytes left", h.m))?;
+        let raw = r.take(bytes as usize, "the weights")?;
+        Some(raw.chunks_exact(8).map(|w| f64::from_le_bytes(w.try_into().unwrap())).collect())
+    } else {
+        None
+    };
+    let vertices = Ids { r: &mut r, bytes: h.kind == 2 }.many(h.v, "vertex ids")?;
+    if r.at() != b.len() {
+        return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at(), r.at()));
+    }
+    let mut agreed_bytes = agreed.to_vec();
+    agreed_bytes.extend_from_slice(source_bytes);
+    let digest = fnv(&agreed_bytes) & (u64::MAX >> 1);
+    Ok(Request { header: h, kernel, threads, source, edges: KeyedEdges { ends, vertices, weights }, digest })
+}
+
+fn show_ids(ids: &VertexIds) -> String {
+    match ids {
+        VertexIds::Integral(v) => format!("{v:?}"),
+        VertexIds::Bytes(k) => {
+            let all: Vec<String> = k.iter().map(|b| VertexId::Bytes(b.to_vec()).to_string()).collect();
+            format!("[{}]", all.join(", "))
+        }
+    }
+}
+
+/// Every field of a request as this side reads it, one line, or the parse or parameter
+/// error (the parameters' one check).
+pub fn describe(b: &[u8]) -> Result<String, String> {
+    let (_, refusal) = header(b)?;
+    if !refusal.is_empty() {
+        return Ok(format!("graph-call refused: {}", String::from_utf8_lossy(refusal)));
+    }
+    let r = parse(b)?;
+    let kernel = r.kernel?;
+    let h = &r.header;
+    Ok(format!(
+        "graph-call {kernel:?} threads={} kind={} flags={} iterations={} alpha={} tol={} source={} edges {} weights {:?} vertices {}",
+        r.threads,
+        h.kind,
+        h.flags,
+        h.iterations,
+        h.alpha,
+        h.tol,
+        r.source.as_ref().map_or("none".to_string(), |s| s.to_string()),
+        show_ids(&r.edges.ends),
+        r.edges.weights,
+        show_ids(&r.edges.vertices)
+    ))
+}
+
+/// The refusals' verdict: every process learns every refusal's length and, if any
+/// process refused, fails with the first refusing process's text. Collective.
+fn agree_on_refusals(ctx: &mut Context, refusal: &[u8]) -> Result<(), String> {
+    let p = ctx.nprocs() as usize;
+    let lengths = exchange_words(ctx, refusal.len() as u64, 2, p)?;
+    let Some(q) = lengths.iter().position(|&l| l > 0) else { return Ok(()) };
+    let len = lengths[q] as usize;
+    // Process q puts its text into everyone's buffer (one superstep, h = (p - 1) len).
+    let mut text = vec![0u8; len];
+    let mut mine = refusal.to_vec();
+    mine.resize(len.max(refusal.len()), 0);
+    let got = ctx.register_global(&mut text).map_err(|e| e.to_string())?;
+    let src = ctx.register_local(&mut mine).map_err(|e| e.to_string())?;
+    ctx.sync(SYNC_DEFAULT).map_err(|e| e.to_string())?;
+    if ctx.pid() as usize == q {
+        for to in 0..p {
+            ctx.put(src.slot(), 0, to as u32, got.slot(), 0, len, MSG_DEFAULT).map_err(|e| e.to_string())?;
+        }
+    }
+    ctx.sync(SYNC_DEFAULT).map_err(|e| e.to_string())?;
+    let said = String::from_utf8_lossy(ctx.slice(&got)).into_owned();
+    ctx.deregister(src.slot()).map_err(|e| e.to_string())?;
+    ctx.deregister(got.slot()).map_err(|e| e.to_string())?;
+    Err(format!("process {q}: {said}"))
+}
+
+/// The reply's ids in their encoding.
+fn put_ids(out: &mut Vec<u8>, ids: &VertexIds) {
+    match ids {
+        VertexIds::Integral(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        VertexIds::Bytes(k) => {
+            for key in k.iter() {
+                out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+                out.extend_from_slice(key);
+            }
+        }
+    }
+}
+
+fn ids_bytes(ids: &VertexIds) -> usize {
+    match ids {
+        VertexIds::Integral(v) => 8 * v.len(),
+        VertexIds::Bytes(k) => 4 * k.len() + k.byte_len(),
+    }
+}
+
+/// What the reply's header says besides the result's own fields.
+struct Times {
+    load_seconds: f64,
+    graph_id_seconds: f64,
+    residual: f64,
+    flags: u32,
+}
+
+/// The values of a result, as the reply carries them.
+trait Values {
+    const KIND: u32;
+    fn bytes(&self) -> usize;
+    fn put(&self, out: &mut Vec<u8>);
+}
+
+impl Values for Vec<i64> {
+    const KIND: u32 = 1;
+    fn bytes(&self) -> usize {
+        8 * self.len()
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        self.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    }
+}
+
+impl Values for Vec<f64> {
+    const KIND: u32 = 2;
+    fn bytes(&self) -> usize {
+        8 * self.len()
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        self.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+    }
+}
+
+impl Values for VertexIds {
+    const KIND: u32 = 3;
+    fn bytes(&self) -> usize {
+        ids_bytes(self)
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        put_ids(out, self);
+    }
+}
+
+fn reply<V: Values>(r: &KeyedValues<V>, t: &Times) -> Result<Vec<u8>, String> {
+    let size = REPLY_HEADER + ids_bytes(&r.ids) + r.values.bytes();
+    let mut out = Vec::new();
+    out.try_reserve_exact(size).map_err(|_| format!("out of memory: the reply needs {size} bytes"))?;
+    out.extend_from_slice(REPLY_MAGIC);
+    out.extend_from_slice(&r.n.to_le_bytes());
+    out.extend_from_slice(&r.nnz.to_le_bytes());
+    out.extend_from_slice(&(r.rounds as u64).to_le_bytes());
+    out.extend_from_slice(&t.load_seconds.to_le_bytes());
+    out.extend_from_slice(&r.compute_seconds.to_le_bytes());
+    out.extend_from_slice(&t.residual.to_le_bytes());
+    out.extend_from_slice(&t.flags.to_le_bytes());
+    out.extend_from_slice(&V::KIND.to_le_bytes());
+    out.extend_from_slice(&(t.graph_id_seconds + r.id_seconds).to_le_bytes());
+    out.extend_from_slice(&(r.ids.len() as u64).to_le_bytes());
+    put_ids(&mut out, &r.ids);
+    r.values.put(&mut out);
+    Ok(out)
+}
+
+/// The SPMD body: the refusals' and the requests' verdicts, the graph loaded, the kernel
+/// run on it, the reply. LPF process 0 reports each round to `progress`, if given.
+pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
+    let t0 = Instant::now();
+    let head = header(input);
+    agree_on_refusals(ctx, head.as_ref().map_or(&[][..], |(_, refusal)| refusal))?;
+    let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, source";
+    let req = agree_on_request(ctx, parse(input), |r| r.digest, fields)?;
+    let kernel = req.kernel?;
+    let threads = req.threads;
+    let err = |e: graphblas::dist::DistError| e.to_string();
+    let graph = Graph::load(ctx, req.edges, threads).map_err(err)?;
+    let mut t = Times { load_seconds: t0.elapsed().as_secs_f64(), graph_id_seconds: graph.id_seconds(), residual: 0.0, flags: 0 };
+    // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
+    let sink = progress.filter(|_| ctx.pid() == 0);
+    let observe = &mut |p: &RoundProgress| {
+        if let Some(sink) = sink {
+            sink.report(p);
+        }
+    };
+    let source = req.source.as_ref();
+    let source = || source.expect("checked: BFS and SSSP have a source");
+    match kernel {
+        Kernel::Bfs => reply(&graph.bfs(ctx, source(), threads, observe).map_err(err)?, &t),
+        Kernel::Wcc => reply(&graph.wcc(ctx, threads, observe).map_err(err)?, &t),
+        Kernel::Cdlp { iterations } => reply(&graph.cdlp(ctx, iterations, threads, observe).map_err(err)?, &t),
+        Kernel::Sssp => reply(&graph.sssp(ctx, source(), threads, observe).map_err(err)?, &t),
+        Kernel::Lcc => reply(&graph.lcc(ctx, threads, observe).map_err(err)?, &t),
+        Kernel::PageRank { alpha, tol, max_iters, exchange } => {
+            let cfg = PageRankConfig { alpha, tol, max_iters, threads };
+            let opts = DistOptions { exchange, progress: false, ..DistOptions::default() };
+            let mut each = |p: &IterationProgress| observe(&RoundProgress::from(p));
+            let r = graph.pagerank(ctx, &cfg, &opts, &mut each).map_err(err)?;
+            let ran: u32 = match r.exchange.kind {
+                Exchange::Allgather => 1,
+                Exchange::Plan => 2,
+                Exchange::Auto => 0,
+            };
+            t.residual = r.residual;
+            t.flags = r.converged as u32 | ran << 1;
+            reply(&r.ranks, &t)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An id of either kind, for building requests.
+    type Id = VertexId;
+
+    fn id_bytes(out: &mut Vec<u8>, id: &Id) {
+        match id {
+            VertexId::Integral(i) => out.extend_from_slice(&i.to_le_bytes()),
+            VertexId::Bytes(b) => {
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(b);
+            }
+        }
+    }
+
+    /// The parameters of a request (all but the parts).
+    #[derive(Clone)]
+    struct Params {
+        kernel: u32,
+        flags: u32,
+        iterations: i64,
+        alpha: f64,
+        tol: f64,
+        source: Option<Id>,
+    }
+
+    fn params(kernel: u32, source: Option<Id>) -> Params {
+        let (iterations, alpha, tol) = match kernel {
+            3 => (3, 0.0, 0.0),
+            6 => (200, 0.85, 1e-12),
+            _ => (0, 0.0, 0.0),
+        };
+        Params { kernel, flags: source.is_some() as u32, iterations, alpha, tol, source }
+    }
+
+    fn request(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(REQUEST_MAGIC);
+        for w in [p.kernel, 1, if bytes { 2 } else { 1 }, p.flags] {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        b.extend_from_slice(&p.iterations.to_le_bytes());
+        b.extend_from_slice(&p.alpha.to_le_bytes());
+        b.extend_from_slice(&p.tol.to_le_bytes());
+        b.extend_from_slice(&(edges.len() as u64).to_le_bytes());
+        b.extend_from_slice(&(vertices.len() as u64).to_le_bytes());
+        b.extend_from_slice(&(refusal.len() as u32).to_le_bytes());
+        b.extend_from_slice(refusal.as_bytes());
+        assert_eq!(b.len(), REQUEST_HEADER + refusal.len());
+        if !refusal.is_empty() {
+            return b;
+        }
+        if let Some(s) = &p.source {
+            id_bytes(&mut b, s);
+        }
+        for (s, t) in edges {
+            id_bytes(&mut b, s);
+            id_bytes(&mut b, t);
+        }
+        for w in weights {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        for v in vertices {
+            id_bytes(&mut b, v);
+        }
+        b
+    }
+
+    /// A value of a reply.
+    #[derive(Clone, Debug, PartialEq)]
+    enum Value {
+        Int(i64),
+        Float(u64),
+        Id(Id),
+    }
+
+    /// A reply read back: (n, nnz, rounds, residual, flags, value kind), the (id, value)
+    /// pairs, checking the layout (the header's fields, sizes, ascending ids).
+    #[allow(clippy::type_complexity)]
+    fn read_reply(b: &[u8], bytes: bool) -> ((u64, u64, u64, f64, u32, u32), Vec<(Id, Value)>) {
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        let half = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        assert_eq!(&b[..8], REPLY_MAGIC);
+        for at in [32, 40, 64] {
+            let s = f64::from_bits(word(at));
+            assert!(s.is_finite() && s >= 0.0, "seconds at {at}: {s}");
+        }
+        let (kind, k) = (half(60), word(72) as usize);
+        let mut at = REPLY_HEADER;
+        let id = |at: &mut usize| -> Id {
+            if bytes {
+                let len = u32::from_le_bytes(b[*at..*at + 4].try_into().unwrap()) as usize;
+                let v = VertexId::Bytes(b[*at + 4..*at + 4 + len].to_vec());
+                *at += 4 + len;
+                v
+            } else {
+                *at += 8;
+                VertexId::Integral(word(*at - 8) as i64)
+            }
+        };
+        let ids: Vec<Id> = (0..k).map(|_| id(&mut at)).collect();
+        let values: Vec<Value> = (0..k)
+            .map(|_| match kind {
+                1 => {
+                    at += 8;
+                    Value::Int(word(at - 8) as i64)
+                }
+                2 => {
+                    at += 8;
+                    Value::Float(word(at - 8))
+                }
+                3 => Value::Id(id(&mut at)),
+                x => panic!("value kind {x}"),
+            })
+            .collect();
+        assert_eq!(at, b.len(), "the reply ends after its values");
+        let order = |x: &Id| match x {
+            VertexId::Integral(i) => (*i as i128, Vec::new()),
+            VertexId::Bytes(v) => (0, v.clone()),
+        };
+        assert!(ids.windows(2).all(|w| order(&w[0]) < order(&w[1])), "ascending ids: {ids:?}");
+        ((word(8), word(16), word(24), f64::from_bits(word(48)), half(56), kind), ids.into_iter().zip(values).collect())
+    }
+
+    /// All replies' pairs in pid order, every process agreeing on the header's counts.
+    fn pairs(out: &[Result<Vec<u8>, String>], bytes: bool) -> Vec<(Id, Value)> {
+        let mut all = Vec::new();
+        let mut head = None;
+        for r in out {
+            let (h, p) = read_reply(r.as_ref().unwrap_or_else(|e| panic!("{e}")), bytes);
+            assert_eq!(*head.get_or_insert((h.0, h.1, h.2, h.5)), (h.0, h.1, h.2, h.5));
+            all.extend(p);
+        }
+        all
+    }
+
+    fn on_threads(inputs: Vec<Vec<u8>>) -> Vec<Result<Vec<u8>, String>> {
+        crate::on_shm_threads(inputs, |c, input| run(c, input, None))
+    }
+
+    /// The test graph: 11 vertices numbered by hand, 0..=8 with edges (duplicates, a
+    /// self-loop, two components), 9 and 10 isolated.
+    const N: usize = 11;
+    const EDGES: [(usize, usize); 14] =
+        [(0, 1), (1, 2), (2, 0), (0, 3), (3, 4), (4, 3), (1, 2), (5, 6), (6, 7), (7, 5), (8, 8), (2, 4), (4, 1), (6, 5)];
+
+    /// Ids in ascending order for the numbers 0..N.
+    fn ids(bytes: bool) -> Vec<Id> {
+        if bytes {
+            let mut v: Vec<Vec<u8>> = vec![b"".to_vec(), b"\x00".to_vec(), b"a".to_vec(), b"ab".to_vec(), "é".as_bytes().to_vec()];
+            v.extend([vec![b'z'; 5000], b"\xff".to_vec(), b"\xff\x00".to_vec(), b"\xff\xfe\xfd".to_vec(), b"\xff\xff".to_vec(), b"\xff\xff\xff".to_vec()]);
+            v.sort();
+            v.into_iter().map(VertexId::Bytes).collect()
+        } else {
+            [i64::MIN, -1_000_000_000_000, -7, -1, 0, 3, 10, 1 << 40, 1 << 62, i64::MAX - 1, i64::MAX].into_iter().map(VertexId::Integral).collect()
+        }
+    }
+
+    /// The graph's requests for `p` processes: edges dealt round-robin with weights
+    /// 1 + k % 3, the isolated vertices (and one with edges) as vertex ids of the last.
+    fn requests(par: &Params, bytes: bool, p: usize) -> Vec<Vec<u8>> {
+        let id = ids(bytes);
+        (0..p)
+            .map(|q| {
+                let ks: Vec<usize> = (0..EDGES.len()).filter(|k| k % p == q).collect();
+                let edges: Vec<(Id, Id)> = ks.iter().map(|&k| (id[EDGES[k].0].clone(), id[EDGES[k].1].clone())).collect();
+                let weights: Vec<f64> = if par.kernel == 4 { ks.iter().map(|&k| 1.0 + (k % 3) as f64).collect() } else { vec![] };
+                let vertices = if q == p - 1 { vec![id[9].clone(), id[10].clone(), id[0].clone()] } else { vec![] };
+                request(par, bytes, &edges, &weights, &vertices, "")
+            })
+            .collect()
+    }
+
+    /// The same graph through the numbered paths (`graph-kernel`; `pagerank` with source 3,
+    /// numbered edges), as (number, value bits) in number order.
+    fn numbered(kernel: u32, source: usize, p: usize) -> Vec<(u64, u64)> {
+        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        let inputs: Vec<Vec<u8>> = (0..p)
+            .map(|q| {
+                let ks: Vec<usize> = (0..EDGES.len()).filter(|k| k % p == q).collect();
+                let mut b = Vec::new();
+                if kernel == 6 {
+                    b.extend_from_slice(crate::pagerank::REQUEST_MAGIC);
+                    b.extend_from_slice(&0.85f64.to_le_bytes());
+                    b.extend_from_slice(&1e-12f64.to_le_bytes());
+                    b.extend_from_slice(&200u64.to_le_bytes());
+                    for w in [1u32, 3, 0, 0] {
+                        b.extend_from_slice(&w.to_le_bytes());
+                    }
+                    b.extend_from_slice(&(N as u64).to_le_bytes());
+                } else {
+                    b.extend_from_slice(crate::kernels::REQUEST_MAGIC);
+                    b.extend_from_slice(&kernel.to_le_bytes());
+                    b.extend_from_slice(&1u32.to_le_bytes());
+                    b.extend_from_slice(&(N as u64).to_le_bytes());
+                    b.extend_from_slice(&(source as u64).to_le_bytes());
+                    b.extend_from_slice(&(if kernel == 3 { 3i64 } else { 0 }).to_le_bytes());
+                }
+                b.extend_from_slice(&(ks.len() as u64).to_le_bytes());
+                for &k in &ks {
+                    b.extend_from_slice(&(EDGES[k].0 as u64).to_le_bytes());
+                    b.extend_from_slice(&(EDGES[k].1 as u64).to_le_bytes());
+                }
+                if kernel == 4 {
+                    for &k in &ks {
+                        b.extend_from_slice(&(1.0 + (k % 3) as f64).to_le_bytes());
+                    }
+                }
+                b
+            })
+            .collect();
+        let out = if kernel == 6 {
+            crate::on_shm_threads(inputs, |c, input| crate::pagerank::run(c, input, None))
+        } else {
+            crate::on_shm_threads(inputs, |c, input| crate::kernels::run(c, input, None))
+        };
+        let mut all = Vec::new();
+        for r in out {
+            let b = r.unwrap();
+            if kernel == 6 {
+                let k = word(&b, 64) as usize;
+                all.extend((0..k).map(|i| (word(&b, 72 + 16 * i), word(&b, 80 + 16 * i))));
+            } else {
+                let k = word(&b, 48) as usize;
+                all.extend((0..k).map(|i| (word(&b, 56 + 8 * i), word(&b, 56 + 8 * (k + i)))));
+            }
+        }
+        all.sort();
+        all
+    }
+
+    /// Issue 25: every kernel on ids the processes number themselves gives the results of
+    /// the graph numbered by hand, with the ids (integers incl. i64::MIN/MAX and
+    /// negatives; byte strings incl. the empty one, non-UTF-8 and 5000 bytes), isolated
+    /// vertices given as vertex ids, 1-3 processes.
+    #[test]
+    fn every_kernel_by_id_equals_the_numbered_kernel() {
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            for p in 1..=3 {
+                for kernel in 1..=6u32 {
+                    let source = (kernel == 1 || kernel == 4).then(|| id[1].clone());
+                    let got = pairs(&on_threads(requests(&params(kernel, source), bytes, p)), bytes);
+                    let want: Vec<(Id, Value)> = numbered(kernel, 1, p)
+                        .into_iter()
+                        .map(|(v, bits)| {
+                            let value = match kernel {
+                                1 => Value::Int(bits as i64),
+                                2 | 3 => Value::Id(id[bits as usize].clone()),
+                                _ => Value::Float(bits),
+                            };
+                            (id[v as usize].clone(), value)
+                        })
+                        .collect();
+                    assert_eq!(got, want, "kernel {kernel}, {p} processes, byte ids {bytes}");
+                }
+            }
+        }
+    }
+
+    /// Every process's error, checked to be the same, returned.
+    fn one_error(out: Vec<Result<Vec<u8>, String>>) -> String {
+        let first = out[0].clone().unwrap_err();
+        for (q, r) in out.into_iter().enumerate() {
+            assert_eq!(r.as_ref().err(), Some(&first), "process {q}");
+        }
+        first
+    }
+
+    /// The reply's fixed fields at their offsets: a path -7 -> 0 -> 3 and the isolated
+    /// vertex 10 (a vertex id), BFS from -7 on one process; PageRank's residual and flags.
+    #[test]
+    fn the_reply_layout() {
+        let id = |i: i64| VertexId::Integral(i);
+        let edges = [(id(-7), id(0)), (id(0), id(3)), (id(0), id(3))];
+        let out = on_threads(vec![request(&params(1, Some(id(-7))), false, &edges, &[], &[id(10)], "")]);
+        let b = out[0].as_ref().unwrap();
+        let ((n, nnz, rounds, residual, flags, kind), got) = read_reply(b, false);
+        assert_eq!((n, nnz, rounds, residual, flags, kind), (4, 2, 3, 0.0, 0, 1));
+        assert_eq!(b.len(), REPLY_HEADER + 4 * 16);
+        assert_eq!(u64::from_le_bytes(b[72..80].try_into().unwrap()), 4);
+        let want = [(id(-7), Value::Int(0)), (id(0), Value::Int(1)), (id(3), Value::Int(2)), (id(10), Value::Int(i64::MAX))];
+        assert_eq!(got, want);
+        // PageRank with the plan exchange forced (bits 1-2 = 2) over two processes.
+        let mut par = params(6, None);
+        par.flags = 2 << 1;
+        let out = on_threads(vec![
+            request(&par, false, &edges[..1], &[], &[], ""),
+            request(&par, false, &edges[1..], &[], &[id(10)], ""),
+        ]);
+        for r in &out {
+            let ((n, _, rounds, residual, flags, kind), _) = read_reply(r.as_ref().unwrap(), false);
+            assert_eq!((n, kind, flags), (4, 2, 1 | 2 << 1), "converged, the plan ran");
+            assert!(residual < 1e-12 && rounds >= 1, "{residual} {rounds}");
+        }
+        // WCC over byte ids: the values are ids in the ids' encoding.
+        let s = |x: &[u8]| VertexId::Bytes(x.to_vec());
+        let out = on_threads(vec![request(&params(2, None), true, &[(s(b"b"), s(b"")), (s(b"c"), s(b"d"))], &[], &[s(b"a")], "")]);
+        let (head, got) = read_reply(out[0].as_ref().unwrap(), true);
+        assert_eq!(head.5, 3);
+        let want: Vec<(Id, Value)> =
+            [(b"" as &[u8], b"" as &[u8]), (b"a", b"a"), (b"b", b""), (b"c", b"c"), (b"d", b"c")].iter().map(|(v, l)| (s(v), Value::Id(s(l)))).collect();
+        assert_eq!(got, want);
+    }
+
+    /// A source that is no vertex: the error naming it on every process, integers as
+    /// written, byte strings in quotes.
+    #[test]
+    fn a_source_that_is_no_vertex_is_named_everywhere() {
+        let e = one_error(on_threads(requests(&params(1, Some(VertexId::Integral(7))), false, 2)));
+        assert_eq!(e, "the BFS source 7 is not a vertex of the graph");
+        let e = one_error(on_threads(requests(&params(4, Some(VertexId::Bytes(b"abc".to_vec()))), true, 3)));
+        assert_eq!(e, "the SSSP source 'abc' is not a vertex of the graph");
+    }
+
+    /// A refusal on one process: every process fails with the first refusing process's
+    /// text, before anything else is read (its request holds nothing after the text).
+    #[test]
+    fn a_refusal_fails_every_process_with_its_text() {
+        let par = params(2, None);
+        let mut inputs = requests(&par, false, 3);
+        inputs[1] = request(&par, false, &[], &[], &[], "the weight of edge (3, 4) is -1.0");
+        inputs[2] = request(&par, false, &[], &[], &[], "a later refusal");
+        assert_eq!(one_error(on_threads(inputs)), "process 1: the weight of edge (3, 4) is -1.0");
+    }
+
+    /// Requests whose agreed parts differ, or whose parameters are bad, fail on every
+    /// process with one message.
+    #[test]
+    fn disagreeing_requests_and_bad_parameters_fail_everywhere() {
+        let mut inputs = requests(&params(3, None), false, 2);
+        inputs[1] = requests(&params(2, None), false, 2).remove(1);
+        assert!(one_error(on_threads(inputs)).contains("the parameters (kernel, threads, id kind, flags, iterations, alpha, tol, source) of process 1 differ"));
+        let id = ids(false);
+        let mut inputs = requests(&params(1, Some(id[0].clone())), false, 2);
+        inputs[1] = requests(&params(1, Some(id[1].clone())), false, 2).remove(1);
+        assert!(one_error(on_threads(inputs)).contains("of process 1 differ"));
+        let bad = |f: &dyn Fn(&mut Params)| {
+            let mut par = params(6, None);
+            f(&mut par);
+            one_error(on_threads(requests(&par, false, 2)))
+        };
+        assert_eq!(bad(&|p| p.iterations = 0), "maxIter must be at least 1, got 0");
+        assert_eq!(bad(&|p| p.alpha = f64::NAN), "alpha must be in [0, 1], got NaN");
+        assert_eq!(bad(&|p| (p.kernel, p.iterations) = (3, -1)), "iterations must be >= 0, got -1");
+        assert_eq!(bad(&|p| p.kernel = 1), "BFS needs a source vertex (flag bit 0)");
+        assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (2, 1, Some(VertexId::Integral(0)))), "WCC takes no source vertex (flag bit 0 is set)");
+        assert_eq!(bad(&|p| p.kernel = 9), "kernel code 9 is not 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)");
+        assert_eq!(bad(&|p| p.flags = 3 << 1), "exchange code 3 in the flags is not 0 (auto), 1 (allgather) or 2 (plan)");
+        // A truncated request: its process names what is missing, the others point at it.
+        let mut inputs = requests(&params(2, None), false, 2);
+        let len = inputs[0].len();
+        inputs[0].truncate(len - 3);
+        let out = on_threads(inputs);
+        assert!(out[0].as_ref().unwrap_err().starts_with("bad request: the request declares 14 edge ends but has 109 bytes left"), "{out:?}");
+        assert_eq!(out[1].as_ref().unwrap_err(), "the request of process 0 does not parse (its own error says why)");
+    }
+
+    /// The native check of the weights (the caller refuses them first): a NaN weight is
+    /// the error naming the edge by its ids, on every process.
+    #[test]
+    fn a_nan_weight_is_named_by_its_ids() {
+        let s = |x: &[u8]| VertexId::Bytes(x.to_vec());
+        let par = params(4, Some(s(b"a")));
+        let out = on_threads(vec![
+            request(&par, true, &[(s(b"a"), s(b"b"))], &[1.0], &[], ""),
+            request(&par, true, &[(s(b"b"), s(b"c")), (s(b"c\xff"), s(b"a"))], &[0.0, f64::NAN], &[], ""),
+        ]);
+        assert_eq!(one_error(out), "edge 1 of process 1, ('c\u{fffd}', 'a'), has weight NaN: weights must be numbers >= 0");
+    }
+
+    /// `describe` reads every field back, and gives the parameter check's error.
+    #[test]
+    fn describe_reads_every_field() {
+        let s = |x: &[u8]| VertexId::Bytes(x.to_vec());
+        let b = request(&params(4, Some(s(b"x"))), true, &[(s(b"x"), s(b"\xff"))], &[2.5], &[s(b"")], "");
+        assert_eq!(
+            describe(&b).unwrap(),
+            "graph-call Sssp threads=1 kind=2 flags=1 iterations=0 alpha=0 tol=0 source='x' edges ['x', '\u{fffd}'] weights Some([2.5]) vertices ['']"
+        );
+        let mut par = params(3, None);
+        par.iterations = -2;
+        assert_eq!(describe(&request(&par, false, &[], &[], &[], "")).unwrap_err(), "iterations must be >= 0, got -2");
+        assert_eq!(describe(&request(&par, false, &[], &[], &[], "no")).unwrap(), "graph-call refused: no");
+    }
+
+    /// A graph without vertices (no edges, no vertex ids anywhere) is the kernels' error
+    /// on every process, not a panic.
+    #[test]
+    fn an_empty_graph_is_an_error_everywhere() {
+        let par = params(5, None);
+        let e = one_error(on_threads(vec![request(&par, true, &[], &[], &[], ""), request(&par, true, &[], &[], &[], "")]));
+        assert!(e.contains("the graph has no vertices") && e.contains("LCC"), "{e}");
+    }
+
+    /// LPF process 0 reports the kernel's rounds to the sink: BFS's levels from a byte
+    /// id, PageRank's iterations.
+    #[test]
+    fn process_0_reports_the_rounds() {
+        use std::io::{BufRead, BufReader};
+        let lines_of = |par: &Params| -> Vec<String> {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
+            let out = crate::on_shm_threads(requests(par, true, 2), |c, input| run(c, input, Some(&sink)));
+            assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
+            drop(sink);
+            let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();
+            assert_eq!(lines[0], "token 0");
+            lines[1..].to_vec()
+        };
+        let id = ids(true);
+        // From id 1 (number 1): 1 -> 2 -> {0, 4} -> {3}: four levels.
+        let bfs = lines_of(&params(1, Some(id[1].clone())));
+        let levels: Vec<&str> = bfs.iter().map(|x| x.split(' ').nth(1).unwrap()).collect();
+        assert_eq!(levels, ["0", "1", "2", "3"], "{bfs:?}");
+        assert!(bfs.iter().all(|x| x.starts_with("level ")), "{bfs:?}");
+        let pr = lines_of(&params(6, None));
+        assert!(!pr.is_empty() && pr.iter().all(|x| x.starts_with("iteration ")), "{pr:?}");
+    }
+}
+
