@@ -10,9 +10,8 @@
 //! |---|---|---|
 //! | `allreduce-sum-i64` | n little-endian i64 | the n element-wise (wrapping) sums over all processes |
 //! | `ring-shift` | n bytes | the n bytes of process (pid - 1) mod p |
-//! | `graph-kernel` | a request (see [`crate::kernels`]): BFS, WCC, CDLP or SSSP, and this partition's numbered edges | this process's `(vertex, value)` pairs, rounds, timings (produced) |
 //! | `graph-call` | a request (see [`crate::graph_call`]): a kernel (BFS, WCC, CDLP, SSSP, LCC, PageRank) and this partition's edges and vertices with their own ids (i64 or byte strings) | this process's block of `(id, value)`, rounds, timings (produced) |
-//! | `pagerank` | a request (see [`crate::pagerank`]): parameters and this partition's edges, or a file to read in parallel | this process's `(id, rank)` pairs, iterations, residual, timings (produced: its size is known only after the run) |
+//! | `pagerank` | a request (see [`crate::pagerank`]): parameters and a file to read in parallel, or the R-MAT graph to generate | this process's `(id, rank)` pairs, iterations, residual, timings (produced: its size is known only after the run) |
 
 use crate::progress::ProgressSink;
 use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
@@ -53,7 +52,6 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm { name: "allreduce-sum-i64", body: Body::Fixed { output_len: |n| n, run: allreduce_sum_i64 } },
     Algorithm { name: "ring-shift", body: Body::Fixed { output_len: |n| n, run: ring_shift } },
     Algorithm { name: "pagerank", body: Body::Produces(crate::pagerank::run) },
-    Algorithm { name: "graph-kernel", body: Body::Produces(crate::kernels::run) },
     Algorithm { name: "graph-call", body: Body::Produces(crate::graph_call::run) },
 ];
 

@@ -8,34 +8,41 @@
 //! strings. The Scala side writes and reads them; `describe` reads a request back field by
 //! field (`LpfNative.describeRequest`), so the two definitions cannot drift apart unnoticed.
 //!
-//! Request (68-byte header, then the parts):
+//! Request (84-byte header, then the parts):
 //!
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | 8 bytes | magic `LPFGCQ01` |
-//! | 8 | u32 | kernel: 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank |
+//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank |
 //! | 12 | u32 | threads per process (0 = 1) |
 //! | 16 | u32 | id kind: 1 integral (i64), 2 byte strings |
-//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan) |
+//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights |
 //! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; else 0) |
 //! | 32 | f64 | alpha (PageRank; else 0) |
 //! | 40 | f64 | tol (PageRank; else 0) |
 //! | 48 | u64 | m, this process's edges |
 //! | 56 | u64 | v, this process's vertex ids (vertices that need no edge) |
-//! | 64 | u32 | L: length of this process's refusal text (0: none) |
-//! | 68 | L bytes | refusal, UTF-8: when L > 0 this process's input is refused; every process fails with `process q: <text>` (the first refusing process), nothing else is read |
+//! | 64 | 16 bytes | graph id (flags 3 and 4; else zeros) |
+//! | 80 | u32 | L: length of this process's refusal text (0: none) |
+//! | 84 | L bytes | refusal, UTF-8: when L > 0 this process's input is refused; every process answers with the first refusing process's text, nothing else is read |
 //! | .. | | source (flag bit 0): integral an i64; byte strings u32 length + bytes |
 //! | .. | | m edges: integral (i64 src, i64 dst) each; byte strings (u32 len, src bytes, u32 len, dst bytes) each |
-//! | .. | | SSSP only: m f64 weights, in edge order |
+//! | .. | | flag bit 5: m f64 weights, in edge order |
 //! | .. | | v vertex ids: i64 each, or (u32 len, bytes) each |
 //!
-//! Bytes 8..48 and the source must be the same on every process; the first supersteps
-//! check that (after the refusals), so a bad, refused or disagreeing request fails on every
-//! process with one message. BFS and SSSP need the source flag, the others forbid it; a
-//! weight must be a number >= 0 (the caller refuses others, naming the ids; checked here
-//! too).
+//! Bytes 8..48, the graph id and the source must be the same on every process; the
+//! first supersteps check that (after the refusals), so a bad, refused or disagreeing
+//! request fails on every process with one message. BFS and SSSP need the source flag,
+//! the others forbid it; SSSP needs weights (flag bit 5, or a kept graph loaded with
+//! them); a weight must be a number >= 0 (the caller refuses others, naming the ids;
+//! checked here too).
 //!
-//! Reply (80-byte header, then the ids and values):
+//! Three replies. `LPFGCE01`, u32 length, UTF-8 text: every process refuses the input
+//! with that message (a refusal, a source that is no vertex, a graph without vertices, a
+//! weight below 0: what the caller reports as a bad argument, not as a failed job).
+//! `LPFGCM01` alone: a call with flag bit 4 found the kept graph missing in some process
+//! (every process says so; the caller loads the graph again). Else the result, an 88-byte
+//! header, then the ids and values:
 //!
 //! | offset | type | field |
 //! |---|---|---|
@@ -49,8 +56,9 @@
 //! | 56 | u32 | flags: bit 0 converged (PageRank); bits 1-2 exchange that ran (PageRank: 1 allgather, 2 plan) |
 //! | 60 | u32 | value kind: 1 i64, 2 f64, 3 an id (same encoding as the ids) |
 //! | 64 | f64 | id seconds (this process: numbering the ids + translating results back to ids) |
-//! | 72 | u64 | k, vertices in this reply |
-//! | 80 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
+//! | 72 | u64 | k, vertices in this reply (0 for a load only) |
+//! | 80 | u64 | native bytes of the graph this process keeps (flags 3 and 4; else 0) |
+//! | 88 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
 //! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank), or for WCC/CDLP ids in the ids' encoding |
 //!
 //! Over all processes every vertex comes once; process q's block precedes q+1's.
@@ -58,20 +66,28 @@
 use crate::algorithms::{agree_on_request, exchange_words};
 use crate::pagerank::{check_parameters, fnv, Reader};
 use crate::progress::ProgressSink;
+use crate::resident::{self, GraphId};
 use graphblas::dist::{
-    ByteKeys, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
+    ByteKeys, DistError, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
 };
 use graphblas::PageRankConfig;
 use lpf::{Context, MSG_DEFAULT, SYNC_DEFAULT};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGCQ01";
 pub const REPLY_MAGIC: &[u8; 8] = b"LPFGCR01";
-pub const REQUEST_HEADER: usize = 68;
-pub const REPLY_HEADER: usize = 80;
+pub const REFUSED_MAGIC: &[u8; 8] = b"LPFGCE01";
+pub const MISSING_MAGIC: &[u8; 8] = b"LPFGCM01";
+pub const REQUEST_HEADER: usize = 84;
+pub const REPLY_HEADER: usize = 88;
 
-/// Bit 0 of the request's flags: a source follows the refusal.
+/// Flags of the request: a source follows the refusal; keep the loaded graph; run on the
+/// kept graph; the edges carry weights.
 const HAS_SOURCE: u32 = 1;
+const KEEP: u32 = 8;
+const USE: u32 = 16;
+const WEIGHTS: u32 = 32;
 
 /// The request's fixed fields, as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,11 +101,14 @@ struct Header {
     tol: f64,
     m: u64,
     v: u64,
+    graph: GraphId,
 }
 
 /// What to run, from a header that passed [`Header::check`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kernel {
+    /// Load the graph and keep it; no result.
+    Load,
     Bfs,
     Wcc,
     Cdlp { iterations: usize },
@@ -105,13 +124,21 @@ impl Header {
         if !(1..=2).contains(&self.kind) {
             return Err(format!("id kind {} is not 1 (integral) or 2 (byte strings)", self.kind));
         }
-        if self.flags >> 3 != 0 {
-            return Err(format!("flags {:#x} set bits other than 0 (source) and 1-2 (exchange)", self.flags));
+        if self.flags >> 6 != 0 {
+            return Err(format!("flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights)", self.flags));
+        }
+        if self.flags & KEEP != 0 && self.flags & USE != 0 {
+            return Err("flags 3 (keep) and 4 (use) exclude each other".into());
+        }
+        if self.flags & USE != 0 && self.flags & WEIGHTS != 0 {
+            return Err("flag 4 (use) sends no edges, so no weights (flag 5)".into());
         }
         let kernel = match self.kernel {
+            0 if self.flags & KEEP != 0 => Kernel::Load,
+            0 => return Err("kernel 0 (load only) needs flag 3 (keep)".into()),
             1 => Kernel::Bfs,
             2 => Kernel::Wcc,
-            3 => Kernel::Cdlp { iterations: crate::kernels::check_iterations(self.iterations)? },
+            3 => Kernel::Cdlp { iterations: check_iterations(self.iterations)? },
             4 => Kernel::Sssp,
             5 => Kernel::Lcc,
             6 => {
@@ -124,8 +151,11 @@ impl Header {
                 };
                 Kernel::PageRank { alpha: self.alpha, tol: self.tol, max_iters: self.iterations as usize, exchange }
             }
-            x => return Err(format!("kernel code {x} is not 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)")),
+            x => return Err(format!("kernel code {x} is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)")),
         };
+        if kernel == Kernel::Sssp && self.flags & (WEIGHTS | USE) == 0 {
+            return Err("SSSP needs edge weights (flag bit 5)".into());
+        }
         let wants_source = matches!(kernel, Kernel::Bfs | Kernel::Sssp);
         match (wants_source, self.flags & HAS_SOURCE != 0) {
             (true, false) => Err(format!("{} needs a source vertex (flag bit 0)", name(&kernel))),
@@ -135,8 +165,14 @@ impl Header {
     }
 }
 
+/// CDLP's iteration count, the one check of it (the CLI's `--iterations` is unsigned).
+pub fn check_iterations(iterations: i64) -> Result<usize, String> {
+    usize::try_from(iterations).map_err(|_| format!("iterations must be >= 0, got {iterations}"))
+}
+
 fn name(k: &Kernel) -> &'static str {
     match k {
+        Kernel::Load => "load",
         Kernel::Bfs => "BFS",
         Kernel::Wcc => "WCC",
         Kernel::Cdlp { .. } => "CDLP",
@@ -154,8 +190,19 @@ pub struct Request {
     pub threads: usize,
     pub source: Option<VertexId>,
     pub edges: KeyedEdges,
-    /// Hash of bytes 8..48 and the source (what must agree between processes).
+    /// Hash of bytes 8..48, the graph id and the source (what must agree between processes).
     pub digest: u64,
+}
+
+impl Request {
+    /// Whether the loaded graph stays (flag 3) / the call runs on a kept one (flag 4).
+    fn keep(&self) -> bool {
+        self.header.flags & KEEP != 0
+    }
+
+    fn uses_kept(&self) -> bool {
+        self.header.flags & USE != 0
+    }
 }
 
 /// The header and the refusal text (empty: none).
@@ -174,6 +221,7 @@ fn header(b: &[u8]) -> Result<(Header, &[u8]), String> {
         tol: r.f64("tol")?,
         m: r.u64("the edge count")?,
         v: r.u64("the vertex count")?,
+        graph: r.take(16, "the graph id")?.try_into().expect("16 bytes"),
     };
     let len = r.u32("the refusal length")? as usize;
     let refusal = r.take(len, "the refusal text")?;
@@ -226,12 +274,16 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     }
     let kernel = h.check();
     let threads = h.threads.max(1) as usize;
-    let agreed = &b[8..48];
+    let mut agreed = b[8..48].to_vec();
+    agreed.extend_from_slice(&h.graph);
     let empty = || VertexIds::Integral(Vec::new());
-    let Ok(k) = &kernel else {
+    let Ok(_) = &kernel else {
         let edges = KeyedEdges { ends: empty(), vertices: empty(), weights: None };
-        return Ok(Request { header: h, kernel, threads, source: None, edges, digest: fnv(agreed) & (u64::MAX >> 1) });
+        return Ok(Request { header: h, kernel, threads, source: None, edges, digest: fnv(&agreed) & (u64::MAX >> 1) });
     };
+    if h.flags & USE != 0 && (h.m != 0 || h.v != 0) {
+        return Err(format!("a call on a kept graph (flag 4) sends no edges or vertex ids, this one declares {} and {}", h.m, h.v));
+    }
     let mut r = Reader::new(b);
     r.take(REQUEST_HEADER + refusal.len(), "the header")?;
     let mut ids = Ids { r: &mut r, bytes: h.kind == 2 };
@@ -239,7 +291,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     let source = if h.flags & HAS_SOURCE != 0 { Some(ids.one("the source")?) } else { None };
     let source_bytes = &b[source_at..ids.r.at()];
     let ends = ids.many(h.m.checked_mul(2).ok_or("the edge count overflows")?, "edge ends")?;
-    let weights = if *k == Kernel::Sssp {
+    let weights = if h.flags & WEIGHTS != 0 {
         let left = (r.len() - r.at()) as u64;
         let bytes = h.m.checked_mul(8).filter(|&x| x <= left).ok_or_else(|| format!("the request declares {} weights but has {left} bytes left", h.m))?;
         let raw = r.take(bytes as usize, "the weights")?;
@@ -251,9 +303,8 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     if r.at() != b.len() {
         return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at(), r.at()));
     }
-    let mut agreed_bytes = agreed.to_vec();
-    agreed_bytes.extend_from_slice(source_bytes);
-    let digest = fnv(&agreed_bytes) & (u64::MAX >> 1);
+    agreed.extend_from_slice(source_bytes);
+    let digest = fnv(&agreed) & (u64::MAX >> 1);
     Ok(Request { header: h, kernel, threads, source, edges: KeyedEdges { ends, vertices, weights }, digest })
 }
 
@@ -292,12 +343,37 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
     ))
 }
 
+/// Why a call gives no result: the input, which every process refuses alike with one
+/// message (the caller's bad argument: the `LPFGCE01` reply), or a failure of the job.
+#[derive(Debug)]
+enum Failure {
+    Refused(String),
+    Failed(String),
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Failed(m)
+    }
+}
+
+/// graphblas's errors: bad input (ids, weights, sources, an empty graph) is the caller's
+/// argument; communication, resources and output are the job's failure.
+impl From<DistError> for Failure {
+    fn from(e: DistError) -> Failure {
+        match e {
+            DistError::Invalid(_) | DistError::Input(_) => Failure::Refused(e.to_string()),
+            _ => Failure::Failed(e.to_string()),
+        }
+    }
+}
+
 /// The refusals' verdict: every process learns every refusal's length and, if any
-/// process refused, fails with the first refusing process's text. Collective.
-fn agree_on_refusals(ctx: &mut Context, refusal: &[u8]) -> Result<(), String> {
+/// process refused, the first refusing process's text. Collective.
+fn agree_on_refusals(ctx: &mut Context, refusal: &[u8]) -> Result<Option<String>, String> {
     let p = ctx.nprocs() as usize;
     let lengths = exchange_words(ctx, refusal.len() as u64, 2, p)?;
-    let Some(q) = lengths.iter().position(|&l| l > 0) else { return Ok(()) };
+    let Some(q) = lengths.iter().position(|&l| l > 0) else { return Ok(None) };
     let len = lengths[q] as usize;
     // Process q puts its text into everyone's buffer (one superstep, h = (p - 1) len).
     let mut text = vec![0u8; len];
@@ -315,7 +391,7 @@ fn agree_on_refusals(ctx: &mut Context, refusal: &[u8]) -> Result<(), String> {
     let said = String::from_utf8_lossy(ctx.slice(&got)).into_owned();
     ctx.deregister(src.slot()).map_err(|e| e.to_string())?;
     ctx.deregister(got.slot()).map_err(|e| e.to_string())?;
-    Err(format!("process {q}: {said}"))
+    Ok(Some(said))
 }
 
 /// The reply's ids in their encoding.
@@ -344,6 +420,8 @@ struct Times {
     graph_id_seconds: f64,
     residual: f64,
     flags: u32,
+    /// The native bytes of the graph this process keeps (0: none).
+    kept_bytes: u64,
 }
 
 /// The values of a result, as the reply carries them.
@@ -398,24 +476,64 @@ fn reply<V: Values>(r: &KeyedValues<V>, t: &Times) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&V::KIND.to_le_bytes());
     out.extend_from_slice(&(t.graph_id_seconds + r.id_seconds).to_le_bytes());
     out.extend_from_slice(&(r.ids.len() as u64).to_le_bytes());
+    out.extend_from_slice(&t.kept_bytes.to_le_bytes());
     put_ids(&mut out, &r.ids);
     r.values.put(&mut out);
     Ok(out)
 }
 
-/// The SPMD body: the refusals' and the requests' verdicts, the graph loaded, the kernel
-/// run on it, the reply. LPF process 0 reports each round to `progress`, if given.
+/// The reply of an input every process refuses: `LPFGCE01`, u32 length, the text.
+fn refused(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + text.len());
+    out.extend_from_slice(REFUSED_MAGIC);
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+    out
+}
+
+/// The SPMD body: the refusals' and the requests' verdicts, the graph loaded (or found
+/// kept), the kernel run on it, the reply. LPF process 0 reports each round to
+/// `progress`, if given.
 pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
+    match answer(ctx, input, progress) {
+        Ok(reply) => Ok(reply),
+        Err(Failure::Refused(text)) => Ok(refused(&text)),
+        Err(Failure::Failed(text)) => Err(text),
+    }
+}
+
+fn answer(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, Failure> {
     let t0 = Instant::now();
     let head = header(input);
-    agree_on_refusals(ctx, head.as_ref().map_or(&[][..], |(_, refusal)| refusal))?;
-    let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, source";
+    if let Some(text) = agree_on_refusals(ctx, head.as_ref().map_or(&[][..], |(_, refusal)| refusal))? {
+        return Err(Failure::Refused(text));
+    }
+    let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source";
     let req = agree_on_request(ctx, parse(input), |r| r.digest, fields)?;
-    let kernel = req.kernel?;
+    let kernel = req.kernel.clone().map_err(Failure::Refused)?;
     let threads = req.threads;
-    let err = |e: graphblas::dist::DistError| e.to_string();
-    let graph = Graph::load(ctx, req.edges, threads).map_err(err)?;
-    let mut t = Times { load_seconds: t0.elapsed().as_secs_f64(), graph_id_seconds: graph.id_seconds(), residual: 0.0, flags: 0 };
+    let (pid, p) = (ctx.pid(), ctx.nprocs());
+    let id = req.header.graph;
+    let (keep, uses_kept) = (req.keep(), req.uses_kept());
+    let (graph, kept_bytes) = if uses_kept {
+        // Every process must hold its part: one word each says so.
+        let found = resident::find(&id, pid, p);
+        let all = exchange_words(ctx, found.is_some() as u64, 2, 2 * p as usize)?;
+        match found {
+            Some(part) if all.iter().all(|&w| w == 1) => part,
+            _ => return Ok(MISSING_MAGIC.to_vec()),
+        }
+    } else {
+        let graph = Graph::load(ctx, req.edges, threads)?;
+        if keep {
+            resident::keep(id, pid, p, graph)
+        } else {
+            (Arc::new(graph), 0)
+        }
+    };
+    let load_seconds = if uses_kept { 0.0 } else { t0.elapsed().as_secs_f64() };
+    let graph_id_seconds = if uses_kept { 0.0 } else { graph.id_seconds() };
+    let mut t = Times { load_seconds, graph_id_seconds, residual: 0.0, flags: 0, kept_bytes };
     // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
     let sink = progress.filter(|_| ctx.pid() == 0);
     let observe = &mut |p: &RoundProgress| {
@@ -425,17 +543,21 @@ pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> 
     };
     let source = req.source.as_ref();
     let source = || source.expect("checked: BFS and SSSP have a source");
-    match kernel {
-        Kernel::Bfs => reply(&graph.bfs(ctx, source(), threads, observe).map_err(err)?, &t),
-        Kernel::Wcc => reply(&graph.wcc(ctx, threads, observe).map_err(err)?, &t),
-        Kernel::Cdlp { iterations } => reply(&graph.cdlp(ctx, iterations, threads, observe).map_err(err)?, &t),
-        Kernel::Sssp => reply(&graph.sssp(ctx, source(), threads, observe).map_err(err)?, &t),
-        Kernel::Lcc => reply(&graph.lcc(ctx, threads, observe).map_err(err)?, &t),
+    Ok(match kernel {
+        Kernel::Load => {
+            let none = KeyedValues { n: graph.n(), nnz: graph.nnz(), ids: VertexIds::Integral(Vec::new()), values: Vec::<i64>::new(), rounds: 0, compute_seconds: 0.0, id_seconds: 0.0 };
+            reply(&none, &t)?
+        }
+        Kernel::Bfs => reply(&graph.bfs(ctx, source(), threads, observe)?, &t)?,
+        Kernel::Wcc => reply(&graph.wcc(ctx, threads, observe)?, &t)?,
+        Kernel::Cdlp { iterations } => reply(&graph.cdlp(ctx, iterations, threads, observe)?, &t)?,
+        Kernel::Sssp => reply(&graph.sssp(ctx, source(), threads, observe)?, &t)?,
+        Kernel::Lcc => reply(&graph.lcc(ctx, threads, observe)?, &t)?,
         Kernel::PageRank { alpha, tol, max_iters, exchange } => {
             let cfg = PageRankConfig { alpha, tol, max_iters, threads };
             let opts = DistOptions { exchange, progress: false, ..DistOptions::default() };
             let mut each = |p: &IterationProgress| observe(&RoundProgress::from(p));
-            let r = graph.pagerank(ctx, &cfg, &opts, &mut each).map_err(err)?;
+            let r = graph.pagerank(ctx, &cfg, &opts, &mut each)?;
             let ran: u32 = match r.exchange.kind {
                 Exchange::Allgather => 1,
                 Exchange::Plan => 2,
@@ -443,9 +565,9 @@ pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> 
             };
             t.residual = r.residual;
             t.flags = r.converged as u32 | ran << 1;
-            reply(&r.ranks, &t)
+            reply(&r.ranks, &t)?
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -474,6 +596,7 @@ mod tests {
         alpha: f64,
         tol: f64,
         source: Option<Id>,
+        graph: GraphId,
     }
 
     fn params(kernel: u32, source: Option<Id>) -> Params {
@@ -482,7 +605,8 @@ mod tests {
             6 => (200, 0.85, 1e-12),
             _ => (0, 0.0, 0.0),
         };
-        Params { kernel, flags: source.is_some() as u32, iterations, alpha, tol, source }
+        let weights = if kernel == 4 { WEIGHTS } else { 0 };
+        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16] }
     }
 
     fn request(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> Vec<u8> {
@@ -496,6 +620,7 @@ mod tests {
         b.extend_from_slice(&p.tol.to_le_bytes());
         b.extend_from_slice(&(edges.len() as u64).to_le_bytes());
         b.extend_from_slice(&(vertices.len() as u64).to_le_bytes());
+        b.extend_from_slice(&p.graph);
         b.extend_from_slice(&(refusal.len() as u32).to_le_bytes());
         b.extend_from_slice(refusal.as_bytes());
         assert_eq!(b.len(), REQUEST_HEADER + refusal.len());
@@ -616,67 +741,62 @@ mod tests {
             .map(|q| {
                 let ks: Vec<usize> = (0..EDGES.len()).filter(|k| k % p == q).collect();
                 let edges: Vec<(Id, Id)> = ks.iter().map(|&k| (id[EDGES[k].0].clone(), id[EDGES[k].1].clone())).collect();
-                let weights: Vec<f64> = if par.kernel == 4 { ks.iter().map(|&k| 1.0 + (k % 3) as f64).collect() } else { vec![] };
+                let weights: Vec<f64> = if par.flags & WEIGHTS != 0 { ks.iter().map(|&k| 1.0 + (k % 3) as f64).collect() } else { vec![] };
                 let vertices = if q == p - 1 { vec![id[9].clone(), id[10].clone(), id[0].clone()] } else { vec![] };
                 request(par, bytes, &edges, &weights, &vertices, "")
             })
             .collect()
     }
 
-    /// The same graph through the numbered paths (`graph-kernel`; `pagerank` with source 3,
-    /// numbered edges), as (number, value bits) in number order.
+    /// The same graph numbered by hand through graphblas's numbered input
+    /// (`Input::NumberedEdges`, SSSP's weighted one), as (number, value bits) in number order.
     fn numbered(kernel: u32, source: usize, p: usize) -> Vec<(u64, u64)> {
-        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-        let inputs: Vec<Vec<u8>> = (0..p)
-            .map(|q| {
-                let ks: Vec<usize> = (0..EDGES.len()).filter(|k| k % p == q).collect();
-                let mut b = Vec::new();
-                if kernel == 6 {
-                    b.extend_from_slice(crate::pagerank::REQUEST_MAGIC);
-                    b.extend_from_slice(&0.85f64.to_le_bytes());
-                    b.extend_from_slice(&1e-12f64.to_le_bytes());
-                    b.extend_from_slice(&200u64.to_le_bytes());
-                    for w in [1u32, 3, 0, 0] {
-                        b.extend_from_slice(&w.to_le_bytes());
-                    }
-                    b.extend_from_slice(&(N as u64).to_le_bytes());
-                } else {
-                    b.extend_from_slice(crate::kernels::REQUEST_MAGIC);
-                    b.extend_from_slice(&kernel.to_le_bytes());
-                    b.extend_from_slice(&1u32.to_le_bytes());
-                    b.extend_from_slice(&(N as u64).to_le_bytes());
-                    b.extend_from_slice(&(source as u64).to_le_bytes());
-                    b.extend_from_slice(&(if kernel == 3 { 3i64 } else { 0 }).to_le_bytes());
+        use graphblas::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, Input};
+        let inputs: Vec<Vec<u8>> = (0..p).map(|q| vec![q as u8]).collect();
+        let out = crate::on_shm_threads(inputs, |c, input| {
+            let q = input[0] as usize;
+            let ks: Vec<usize> = (0..EDGES.len()).filter(|k| k % p == q).collect();
+            let edges: Vec<(u64, u64)> = ks.iter().map(|&k| (EDGES[k].0 as u64, EDGES[k].1 as u64)).collect();
+            let n = N as u64;
+            let e = |e: DistError| e.to_string();
+            let zip = |ids: Vec<u64>, bits: Vec<u64>| ids.into_iter().zip(bits).collect::<Vec<_>>();
+            let pairs = match kernel {
+                1 => {
+                    let r = bfs_spmd(c, Input::NumberedEdges { n, edges }, source as u64, 1).map_err(e)?;
+                    zip(r.ids, r.values.iter().map(|&d| d as u64).collect())
                 }
-                b.extend_from_slice(&(ks.len() as u64).to_le_bytes());
-                for &k in &ks {
-                    b.extend_from_slice(&(EDGES[k].0 as u64).to_le_bytes());
-                    b.extend_from_slice(&(EDGES[k].1 as u64).to_le_bytes());
+                2 => {
+                    let r = wcc_spmd(c, Input::NumberedEdges { n, edges }, 1).map_err(e)?;
+                    zip(r.ids, r.values)
                 }
-                if kernel == 4 {
-                    for &k in &ks {
-                        b.extend_from_slice(&(1.0 + (k % 3) as f64).to_le_bytes());
-                    }
+                3 => {
+                    let r = cdlp_spmd(c, Input::NumberedEdges { n, edges }, 3, 1).map_err(e)?;
+                    zip(r.ids, r.values)
                 }
-                b
+                4 => {
+                    let weights = ks.iter().map(|&k| 1.0 + (k % 3) as f64).collect();
+                    let r = sssp_spmd(c, Input::WeightedNumberedEdges { n, edges, weights }, source as u64, 1).map_err(e)?;
+                    zip(r.ids, r.values.iter().map(|d| d.to_bits()).collect())
+                }
+                5 => {
+                    let r = lcc_spmd(c, Input::NumberedEdges { n, edges }, 1).map_err(e)?;
+                    zip(r.ids, r.values.iter().map(|d| d.to_bits()).collect())
+                }
+                _ => {
+                    let cfg = PageRankConfig { alpha: 0.85, tol: 1e-12, max_iters: 200, threads: 1 };
+                    let r = pagerank_spmd(c, Input::NumberedEdges { n, edges }, &cfg).map_err(e)?;
+                    zip(r.ids, r.ranks.iter().map(|x| x.to_bits()).collect())
+                }
+            };
+            Ok(pairs.iter().flat_map(|(v, b)| [v.to_le_bytes(), b.to_le_bytes()]).flatten().collect())
+        });
+        let mut all: Vec<(u64, u64)> = out
+            .into_iter()
+            .flat_map(|r| {
+                let b = r.unwrap();
+                b.chunks_exact(16).map(|x| (u64::from_le_bytes(x[..8].try_into().unwrap()), u64::from_le_bytes(x[8..].try_into().unwrap()))).collect::<Vec<_>>()
             })
             .collect();
-        let out = if kernel == 6 {
-            crate::on_shm_threads(inputs, |c, input| crate::pagerank::run(c, input, None))
-        } else {
-            crate::on_shm_threads(inputs, |c, input| crate::kernels::run(c, input, None))
-        };
-        let mut all = Vec::new();
-        for r in out {
-            let b = r.unwrap();
-            if kernel == 6 {
-                let k = word(&b, 64) as usize;
-                all.extend((0..k).map(|i| (word(&b, 72 + 16 * i), word(&b, 80 + 16 * i))));
-            } else {
-                let k = word(&b, 48) as usize;
-                all.extend((0..k).map(|i| (word(&b, 56 + 8 * i), word(&b, 56 + 8 * (k + i)))));
-            }
-        }
         all.sort();
         all
     }
@@ -710,6 +830,23 @@ mod tests {
         }
     }
 
+    /// The text every process refused the input with (the `LPFGCE01` reply), checked to
+    /// be the same everywhere.
+    fn one_refusal(out: Vec<Result<Vec<u8>, String>>) -> String {
+        let texts: Vec<String> = out
+            .into_iter()
+            .map(|r| {
+                let b = r.unwrap_or_else(|e| panic!("a failure, not a refusal: {e}"));
+                assert_eq!(&b[..8], REFUSED_MAGIC, "{}", String::from_utf8_lossy(&b));
+                let len = u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize;
+                assert_eq!(b.len(), 12 + len);
+                String::from_utf8(b[12..].to_vec()).unwrap()
+            })
+            .collect();
+        assert!(texts.iter().all(|t| *t == texts[0]), "{texts:?}");
+        texts[0].clone()
+    }
+
     /// Every process's error, checked to be the same, returned.
     fn one_error(out: Vec<Result<Vec<u8>, String>>) -> String {
         let first = out[0].clone().unwrap_err();
@@ -731,6 +868,7 @@ mod tests {
         assert_eq!((n, nnz, rounds, residual, flags, kind), (4, 2, 3, 0.0, 0, 1));
         assert_eq!(b.len(), REPLY_HEADER + 4 * 16);
         assert_eq!(u64::from_le_bytes(b[72..80].try_into().unwrap()), 4);
+        assert_eq!(u64::from_le_bytes(b[80..88].try_into().unwrap()), 0, "nothing kept");
         let want = [(id(-7), Value::Int(0)), (id(0), Value::Int(1)), (id(3), Value::Int(2)), (id(10), Value::Int(i64::MAX))];
         assert_eq!(got, want);
         // PageRank with the plan exchange forced (bits 1-2 = 2) over two processes.
@@ -759,13 +897,13 @@ mod tests {
     /// written, byte strings in quotes.
     #[test]
     fn a_source_that_is_no_vertex_is_named_everywhere() {
-        let e = one_error(on_threads(requests(&params(1, Some(VertexId::Integral(7))), false, 2)));
+        let e = one_refusal(on_threads(requests(&params(1, Some(VertexId::Integral(7))), false, 2)));
         assert_eq!(e, "the BFS source 7 is not a vertex of the graph");
-        let e = one_error(on_threads(requests(&params(4, Some(VertexId::Bytes(b"abc".to_vec()))), true, 3)));
+        let e = one_refusal(on_threads(requests(&params(4, Some(VertexId::Bytes(b"abc".to_vec()))), true, 3)));
         assert_eq!(e, "the SSSP source 'abc' is not a vertex of the graph");
     }
 
-    /// A refusal on one process: every process fails with the first refusing process's
+    /// A refusal on one process: every process answers with the first refusing process's
     /// text, before anything else is read (its request holds nothing after the text).
     #[test]
     fn a_refusal_fails_every_process_with_its_text() {
@@ -773,7 +911,7 @@ mod tests {
         let mut inputs = requests(&par, false, 3);
         inputs[1] = request(&par, false, &[], &[], &[], "the weight of edge (3, 4) is -1.0");
         inputs[2] = request(&par, false, &[], &[], &[], "a later refusal");
-        assert_eq!(one_error(on_threads(inputs)), "process 1: the weight of edge (3, 4) is -1.0");
+        assert_eq!(one_refusal(on_threads(inputs)), "the weight of edge (3, 4) is -1.0");
     }
 
     /// Requests whose agreed parts differ, or whose parameters are bad, fail on every
@@ -782,7 +920,7 @@ mod tests {
     fn disagreeing_requests_and_bad_parameters_fail_everywhere() {
         let mut inputs = requests(&params(3, None), false, 2);
         inputs[1] = requests(&params(2, None), false, 2).remove(1);
-        assert!(one_error(on_threads(inputs)).contains("the parameters (kernel, threads, id kind, flags, iterations, alpha, tol, source) of process 1 differ"));
+        assert!(one_error(on_threads(inputs)).contains("the parameters (kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source) of process 1 differ"));
         let id = ids(false);
         let mut inputs = requests(&params(1, Some(id[0].clone())), false, 2);
         inputs[1] = requests(&params(1, Some(id[1].clone())), false, 2).remove(1);
@@ -790,14 +928,17 @@ mod tests {
         let bad = |f: &dyn Fn(&mut Params)| {
             let mut par = params(6, None);
             f(&mut par);
-            one_error(on_threads(requests(&par, false, 2)))
+            one_refusal(on_threads(requests(&par, false, 2)))
         };
         assert_eq!(bad(&|p| p.iterations = 0), "maxIter must be at least 1, got 0");
         assert_eq!(bad(&|p| p.alpha = f64::NAN), "alpha must be in [0, 1], got NaN");
         assert_eq!(bad(&|p| (p.kernel, p.iterations) = (3, -1)), "iterations must be >= 0, got -1");
         assert_eq!(bad(&|p| p.kernel = 1), "BFS needs a source vertex (flag bit 0)");
         assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (2, 1, Some(VertexId::Integral(0)))), "WCC takes no source vertex (flag bit 0 is set)");
-        assert_eq!(bad(&|p| p.kernel = 9), "kernel code 9 is not 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)");
+        assert_eq!(bad(&|p| p.kernel = 9), "kernel code 9 is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)");
+        assert_eq!(bad(&|p| p.kernel = 0), "kernel 0 (load only) needs flag 3 (keep)");
+        assert_eq!(bad(&|p| p.flags = KEEP | USE), "flags 3 (keep) and 4 (use) exclude each other");
+        assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (4, 1, Some(VertexId::Integral(0)))), "SSSP needs edge weights (flag bit 5)");
         assert_eq!(bad(&|p| p.flags = 3 << 1), "exchange code 3 in the flags is not 0 (auto), 1 (allgather) or 2 (plan)");
         // A truncated request: its process names what is missing, the others point at it.
         let mut inputs = requests(&params(2, None), false, 2);
@@ -818,7 +959,7 @@ mod tests {
             request(&par, true, &[(s(b"a"), s(b"b"))], &[1.0], &[], ""),
             request(&par, true, &[(s(b"b"), s(b"c")), (s(b"c\xff"), s(b"a"))], &[0.0, f64::NAN], &[], ""),
         ]);
-        assert_eq!(one_error(out), "edge 1 of process 1, ('c\u{fffd}', 'a'), has weight NaN: weights must be numbers >= 0");
+        assert_eq!(one_refusal(out), "edge 1 of process 1, ('c\u{fffd}', 'a'), has weight NaN: weights must be numbers >= 0");
     }
 
     /// `describe` reads every field back, and gives the parameter check's error.
@@ -828,7 +969,7 @@ mod tests {
         let b = request(&params(4, Some(s(b"x"))), true, &[(s(b"x"), s(b"\xff"))], &[2.5], &[s(b"")], "");
         assert_eq!(
             describe(&b).unwrap(),
-            "graph-call Sssp threads=1 kind=2 flags=1 iterations=0 alpha=0 tol=0 source='x' edges ['x', '\u{fffd}'] weights Some([2.5]) vertices ['']"
+            "graph-call Sssp threads=1 kind=2 flags=33 iterations=0 alpha=0 tol=0 source='x' edges ['x', '\u{fffd}'] weights Some([2.5]) vertices ['']"
         );
         let mut par = params(3, None);
         par.iterations = -2;
@@ -841,7 +982,7 @@ mod tests {
     #[test]
     fn an_empty_graph_is_an_error_everywhere() {
         let par = params(5, None);
-        let e = one_error(on_threads(vec![request(&par, true, &[], &[], &[], ""), request(&par, true, &[], &[], &[], "")]));
+        let e = one_refusal(on_threads(vec![request(&par, true, &[], &[], &[], ""), request(&par, true, &[], &[], &[], "")]));
         assert!(e.contains("the graph has no vertices") && e.contains("LCC"), "{e}");
     }
 
@@ -869,5 +1010,49 @@ mod tests {
         let pr = lines_of(&params(6, None));
         assert!(!pr.is_empty() && pr.iter().all(|x| x.starts_with("iteration ")), "{pr:?}");
     }
-}
 
+    /// Issue 25 (resident graphs): a load-only call with flag 3 keeps each process's part
+    /// (its bytes in the reply); calls with flag 4 on it give what calls on the rows give,
+    /// every kernel, reading no edges; a call on a graph some process lacks (another id,
+    /// another p, dropped) answers "missing" on every process.
+    #[test]
+    fn a_kept_graph_serves_every_kernel_and_a_missing_part_is_agreed() {
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            let graph: GraphId = if bytes { [0x5a; 16] } else { [0xa5; 16] };
+            let mut load = params(0, None);
+            (load.flags, load.graph) = (KEEP | WEIGHTS, graph);
+            let out = on_threads(requests(&load, bytes, 3));
+            for r in &out {
+                let b = r.as_ref().unwrap();
+                assert_eq!((&b[..8], b.len()), (&REPLY_MAGIC[..], REPLY_HEADER), "a load answers with the header alone");
+                assert_eq!(u64::from_le_bytes(b[8..16].try_into().unwrap()), N as u64);
+                assert!(u64::from_le_bytes(b[80..88].try_into().unwrap()) > 0, "kept bytes");
+            }
+            for kernel in 1..=6u32 {
+                let source = (kernel == 1 || kernel == 4).then(|| id[1].clone());
+                let want = pairs(&on_threads(requests(&params(kernel, source.clone()), bytes, 3)), bytes);
+                let mut on_kept = params(kernel, source);
+                (on_kept.flags, on_kept.graph) = ((on_kept.flags & !WEIGHTS) | USE, graph);
+                let inputs = (0..3).map(|_| request(&on_kept, bytes, &[], &[], &[], "")).collect();
+                assert_eq!(pairs(&on_threads(inputs), bytes), want, "kernel {kernel} on the kept graph (byte ids: {bytes})");
+            }
+            let mut bfs = params(1, Some(id[1].clone()));
+            (bfs.flags, bfs.graph) = (bfs.flags | USE, graph);
+            let missing = |out: Vec<Result<Vec<u8>, String>>| out.iter().all(|r| r.as_deref() == Ok(&MISSING_MAGIC[..]));
+            assert!(missing(on_threads((0..2).map(|_| request(&bfs, bytes, &[], &[], &[], "")).collect())), "another p");
+            let mut other = bfs.clone();
+            other.graph[0] ^= 1;
+            assert!(missing(on_threads((0..3).map(|_| request(&other, bytes, &[], &[], &[], "")).collect())), "another id");
+            // One part gone (an executor replaced): every process says "missing".
+            crate::resident::find(&graph, 1, 3).expect("kept");
+            let (g0, g2) = (crate::resident::find(&graph, 0, 3).unwrap().0, crate::resident::find(&graph, 2, 3).unwrap().0);
+            assert!(crate::resident::drop_graph(&graph) > 0);
+            let keep_back = |pid: u32, g: Arc<Graph>| crate::resident::keep(graph, pid, 3, Arc::try_unwrap(g).ok().unwrap());
+            keep_back(0, g0);
+            keep_back(2, g2);
+            assert!(missing(on_threads((0..3).map(|_| request(&bfs, bytes, &[], &[], &[], "")).collect())), "part 1 dropped");
+            crate::resident::drop_graph(&graph);
+        }
+    }
+}

@@ -11,9 +11,9 @@
 
 pub mod algorithms;
 pub mod graph_call;
-pub mod kernels;
 pub mod pagerank;
 pub mod progress;
+pub mod resident;
 pub mod session;
 pub mod userlib;
 
@@ -248,7 +248,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_checkPageRank<'l>(
 }
 
 /// `static native String describeRequest(String algorithm, ByteBuffer request)`: the
-/// request of the bundled `pagerank`, `graph-kernel` or `graph-call` as the native side reads it, one
+/// request of the bundled `pagerank` or `graph-call` as the native side reads it, one
 /// line (every field), or the parse error: the JVM's encoders are tested against it, and
 /// the driver checks a kernel's parameters with it (the parse is their one check).
 #[no_mangle]
@@ -264,12 +264,31 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
         let b = unsafe { direct(env, &request, "request")? };
         let text = match name.as_str() {
             "pagerank" => pagerank::describe(b),
-            "graph-kernel" => kernels::describe(b),
             "graph-call" => graph_call::describe(b),
-            other => Err(format!("{other:?} has no request to describe (pagerank, graph-kernel, graph-call)")),
+            other => Err(format!("{other:?} has no request to describe (pagerank, graph-call)")),
         }
         .map_err(|m| Failure::permanent(Phase::Argument, m))?;
         env.new_string(text).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
+    })
+}
+
+/// `static native long dropGraph(String graphId)`: drops every part of the resident graph
+/// `graphId` (32 hex digits) this process keeps; the bytes released.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_dropGraph<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, graph_id: JString<'l>) -> jlong {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        let text = string(env, &graph_id, "graphId")?;
+        let id = resident::parse_hex(&text).map_err(|m| Failure::permanent(Phase::Argument, m))?;
+        Ok(resident::drop_graph(&id) as jlong)
+    })
+}
+
+/// `static native String keptGraphs()`: the resident graphs' parts this process keeps,
+/// one line each (graph id, pid, p, bytes).
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_keptGraphs<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
+    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+        env.new_string(resident::list()).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
     })
 }
 

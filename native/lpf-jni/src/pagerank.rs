@@ -13,13 +13,11 @@
 //! | 16 | f64 | tol (stop when the L1 change of an iteration is below it) |
 //! | 24 | u64 | max_iters |
 //! | 32 | u32 | threads per process for the iteration (0 = 1) |
-//! | 36 | u32 | source: 0 = edges, 1 = file, 2 = R-MAT, 3 = numbered edges |
+//! | 36 | u32 | source: 1 = file, 2 = R-MAT (edges from Spark go through `graph-call`) |
 //! | 40 | u32 | flags: bit 0 progress lines on process 0's stderr; bits 1-2 exchange (0 auto, 1 allgather, 2 plan) |
 //! | 44 | u32 | reserved, 0 |
-//! | 48 | | source 0: u64 m, then m pairs (u64 source, u64 target): this process's edges, any u64 ids |
 //! | 48 | | source 1: u32 format (0 by extension, 1 MatrixMarket, 2 edge list, 3 binary), u32 length L, L bytes of UTF-8 path (every process reads its byte range of the same file) |
 //! | 48 | | source 2: u32 scale, u32 edge factor, f64 a, f64 b, f64 c, u64 seed (Graph500 R-MAT, generated in parallel) |
-//! | 48 | | source 3: u64 n (the same on every process), then as source 0 with ids in `0..n`: the caller numbered the vertices, and every number is a vertex, with or without edges |
 //!
 //! Everything but the edges must be the same on every process; the first superstep
 //! checks that (and that every request parses), so a bad request fails on every
@@ -110,21 +108,6 @@ pub(crate) fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// u64 m, then m pairs (u64 source, u64 target).
-pub(crate) fn edge_pairs(r: &mut Reader<'_>) -> Result<Vec<(u64, u64)>, String> {
-    let m = r.u64("the edge count")?;
-    let left = (r.b.len() - r.at) as u64;
-    let bytes = m
-        .checked_mul(16)
-        .filter(|&x| x <= left)
-        .ok_or_else(|| format!("the request declares {m} edges but has {left} bytes of edges"))?;
-    let raw = r.take(bytes as usize, "the edges")?;
-    Ok(raw
-        .chunks_exact(16)
-        .map(|e| (u64::from_le_bytes(e[..8].try_into().unwrap()), u64::from_le_bytes(e[8..].try_into().unwrap())))
-        .collect())
-}
-
 /// PageRank's parameters as the Spark bridge's Scala and Python APIs both name them
 /// (`LpfPageRank.run`, `LpfGraph.pageRank`): the messages of the parameter check.
 pub const SPARK_NAMES: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "maxIter" };
@@ -163,11 +146,6 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     };
     let opts = DistOptions { exchange, progress: flags & 1 != 0, ..DistOptions::default() };
     let (input, agreed_end) = match source {
-        0 => (Input::Edges(edge_pairs(&mut r)?), REQUEST_HEADER),
-        3 => {
-            let n = r.u64("the vertex count")?;
-            (Input::NumberedEdges { n, edges: edge_pairs(&mut r)? }, REQUEST_HEADER + 8)
-        }
         1 => {
             let format = match r.u32("the file format")? {
                 0 => Format::Auto,
@@ -190,7 +168,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
             let seed = r.u64("the seed")?;
             (Input::Rmat(KronParams { scale, edge_factor, a, b: bq, c, seed }), r.at)
         }
-        x => return Err(format!("source code {x} is not 0 (edges), 1 (file), 2 (R-MAT) or 3 (numbered edges)")),
+        x => return Err(format!("source code {x} is not 1 (file) or 2 (R-MAT)")),
     };
     if r.at != b.len() {
         return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at, r.at));
@@ -260,21 +238,22 @@ pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> 
 mod tests {
     use super::*;
 
-    fn request_edges(edges: &[(u64, u64)], tol: f64, alpha: f64) -> Vec<u8> {
+    /// A request for the Graph500 R-MAT graph of `scale` (edge factor 8, seed 5).
+    fn request_rmat(scale: u32, tol: f64, alpha: f64) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend_from_slice(REQUEST_MAGIC);
         b.extend_from_slice(&alpha.to_le_bytes());
         b.extend_from_slice(&tol.to_le_bytes());
         b.extend_from_slice(&1000u64.to_le_bytes());
-        b.extend_from_slice(&1u32.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
-        b.extend_from_slice(&(edges.len() as u64).to_le_bytes());
-        for (s, t) in edges {
-            b.extend_from_slice(&s.to_le_bytes());
-            b.extend_from_slice(&t.to_le_bytes());
+        for w in [1u32, 2, 0, 0] {
+            b.extend_from_slice(&w.to_le_bytes());
         }
+        b.extend_from_slice(&scale.to_le_bytes());
+        b.extend_from_slice(&8u32.to_le_bytes());
+        for x in [0.57f64, 0.19, 0.19] {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        b.extend_from_slice(&5u64.to_le_bytes());
         b
     }
 
@@ -298,24 +277,21 @@ mod tests {
     }
 
     #[test]
-    fn split_edges_give_one_ranking_summing_to_one() {
-        // A 4-cycle with a chord and a dangling vertex 1000, split over 2 processes.
-        let all = [(10u64, 20u64), (20, 30), (30, 40), (40, 10), (10, 30), (30, 1000)];
-        let out = on_threads(vec![request_edges(&all[..3], 1e-12, 0.85), request_edges(&all[3..], 1e-12, 0.85)]);
-        let mut ranks: Vec<(u64, f64)> = out.iter().flat_map(|r| pairs(r.as_ref().unwrap())).collect();
+    fn one_ranking_summing_to_one_whatever_the_processes() {
+        let two = on_threads(vec![request_rmat(7, 1e-12, 0.85), request_rmat(7, 1e-12, 0.85)]);
+        let mut ranks: Vec<(u64, f64)> = two.iter().flat_map(|r| pairs(r.as_ref().unwrap())).collect();
         ranks.sort_by_key(|x| x.0);
-        assert_eq!(ranks.iter().map(|x| x.0).collect::<Vec<_>>(), vec![10, 20, 30, 40, 1000]);
+        assert_eq!(ranks.iter().map(|x| x.0).collect::<Vec<_>>(), (0..128).collect::<Vec<_>>());
         let sum: f64 = ranks.iter().map(|x| x.1).sum();
         assert!((sum - 1.0).abs() < 1e-12, "{sum}");
-        let one = on_threads(vec![request_edges(&all, 1e-12, 0.85)]);
+        let one = on_threads(vec![request_rmat(7, 1e-12, 0.85)]);
         let mut alone = pairs(one[0].as_ref().unwrap());
         alone.sort_by_key(|x| x.0);
         for (a, b) in ranks.iter().zip(&alone) {
             assert!((a.1 - b.1).abs() < 1e-15, "{a:?} vs {b:?}");
         }
-        let r = out[0].as_ref().unwrap();
-        assert_eq!(u64::from_le_bytes(r[8..16].try_into().unwrap()), 5);
-        assert_eq!(u64::from_le_bytes(r[16..24].try_into().unwrap()), 6);
+        let r = two[0].as_ref().unwrap();
+        assert_eq!(u64::from_le_bytes(r[8..16].try_into().unwrap()), 128);
     }
 
     #[test]
@@ -323,8 +299,7 @@ mod tests {
         use std::io::{BufRead, BufReader};
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
-        let all = [(10u64, 20u64), (20, 30), (30, 40), (40, 10), (10, 30), (30, 1000)];
-        let out = on_threads_reporting(vec![request_edges(&all[..3], 1e-12, 0.85), request_edges(&all[3..], 1e-12, 0.85)], Some(&sink));
+        let out = on_threads_reporting(vec![request_rmat(6, 1e-12, 0.85), request_rmat(6, 1e-12, 0.85)], Some(&sink));
         drop(sink);
         let reply = out[0].as_ref().unwrap();
         let iterations = u64::from_le_bytes(reply[24..32].try_into().unwrap()) as usize;
@@ -339,7 +314,7 @@ mod tests {
 
     #[test]
     fn differing_parameters_fail_on_every_process() {
-        let out = on_threads(vec![request_edges(&[(0, 1)], 1e-9, 0.85), request_edges(&[(1, 0)], 1e-9, 0.5)]);
+        let out = on_threads(vec![request_rmat(5, 1e-9, 0.85), request_rmat(5, 1e-9, 0.5)]);
         for r in out {
             let e = r.unwrap_err();
             assert!(e.contains("process 1 differ"), "{e}");
@@ -348,28 +323,31 @@ mod tests {
 
     #[test]
     fn a_bad_request_fails_on_every_process() {
-        let mut bad = request_edges(&[(0, 1)], 1e-9, 0.85);
+        let mut bad = request_rmat(5, 1e-9, 0.85);
         bad.truncate(60);
-        let out = on_threads(vec![request_edges(&[(1, 0)], 1e-9, 0.85), bad]);
+        let out = on_threads(vec![request_rmat(5, 1e-9, 0.85), bad]);
         assert!(out[0].as_ref().unwrap_err().contains("process 1 does not parse"));
         assert!(out[1].as_ref().unwrap_err().contains("bad request"), "{:?}", out[1]);
+        let mut edges = request_rmat(5, 1e-9, 0.85);
+        edges[36..40].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(parse(&edges).err().unwrap(), "source code 0 is not 1 (file) or 2 (R-MAT)");
     }
 
     #[test]
     fn parameters_get_the_one_check_of_graphblas() {
-        let mut b = request_edges(&[(0, 1)], 1e-9, 0.85);
+        let mut b = request_rmat(5, 1e-9, 0.85);
         b[24..32].copy_from_slice(&(-1i64).to_le_bytes());
         let want = check_parameters(0.85, 1e-9, -1).unwrap_err();
         assert_eq!(parse(&b).err().unwrap(), want);
         // The Spark API's name for the parameter, not the crate's.
         assert_eq!(want, "maxIter must be at least 1, got -1");
-        let inf = request_edges(&[(0, 1)], f64::INFINITY, 0.85);
+        let inf = request_rmat(5, f64::INFINITY, 0.85);
         assert!(parse(&inf).err().unwrap().contains("tol must be a finite number >= 0, got inf"));
     }
 
     #[test]
     fn a_missing_file_names_it_everywhere() {
-        let mut b = request_edges(&[], 1e-9, 0.85);
+        let mut b = request_rmat(5, 1e-9, 0.85);
         b.truncate(REQUEST_HEADER);
         b[36..40].copy_from_slice(&1u32.to_le_bytes());
         b.extend_from_slice(&0u32.to_le_bytes());
@@ -379,46 +357,6 @@ mod tests {
         for r in on_threads(vec![b.clone(), b]) {
             let e = r.unwrap_err();
             assert!(e.contains("/nonexistent/graph.mtx"), "{e}");
-        }
-    }
-    /// `request_edges` turned into a source-3 request: the vertices numbered `0..n`.
-    fn request_numbered(n: u64, edges: &[(u64, u64)], tol: f64) -> Vec<u8> {
-        let mut b = request_edges(edges, tol, 0.85);
-        b[36..40].copy_from_slice(&3u32.to_le_bytes());
-        b.splice(REQUEST_HEADER..REQUEST_HEADER, n.to_le_bytes());
-        b
-    }
-
-    #[test]
-    fn numbered_edges_keep_vertices_without_edges() {
-        // A 3-cycle plus vertex 3 with no edge at all, over 2 processes.
-        let all = [(0u64, 1u64), (1, 2), (2, 0)];
-        let out = on_threads(vec![request_numbered(4, &all[..1], 1e-14), request_numbered(4, &all[1..], 1e-14)]);
-        let mut ranks: Vec<(u64, f64)> = out.iter().flat_map(|r| pairs(r.as_ref().unwrap())).collect();
-        ranks.sort_by_key(|x| x.0);
-        assert_eq!(ranks.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
-        // Power iteration written out: the cycle's vertices share 1 - x, the isolated
-        // vertex (dangling, no in-edges) holds x = (1 - a)/4 + a x/4 at the fixed point.
-        let a = 0.85;
-        let x = (1.0 - a) / 4.0 / (1.0 - a / 4.0);
-        for (v, r) in &ranks {
-            let want = if *v == 3 { x } else { (1.0 - x) / 3.0 };
-            assert!((r - want).abs() < 1e-12, "vertex {v}: {r} vs {want}");
-        }
-        assert_eq!(u64::from_le_bytes(out[0].as_ref().unwrap()[8..16].try_into().unwrap()), 4);
-    }
-
-    #[test]
-    fn numbered_edges_out_of_range_or_unequal_counts_fail_everywhere() {
-        let out = on_threads(vec![request_numbered(3, &[(0, 1)], 1e-9), request_numbered(3, &[(1, 3)], 1e-9)]);
-        for r in out {
-            let e = r.unwrap_err();
-            assert!(e.contains("edge 0 of process 1 is (1, 3), but the vertices are numbered 0..3"), "{e}");
-        }
-        let out = on_threads(vec![request_numbered(3, &[(0, 1)], 1e-9), request_numbered(4, &[(1, 2)], 1e-9)]);
-        for r in out {
-            let e = r.unwrap_err();
-            assert!(e.contains("differ from process 0"), "{e}");
         }
     }
 }

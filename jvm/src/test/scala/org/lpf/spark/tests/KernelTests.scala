@@ -216,7 +216,39 @@ object KernelTests {
       val rmat = LpfPageRank.rmatRequest(pr, 12, 16, 0.57, 0.19, 0.18, 99L)
       expect(LpfNative.describeRequest("pagerank", rmat).endsWith("rmat scale=12 edge_factor=16 a=0.57 b=0.19 c=0.18 seed=99"),
         s"pagerank rmat: ${LpfNative.describeRequest("pagerank", rmat)}")
-      // GRAPH-CALL LAYOUT CHECK: written when the native describe exists
+      // graph-call: string ids (an edge, its weight, a vertex id) and the source; the flags
+      // of a resident graph's load and of a call on it; a refusal instead of the rows.
+      import org.apache.spark.sql.catalyst.InternalRow
+      import org.apache.spark.unsafe.types.UTF8String
+      val u = (x: String) => UTF8String.fromString(x)
+      val columns = LpfGraphCall.Columns("src", "dst", "id", Some("w"))
+      val pieces = LpfGraphCall.edgePieces(Iterator(InternalRow(u("a"), u("\u00e9"), 0.5)), strings = true, weighted = true,
+        columns) ++ LpfGraphCall.vertexPieces(Iterator(InternalRow(u(""))), strings = true, columns)
+      val sssp = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("a"), weights = true),
+        pieces)
+      expect(LpfNative.describeRequest("graph-call", sssp) == "graph-call Sssp threads=2 kind=2 flags=33 iterations=0 " +
+        "alpha=0 tol=0 source='a' edges ['a', '\u00e9'] weights Some([0.5]) vertices ['']",
+        s"graph-call sssp: ${LpfNative.describeRequest("graph-call", sssp)}")
+      val longs = LpfGraphCall.edgePieces(LpfGraphCall.pairRows(Iterator((-5L, Long.MaxValue))), strings = false,
+        weighted = false, columns)
+      val ranks = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.PageRank, 1, strings = false, None, 17, 0.5, 0.001,
+        exchange = 2), longs)
+      expect(LpfNative.describeRequest("graph-call", ranks) == "graph-call PageRank { alpha: 0.5, tol: 0.001, max_iters: 17, " +
+        "exchange: Plan } threads=1 kind=1 flags=4 iterations=17 alpha=0.5 tol=0.001 source=none edges [-5, " +
+        "9223372036854775807] weights None vertices []", s"graph-call pagerank: ${LpfNative.describeRequest("graph-call", ranks)}")
+      val id = Array.tabulate[Byte](16)(i => (i + 1).toByte)
+      val load = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Load, 1, strings = false, graphId = id, keep = true),
+        longs)
+      expect(LpfNative.describeRequest("graph-call", load).startsWith("graph-call Load threads=1 kind=1 flags=8 "),
+        s"graph-call load: ${LpfNative.describeRequest("graph-call", load)}")
+      val use = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Cdlp, 1, strings = false, iterations = 6, graphId = id,
+        use = true), Seq.empty)
+      expect(LpfNative.describeRequest("graph-call", use).startsWith("graph-call Cdlp { iterations: 6 } threads=1 kind=1 flags=16 "),
+        s"graph-call use: ${LpfNative.describeRequest("graph-call", use)}")
+      val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(null, u("b"), 1.0)), strings = true, weighted = true, columns)
+      expect(LpfNative.describeRequest("graph-call", LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Wcc, 1,
+        strings = true), refused)) == "graph-call refused: the edge column 'src' has null ids (the first: the edge " +
+        "(null, b)); every edge needs an id", "graph-call refusal")
     }
 
     test("pagerank-parameters-get-the-native-check-and-message") {
@@ -273,14 +305,17 @@ object KernelTests {
           "bfs" -> (() => h.bfs(s, p, 0, settings)), "wcc" -> (() => h.wcc(p, 0, settings)),
           "cdlp" -> (() => h.cdlp(3, p, 0, settings)), "sssp" -> (() => h.sssp(s, "w", p, 0, settings)),
           "lcc" -> (() => h.lcc(p, 0, settings)), "pageRank" -> (() => h.pageRankRun(nprocs = p, settings = settings).ranks))
+        val seen = scala.collection.mutable.ArrayBuffer.empty[String]
         for ((name, call) <- calls) {
           val (df, stages) = stagesOf(s"$name, $kind")(call())
+          seen += s"$name $stages"
           expect(stages >= 1 && stages <= 3, s"$name ($kind) ran $stages Spark stages, at most 3 expected")
           val rows = df.count()
           expect(rows == (if (h eq graph) n.toLong else longGraph.edges.select("src").union(longGraph.edges.select("dst"))
             .distinct().count()), s"$name ($kind): $rows rows")
           df.unpersist()
         }
+        println(s"RESULT info stages per call ($kind): ${seen.mkString(", ")}")
       }
     }
 
