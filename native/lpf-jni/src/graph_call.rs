@@ -8,7 +8,7 @@
 //! strings. The Scala side writes and reads them; `describe` reads a request back field by
 //! field (`LpfNative.describeRequest`), so the two definitions cannot drift apart unnoticed.
 //!
-//! Request (84-byte header, then the parts):
+//! Request (100-byte header, then the parts):
 //!
 //! | offset | type | field |
 //! |---|---|---|
@@ -23,8 +23,10 @@
 //! | 48 | u64 | m, this process's edges |
 //! | 56 | u64 | v, this process's vertex ids (vertices that need no edge) |
 //! | 64 | 16 bytes | graph id (flags 3 and 4; else zeros) |
-//! | 80 | u32 | L: length of this process's refusal text (0: none) |
-//! | 84 | L bytes | refusal, UTF-8: when L > 0 this process's input is refused; every process answers with the first refusing process's text, nothing else is read |
+//! | 80 | u64 | flag 3: the native bytes kept graphs may hold in this OS process (its executor's `spark.executor.memoryOverhead`; 0: no limit) |
+//! | 88 | u64 | flag 3: the bytes other kept graphs hold there now |
+//! | 96 | u32 | L: length of this process's refusal text (0: none) |
+//! | 100 | L bytes | refusal, UTF-8: when L > 0 this process's input is refused; every process answers with the first refusing process's text, nothing else is read |
 //! | .. | | source (flag bit 0): integral an i64; byte strings u32 length + bytes |
 //! | .. | | m edges: integral (i64 src, i64 dst) each; byte strings (u32 len, src bytes, u32 len, dst bytes) each |
 //! | .. | | flag bit 5: m f64 weights, in edge order |
@@ -35,7 +37,11 @@
 //! request fails on every process with one message. BFS and SSSP need the source flag,
 //! the others forbid it; SSSP needs weights (flag bit 5, or a kept graph loaded with
 //! them); a weight must be a number >= 0 (the caller refuses others, naming the ids;
-//! checked here too).
+//! checked here too). A graph to keep must fit the limit at 80 beside the bytes at 88:
+//! checked before loading with a lower bound of its part (10 bytes per edge of the
+//! request: both directions' column index and pattern value, 8 per vertex id), and after
+//! loading with its exact size; either refusal names the bytes and the limit, and then
+//! nothing is kept.
 //!
 //! Three replies. `LPFGCE01`, u32 length, UTF-8 text: every process refuses the input
 //! with that message (a refusal, a source that is no vertex, a graph without vertices, a
@@ -79,7 +85,7 @@ pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGCQ01";
 pub const REPLY_MAGIC: &[u8; 8] = b"LPFGCR01";
 pub const REFUSED_MAGIC: &[u8; 8] = b"LPFGCE01";
 pub const MISSING_MAGIC: &[u8; 8] = b"LPFGCM01";
-pub const REQUEST_HEADER: usize = 84;
+pub const REQUEST_HEADER: usize = 100;
 pub const REPLY_HEADER: usize = 88;
 
 /// Flags of the request: a source follows the refusal; keep the loaded graph; run on the
@@ -102,6 +108,10 @@ struct Header {
     m: u64,
     v: u64,
     graph: GraphId,
+    /// Flag 3: the bytes kept graphs may hold in this OS process (0: no limit), and what
+    /// the others hold now.
+    limit: u64,
+    kept: u64,
 }
 
 /// What to run, from a header that passed [`Header::check`].
@@ -222,6 +232,8 @@ fn header(b: &[u8]) -> Result<(Header, &[u8]), String> {
         m: r.u64("the edge count")?,
         v: r.u64("the vertex count")?,
         graph: r.take(16, "the graph id")?.try_into().expect("16 bytes"),
+        limit: r.u64("the memory limit")?,
+        kept: r.u64("the bytes kept")?,
     };
     let len = r.u32("the refusal length")? as usize;
     let refusal = r.take(len, "the refusal text")?;
@@ -482,6 +494,40 @@ fn reply<V: Values>(r: &KeyedValues<V>, t: &Times) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// What a part to keep needs beside what this OS process keeps already.
+struct Room {
+    /// 0: no limit.
+    limit: u64,
+    kept: u64,
+    need: u64,
+    when: String,
+}
+
+/// The verdict of every process on its part's room: the first refusing process's message
+/// on every process (nothing is kept then). Collective.
+fn fits(ctx: &mut Context, r: Room) -> Result<(), Failure> {
+    let over = r.limit > 0 && r.kept.saturating_add(r.need) > r.limit;
+    let text = if over {
+        format!(
+            "the resident graph's part of LPF process {} needs {} bytes of native memory {}, but its executor has {} of \
+             its {} bytes left (spark.executor.memoryOverhead, or LpfSettings.residentBytes; other resident graphs \
+             hold {}): raise spark.executor.memoryOverhead, unpersist other graphs, or use more processes",
+            ctx.pid(),
+            r.need,
+            r.when,
+            r.limit.saturating_sub(r.kept),
+            r.limit,
+            r.kept
+        )
+    } else {
+        String::new()
+    };
+    match agree_on_refusals(ctx, text.as_bytes())? {
+        Some(t) => Err(Failure::Refused(t)),
+        None => Ok(()),
+    }
+}
+
 /// The reply of an input every process refuses: `LPFGCE01`, u32 length, the text.
 fn refused(text: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(12 + text.len());
@@ -524,8 +570,16 @@ fn answer(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> R
             _ => return Ok(MISSING_MAGIC.to_vec()),
         }
     } else {
+        let room = |need: u64, when: &str| Room { limit: req.header.limit, kept: req.header.kept, need, when: when.to_string() };
+        if keep {
+            let least = 10 * 2 * req.header.m + 8 * req.header.v;
+            fits(ctx, room(least, "at least (before loading)"))?;
+        }
+        let (limit, kept) = (req.header.limit, req.header.kept);
         let graph = Graph::load(ctx, req.edges, threads)?;
         if keep {
+            let need = graph.native_bytes() as u64;
+            fits(ctx, Room { limit, kept, need, when: "once loaded".into() })?;
             resident::keep(id, pid, p, graph)
         } else {
             (Arc::new(graph), 0)
@@ -597,6 +651,7 @@ mod tests {
         tol: f64,
         source: Option<Id>,
         graph: GraphId,
+        limit: u64,
     }
 
     fn params(kernel: u32, source: Option<Id>) -> Params {
@@ -606,7 +661,7 @@ mod tests {
             _ => (0, 0.0, 0.0),
         };
         let weights = if kernel == 4 { WEIGHTS } else { 0 };
-        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16] }
+        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16], limit: 0 }
     }
 
     fn request(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> Vec<u8> {
@@ -621,6 +676,8 @@ mod tests {
         b.extend_from_slice(&(edges.len() as u64).to_le_bytes());
         b.extend_from_slice(&(vertices.len() as u64).to_le_bytes());
         b.extend_from_slice(&p.graph);
+        b.extend_from_slice(&p.limit.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
         b.extend_from_slice(&(refusal.len() as u32).to_le_bytes());
         b.extend_from_slice(refusal.as_bytes());
         assert_eq!(b.len(), REQUEST_HEADER + refusal.len());
@@ -1054,5 +1111,33 @@ mod tests {
             assert!(missing(on_threads((0..3).map(|_| request(&bfs, bytes, &[], &[], &[], "")).collect())), "part 1 dropped");
             crate::resident::drop_graph(&graph);
         }
+    }
+
+    /// Issue 25: a part that does not fit the limit is refused on every process, before
+    /// loading (a lower bound from the request) or once loaded (its exact size), naming the
+    /// bytes and spark.executor.memoryOverhead; nothing is kept then.
+    #[test]
+    fn a_part_beyond_the_memory_limit_is_refused_and_not_kept() {
+        let graph: GraphId = [0x3c; 16];
+        let mut load = params(0, None);
+        (load.flags, load.graph) = (KEEP, graph);
+        // The exact sizes first, without a limit.
+        let sizes: Vec<u64> = on_threads(requests(&load, false, 2))
+            .iter()
+            .map(|r| u64::from_le_bytes(r.as_ref().unwrap()[80..88].try_into().unwrap()))
+            .collect();
+        crate::resident::drop_graph(&graph);
+        load.limit = 100; // below the lower bound of every part
+        let e = one_refusal(on_threads(requests(&load, false, 2)));
+        assert!(e.contains("needs") && e.contains("at least (before loading)") && e.contains("spark.executor.memoryOverhead"), "{e}");
+        assert!(crate::resident::find(&graph, 0, 2).is_none() && crate::resident::find(&graph, 1, 2).is_none());
+        // Above the lower bounds, below the exact size of the larger part.
+        load.limit = sizes.iter().max().unwrap() - 1;
+        let e = one_refusal(on_threads(requests(&load, false, 2)));
+        assert!(e.contains("once loaded") && e.contains(&format!("its {} bytes left", load.limit)), "{e}");
+        assert!(crate::resident::find(&graph, 0, 2).is_none() && crate::resident::find(&graph, 1, 2).is_none());
+        load.limit = *sizes.iter().max().unwrap();
+        assert!(on_threads(requests(&load, false, 2)).iter().all(|r| r.as_ref().unwrap()[..8] == REPLY_MAGIC[..]));
+        crate::resident::drop_graph(&graph);
     }
 }

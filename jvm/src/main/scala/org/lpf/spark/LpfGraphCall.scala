@@ -32,7 +32,7 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 private[spark] object LpfGraphCall {
   val Algorithm = "graph-call"
-  private val RequestHeader = 84
+  private val RequestHeader = 100
   private val ReplyHeaderBytes = 88
   private val IntegralIds = 1
   private val StringIds = 2
@@ -64,6 +64,29 @@ private[spark] object LpfGraphCall {
                         iterations: Long = 0, alpha: Double = 0, tol: Double = 0, exchange: Int = 0,
                         graphId: Array[Byte] = null, keep: Boolean = false, use: Boolean = false,
                         weights: Boolean = false)
+
+  /**
+   * The native memory a kept graph may use in this executor (`limit`; 0: no limit) and
+   * what the graphs it keeps hold already (`kept`).
+   */
+  final case class Room(limit: Long, kept: Long)
+
+  /**
+   * This executor's room for kept graphs: `LpfSettings.residentBytes` if set, else the
+   * executor's `spark.executor.memoryOverhead` (what a cluster manager grants a JVM
+   * beyond its heap; Spark's default: 10% of spark.executor.memory, at least 384 MiB),
+   * and the bytes the graphs kept here hold now. Task side.
+   */
+  def roomHere(settings: LpfSettings): Room = {
+    val conf = SparkEnv.get.conf
+    val mib = 1L << 20
+    val overhead =
+      if (conf.contains("spark.executor.memoryOverhead")) conf.getSizeAsMb("spark.executor.memoryOverhead") * mib
+      else math.max(384L * mib, (conf.getDouble("spark.executor.memoryOverheadFactor", 0.1) *
+        conf.getSizeAsMb("spark.executor.memory", "1g") * mib).toLong)
+    val kept = LpfNative.keptGraphs().split("\n").filter(_.nonEmpty).map(_.split(" ")(3).toLong).sum
+    Room(if (settings.residentBytes > 0) settings.residentBytes else overhead, kept)
+  }
 
   /** The names the tasks' messages use for the columns they read. */
   final case class Columns(src: String, dst: String, id: String, weight: Option[String])
@@ -188,7 +211,7 @@ private[spark] object LpfGraphCall {
    * the first refusal if any piece has one (and then nothing else), else the source, the
    * edges, their weights (SSSP) and the vertex ids.
    */
-  def request(call: Call, pieces: Seq[Piece]): ByteBuffer = {
+  def request(call: Call, pieces: Seq[Piece], room: Room = Room(0, 0)): ByteBuffer = {
     val refusal = pieces.iterator.map(_.refusal).find(_ != null)
       .map(_.getBytes(StandardCharsets.UTF_8)).getOrElse(Array.emptyByteArray)
     val refused = refusal.nonEmpty
@@ -213,6 +236,7 @@ private[spark] object LpfGraphCall {
       (if (call.use) 16 else 0) | (if (weighted) 32 else 0))
     b.putLong(call.iterations).putDouble(call.alpha).putDouble(call.tol).putLong(m).putLong(v)
     b.put(if (call.graphId == null) new Array[Byte](16) else call.graphId)
+    b.putLong(room.limit).putLong(room.kept)
     b.putInt(refusal.length)
     b.put(refusal)
     if (!refused) {
@@ -420,7 +444,7 @@ private[spark] object LpfGraphCall {
     def stage[T](input: RDD[T])(read: Iterator[T] => Seq[Piece]): RDD[(Int, Array[Byte])] =
       input.barrier().mapPartitions { it =>
         val t0 = System.nanoTime
-        val req = request(call, read(it))
+        val req = request(call, read(it), if (call.keep) roomHere(settings) else Room(0, 0))
         val t1 = System.nanoTime
         var t2 = t1
         val out = try LpfHook.withGroup(job) { g =>

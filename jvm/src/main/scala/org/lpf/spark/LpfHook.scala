@@ -25,17 +25,21 @@ import org.slf4j.LoggerFactory
  *                           (executors registering), and while it runs when a rerun of its
  *                           barrier stage waits for slots that lost executors held (then the
  *                           job is cancelled with an [[LpfException]] in phase `slots`)
+ * @param residentBytes      native bytes the resident graphs ([[LpfGraph.cache]]) may hold per
+ *                           executor; 0 = the executor's `spark.executor.memoryOverhead`
  */
 case class LpfSettings(
     bootstrapTimeoutMs: Long = 120000L,
     engine: String = "auto",
     port: Int = 0,
     threads: Int = 0,
-    slotWaitMs: Long = 30000L) {
+    slotWaitMs: Long = 30000L,
+    residentBytes: Long = 0L) {
   require(Set("auto", "shm", "tcp").contains(engine), s"engine must be auto, shm or tcp, not $engine")
   require(bootstrapTimeoutMs > 0, "bootstrapTimeoutMs must be positive")
   require(slotWaitMs >= 0, "slotWaitMs must be >= 0")
   require(threads >= 0, s"LpfSettings.threads must be >= 0 (0: one), got $threads")
+  require(residentBytes >= 0, s"LpfSettings.residentBytes must be >= 0 (0: spark.executor.memoryOverhead), got $residentBytes")
 }
 
 /**

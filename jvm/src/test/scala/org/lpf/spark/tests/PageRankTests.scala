@@ -369,8 +369,8 @@ object PageRankTests {
         b.get(a)
         new String(a, "UTF-8")
       }
-      expect(req.getLong(48) == 5 && req.getLong(56) == 1 && req.getInt(80) == 0, s"m ${req.getLong(48)}, v ${req.getLong(56)}")
-      req.position(84)
+      expect(req.getLong(48) == 5 && req.getLong(56) == 1 && req.getInt(96) == 0, s"m ${req.getLong(48)}, v ${req.getLong(56)}")
+      req.position(100)
       val source = frame(req)
       val gotEdges = Seq.fill(5)((frame(req), frame(req)))
       val gotWeights = Seq.fill(5)(req.getDouble)
@@ -382,8 +382,8 @@ object PageRankTests {
         strings = true, weighted = true, columns)
       val r = LpfGraphCall.request(call, wp ++ refused ++ vp)
       val text = "the edge (a, b) has weight -2 in the column 'w': SSSP needs weights >= 0"
-      expect(r.getLong(48) == 0 && r.getInt(80) == text.getBytes("UTF-8").length && r.capacity == 84 + r.getInt(80),
-        s"a refused request: m ${r.getLong(48)}, refusal of ${r.getInt(80)} bytes, ${r.capacity} bytes in all")
+      expect(r.getLong(48) == 0 && r.getInt(96) == text.getBytes("UTF-8").length && r.capacity == 100 + r.getInt(96),
+        s"a refused request: m ${r.getLong(48)}, refusal of ${r.getInt(96)} bytes, ${r.capacity} bytes in all")
     }
 
     test("ingest-empty-and-one-edge-partitions-unions-and-huge-ids-give-the-same-ranks") {

@@ -138,6 +138,20 @@ object ResidentTests {
       expect(executors().forall(_._4.isEmpty), s"parts left: ${executors().map(_._4)}")
     }
 
+    test("resident-graph-beyond-the-executors-memory-limit-is-an-LpfException-naming-it") {
+      val tight = settings.copy(residentBytes = 4096L)
+      val g = LpfGraph(edges, vertices)
+      val l = lpfException(thrown(g.load(null, p, tight)))
+      expect(l.phase() == "argument" && l.permanent() && l.detail().contains("bytes of native memory") &&
+        l.detail().contains("spark.executor.memoryOverhead") && l.detail().contains("its 4096 bytes left"),
+        s"beyond the limit: ${l.getMessage}")
+      expect(!g.isResident && executors().forall(_._4.isEmpty), s"parts kept after the refusal: ${executors().map(_._4)}")
+      // The same graph within the default limit (this executor's memoryOverhead, 384 MiB).
+      g.load(null, p, settings)
+      expect(g.isResident, "not resident within the default limit")
+      g.unpersist()
+    }
+
     test("resident-100-cache-call-unpersist-cycles-leave-memory-and-threads-flat") {
       def cycle(): Unit = {
         val g = LpfGraph(edges, vertices).cache()
