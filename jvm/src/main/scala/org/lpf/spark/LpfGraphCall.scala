@@ -443,20 +443,14 @@ private[spark] object LpfGraphCall {
     val heads = sc.collectionAccumulator[Head](s"$what replies")
     def stage[T](input: RDD[T])(read: Iterator[T] => Seq[Piece]): RDD[(Int, Array[Byte])] =
       input.barrier().mapPartitions { it =>
-        val t0 = System.nanoTime
-        val req = request(call, read(it), if (call.keep) roomHere(settings) else Room(0, 0))
-        val t1 = System.nanoTime
-        var t2 = t1
-        val out = try LpfHook.withGroup(job) { g =>
-          t2 = System.nanoTime
-          LpfProgress.produce(g, program, req, target)
-        } finally LpfSparkAccess.dispose(req)
+        val (out, ingest, bootstrap) = LpfProgress.produceTimed(job, program, target) {
+          request(call, read(it), if (call.keep) roomHere(settings) else Room(0, 0))
+        }
         val ctx = BarrierTaskContext.get()
         val env = SparkEnv.get
         heads.add(Head(ctx.partitionId(), ctx.stageAttemptNumber(), java.util.Arrays.copyOf(out,
           math.min(out.length, ReplyHeaderBytes)), if (isRefusal(out)) new String(out, 12, out.length - 12,
-          StandardCharsets.UTF_8) else null, (t1 - t0) / 1e9, (t2 - t1) / 1e9, env.executorId,
-          env.blockManager.blockManagerId.host))
+          StandardCharsets.UTF_8) else null, ingest, bootstrap, env.executorId, env.blockManager.blockManagerId.host))
         Iterator((ctx.partitionId(), out))
       }
     def fromRows(r: Rows): RDD[(Int, Array[Byte])] = {

@@ -224,15 +224,8 @@ object LpfPageRank {
     val program = LpfProgram.bundled(Algorithm)
     val t0 = System.nanoTime
     val replies = input.barrier().mapPartitions { it =>
-      val t0 = System.nanoTime
-      val req = request(it)
-      val t1 = System.nanoTime
-      var t2 = t1
-      val out = try LpfHook.withGroup(job) { g =>
-        t2 = System.nanoTime
-        LpfProgress.produce(g, program, req, progress)
-      } finally LpfSparkAccess.dispose(req)
-      Iterator((BarrierTaskContext.get().partitionId(), (TaskSeconds((t1 - t0) / 1e9, (t2 - t1) / 1e9), out)))
+      val (out, ingest, bootstrap) = LpfProgress.produceTimed(job, program, progress)(request(it))
+      Iterator((BarrierTaskContext.get().partitionId(), (TaskSeconds(ingest, bootstrap), out)))
     }.partitionBy(new HashPartitioner(p)).setName("LpfPageRank replies").persist(StorageLevel.MEMORY_AND_DISK)
     val heads = replies.map { case (pid, (secs, bytes)) => (pid, (replyHeader(bytes), secs)) }.collect().sortBy(_._1)
       .map(_._2)

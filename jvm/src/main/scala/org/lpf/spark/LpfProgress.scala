@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.spark.{BarrierTaskContext, SparkContext}
+import org.apache.spark.lpf.LpfSparkAccess
 import org.slf4j.LoggerFactory
 
 /**
@@ -118,6 +119,24 @@ private[spark] object LpfProgress {
       case Some(t) => g.produce(program, input, t.host, t.port, t.hello(BarrierTaskContext.get().stageAttemptNumber()))
       case None => g.produce(program, input)
     }
+
+  /**
+   * Task side: the request `request` makes (its reading timed as ingest), then this task's
+   * LPF group formed (timed as bootstrap) and the bundled `program` run on it, the
+   * request's direct buffer freed at once after. The output and the two timings, seconds.
+   */
+  private[spark] def produceTimed(job: LpfJob, program: LpfProgram, to: Option[LpfProgressTarget])
+                                 (request: => ByteBuffer): (Array[Byte], Double, Double) = {
+    val t0 = System.nanoTime
+    val req = request
+    val t1 = System.nanoTime
+    var t2 = t1
+    val out = try LpfHook.withGroup(job) { g =>
+      t2 = System.nanoTime
+      produce(g, program, req, to)
+    } finally LpfSparkAccess.dispose(req)
+    (out, (t1 - t0) / 1e9, (t2 - t1) / 1e9)
+  }
 
   /**
    * A listener for the progress of `what`, when the progress logger logs INFO (else no

@@ -121,12 +121,8 @@ object KernelTests {
   }
 
   def main(args: Array[String]): Unit = {
-    // Graphs of hundreds of edges: a few shuffle partitions, not 200 tasks per join.
-    val spark = SparkSession.builder().appName("lpf-kernel-tests").config("spark.sql.shuffle.partitions", "4").getOrCreate()
+    val spark = testSession("lpf-kernel-tests")
     val sc = spark.sparkContext
-    sc.setLogLevel("ERROR")
-    awaitExecutors(sc)
-    println(s"RESULT info master=${sc.master} native=${LpfNative.version()}")
     val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 30000L)
     val p = 2
 
@@ -272,23 +268,6 @@ object KernelTests {
       l
     }
 
-    /** The Spark stages (submitted, not skipped) that `body` ran, with its result. */
-    def stagesOf[T](what: String)(body: => T): (T, Int) = {
-      val group = s"stages-${System.nanoTime}"
-      val stages = new java.util.concurrent.atomic.AtomicInteger
-      val listener = new org.apache.spark.scheduler.SparkListener {
-        override def onStageSubmitted(e: org.apache.spark.scheduler.SparkListenerStageSubmitted): Unit =
-          if (Option(e.properties).exists(_.getProperty("spark.jobGroup.id") == group)) stages.incrementAndGet()
-      }
-      sc.addSparkListener(listener)
-      try {
-        sc.setJobGroup(group, what)
-        val r = try body finally sc.clearJobGroup()
-        org.apache.spark.lpf.LpfSparkAccess.drainListeners(sc, 10000L)
-        (r, stages.get)
-      } finally sc.removeSparkListener(listener)
-    }
-
     // Issue 25: a call from DataFrames to a computed DataFrame is one barrier stage (plus,
     // when the rows cannot end a barrier stage as they are, the stage that moves them, and
     // the stage that reads the replies), for every kernel, integral and string ids; 28-47
@@ -307,7 +286,7 @@ object KernelTests {
           "lcc" -> (() => h.lcc(p, 0, settings)), "pageRank" -> (() => h.pageRankRun(nprocs = p, settings = settings).ranks))
         val seen = scala.collection.mutable.ArrayBuffer.empty[String]
         for ((name, call) <- calls) {
-          val (df, stages) = stagesOf(s"$name, $kind")(call())
+          val (df, stages) = stagesOf(sc, s"$name, $kind")(call())
           seen += s"$name $stages"
           expect(stages >= 1 && stages <= 3, s"$name ($kind) ran $stages Spark stages, at most 3 expected")
           val rows = df.count()

@@ -1,15 +1,11 @@
 package org.lpf.spark.tests
 
-import java.util.concurrent.atomic.AtomicInteger
-
 import scala.concurrent.{Await, Future}
 import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.util.Random
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.lpf.LpfSparkAccess
-import org.apache.spark.scheduler.{SparkListener, SparkListenerStageSubmitted}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 import org.lpf.spark._
@@ -27,11 +23,8 @@ object ResidentTests {
   private def test(name: String)(body: => Unit): Unit = { runCase(name)(body); () }
 
   def main(args: Array[String]): Unit = {
-    val spark = SparkSession.builder().appName("lpf-resident-tests").config("spark.sql.shuffle.partitions", "4").getOrCreate()
+    val spark = testSession("lpf-resident-tests")
     val sc = spark.sparkContext
-    sc.setLogLevel("ERROR")
-    awaitExecutors(sc)
-    println(s"RESULT info master=${sc.master} native=${LpfNative.version()}")
     val settings = LpfSettings(bootstrapTimeoutMs = 30000L, slotWaitMs = 30000L)
     val p = 2
 
@@ -62,23 +55,6 @@ object ResidentTests {
     val uncached = results(LpfGraph(edges, vertices))
     expect(uncached.values.forall(_.size == n), s"uncached results of ${uncached.values.map(_.size)} vertices, not $n")
 
-    /** The Spark stages `body` submitted (skipped ones not counted) and its result. */
-    def stagesOf[T](body: => T): (T, Int) = {
-      val group = s"resident-${System.nanoTime}"
-      val stages = new AtomicInteger
-      val listener = new SparkListener {
-        override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
-          if (Option(e.properties).exists(_.getProperty("spark.jobGroup.id") == group)) stages.incrementAndGet()
-      }
-      sc.addSparkListener(listener)
-      try {
-        sc.setJobGroup(group, "counted")
-        val r = try body finally sc.clearJobGroup()
-        LpfSparkAccess.drainListeners(sc, 10000L)
-        (r, stages.get)
-      } finally sc.removeSparkListener(listener)
-    }
-
     /** Per executor (one barrier task on each): its id, VmRSS in KiB, threads, and the graph parts it keeps. */
     def executors(): Seq[(String, Long, Long, String)] =
       sc.parallelize(0 until p, p).barrier().mapPartitions { _ =>
@@ -96,10 +72,10 @@ object ResidentTests {
       expect(g.isResident && g.residentBytes.size == p && g.residentBytes.values.forall(_ > 0),
         s"resident bytes per executor after load: ${g.residentBytes}")
       read.reset()
-      val (cached, _) = stagesOf(results(g))
+      val cached = results(g)
       expect(read.value == 0, s"calls on the cached graph read ${read.value} edge rows")
       for ((k, want) <- uncached) expect(cached(k) == want, s"$k on the cached graph differs from the uncached call")
-      val (_, stages) = stagesOf(g.bfs(source, p, 0, settings))
+      val (_, stages) = stagesOf(sc, "a BFS on the cached graph")(g.bfs(source, p, 0, settings))
       expect(stages == 1, s"a BFS on the cached graph ran $stages Spark stages, not 1")
       val run = g.lastRun.get
       expect(run.kernel == "BFS" && run.vertices == n && run.idSeconds >= 0, s"lastRun $run")

@@ -2,6 +2,7 @@ package org.lpf.spark.tests
 
 import org.apache.spark.SparkContext
 import org.apache.spark.lpf.LpfSparkAccess
+import org.apache.spark.sql.SparkSession
 import org.lpf.spark.{LpfException, LpfHook}
 
 /**
@@ -54,6 +55,36 @@ private[tests] object TestSupport {
           s"waiting $waitMs ms for its executors")
       println(f"RESULT info $slots task slots after ${(System.nanoTime - t0) / 1e9}%.1f s")
     }
+
+  /** The Spark stages (submitted, not skipped) that `body` ran on `sc`, with its result. */
+  def stagesOf[T](sc: SparkContext, what: String)(body: => T): (T, Int) = {
+    val group = s"stages-${System.nanoTime}"
+    val stages = new java.util.concurrent.atomic.AtomicInteger
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onStageSubmitted(e: org.apache.spark.scheduler.SparkListenerStageSubmitted): Unit =
+        if (Option(e.properties).exists(_.getProperty("spark.jobGroup.id") == group)) stages.incrementAndGet()
+    }
+    sc.addSparkListener(listener)
+    try {
+      sc.setJobGroup(group, what)
+      val r = try body finally sc.clearJobGroup()
+      LpfSparkAccess.drainListeners(sc, 10000L)
+      (r, stages.get)
+    } finally sc.removeSparkListener(listener)
+  }
+
+  /**
+   * The session of a test application on a cluster whose task slots have come: a few
+   * shuffle partitions (graphs of hundreds of edges), Spark's own log quiet, the master
+   * and the native library named in a `RESULT info` line.
+   */
+  def testSession(name: String): SparkSession = {
+    val spark = SparkSession.builder().appName(name).config("spark.sql.shuffle.partitions", "4").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    awaitExecutors(spark.sparkContext)
+    println(s"RESULT info master=${spark.sparkContext.master} native=${org.lpf.spark.LpfNative.version()}")
+    spark
+  }
 
   /** Runs `body`, which must throw; returns what it threw. */
   def thrown(body: => Any): Throwable =
