@@ -40,6 +40,10 @@ case class LpfSettings(
   require(slotWaitMs >= 0, "slotWaitMs must be >= 0")
   require(threads >= 0, s"LpfSettings.threads must be >= 0 (0: one), got $threads")
   require(residentBytes >= 0, s"LpfSettings.residentBytes must be >= 0 (0: spark.executor.memoryOverhead), got $residentBytes")
+
+  /** The settings as they were before `residentBytes` (Java and Python callers of that constructor). */
+  def this(bootstrapTimeoutMs: Long, engine: String, port: Int, threads: Int, slotWaitMs: Long) =
+    this(bootstrapTimeoutMs, engine, port, threads, slotWaitMs, 0L)
 }
 
 /**
