@@ -5,14 +5,17 @@
 # (KronParquet, LpfNative.rmatEdges), then, per scale, read with spark.read.parquet by
 # org.lpf.spark.examples.ScaleBenchmark in local-cluster[2,1,M] (two executor JVMs of
 # one core):
-#   - one application for LPF: PageRank (20 iterations), BFS, WCC, SSSP (weights w),
-#     CDLP (10 iterations) on one LpfGraph, and LCC at the scales of LCC_SCALES;
+#   - lpf: one application, one resident LpfGraph (cache()): "load" (loaded, no weights),
+#     PageRank (20 iterations), BFS, WCC, CDLP (10 iterations) and, at the scales of
+#     LCC_SCALES, LCC on it; "load-w" (loaded again with the weights w), SSSP;
+#   - lpf-df: one application, the same kernels on an LpfGraph that is not cached (every
+#     call reads the Parquet DataFrame and loads the graph in its one barrier stage);
 #   - one application per GraphX kernel (a failure, an OOM or a lost executor must not
 #     spoil the next run): staticPageRank(20), ShortestPaths from the same source (BFS),
 #     connectedComponents, LabelPropagation(10), and triangleCount where LCC runs.
 # Each call is cut after BENCH_CUT_MINUTES (outcome "cut"); a failure is recorded as
 # "oom", "lost executor: ..." or "error: ...", and the benchmark goes on. Per call: wall
-# seconds, native compute, Spark-side seconds (wall - compute), the Spark stages of the
+# seconds, native compute (for a load: the native load), Spark-side seconds (wall - compute), the Spark stages of the
 # call, the peak RSS of each executor JVM (VmHWM, reset before the call), native bytes per
 # edge (empty until resident graphs report it), outcome, load average at the start.
 # Results: spark-examples/bench/results/scale.csv and scale.png (rows of other scales
@@ -26,7 +29,7 @@
 # Environment (optional):
 #   SCALES             scales to run (default "20 22 24")
 #   LCC_SCALES         scales where LCC and GraphX's triangleCount run (default "20")
-#   CONTENDERS         "lpf graphx" (default) or one of them
+#   CONTENDERS         some of "lpf lpf-df graphx" (the default: all three)
 #   DATA               the Parquet directory (default /work/data/scale; kronS.parquet
 #                      is generated when absent)
 #   BENCH_EXEC_MEM     executor memory in MiB (default 4096)
@@ -66,11 +69,11 @@ run() {
 for s in ${SCALES:-20 22 24}; do
     lcc=0
     for l in ${LCC_SCALES:-20}; do [ "$l" = "$s" ] && lcc=1; done
-    for contender in ${CONTENDERS:-lpf graphx}; do
+    for contender in ${CONTENDERS:-lpf lpf-df graphx}; do
         case $contender in
-            lpf) run "$s" lpf "pr,bfs,wcc,sssp,cdlp$([ $lcc = 1 ] && echo ,lcc)" ;;
+            lpf | lpf-df) run "$s" "$contender" "pr,bfs,wcc,sssp,cdlp$([ $lcc = 1 ] && echo ,lcc)" ;;
             graphx) for k in pr bfs wcc cdlp $([ $lcc = 1 ] && echo lcc); do run "$s" graphx "$k"; done ;;
-            *) echo "scale.sh: unknown contender '$contender' (lpf, graphx)" >&2; exit 2 ;;
+            *) echo "scale.sh: unknown contender '$contender' (lpf, lpf-df, graphx)" >&2; exit 2 ;;
         esac
     done
 done

@@ -25,8 +25,11 @@ import org.lpf.spark.LpfGraph
  * `spark.read.parquet` and run by one contender in this application:
  *
  *   contender  kernels (from the Parquet DataFrame to a computed result)
- *   lpf        pr (20 iterations), bfs, wcc, sssp (weights w), cdlp (10 iterations), lcc,
- *              on one LpfGraph of the scale
+ *   lpf        one resident LpfGraph of the scale (`cache()`): `load` (loads it, no
+ *              weights), then pr (20 iterations), bfs, wcc, cdlp (10 iterations), lcc on
+ *              it; then `load-w` (loads it again with the weights w) and sssp (weights w)
+ *   lpf-df     the same kernels on an LpfGraph that is not cached: every call reads the
+ *              Parquet DataFrame and loads the graph in its barrier stage
  *   graphx     pr: staticPageRank(20); wcc: connectedComponents(); bfs:
  *              ShortestPaths.run(graph.reverse, Seq(source)) (hops to a landmark along the
  *              edges; on the reversed graph the depth from the source); cdlp:
@@ -51,6 +54,10 @@ import org.lpf.spark.LpfGraph
  */
 object ScaleBenchmark {
   val LpfKernels: Seq[String] = Seq("pr", "bfs", "wcc", "sssp", "cdlp", "lcc")
+  /** The rows of the resident graph's explicit loads: without and with the weights. */
+  val Loads: Seq[String] = Seq("load", "load-w")
+  /** The order of the rows (and the chart's groups): loads before the calls that use them. */
+  val RowOrder: Seq[String] = Seq("load", "pr", "bfs", "wcc", "cdlp", "lcc", "load-w", "sssp")
   val GraphxKernels: Seq[String] = Seq("pr", "bfs", "wcc", "cdlp", "lcc")
   val PageRankIterations = 20
   val CdlpIterations = 10
@@ -65,6 +72,8 @@ object ScaleBenchmark {
     }.mkString(",")
     def key: (Int, String, String) = (scale, contender, kernel)
   }
+
+  val Contenders: Seq[String] = Seq("lpf", "lpf-df", "graphx")
 
   val Header = "scale,contender,kernel,wall_s,native_compute_s,spark_side_s,stages,peak_rss_mib,native_bytes_per_edge," +
     "outcome,load_avg"
@@ -166,8 +175,15 @@ object ScaleBenchmark {
     } finally g.unpersist(blocking = false)
   }
 
-  /** LPF's `kernel` on `g`; the native compute seconds of the call. */
-  def lpf(g: LpfGraph, kernel: String, source: Long): (DataFrame, Double) = {
+  /**
+   * LPF's `kernel` on `g` (or `load` / `load-w`: the resident graph loaded without / with
+   * the weights w); the result (None for a load) and the native compute seconds.
+   */
+  def lpf(g: LpfGraph, kernel: String, source: Long): (Option[DataFrame], Double) = {
+    if (Loads.contains(kernel)) {
+      if (kernel == "load") g.load() else g.load("w")
+      return (None, g.lastRun.map(_.loadSeconds).getOrElse(Double.NaN))
+    }
     val out = kernel match {
       case "pr" => g.pageRank(0.85, 0.0, PageRankIterations)
       case "bfs" => g.bfs(source)
@@ -176,7 +192,7 @@ object ScaleBenchmark {
       case "cdlp" => g.cdlp(CdlpIterations)
       case "lcc" => g.lcc()
     }
-    (out, g.lastRun.map(_.computeSeconds).getOrElse(Double.NaN))
+    (Some(out), g.lastRun.map(_.computeSeconds).getOrElse(Double.NaN))
   }
 
   private def say(msg: String): Unit = { println(s"scalebench: $msg"); System.out.flush() }
@@ -212,7 +228,7 @@ object ScaleBenchmark {
     watcher.start()
     sc.setJobGroup(group, what, interruptOnCancel = true)
     val (compute, outcome) =
-      try (call, "ok")
+      try { (call, "ok") }
       catch { case NonFatal(e) => (Double.NaN, outcomeOf(e, cut.get)) }
       finally { sc.clearJobGroup(); done.set(true); watcher.interrupt() }
     val wall = seconds(t0)
@@ -230,7 +246,7 @@ object ScaleBenchmark {
     var out = "spark-examples/bench/results"
     var i = 0
     def bad(msg: String): Nothing = {
-      System.err.println(s"ScaleBenchmark: $msg\noptions: --scale S --contender lpf|graphx --kernels K,... " +
+      System.err.println(s"ScaleBenchmark: $msg\noptions: --scale S --contender lpf|lpf-df|graphx --kernels K,... " +
         "[--data DIR] [--cut-minutes 30] [--out DIR]")
       sys.exit(2)
     }
@@ -249,11 +265,15 @@ object ScaleBenchmark {
     }
     if (scale < 1 || scale > 31) bad(s"--scale $scale: need 1..31")
     val known = contender match {
-      case "lpf" => LpfKernels
+      case "lpf" | "lpf-df" => LpfKernels
       case "graphx" => GraphxKernels
-      case c => bad(s"--contender '$c': lpf or graphx")
+      case c => bad(s"--contender '$c': lpf, lpf-df or graphx")
     }
     kernels.find(k => !known.contains(k)).foreach(k => bad(s"kernel $k: $contender runs ${known.mkString(", ")}"))
+    // The resident graph's rows: its loads, each before the calls that use it.
+    val runs = if (contender != "lpf") kernels
+      else RowOrder.filter(k => kernels.contains(k) || (k == "load" && kernels.exists(x => x != "sssp")) ||
+        (k == "load-w" && kernels.contains("sssp")))
 
     val spark = SparkSession.builder().appName(s"ScaleBenchmark kron$scale $contender ${kernels.mkString(",")}")
       .getOrCreate()
@@ -266,11 +286,11 @@ object ScaleBenchmark {
     var rows = ResultsCsv.earlier(csvFile, append = true, parse)
     def record(r: Result): Unit = {
       rows = rows.filterNot(_.key == r.key) :+ r
-      ResultsCsv.write(csvFile, Header, rows.sortBy(x => (x.scale, x.contender, x.kernel)), (x: Result) => x.csv)
+      ResultsCsv.write(csvFile, Header, rows.sortBy(x => (x.scale, Contenders.indexOf(x.contender), RowOrder.indexOf(x.kernel))), (x: Result) => x.csv)
       chart(new File(out, "scale.png"), rows)
     }
     val load0 = loadAverage()
-    kernels.foreach(k => record(Result(scale, contender, k, Double.NaN, Double.NaN, -1, "", Double.NaN,
+    runs.foreach(k => record(Result(scale, contender, k, Double.NaN, Double.NaN, -1, "", Double.NaN,
       "error: the application ended during this run", load0)))
 
     val path = new File(data, s"kron$scale.parquet").getPath
@@ -288,11 +308,10 @@ object ScaleBenchmark {
     say(f"kron$scale: read $path: $m edges, ${edges.rdd.getNumPartitions} partitions, source $source, " +
       f"${seconds(t0)}%.1f s")
 
-    // One graph per scale; with resident graphs, `.cache()` here makes every call below
-    // run on the loaded graph.
-    lazy val g = LpfGraph(edges)
+    // One graph per scale: resident (lpf) or read again by every call (lpf-df).
+    lazy val g = if (contender == "lpf") LpfGraph(edges).cache() else LpfGraph(edges)
     val cutMs = (cutMinutes * 60000).toLong
-    for (k <- kernels) {
+    for (k <- runs) {
       val what = s"kron$scale $contender $k"
       val execs = executorPids(sc.applicationId)
       val reset = execs.values.forall(resetPeak)
@@ -300,9 +319,9 @@ object ScaleBenchmark {
       say(f"$what: start (load average $la%.2f, executors ${execs.toSeq.sorted.map { case (e, p) => s"$e:pid $p" }
         .mkString(" ")})")
       val (wall, compute, stages, outcome) = timed(sc, stageCount, s"scalebench-$scale-$contender-$k", what, cutMs) {
-        if (contender == "lpf") {
+        if (contender != "graphx") {
           val (df, c) = lpf(g, k, source)
-          df.unpersist()
+          df.foreach(_.unpersist())
           c
         } else {
           graphx(spark, edges, k, source).unpersist()
@@ -310,7 +329,12 @@ object ScaleBenchmark {
         }
       }
       val rss = peaks(sc.applicationId, execs) + (if (reset) "" else " (not reset)")
-      record(Result(scale, contender, k, wall, compute, stages, rss, Double.NaN, outcome, la))
+      // Native bytes per edge of the resident graph, as its processes report them (after a
+      // load; the edges as the graph counts them, duplicates once).
+      val bytesPerEdge = if (contender != "lpf" || !Loads.contains(k) || outcome != "ok") Double.NaN
+        else g.lastRun.filter(_.edges > 0).map(r => g.residentBytes.values.sum.toDouble / r.edges)
+          .filter(_ > 0).getOrElse(Double.NaN)
+      record(Result(scale, contender, k, wall, compute, stages, rss, bytesPerEdge, outcome, la))
       say(f"$what: $outcome, $wall%.2f s" + (if (compute.isNaN) "" else f", native compute $compute%.3f s") +
         s", $stages stages, peak RSS MiB $rss")
     }
@@ -323,8 +347,8 @@ object ScaleBenchmark {
    * the runs that did not end ok (no bar) named under the title.
    */
   def chart(file: File, rows: Seq[Result]): Unit = {
-    val kernels = LpfKernels.filter(k => rows.exists(_.kernel == k))
-    val series = rows.map(_.scale).distinct.sorted.flatMap(s => Seq("lpf", "graphx").map(c => s"$c kron$s"))
+    val kernels = RowOrder.filter(k => rows.exists(_.kernel == k))
+    val series = rows.map(_.scale).distinct.sorted.flatMap(s => Contenders.map(c => s"$c kron$s"))
       .filter(x => rows.exists(r => s"${r.contender} kron${r.scale}" == x))
     val ok = rows.filter(_.outcome == "ok")
     def maxRss(r: Result): Double = {
