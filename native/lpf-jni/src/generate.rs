@@ -33,7 +33,10 @@ pub fn weight(seed: u64, i: u64) -> f64 {
 
 /// The last permutation made, by (scale, seed): a Spark task asks for many parts of one
 /// graph in a row, and at scale 24 the permutation is 64 MiB and a shuffle of 2^24.
-static LAST_PERMUTATION: Mutex<Option<(u32, u64, Arc<Vec<u32>>)>> = Mutex::new(None);
+static LAST_PERMUTATION: Mutex<Option<KeptPermutation>> = Mutex::new(None);
+
+/// A permutation and the (scale, seed) it belongs to.
+type KeptPermutation = (u32, u64, Arc<Vec<u32>>);
 
 fn permutation(params: &KronParams) -> Result<Arc<Vec<u32>>, String> {
     let mut last = LAST_PERMUTATION.lock().unwrap_or_else(|e| e.into_inner());
