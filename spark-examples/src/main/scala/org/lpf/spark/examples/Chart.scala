@@ -32,7 +32,7 @@ object Chart {
     g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16))
     g.drawString(title, 20, 26)
     g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11))
-    notes.take(3).zipWithIndex.foreach { case (n, i) => g.drawString(n, 20, 42 + 12 * i) }
+    notes.take(2).zipWithIndex.foreach { case (n, i) => g.drawString(n, 20, 39 + 11 * i) }
     // Legend.
     g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13))
     var lx = 20
