@@ -10,6 +10,7 @@
 //! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
 
 pub mod algorithms;
+pub mod generate;
 pub mod graph_call;
 pub mod pagerank;
 pub mod progress;

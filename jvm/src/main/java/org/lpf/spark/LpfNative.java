@@ -55,6 +55,19 @@ public final class LpfNative {
      */
     public static native String keptGraphs();
 
+    /**
+     * Part {@code part} of {@code parts} of the Graph500 Kronecker (R-MAT) graph of
+     * 2^{@code scale} vertices and {@code edgeFactor}·2^{@code scale} generated edges
+     * (A = 0.57, B = C = 0.19), the project's one generator (graphblas::kron, as the
+     * native CLIs' {@code --rmat}): the part's edges relabelled, self-loops dropped
+     * (duplicates kept), each as 24 little-endian bytes: long source, long target, double
+     * weight (an integer in 1..63 from the edge's global index). The union of the parts
+     * is the same graph, weights included, for every {@code parts}. Throws
+     * {@link LpfException} (phase {@code argument}) naming a bad parameter, or a part
+     * too large for one array.
+     */
+    public static native byte[] rmatEdges(int scale, int edgeFactor, long seed, int part, int parts);
+
     /** A cancellation token (see {@link LpfCancel}, which owns it); freed by {@link #freeCancel}. */
     public static native long newCancel();
 

@@ -237,6 +237,33 @@ object DataFrameTests {
       expect(docsExample(spark) == 5, "the example's graph has 5 vertices")
     }
 
+    test("kron-parquet-scale-8-in-three-files-is-the-native-generators-graph") {
+      // The scale benchmark's generator job (spark-examples' KronParquet): the rows Spark
+      // writes from the executors' native parts, read back from Parquet, are the
+      // generator's edges (self-loops dropped) and weights, as one native call on the
+      // driver gives them.
+      val dir = java.nio.file.Files.createTempDirectory("lpf-kron-parquet")
+      try {
+        val path = dir.resolve("kron8.parquet").toString
+        val written = org.lpf.spark.examples.KronParquet.write(spark, path, 8, files = 3)
+        val back = spark.read.parquet(path)
+        expect(back.schema.map(f => (f.name, f.dataType)) == Seq(("src", LongType), ("dst", LongType), ("w", DoubleType)),
+          s"schema ${back.schema.simpleString}")
+        expect(back.rdd.getNumPartitions >= 1 && dir.resolve("kron8.parquet").toFile.list().count(_.endsWith(".parquet")) == 3,
+          "three Parquet files")
+        val b = java.nio.ByteBuffer.wrap(LpfNative.rmatEdges(8, 16, 1L, 0, 1)).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        val native = Seq.fill(b.remaining / 24)((b.getLong, b.getLong, b.getDouble))
+        val rows = back.collect().toSeq.map(r => (r.getLong(0), r.getLong(1), r.getDouble(2)))
+        expect(written == native.length && rows.length == native.length,
+          s"Parquet has ${rows.length} rows (written $written), the generator ${native.length} edges")
+        val integral = (t: Seq[(Long, Long, Double)]) => t.map { case (u, v, w) => (u, v, w.toLong) }.sorted
+        expect(integral(rows) == integral(native), "Parquet's edges and weights differ from the generator's")
+        expect(native.length < 16 * 256 && native.forall { case (u, v, w) => u != v && w >= 1 && w <= 63 },
+          "self-loops dropped, weights in 1..63")
+        println(s"RESULT info kron8 Parquet: ${rows.length} edges of ${16 * 256} generated, 3 files")
+      } finally org.apache.commons.io.FileUtils.deleteQuietly(dir.toFile)
+    }
+
     println("RESULT done")
     spark.stop()
   }

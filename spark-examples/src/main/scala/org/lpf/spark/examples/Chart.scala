@@ -13,9 +13,12 @@ import javax.imageio.ImageIO
 object Chart {
   case class Panel(title: String, unit: String, values: Map[(String, String), Double]) // (graph, impl) -> value
 
-  private val palette = Seq(new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e), new Color(0x9467bd))
+  private val palette = Seq(new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
+    new Color(0x9467bd), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f))
 
-  def write(file: File, title: String, graphs: Seq[String], impls: Seq[String], panels: Seq[Panel]): Unit = {
+  /** `notes`: short lines under the title (e.g. the runs that have no bar because they failed). */
+  def write(file: File, title: String, graphs: Seq[String], impls: Seq[String], panels: Seq[Panel],
+            notes: Seq[String] = Nil): Unit = {
     val (pw, ph) = (620, 420)
     val w = pw * panels.length
     val h = ph + 70
@@ -28,6 +31,8 @@ object Chart {
     g.setColor(Color.BLACK)
     g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16))
     g.drawString(title, 20, 26)
+    g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11))
+    notes.take(2).zipWithIndex.foreach { case (n, i) => g.drawString(n, 20, 39 + 11 * i) }
     // Legend.
     g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13))
     var lx = 20
