@@ -367,8 +367,8 @@ case class LpfGraphPageRank(ranks: DataFrame, run: LpfGraphRun) {
 }
 
 object LpfGraph {
-  val IdColumn = "id"
-  val RankColumn = "pagerank"
+  val IdColumn: String = LpfGraphCall.IdColumn
+  val RankColumn: String = LpfGraphCall.PageRank.column
   /** The integral id types, narrowest first. */
   private val Integral: Seq[DataType] = Seq(ByteType, ShortType, IntegerType, LongType)
 

@@ -32,6 +32,8 @@ import org.apache.spark.unsafe.types.UTF8String
  */
 private[spark] object LpfGraphCall {
   val Algorithm = "graph-call"
+  /** The results' id column (each result's value column is its kernel's `column`). */
+  val IdColumn = "id"
   private val RequestHeader = 100
   private val ReplyHeaderBytes = 88
   private val IntegralIds = 1
@@ -48,7 +50,7 @@ private[spark] object LpfGraphCall {
   case object Cdlp extends Kernel(3, "CDLP", "label")
   case object Sssp extends Kernel(4, "SSSP", "distance")
   case object Lcc extends Kernel(5, "LCC", "lcc")
-  case object PageRank extends Kernel(6, "PageRank", LpfGraph.RankColumn)
+  case object PageRank extends Kernel(6, "PageRank", "pagerank")
   /** Load the graph and keep it (a resident graph's [[LpfGraph.load]]); no result. */
   case object Load extends Kernel(0, "load", "")
 
@@ -371,7 +373,7 @@ private[spark] object LpfGraphCall {
     /** The result `(id, value)` as a DataFrame, ids of type `idType`, read from the replies' bytes. */
     def frame(spark: SparkSession, idType: DataType): DataFrame = {
       val k = kernel
-      val schema = StructType(Seq(StructField(LpfGraph.IdColumn, idType, nullable = false),
+      val schema = StructType(Seq(StructField(IdColumn, idType, nullable = false),
         StructField(k.column, valueType(k, idType), nullable = false)))
       LpfSparkAccess.internalFrame(spark, replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, idType) }),
         schema)
