@@ -220,6 +220,7 @@ private[spark] object LpfGraphCall {
     val edges = if (refused) Seq.empty else pieces.filter(!_.vertices)
     val vertices = if (refused) Seq.empty else pieces.filter(_.vertices)
     val source: Array[Byte] = call.source match {
+      case _ if refused => Array.emptyByteArray
       case None => Array.emptyByteArray
       case Some(s: String) =>
         val b = s.getBytes(StandardCharsets.UTF_8)
@@ -474,6 +475,10 @@ private[spark] object LpfGraphCall {
     def fromKept(k: Kept): RDD[(Int, Array[Byte])] =
       stage(sc.makeRDD(k.parts.zipWithIndex.map { case (part, i) => (i, Seq(s"executor_${part.host}_${part.executor}")) }))(
         _ => Seq.empty)
+    // The stages are named after the call (Spark's UI, listeners), not after the lines
+    // here: a stage takes its name from where its RDD was made.
+    val (short, long) = (sc.getLocalProperty("callSite.short"), sc.getLocalProperty("callSite.long"))
+    sc.setCallSite(what)
     try LpfJobWatch(sc, job, what) {
       val answered = input match {
         case r: Rows => fromRows(r)
@@ -508,6 +513,10 @@ private[spark] object LpfGraphCall {
           figures.map(_.computeSeconds).max, figures.map(_.idSeconds).max, p, setupSeconds,
           both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max, seconds, parts)
       }
-    } finally listener.foreach(_.close())
+    } finally {
+      sc.setLocalProperty("callSite.short", short)
+      sc.setLocalProperty("callSite.long", long)
+      listener.foreach(_.close())
+    }
   }
 }

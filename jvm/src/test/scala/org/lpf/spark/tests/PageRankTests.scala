@@ -362,7 +362,7 @@ object PageRankTests {
       val rows = triples.iterator.map(t => InternalRow(UTF8String.fromString(t._1), UTF8String.fromString(t._2), t._3))
       val wp = LpfGraphCall.edgePieces(rows, strings = true, weighted = true, columns, pieceBytes = 24)
       val vp = LpfGraphCall.vertexPieces(Iterator(InternalRow(UTF8String.fromString("lonely"))), strings = true, columns)
-      val call = LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("s1"))
+      val call = LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("s1"), weights = true)
       val req = LpfGraphCall.request(call, wp ++ vp)
       def frame(b: java.nio.ByteBuffer): String = {
         val a = new Array[Byte](b.getInt)
