@@ -222,7 +222,7 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
 
   // --- resident graphs
 
-  private val resident = new LpfResidence(spark.sparkContext)
+  @transient private val resident = new LpfResidence(spark.sparkContext)
   // When this graph is no longer referenced on the driver, its parts are released (as
   // Spark's ContextCleaner does for RDDs); the cell, not the graph, is what the action holds.
   LpfResidence.releaseWhenUnreachable(this, resident)
