@@ -380,13 +380,11 @@ private[spark] object LpfGraphCall {
         schema)
     }
 
-    /** The result as (id, value bits) pairs, for integral ids. */
-    def pairs: RDD[(Long, Long)] = {
+    /** The result as (id, value) pairs, for integral ids and a kernel of double values (PageRank, SSSP, LCC). */
+    def doubles: RDD[(Long, Double)] = {
       val k = kernel
-      replies.mapPartitions(_.flatMap { case (_, bytes) =>
-        rows(bytes, k, LongType).map(r => (r.getLong(0), if (k == Bfs || k == Wcc || k == Cdlp) r.getLong(1)
-          else java.lang.Double.doubleToRawLongBits(r.getDouble(1))))
-      })
+      require(valueType(k, LongType) == DoubleType, s"${k.name}'s values are not doubles")
+      replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, LongType).map(r => (r.getLong(0), r.getDouble(1))) })
     }
 
   }

@@ -273,7 +273,7 @@ object LpfPageRank {
       exchangeCode(exchange))
     val o = LpfGraphCall.run(LpfGraphCall.Rows(edges.mapPartitions(LpfGraphCall.pairRows), None,
       LpfGraphCall.Columns("source", "target", "id", None)), call, p, settings, progress)
-    val ranks = o.pairs.map { case (v, bits) => (v, java.lang.Double.longBitsToDouble(bits)) }.setName("LpfPageRank ranks")
+    val ranks = o.doubles.setName("LpfPageRank ranks")
     LpfPageRankResult(ranks, o.vertices, o.edges, o.rounds.toInt, o.residual, o.converged, o.loadSeconds,
       o.computeSeconds, o.callSeconds - o.setupSeconds, o.exchange, p, o.replies, o.ingestSeconds, o.bootstrapSeconds,
       o.setupSeconds)

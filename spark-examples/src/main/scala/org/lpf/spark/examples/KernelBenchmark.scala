@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.graphx.{Edge, Graph}
-import org.apache.spark.graphx.lib.{LabelPropagation, ShortestPaths, TriangleCount}
+import org.apache.spark.graphx.lib.TriangleCount
 import org.apache.spark.rdd.RDD
 import org.apache.spark.scheduler.{SparkListener, SparkListenerJobEnd, SparkListenerJobStart}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -116,14 +116,6 @@ object KernelBenchmark {
   /** The weight of the edge (u, v): in [0, 1), from a generator seeded with the pair. */
   def weight(u: Long, v: Long): Double = new java.util.SplittableRandom(u * 0x9e3779b97f4a7c15L + v).nextDouble()
 
-  /** A result RDD as a DataFrame (id: bigint, `name`: `t`), persisted and counted. */
-  private def materialised(spark: SparkSession, rows: RDD[Row], name: String, t: DataType): DataFrame = {
-    val df = spark.createDataFrame(rows, StructType(Seq(StructField("id", LongType, nullable = false),
-      StructField(name, t, nullable = false)))).persist(StorageLevel.MEMORY_AND_DISK)
-    df.count()
-    df
-  }
-
   /** The edge DataFrame's graph for GraphX, the weight as edge attribute. */
   private def graphOf(edges: DataFrame): Graph[Int, Double] =
     Graph.fromEdges(edges.select("src", "dst", "weight").rdd.map(r => Edge(r.getLong(0), r.getLong(1), r.getDouble(2))), 1,
@@ -135,19 +127,14 @@ object KernelBenchmark {
       val (g, _) = GraphXPageRank.load(edges.select("src", "dst").rdd.map(r => (r.getLong(0), r.getLong(1))))
       val run = GraphXPageRank.untilTolerance(g, tol, alpha)
       println(s"kernelbench: GraphX pageRank($tol): ${run.iterations.getOrElse(-1)} iterations")
-      try materialised(spark, run.ranks.map { case (v, r) => Row(v, r) }, "pagerank", DoubleType)
+      try GraphXKernels.materialised(spark, run.ranks.map { case (v, r) => Row(v, r) }, "pagerank", DoubleType)
       finally { run.ranks.unpersist(blocking = false); g.unpersist(blocking = false) }
     } else {
       val g = graphOf(edges)
       try kernel match {
-        case "bfs" =>
-          materialised(spark, ShortestPaths.run(g.reverse, Seq(source)).vertices
-            .map { case (v, hops) => Row(v, hops.get(source).map(_.toLong).getOrElse(Long.MaxValue)) }, "depth", LongType)
-        case "wcc" =>
-          materialised(spark, g.connectedComponents().vertices.map { case (v, c) => Row(v, c) }, "component", LongType)
-        case "cdlp" =>
-          materialised(spark, LabelPropagation.run(g, CdlpIterations).vertices.map { case (v, l) => Row(v, l) }, "label",
-            LongType)
+        case "bfs" => GraphXKernels.bfs(spark, g, source)
+        case "wcc" => GraphXKernels.wcc(spark, g)
+        case "cdlp" => GraphXKernels.cdlp(spark, g, CdlpIterations)
         case "lcc" =>
           // What triangleCount() does (self-loops out, one edge per vertex pair), kept to
           // take the degrees of the same undirected graph.
@@ -157,7 +144,7 @@ object KernelBenchmark {
               val k = d.getOrElse(0).toDouble
               if (k < 2) 0.0 else 2.0 * t / (k * (k - 1))
           }
-          val out = materialised(spark, coefficients.map { case (v, c) => Row(v, c) }, "lcc", DoubleType)
+          val out = GraphXKernels.materialised(spark, coefficients.map { case (v, c) => Row(v, c) }, "lcc", DoubleType)
           undirected.unpersist(blocking = false)
           out
         case "sssp" =>
@@ -166,7 +153,7 @@ object KernelBenchmark {
             (_, d, offer) => math.min(d, offer),
             t => if (t.srcAttr + t.attr < t.dstAttr) Iterator((t.dstId, t.srcAttr + t.attr)) else Iterator.empty,
             (a, b) => math.min(a, b))
-          materialised(spark, distances.vertices.map { case (v, d) => Row(v, d) }, "distance", DoubleType)
+          GraphXKernels.materialised(spark, distances.vertices.map { case (v, d) => Row(v, d) }, "distance", DoubleType)
       } finally g.unpersist(blocking = false)
     }
   }

@@ -11,7 +11,6 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.SparkContext
 import org.apache.spark.graphx.{Edge, Graph}
-import org.apache.spark.graphx.lib.{LabelPropagation, ShortestPaths}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.scheduler.{SparkListener, SparkListenerStageSubmitted}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -146,32 +145,20 @@ object ScaleBenchmark {
     }.mkString(" ")
   }
 
-  /** A result RDD as a persisted, counted DataFrame (id: bigint, `name`: `t`), as a GraphX user makes one. */
-  private def materialised(spark: SparkSession, rows: RDD[Row], name: String, t: DataType): DataFrame = {
-    val df = spark.createDataFrame(rows, StructType(Seq(StructField("id", LongType, nullable = false),
-      StructField(name, t, nullable = false)))).persist(StorageLevel.MEMORY_AND_DISK)
-    df.count()
-    df
-  }
-
   /** GraphX's counterpart of `kernel` on the edges (see the object's comment): (id, value) persisted. */
   def graphx(spark: SparkSession, edges: DataFrame, kernel: String, source: Long): DataFrame = {
     val g = Graph.fromEdges(edges.select("src", "dst", "w").rdd.map(r => Edge(r.getLong(0), r.getLong(1), r.getDouble(2))),
       1, edgeStorageLevel = StorageLevel.MEMORY_AND_DISK, vertexStorageLevel = StorageLevel.MEMORY_AND_DISK).cache()
     try kernel match {
       case "pr" =>
-        materialised(spark, g.staticPageRank(PageRankIterations).vertices.map { case (v, r) => Row(v, r) }, "pagerank",
-          DoubleType)
-      case "bfs" =>
-        materialised(spark, ShortestPaths.run(g.reverse, Seq(source)).vertices
-          .map { case (v, hops) => Row(v, hops.get(source).map(_.toLong).getOrElse(Long.MaxValue)) }, "depth", LongType)
-      case "wcc" =>
-        materialised(spark, g.connectedComponents().vertices.map { case (v, c) => Row(v, c) }, "component", LongType)
-      case "cdlp" =>
-        materialised(spark, LabelPropagation.run(g, CdlpIterations).vertices.map { case (v, l) => Row(v, l) }, "label",
-          LongType)
+        GraphXKernels.materialised(spark, g.staticPageRank(PageRankIterations).vertices.map { case (v, r) => Row(v, r) },
+          "pagerank", DoubleType)
+      case "bfs" => GraphXKernels.bfs(spark, g, source)
+      case "wcc" => GraphXKernels.wcc(spark, g)
+      case "cdlp" => GraphXKernels.cdlp(spark, g, CdlpIterations)
       case "lcc" =>
-        materialised(spark, g.triangleCount().vertices.map { case (v, t) => Row(v, t.toLong) }, "triangles", LongType)
+        GraphXKernels.materialised(spark, g.triangleCount().vertices.map { case (v, t) => Row(v, t.toLong) }, "triangles",
+          LongType)
     } finally g.unpersist(blocking = false)
   }
 
