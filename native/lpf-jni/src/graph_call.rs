@@ -69,7 +69,7 @@
 //!
 //! Over all processes every vertex comes once; process q's block precedes q+1's.
 
-use crate::algorithms::{agree_on_request, exchange_words};
+use crate::verdict::{agree_on_request, exchange_words};
 use crate::pagerank::{check_parameters, fnv, Reader};
 use crate::progress::ProgressSink;
 use crate::resident::{self, GraphId};

@@ -17,6 +17,7 @@ pub mod progress;
 pub mod resident;
 pub mod session;
 pub mod userlib;
+pub mod verdict;
 
 /// Shared-memory groups are matched by p alone, so tests that start groups in this test
 /// binary take turns.

@@ -41,7 +41,7 @@
 //!
 //! Over all processes every vertex appears once and the ranks sum to 1.
 
-use crate::algorithms::agree_on_request;
+use crate::verdict::agree_on_request;
 use crate::progress::ProgressSink;
 use graphblas::algorithms::pagerank::ParameterNames;
 use graphblas::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress, RoundProgress};
