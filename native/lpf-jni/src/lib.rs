@@ -14,6 +14,7 @@ pub mod generate;
 pub mod graph_call;
 pub mod pagerank;
 pub mod progress;
+pub mod request;
 pub mod resident;
 pub mod session;
 pub mod userlib;
@@ -123,7 +124,7 @@ fn entry<'l, T: Default + 'l>(
                 Ok(Err(f)) => f,
                 Err(p) => Failure::new(phase, format!("internal panic in the LPF native library: {}", panic_text(&*p))),
             };
-            let who = catch_unwind(AssertUnwindSafe(who)).unwrap_or(Who { pid: -1, host: local_host_name() });
+            let who = catch_unwind(AssertUnwindSafe(who)).unwrap_or_else(|_| local_who());
             throw_lpf(env, &who, &failure)?;
             Ok(T::default())
         })
@@ -181,6 +182,11 @@ unsafe fn cancel_token<'a>(handle: jlong) -> &'a lpf::Cancel {
     }
 }
 
+/// This process, for messages of calls that have no group.
+fn local_who() -> Who {
+    Who { pid: -1, host: local_host_name() }
+}
+
 fn who_of(handle: jlong) -> Who {
     // SAFETY: as in `session`; called only on handles the entry point was given.
     match unsafe { session(handle) } {
@@ -200,7 +206,7 @@ fn program<'a>(algorithm: &'a Option<String>, library: &'a Option<String>, symbo
 /// `static native String version()`: the library's version and the engines it has.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_version<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, local_who, |env| {
         env.new_string(format!("lpf-jni {} engines=shm,tcp", env!("CARGO_PKG_VERSION")))
             .map_err(|e| Failure::new(Phase::Argument, e.to_string()))
     })
@@ -209,7 +215,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_version<'l>(mut env: EnvUnow
 /// `static native String algorithms()`: the bundled algorithms, comma-separated.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_algorithms<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, local_who, |env| {
         let names: Vec<&str> = algorithms::ALGORITHMS.iter().map(|a| a.name).collect();
         env.new_string(names.join(",")).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
     })
@@ -224,7 +230,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_outputLength<'l>(
     algorithm: JString<'l>,
     input_len: jlong,
 ) -> jlong {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, local_who, |env| {
         let name = string(env, &algorithm, "algorithm")?;
         let alg = algorithms::by_name(&name).map_err(|m| Failure::new(Phase::Argument, m))?;
         // -1: the algorithm produces its output (size known after the run).
@@ -278,7 +284,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_describeRequest<'l>(
 /// `graphId` (32 hex digits) this process keeps; the bytes released.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_dropGraph<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, graph_id: JString<'l>) -> jlong {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, local_who, |env| {
         let text = string(env, &graph_id, "graphId")?;
         let id = resident::parse_hex(&text).map_err(|m| Failure::permanent(Phase::Argument, m))?;
         Ok(resident::drop_graph(&id) as jlong)
@@ -289,7 +295,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_dropGraph<'l>(mut env: EnvUn
 /// one line each (graph id, pid, p, bytes).
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_keptGraphs<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> JString<'l> {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, local_who, |env| {
         env.new_string(resident::list()).map_err(|e| Failure::new(Phase::Argument, e.to_string()))
     })
 }
@@ -298,7 +304,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_keptGraphs<'l>(mut env: EnvU
 /// `initShm` and `initTcp`; freed by `freeCancel`.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_newCancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> jlong {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |_env| {
+    entry(&mut env, Phase::Argument, local_who, |_env| {
         Ok(Box::into_raw(Box::new(lpf::Cancel::new())) as jlong)
     })
 }
@@ -308,7 +314,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_newCancel<'l>(mut env: EnvUn
 /// `reason`.
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_cancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, token: jlong, reason: JString<'l>) {
-    entry(&mut env, Phase::Argument, || Who { pid: -1, host: local_host_name() }, |env| {
+    entry(&mut env, Phase::Argument, local_who, |env| {
         let reason = opt_string(env, &reason, "reason")?.unwrap_or_default();
         // SAFETY: see `cancel_token`.
         unsafe { cancel_token(token) }.cancel(reason);
@@ -320,7 +326,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_cancel<'l>(mut env: EnvUnown
 /// groups made with it hold their own reference).
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_freeCancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, token: jlong) {
-    entry(&mut env, Phase::Finalize, || Who { pid: -1, host: local_host_name() }, |_env| {
+    entry(&mut env, Phase::Finalize, local_who, |_env| {
         if token != 0 {
             // SAFETY: the token came from Box::into_raw in newCancel and LpfCancel frees
             // it once.
@@ -550,6 +556,24 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookDirect<'l>(
     })
 }
 
+/// The progress sink of a `hookProduce*` call: none when `progress_host` is null.
+fn progress_sink(
+    env: &Env<'_>,
+    progress_host: &JString<'_>,
+    progress_port: jint,
+    progress_hello: &JString<'_>,
+) -> Result<Option<progress::ProgressSink>, Failure> {
+    match opt_string(env, progress_host, "progress host")? {
+        None => Ok(None),
+        Some(host) => {
+            let port = u16::try_from(progress_port)
+                .map_err(|_| Failure::new(Phase::Argument, format!("progress port {progress_port} is not in 0..=65535")))?;
+            let hello = opt_string(env, progress_hello, "progress hello")?.unwrap_or_default();
+            Ok(progress::ProgressSink::connect(&host, port, &hello))
+        }
+    }
+}
+
 /// `static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer
 /// input, String progressHost, int progressPort, String progressHello)`: runs a bundled
 /// algorithm that produces its output (e.g. `pagerank`) on the direct buffer `input`
@@ -572,17 +596,98 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
         // SAFETY: see `session`.
         let s = unsafe { session(handle) }?;
         let name = string(env, &algorithm, "algorithm")?;
-        let sink = match opt_string(env, &progress_host, "progress host")? {
-            None => None,
-            Some(host) => {
-                let port = u16::try_from(progress_port)
-                    .map_err(|_| Failure::new(Phase::Argument, format!("progress port {progress_port} is not in 0..=65535")))?;
-                let hello = opt_string(env, &progress_hello, "progress hello")?.unwrap_or_default();
-                progress::ProgressSink::connect(&host, port, &hello)
-            }
-        };
+        let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
         // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
         let inp = unsafe { direct(env, &input, "input")? };
+        let out = s.hook_produce(&name, inp, sink.as_ref())?;
+        env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
+    })
+}
+
+/// The request behind a handle from `requestAllocate`.
+///
+/// # Safety
+/// `handle` must come from `requestAllocate` and not yet be freed, and no other call may
+/// use it at the same time (the Java class `LpfRequest` frees it once and is used by one
+/// task thread).
+unsafe fn native_request<'a>(handle: jlong) -> Result<&'a mut request::NativeRequest, Failure> {
+    if handle == 0 {
+        return Err(Failure::new(Phase::Argument, "the request handle is 0 (freed or never made)"));
+    }
+    Ok(&mut *(handle as *mut request::NativeRequest))
+}
+
+/// `static native long requestAllocate(long length)`: a request of `length` bytes in
+/// native memory (see [`request`]); an error names the bytes it could not get.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAllocate<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, length: jlong) -> jlong {
+    entry(&mut env, Phase::Argument, local_who, |_env| {
+        let length = u64::try_from(length).map_err(|_| Failure::new(Phase::Argument, format!("a request of {length} bytes")))?;
+        let r = request::NativeRequest::with_length(length).map_err(|m| Failure::new(Phase::Argument, m))?;
+        Ok(Box::into_raw(Box::new(r)) as jlong)
+    })
+}
+
+/// `static native void requestAppend(long request, byte[] bytes, int from, int length)`:
+/// appends `bytes[from, from + length)` to the request.
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAppend<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    handle: jlong,
+    bytes: JByteArray<'l>,
+    from: jint,
+    length: jint,
+) {
+    entry(&mut env, Phase::Argument, local_who, |env| {
+        // SAFETY: see `native_request`.
+        let r = unsafe { native_request(handle) }?;
+        let k = usize::try_from(length).map_err(|_| Failure::new(Phase::Argument, format!("appending {length} bytes")))?;
+        r.append_with(k, |to| {
+            // SAFETY: i8 and u8 have one size and alignment and every bit pattern is valid
+            // in both; `to` is borrowed mutably for this call only.
+            let to = unsafe { std::slice::from_raw_parts_mut(to.as_mut_ptr().cast::<i8>(), to.len()) };
+            bytes.get_region(env, from, to)
+        })
+        .map_err(|m| Failure::new(Phase::Argument, m))
+    })
+}
+
+/// `static native void requestFree(long request)`: frees a request (0: nothing).
+#[no_mangle]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_requestFree<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) {
+    entry(&mut env, Phase::Argument, local_who, |_env| {
+        if handle != 0 {
+            // SAFETY: the handle came from Box::into_raw in `requestAllocate` and the Java
+            // side frees it once.
+            drop(unsafe { Box::from_raw(handle as *mut request::NativeRequest) });
+        }
+        Ok(())
+    })
+}
+
+/// `static native byte[] hookProduceRequest(long group, String algorithm, long request,
+/// String progressHost, int progressPort, String progressHello)`: as
+/// `hookProduceDirect`, on a complete request in native memory (any size), read in place.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceRequest<'l>(
+    mut env: EnvUnowned<'l>,
+    _c: JClass<'l>,
+    handle: jlong,
+    algorithm: JString<'l>,
+    request: jlong,
+    progress_host: JString<'l>,
+    progress_port: jint,
+    progress_hello: JString<'l>,
+) -> JByteArray<'l> {
+    entry(&mut env, Phase::Hook, || who_of(handle), |env| {
+        // SAFETY: see `session`.
+        let s = unsafe { session(handle) }?;
+        let name = string(env, &algorithm, "algorithm")?;
+        let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
+        // SAFETY: see `native_request`; the request is only read during the call.
+        let inp = unsafe { native_request(request) }?.complete().map_err(|m| Failure::new(Phase::Argument, m))?;
         let out = s.hook_produce(&name, inp, sink.as_ref())?;
         env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })

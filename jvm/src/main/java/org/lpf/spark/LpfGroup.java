@@ -130,6 +130,18 @@ public final class LpfGroup implements AutoCloseable {
                 progressHello);
     }
 
+    /**
+     * As {@link #produce(LpfProgram, ByteBuffer, String, int, String)}, on a request in
+     * native memory (any size), read in place; {@code progressHost} null: no progress.
+     */
+    public byte[] produce(LpfProgram program, LpfRequest input, String progressHost, int progressPort, String progressHello) {
+        if (program.algorithm() == null) {
+            throw new LpfException(pid, host, "argument", "produce runs bundled algorithms only, not " + program);
+        }
+        return LpfNative.hookProduceRequest(live(), program.algorithm(), input.complete(), progressHost, progressPort,
+                progressHello);
+    }
+
     @Override
     public void close() {
         if (handle != 0) {

@@ -131,6 +131,23 @@ public final class LpfNative {
     public static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer input,
                                                   String progressHost, int progressPort, String progressHello);
 
+    /**
+     * A request of {@code length} bytes in native memory (any size: a direct buffer stops at
+     * 2 GiB), to be filled by {@link #requestAppend} and freed by {@link #requestFree}; see
+     * {@link LpfRequest}. An allocation that fails is an {@link LpfException} naming the bytes.
+     */
+    static native long requestAllocate(long length);
+
+    /** Appends {@code bytes[from, from + length)} to the request (past its length: an error). */
+    static native void requestAppend(long request, byte[] bytes, int from, int length);
+
+    /** Frees a request (0: nothing). */
+    static native void requestFree(long request);
+
+    /** As hookProduceDirect, on a complete request in native memory, read in place. */
+    static native byte[] hookProduceRequest(long group, String algorithm, long request,
+                                            String progressHost, int progressPort, String progressHello);
+
     /** Leaves the group and frees the handle. */
     public static native void finalizeInit(long group);
 }

@@ -9,18 +9,43 @@ import org.apache.spark.sql.catalyst.InternalRow
 
 /**
  * How input reaches native code: a DataFrame's internal rows (read by [[LpfGraphCall]]
- * into pieces of requests, no `Row` or tuple per edge), the direct buffer of one
- * process's request, and Spark's rule for what may end a barrier stage.
+ * into pieces of requests, no `Row` or tuple per edge), one process's request (its parts,
+ * put into native memory for the hook), and Spark's rule for what may end a barrier stage.
  */
 private[spark] object LpfEdges {
   /** The internal rows of a DataFrame: no conversion to `Row`. */
   def rowsOf(df: DataFrame): RDD[InternalRow] = df.queryExecution.toRdd
 
-  /** A little-endian direct buffer of `bytes` for one process's request, or the error naming the size. */
-  def requestBuffer(bytes: Long): ByteBuffer = {
-    if (bytes > Int.MaxValue)
-      throw new IllegalArgumentException(s"a partition's request would be $bytes bytes (over 2 GiB): use more partitions")
-    ByteBuffer.allocateDirect(bytes.toInt).order(ByteOrder.LITTLE_ENDIAN)
+  /** A little-endian heap buffer of `bytes` for the fixed part of a request (its header). */
+  def headerBuffer(bytes: Int): ByteBuffer = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN)
+
+  /**
+   * One process's request as its parts in order (a header, then pieces of rows), any
+   * length: [[inNative]] puts it into native memory for the hook (no 2 GiB limit, no
+   * second copy on the JVM heap), [[buffer]] into one direct buffer for checks and tests.
+   */
+  final case class Request(parts: Seq[Array[Byte]]) {
+    def length: Long = parts.foldLeft(0L)(_ + _.length)
+
+    def inNative: LpfRequest = {
+      val r = new LpfRequest(length)
+      try { parts.foreach(a => r.put(a)); r }
+      catch { case e: Throwable => r.close(); throw e }
+    }
+
+    /** The request in one little-endian direct buffer (under 2 GiB). */
+    def buffer: ByteBuffer = {
+      if (length > Int.MaxValue) throw new IllegalArgumentException(s"a request of $length bytes needs inNative")
+      val b = ByteBuffer.allocateDirect(length.toInt).order(ByteOrder.LITTLE_ENDIAN)
+      parts.foreach(a => b.put(a))
+      b.clear()
+      b
+    }
+  }
+
+  object Request {
+    /** A request of one header, written up to its position. */
+    def of(header: ByteBuffer): Request = Request(Seq(java.util.Arrays.copyOf(header.array(), header.position())))
   }
 
   /**

@@ -213,7 +213,7 @@ private[spark] object LpfGraphCall {
    * the first refusal if any piece has one (and then nothing else), else the source, the
    * edges, their weights (SSSP) and the vertex ids.
    */
-  def request(call: Call, pieces: Seq[Piece], room: Room = Room(0, 0)): ByteBuffer = {
+  def request(call: Call, pieces: Seq[Piece], room: Room = Room(0, 0)): LpfEdges.Request = {
     val refusal = pieces.iterator.map(_.refusal).find(_ != null)
       .map(_.getBytes(StandardCharsets.UTF_8)).getOrElse(Array.emptyByteArray)
     val refused = refusal.nonEmpty
@@ -230,9 +230,7 @@ private[spark] object LpfGraphCall {
     val m = edges.foldLeft(0L)(_ + _.count)
     val v = vertices.foldLeft(0L)(_ + _.count)
     val weighted = call.weights
-    val body = edges.foldLeft(0L)((s, e) => s + e.ids.length + (if (weighted) e.weights.length else 0)) +
-      vertices.foldLeft(0L)(_ + _.ids.length)
-    val b = LpfEdges.requestBuffer(RequestHeader.toLong + refusal.length + source.length + body)
+    val b = LpfEdges.headerBuffer(RequestHeader + refusal.length + source.length)
     b.put("LPFGCQ01".getBytes(StandardCharsets.US_ASCII))
     b.putInt(call.kernel.code).putInt(math.max(call.threads, 1)).putInt(if (call.strings) StringIds else IntegralIds)
     b.putInt((if (call.source.isDefined) 1 else 0) | (exchangeOf(call) << 1) | (if (call.keep) 8 else 0) |
@@ -242,14 +240,9 @@ private[spark] object LpfGraphCall {
     b.putLong(room.limit).putLong(room.kept)
     b.putInt(refusal.length)
     b.put(refusal)
-    if (!refused) {
-      b.put(source)
-      edges.foreach(e => b.put(e.ids))
-      if (weighted) edges.foreach(e => b.put(e.weights))
-      vertices.foreach(e => b.put(e.ids))
-    }
-    b.clear()
-    b
+    b.put(source)
+    LpfEdges.Request(b.array() +: (edges.map(_.ids) ++ (if (weighted) edges.map(_.weights) else Seq.empty) ++
+      vertices.map(_.ids)))
   }
 
   /**
@@ -260,7 +253,7 @@ private[spark] object LpfGraphCall {
   def checkParameters(call: Call): Unit = {
     val loaded = try { LpfNative.ensureLoaded(); true } catch { case _: LpfException | _: LinkageError => false }
     if (loaded) {
-      val header = request(call, Seq.empty)
+      val header = request(call, Seq.empty).buffer
       try LpfNative.describeRequest(Algorithm, header) finally LpfSparkAccess.dispose(header)
     }
   }

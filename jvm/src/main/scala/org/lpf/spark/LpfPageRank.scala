@@ -137,21 +137,20 @@ object LpfPageRank {
     b.putInt(exchangeCode(p.exchange) << 1).putInt(0) // flag bit 0 (stderr) unused: progress goes to the driver
   }
 
-  private[spark] def fileRequest(p: Params, path: String, format: String): ByteBuffer = {
+  private[spark] def fileRequest(p: Params, path: String, format: String): LpfEdges.Request = {
     val name = path.getBytes(StandardCharsets.UTF_8)
-    val b = LpfEdges.requestBuffer(RequestHeader + 8 + name.length)
+    val b = LpfEdges.headerBuffer(RequestHeader + 8 + name.length)
     header(b, p, SourceFile)
     b.putInt(formatCode(format)).putInt(name.length).put(name)
-    b.clear()
-    b
+    LpfEdges.Request.of(b)
   }
 
-  private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double, seed: Long): ByteBuffer = {
-    val b = LpfEdges.requestBuffer(RequestHeader + 40)
+  private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double,
+                                  seed: Long): LpfEdges.Request = {
+    val b = LpfEdges.headerBuffer(RequestHeader + 40)
     header(b, p, SourceRmat)
     b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)
-    b.clear()
-    b
+    LpfEdges.Request.of(b)
   }
 
   /** The fixed part of one process's reply. */
@@ -205,7 +204,7 @@ object LpfPageRank {
    * reruns the whole stage) into the persisted replies.
    */
   private def runRequests[T](input: RDD[T], p: Int, progress: Boolean, settings: LpfSettings)
-                            (request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
+                            (request: Iterator[T] => LpfEdges.Request): LpfPageRankResult = {
     val sc = input.sparkContext
     val t0 = System.nanoTime
     val job = LpfHook.prepare(sc, p, settings)
@@ -220,7 +219,7 @@ object LpfPageRank {
   private case class TaskSeconds(ingest: Double, bootstrap: Double)
 
   private def runJob[T](input: RDD[T], p: Int, job: LpfJob, progress: Option[LpfProgressTarget])
-                       (request: Iterator[T] => ByteBuffer): LpfPageRankResult = {
+                       (request: Iterator[T] => LpfEdges.Request): LpfPageRankResult = {
     val program = LpfProgram.bundled(Algorithm)
     val t0 = System.nanoTime
     val replies = input.barrier().mapPartitions { it =>

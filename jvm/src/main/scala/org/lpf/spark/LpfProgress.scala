@@ -114,27 +114,27 @@ private[spark] object LpfProgress {
    * Task side: runs the bundled `program` on `g` with `input`, LPF process 0 sending its
    * progress to `to` (the call's listener, if it has one).
    */
-  private[spark] def produce(g: LpfGroup, program: LpfProgram, input: ByteBuffer, to: Option[LpfProgressTarget]): Array[Byte] =
+  private[spark] def produce(g: LpfGroup, program: LpfProgram, input: LpfRequest, to: Option[LpfProgressTarget]): Array[Byte] =
     to.filter(_ => g.pid == 0) match {
       case Some(t) => g.produce(program, input, t.host, t.port, t.hello(BarrierTaskContext.get().stageAttemptNumber()))
-      case None => g.produce(program, input)
+      case None => g.produce(program, input, null, 0, null)
     }
 
   /**
-   * Task side: the request `request` makes (its reading timed as ingest), then this task's
-   * LPF group formed (timed as bootstrap) and the bundled `program` run on it, the
-   * request's direct buffer freed at once after. The output and the two timings, seconds.
+   * Task side: the request `request` makes, put into native memory (both timed as ingest),
+   * then this task's LPF group formed (timed as bootstrap) and the bundled `program` run on
+   * it, the request's memory freed at once after. The output and the two timings, seconds.
    */
   private[spark] def produceTimed(job: LpfJob, program: LpfProgram, to: Option[LpfProgressTarget])
-                                 (request: => ByteBuffer): (Array[Byte], Double, Double) = {
+                                 (request: => LpfEdges.Request): (Array[Byte], Double, Double) = {
     val t0 = System.nanoTime
-    val req = request
+    val req = request.inNative
     val t1 = System.nanoTime
     var t2 = t1
     val out = try LpfHook.withGroup(job) { g =>
       t2 = System.nanoTime
       produce(g, program, req, to)
-    } finally LpfSparkAccess.dispose(req)
+    } finally req.close()
     (out, (t1 - t0) / 1e9, (t2 - t1) / 1e9)
   }
 

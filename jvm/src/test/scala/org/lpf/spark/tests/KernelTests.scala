@@ -207,11 +207,11 @@ object KernelTests {
       // Every field distinct, so that a shifted or swapped field shows.
       val pr = LpfPageRank.Params(0.5, 0.001, 17L, 3, "plan")
       val file = LpfPageRank.fileRequest(pr, "/data/g.el", "edges")
-      expect(LpfNative.describeRequest("pagerank", file).endsWith("file /data/g.el format=Edges"),
-        s"pagerank file: ${LpfNative.describeRequest("pagerank", file)}")
+      expect(LpfNative.describeRequest("pagerank", file.buffer).endsWith("file /data/g.el format=Edges"),
+        s"pagerank file: ${LpfNative.describeRequest("pagerank", file.buffer)}")
       val rmat = LpfPageRank.rmatRequest(pr, 12, 16, 0.57, 0.19, 0.18, 99L)
-      expect(LpfNative.describeRequest("pagerank", rmat).endsWith("rmat scale=12 edge_factor=16 a=0.57 b=0.19 c=0.18 seed=99"),
-        s"pagerank rmat: ${LpfNative.describeRequest("pagerank", rmat)}")
+      expect(LpfNative.describeRequest("pagerank", rmat.buffer).endsWith("rmat scale=12 edge_factor=16 a=0.57 b=0.19 c=0.18 seed=99"),
+        s"pagerank rmat: ${LpfNative.describeRequest("pagerank", rmat.buffer)}")
       // graph-call: string ids (an edge, its weight, a vertex id) and the source; the flags
       // of a resident graph's load and of a call on it; a refusal instead of the rows.
       import org.apache.spark.sql.catalyst.InternalRow
@@ -222,29 +222,48 @@ object KernelTests {
         columns) ++ LpfGraphCall.vertexPieces(Iterator(InternalRow(u(""))), strings = true, columns)
       val sssp = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("a"), weights = true),
         pieces)
-      expect(LpfNative.describeRequest("graph-call", sssp) == "graph-call Sssp threads=2 kind=2 flags=33 iterations=0 " +
+      expect(LpfNative.describeRequest("graph-call", sssp.buffer) == "graph-call Sssp threads=2 kind=2 flags=33 iterations=0 " +
         "alpha=0 tol=0 source='a' edges ['a', '\u00e9'] weights Some([0.5]) vertices ['']",
-        s"graph-call sssp: ${LpfNative.describeRequest("graph-call", sssp)}")
+        s"graph-call sssp: ${LpfNative.describeRequest("graph-call", sssp.buffer)}")
       val longs = LpfGraphCall.edgePieces(LpfGraphCall.pairRows(Iterator((-5L, Long.MaxValue))), strings = false,
         weighted = false, columns)
       val ranks = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.PageRank, 1, strings = false, None, 17, 0.5, 0.001,
         exchange = 2), longs)
-      expect(LpfNative.describeRequest("graph-call", ranks) == "graph-call PageRank { alpha: 0.5, tol: 0.001, max_iters: 17, " +
+      expect(LpfNative.describeRequest("graph-call", ranks.buffer) == "graph-call PageRank { alpha: 0.5, tol: 0.001, max_iters: 17, " +
         "exchange: Plan } threads=1 kind=1 flags=4 iterations=17 alpha=0.5 tol=0.001 source=none edges [-5, " +
-        "9223372036854775807] weights None vertices []", s"graph-call pagerank: ${LpfNative.describeRequest("graph-call", ranks)}")
+        "9223372036854775807] weights None vertices []", s"graph-call pagerank: ${LpfNative.describeRequest("graph-call", ranks.buffer)}")
       val id = Array.tabulate[Byte](16)(i => (i + 1).toByte)
       val load = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Load, 1, strings = false, graphId = id, keep = true),
         longs)
-      expect(LpfNative.describeRequest("graph-call", load).startsWith("graph-call Load threads=1 kind=1 flags=8 "),
-        s"graph-call load: ${LpfNative.describeRequest("graph-call", load)}")
+      expect(LpfNative.describeRequest("graph-call", load.buffer).startsWith("graph-call Load threads=1 kind=1 flags=8 "),
+        s"graph-call load: ${LpfNative.describeRequest("graph-call", load.buffer)}")
       val use = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Cdlp, 1, strings = false, iterations = 6, graphId = id,
         use = true), Seq.empty)
-      expect(LpfNative.describeRequest("graph-call", use).startsWith("graph-call Cdlp { iterations: 6 } threads=1 kind=1 flags=16 "),
-        s"graph-call use: ${LpfNative.describeRequest("graph-call", use)}")
+      expect(LpfNative.describeRequest("graph-call", use.buffer).startsWith("graph-call Cdlp { iterations: 6 } threads=1 kind=1 flags=16 "),
+        s"graph-call use: ${LpfNative.describeRequest("graph-call", use.buffer)}")
       val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(null, u("b"), 1.0)), strings = true, weighted = true, columns)
       expect(LpfNative.describeRequest("graph-call", LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Wcc, 1,
-        strings = true), refused)) == "graph-call refused: the edge column 'src' has null ids (the first: the edge " +
+        strings = true), refused).buffer) == "graph-call refused: the edge column 'src' has null ids (the first: the edge " +
         "(null, b)); every edge needs an id", "graph-call refusal")
+    }
+
+    test("a-request-past-2-gib-goes-into-native-memory-whole") {
+      // A direct buffer stops at 2 GiB; kron24 in 2 processes needs about 2.1 GiB each.
+      // One 1 MiB array stands for every piece, so the JVM heap holds 1 MiB.
+      val piece = Array.tabulate[Byte](1 << 20)(i => i.toByte)
+      val r = LpfEdges.Request(Seq(Array[Byte](7)) ++ Seq.fill(2049)(piece))
+      expect(r.length == (2049L << 20) + 1, s"length ${r.length}")
+      val native = r.inNative
+      try expect(native.length == r.length && native.complete() != 0, "the request is not complete in native memory")
+      finally native.close()
+      val short = new LpfRequest(3)
+      try {
+        short.put(Array[Byte](1, 2))
+        val e = thrown(short.complete())
+        expect(e.isInstanceOf[IllegalStateException] && e.getMessage.contains("holds 2 of its 3 bytes"), e.toString)
+        val past = lpfException(thrown(short.put(Array[Byte](1, 2))))
+        expect(past.getMessage.contains("would pass the request's length of 3 bytes"), past.getMessage)
+      } finally short.close()
     }
 
     test("pagerank-parameters-get-the-native-check-and-message") {

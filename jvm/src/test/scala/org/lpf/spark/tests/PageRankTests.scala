@@ -363,7 +363,7 @@ object PageRankTests {
       val wp = LpfGraphCall.edgePieces(rows, strings = true, weighted = true, columns, pieceBytes = 24)
       val vp = LpfGraphCall.vertexPieces(Iterator(InternalRow(UTF8String.fromString("lonely"))), strings = true, columns)
       val call = LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("s1"), weights = true)
-      val req = LpfGraphCall.request(call, wp ++ vp)
+      val req = LpfGraphCall.request(call, wp ++ vp).buffer
       def frame(b: java.nio.ByteBuffer): String = {
         val a = new Array[Byte](b.getInt)
         b.get(a)
@@ -380,7 +380,7 @@ object PageRankTests {
         s"vertex $gotVertex, ${req.remaining} bytes left")
       val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(UTF8String.fromString("a"), UTF8String.fromString("b"), -2.0)),
         strings = true, weighted = true, columns)
-      val r = LpfGraphCall.request(call, wp ++ refused ++ vp)
+      val r = LpfGraphCall.request(call, wp ++ refused ++ vp).buffer
       val text = "the edge (a, b) has weight -2 in the column 'w': SSSP needs weights >= 0"
       expect(r.getLong(48) == 0 && r.getInt(96) == text.getBytes("UTF-8").length && r.capacity == 100 + r.getInt(96),
         s"a refused request: m ${r.getLong(48)}, refusal of ${r.getInt(96)} bytes, ${r.capacity} bytes in all")
