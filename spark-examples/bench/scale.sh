@@ -21,10 +21,11 @@
 # Results: spark-examples/bench/results/scale.csv and scale.png (rows of other scales
 # and contenders kept); logs: build/bench-logs/scale-kronS-CONTENDER[-KERNEL].log.
 #
-# M = 4096 MiB per executor (BENCH_EXEC_MEM): the two executor heaps (8 GiB) and the
-# driver's (4 GiB at most, little used) leave about 12 GiB of the machine's 24 GiB for what
-# lives outside the heaps: LPF's requests and graphs in native memory, the JVMs' own
-# memory, the page cache of the Parquet files. GraphX gets the same executors.
+# M = 4096 MiB per executor (BENCH_EXEC_MEM) and spark.executor.memoryOverhead = 6144 MiB
+# (BENCH_EXEC_OVERHEAD): the room a resident graph's part may take in an executor's native
+# memory (LpfSettings.residentBytes' default). Two executors of 10 GiB leave about 4 GiB
+# of the machine's 24 GiB for the driver (4 GiB heap at most, little used) and the page
+# cache of the Parquet files. GraphX gets the same executors (its work is on the heap).
 #
 # Environment (optional):
 #   SCALES             scales to run (default "20 22 24")
@@ -33,12 +34,14 @@
 #   DATA               the Parquet directory (default /work/data/scale; kronS.parquet
 #                      is generated when absent)
 #   BENCH_EXEC_MEM     executor memory in MiB (default 4096)
+#   BENCH_EXEC_OVERHEAD executor memory overhead in MiB (default 6144)
 #   BENCH_CUT_MINUTES  minutes before a call is cut (default 30)
 #   BENCH_SKIP_BUILD=1 use the jars in build/libs
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/submit.sh"
 bench_build
 mem=${BENCH_EXEC_MEM:-4096}
+export BENCH_EXEC_OVERHEAD=${BENCH_EXEC_OVERHEAD:-6144}
 data=${DATA:-/work/data/scale}
 cut=${BENCH_CUT_MINUTES:-30}
 mkdir -p "$data"

@@ -23,7 +23,8 @@ export SPARK_HOME=${SPARK_HOME:-$(python3 -c 'import pyspark,os;print(os.path.di
 export SPARK_LOCAL_IP=127.0.0.1
 
 # lpf_submit MEM CLASS [ARGS...]: runs org.lpf.spark.examples.CLASS with ARGS, executors
-# of MEM MiB; generous timeouts because a benchmark's GraphX side can run for minutes
+# of MEM MiB (and spark.executor.memoryOverhead of BENCH_EXEC_OVERHEAD MiB when set: the
+# room resident graphs may take in native memory); generous timeouts because a benchmark's GraphX side can run for minutes
 # between heartbeats on a loaded machine.
 lpf_submit() {
     local mem=$1 class=$2
@@ -32,6 +33,7 @@ lpf_submit() {
     "$SPARK_HOME/bin/spark-submit" \
         --master "local-cluster[2,1,$mem]" \
         --conf "spark.executor.memory=${mem}m" \
+        ${BENCH_EXEC_OVERHEAD:+--conf "spark.executor.memoryOverhead=${BENCH_EXEC_OVERHEAD}m"} \
         --driver-memory 4g \
         --jars "$root/build/libs/lpf-spark_2.13-$(bash "$root/scripts/spark-version.sh").jar" \
         --driver-java-options "$log4j" \

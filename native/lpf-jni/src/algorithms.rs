@@ -20,8 +20,9 @@ use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
 /// The result of a bundled algorithm on one process: `Err` carries a message.
 pub type Outcome = Result<(), String>;
 
-/// An algorithm that produces its output (see [`Body::Produces`]).
-pub type Produce = fn(&mut Context, &[u8], Option<&ProgressSink>) -> Result<Vec<u8>, String>;
+/// An algorithm that produces its output (see [`Body::Produces`]) from its request,
+/// which it may drop as soon as it has read it (see [`crate::request::RequestBytes`]).
+pub type Produce = fn(&mut Context, crate::request::RequestBytes<'_>, Option<&ProgressSink>) -> Result<Vec<u8>, String>;
 
 /// How an algorithm returns its output.
 #[derive(Clone, Copy)]

@@ -72,6 +72,7 @@
 use crate::verdict::{agree_on_request, exchange_words};
 use crate::pagerank::{check_parameters, fnv, Reader};
 use crate::progress::ProgressSink;
+use crate::request::RequestBytes;
 use crate::resident::{self, GraphId};
 use graphblas::dist::{
     ByteKeys, DistError, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
@@ -540,7 +541,7 @@ fn refused(text: &str) -> Vec<u8> {
 /// The SPMD body: the refusals' and the requests' verdicts, the graph loaded (or found
 /// kept), the kernel run on it, the reply. LPF process 0 reports each round to
 /// `progress`, if given.
-pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
+pub fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     match answer(ctx, input, progress) {
         Ok(reply) => Ok(reply),
         Err(Failure::Refused(text)) => Ok(refused(&text)),
@@ -548,14 +549,20 @@ pub fn run(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> 
     }
 }
 
-fn answer(ctx: &mut Context, input: &[u8], progress: Option<&ProgressSink>) -> Result<Vec<u8>, Failure> {
+fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, Failure> {
     let t0 = Instant::now();
-    let head = header(input);
-    if let Some(text) = agree_on_refusals(ctx, head.as_ref().map_or(&[][..], |(_, refusal)| refusal))? {
+    let refused = {
+        let head = header(input.bytes());
+        agree_on_refusals(ctx, head.as_ref().map_or(&[][..], |(_, refusal)| refusal))?
+    };
+    if let Some(text) = refused {
         return Err(Failure::Refused(text));
     }
     let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source";
-    let req = agree_on_request(ctx, parse(input), |r| r.digest, fields)?;
+    let req = agree_on_request(ctx, parse(input.bytes()), |r| r.digest, fields)?;
+    // The parsed request holds what the load needs: the request's bytes go now (if this
+    // was the last process of the task to hold them), not after the graph is built.
+    drop(input);
     let kernel = req.kernel.clone().map_err(Failure::Refused)?;
     let threads = req.threads;
     let (pid, p) = (ctx.pid(), ctx.nprocs());
@@ -769,7 +776,7 @@ mod tests {
     }
 
     fn on_threads(inputs: Vec<Vec<u8>>) -> Vec<Result<Vec<u8>, String>> {
-        crate::on_shm_threads(inputs, |c, input| run(c, input, None))
+        crate::on_shm_threads(inputs, |c, input| run(c, RequestBytes::Borrowed(input), None))
     }
 
     /// The test graph: 11 vertices numbered by hand, 0..=8 with edges (duplicates, a
@@ -1051,7 +1058,7 @@ mod tests {
         let lines_of = |par: &Params| -> Vec<String> {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
-            let out = crate::on_shm_threads(requests(par, true, 2), |c, input| run(c, input, Some(&sink)));
+            let out = crate::on_shm_threads(requests(par, true, 2), |c, input| run(c, RequestBytes::Borrowed(input), Some(&sink)));
             assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
             drop(sink);
             let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();

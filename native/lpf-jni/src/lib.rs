@@ -489,7 +489,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
             };
             let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
             let out = match alg.output_len(input.len()) {
-                None => s.hook_produce(name, &input, None)?,
+                None => s.hook_produce(name, request::RequestBytes::Borrowed(&input), None)?,
                 Some(n) => {
                     let mut out = vec![0u8; n];
                     s.hook(prog, &input, &mut out)?;
@@ -599,7 +599,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
         let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
         // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
         let inp = unsafe { direct(env, &input, "input")? };
-        let out = s.hook_produce(&name, inp, sink.as_ref())?;
+        let out = s.hook_produce(&name, request::RequestBytes::Borrowed(inp), sink.as_ref())?;
         env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })
 }
@@ -607,9 +607,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
 /// The request behind a handle from `requestAllocate`.
 ///
 /// # Safety
-/// `handle` must come from `requestAllocate` and not yet be freed, and no other call may
-/// use it at the same time (the Java class `LpfRequest` frees it once and is used by one
-/// task thread).
+/// `handle` must come from `requestAllocate` and be neither freed nor handed over, and no
+/// other call may use it at the same time (the Java class `LpfRequest` frees or hands it
+/// over once and is used by one task thread).
 unsafe fn native_request<'a>(handle: jlong) -> Result<&'a mut request::NativeRequest, Failure> {
     if handle == 0 {
         return Err(Failure::new(Phase::Argument, "the request handle is 0 (freed or never made)"));
@@ -669,6 +669,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_requestFree<'l>(mut env: Env
 /// `static native byte[] hookProduceRequest(long group, String algorithm, long request,
 /// String progressHost, int progressPort, String progressHello)`: as
 /// `hookProduceDirect`, on a complete request in native memory (any size), read in place.
+/// The request is handed over: this call frees it (the algorithm may free it early; see
+/// [`request`]), whatever happens.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceRequest<'l>(
@@ -682,13 +684,18 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceRequest<'l>(
     progress_hello: JString<'l>,
 ) -> JByteArray<'l> {
     entry(&mut env, Phase::Hook, || who_of(handle), |env| {
+        if request == 0 {
+            return Err(Failure::new(Phase::Argument, "the request handle is 0 (freed or never made)"));
+        }
+        // SAFETY: the handle came from Box::into_raw in `requestAllocate`, and the Java
+        // side hands it over once (LpfRequest forgets it before this call).
+        let owned = unsafe { Box::from_raw(request as *mut request::NativeRequest) };
+        let bytes = owned.complete().map_err(|m| Failure::new(Phase::Argument, m))?;
         // SAFETY: see `session`.
         let s = unsafe { session(handle) }?;
         let name = string(env, &algorithm, "algorithm")?;
         let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
-        // SAFETY: see `native_request`; the request is only read during the call.
-        let inp = unsafe { native_request(request) }?.complete().map_err(|m| Failure::new(Phase::Argument, m))?;
-        let out = s.hook_produce(&name, inp, sink.as_ref())?;
+        let out = s.hook_produce(&name, request::RequestBytes::Shared(std::sync::Arc::new(bytes)), sink.as_ref())?;
         env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })
 }

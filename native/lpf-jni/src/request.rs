@@ -1,9 +1,31 @@
 //! One process's request in native memory: any size, where a direct `ByteBuffer` stops at
 //! 2 GiB (its capacity is an `int`). The JVM declares the length, appends the request's
 //! bytes in order (pieces of about 1 MiB read from a partition's rows), and hands the
-//! handle to `hookProduceRequest`, which reads the bytes in place; the JVM frees it
-//! (`org.lpf.spark.LpfRequest`). Allocation is fallible: a request that does not fit is
-//! an error naming its bytes, never an abort of the JVM.
+//! handle over to `hookProduceRequest`, which reads the bytes in place and frees them
+//! when the algorithm lets go of them (graph-call: once parsed, before the graph is built,
+//! so that the request and the graph do not hold memory at once); a request never handed
+//! over is freed by the JVM (`org.lpf.spark.LpfRequest`). Allocation is fallible: a
+//! request that does not fit is an error naming its bytes, never an abort of the JVM.
+
+use std::sync::Arc;
+
+/// A process's request as a bundled algorithm gets it: borrowed for the call (a direct
+/// buffer the JVM keeps), or handed over and shared by the LPF processes of this task
+/// (a TCP group's threads), freed when the last of them drops its `RequestBytes`.
+#[derive(Clone, Debug)]
+pub enum RequestBytes<'a> {
+    Borrowed(&'a [u8]),
+    Shared(Arc<Vec<u8>>),
+}
+
+impl RequestBytes<'_> {
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            RequestBytes::Borrowed(b) => b,
+            RequestBytes::Shared(v) => v,
+        }
+    }
+}
 
 /// The bytes of a request, appended up to the length declared when it was made.
 #[derive(Debug)]
@@ -41,11 +63,11 @@ impl NativeRequest {
     }
 
     /// The whole request, once every declared byte was appended.
-    pub fn complete(&self) -> Result<&[u8], String> {
+    pub fn complete(self) -> Result<Vec<u8>, String> {
         if self.bytes.len() != self.length {
             return Err(format!("the request holds {} of its {} bytes", self.bytes.len(), self.length));
         }
-        Ok(&self.bytes)
+        Ok(self.bytes)
     }
 }
 
@@ -61,7 +83,8 @@ mod tests {
             Ok::<_, String>(())
         })
         .unwrap();
-        assert!(r.complete().unwrap_err().contains("3 of its 5 bytes"));
+        let short = NativeRequest { bytes: r.bytes.clone(), length: 5 };
+        assert!(short.complete().unwrap_err().contains("3 of its 5 bytes"));
         let e = r.append_with(3, |_| Ok::<_, String>(())).unwrap_err();
         assert!(e.contains("would pass the request's length of 5 bytes"), "{e}");
         let e = r.append_with(2, |_| Err("the array is too short")).unwrap_err();

@@ -2,6 +2,7 @@
 //! the init it joined with and who it is, for error messages.
 
 use crate::algorithms;
+use crate::request::RequestBytes;
 use crate::userlib;
 use lpf::{Args, Context, Pid};
 use std::cell::RefCell;
@@ -90,6 +91,8 @@ pub struct Session {
     pub pid: Pid,
     pub nprocs: Pid,
     pub host: String,
+    /// The LPF processes a hook runs in this task: a TCP group's threads, else 1.
+    local: usize,
     state: RefCell<State>,
 }
 
@@ -111,7 +114,7 @@ impl Session {
         let timeout = std::time::Duration::from_millis(timeout_ms);
         let init = lpf::ShmInit::join_cancellable(key, pid, nprocs, timeout, cancel)
             .map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
-        Ok(Session { pid, nprocs, host, state: RefCell::new(State::Shm(init)) })
+        Ok(Session { pid, nprocs, host, local: 1, state: RefCell::new(State::Shm(init)) })
     }
 
     /// Step 1 of a TCP group: pid 0 binds its port (0: the OS chooses; see
@@ -125,7 +128,7 @@ impl Session {
             .cancel(cancel);
         cfg.secret = p.secret.clone();
         let prepared = lpf::tcp::TcpInit::prepare(cfg).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
-        Ok(Session { pid: p.pid, nprocs: p.nprocs, host, state: RefCell::new(State::TcpPrepared(prepared)) })
+        Ok(Session { pid: p.pid, nprocs: p.nprocs, host, local: p.threads.max(1) as usize, state: RefCell::new(State::TcpPrepared(prepared)) })
     }
 
 
@@ -215,7 +218,7 @@ impl Session {
 
     /// Runs the bundled algorithm `name`, which produces its output (its size is
     /// known only after the run), on `input`, reporting its progress to `progress`.
-    pub fn hook_produce(&self, name: &str, input: &[u8], progress: Option<&crate::progress::ProgressSink>) -> Result<Vec<u8>, Failure> {
+    pub fn hook_produce(&self, name: &str, input: RequestBytes<'_>, progress: Option<&crate::progress::ProgressSink>) -> Result<Vec<u8>, Failure> {
         let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
         let produce = match alg.body {
             algorithms::Body::Produces(f) => f,
@@ -228,10 +231,14 @@ impl Session {
         };
         self.join()?;
         let got: Mutex<Option<Result<Vec<u8>, String>>> = Mutex::new(None);
+        let handed = InputForEach::new(input, self.local);
         let spmd = |c: &mut Context, _a: Args<'_>| {
             // A panic inside is caught by the engine: the hook returns Err, the peers'
             // syncs fail instead of waiting.
-            let r = produce(c, input, progress);
+            let r = match handed.take() {
+                Some(input) => produce(c, input, progress),
+                None => Err("the request was given to every process of this task already".to_string()),
+            };
             *got.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         };
         let r = self.hook_raw(&spmd, Args::none());
@@ -248,9 +255,50 @@ impl Session {
     }
 }
 
+/// One request for the `local` LPF processes of a task: each takes its own `RequestBytes`, the
+/// last one the original, so that once every process has dropped its own (graph-call:
+/// once parsed) nothing holds the request's bytes.
+struct InputForEach<'a> {
+    slot: Mutex<(Option<RequestBytes<'a>>, usize)>,
+}
+
+impl<'a> InputForEach<'a> {
+    fn new(input: RequestBytes<'a>, local: usize) -> Self {
+        InputForEach { slot: Mutex::new((Some(input), local.max(1))) }
+    }
+
+    fn take(&self) -> Option<RequestBytes<'a>> {
+        let mut s = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        match s.1 {
+            0 => None,
+            1 => {
+                s.1 = 0;
+                s.0.take()
+            }
+            _ => {
+                s.1 -= 1;
+                s.0.clone()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_local_process_takes_the_request_once_and_the_last_takes_the_original() {
+        let bytes = std::sync::Arc::new(vec![1u8, 2, 3]);
+        let each = InputForEach::new(RequestBytes::Shared(bytes.clone()), 3);
+        let (a, b) = (each.take().unwrap(), each.take().unwrap());
+        assert_eq!(std::sync::Arc::strong_count(&bytes), 4, "the slot's, two takers', this test's");
+        let c = each.take().unwrap();
+        assert!(each.take().is_none(), "a fourth process of a three-process task");
+        assert_eq!(std::sync::Arc::strong_count(&bytes), 4, "the slot gave its own to the last taker");
+        drop((a, b, c));
+        assert_eq!(std::sync::Arc::strong_count(&bytes), 1, "nothing of the hook holds the request");
+    }
 
     fn longs(v: &[i64]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()

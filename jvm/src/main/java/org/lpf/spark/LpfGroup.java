@@ -131,14 +131,15 @@ public final class LpfGroup implements AutoCloseable {
     }
 
     /**
-     * As {@link #produce(LpfProgram, ByteBuffer, String, int, String)}, on a request in
-     * native memory (any size), read in place; {@code progressHost} null: no progress.
+     * As {@link #produce(LpfProgram, ByteBuffer, String, int, String)}, on a complete request
+     * in native memory (any size), read in place and freed by the run (the request is
+     * handed over: closing it after does nothing); {@code progressHost} null: no progress.
      */
     public byte[] produce(LpfProgram program, LpfRequest input, String progressHost, int progressPort, String progressHello) {
         if (program.algorithm() == null) {
             throw new LpfException(pid, host, "argument", "produce runs bundled algorithms only, not " + program);
         }
-        return LpfNative.hookProduceRequest(live(), program.algorithm(), input.complete(), progressHost, progressPort,
+        return LpfNative.hookProduceRequest(live(), program.algorithm(), input.handOver(), progressHost, progressPort,
                 progressHello);
     }
 

@@ -144,7 +144,7 @@ public final class LpfNative {
     /** Frees a request (0: nothing). */
     static native void requestFree(long request);
 
-    /** As hookProduceDirect, on a complete request in native memory, read in place. */
+    /** As hookProduceDirect, on a complete request in native memory, read in place; the request is handed over (freed here). */
     static native byte[] hookProduceRequest(long group, String algorithm, long request,
                                             String progressHost, int progressPort, String progressHello);
 

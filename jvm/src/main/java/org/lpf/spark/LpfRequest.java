@@ -4,8 +4,9 @@ import java.nio.ByteBuffer;
 
 /**
  * One LPF process's request in native memory: its length declared first, its bytes
- * appended in order (a task appends each piece of rows as it has it), then read in place
- * by a bundled algorithm ({@link LpfGroup#produce(LpfProgram, LpfRequest, String, int, String)}).
+ * appended in order (the header, then the pieces a task read from its rows), then read in place
+ * by a bundled algorithm ({@link LpfGroup#produce(LpfProgram, LpfRequest, String, int, String)}), which
+ * frees it as soon as it has read it (graph-call: before building the graph).
  * Unlike a direct {@code ByteBuffer} it has no 2 GiB limit; unlike the JVM heap it is not
  * counted against {@code spark.executor.memory}. Used by one thread; {@link #close} frees
  * the memory (idempotent). The Spark bridge puts every kernel's request here; a user's
@@ -43,12 +44,22 @@ public final class LpfRequest implements AutoCloseable {
         return put(heap.array(), heap.arrayOffset(), heap.position());
     }
 
-    /** The handle of the complete request (every declared byte appended). */
-    public long complete() {
+    /** Whether every declared byte was appended. */
+    public boolean complete() {
+        return written == length;
+    }
+
+    /**
+     * The handle of the complete request, handed over to native code, which frees it: this
+     * object forgets it (a later {@link #close} does nothing).
+     */
+    long handOver() {
         if (written != length) {
             throw new IllegalStateException("the request holds " + written + " of its " + length + " bytes");
         }
-        return live();
+        long h = live();
+        handle = 0;
+        return h;
     }
 
     private long live() {
