@@ -8,7 +8,9 @@
 //! strings. The Scala side writes and reads them; `describe` reads a request back field by
 //! field (`LpfNative.describeRequest`), so the two definitions cannot drift apart unnoticed.
 //!
-//! Request (100-byte header, then the parts):
+//! Request (100-byte header, then the parts; in native memory the JVM appends them in
+//! four sections, see [`crate::request`]: the head up to the source, the edges, the
+//! weights, the vertex ids; the contiguous form is the four one after the other):
 //!
 //! | offset | type | field |
 //! |---|---|---|
@@ -72,7 +74,7 @@
 use crate::verdict::{agree_on_request, exchange_words};
 use crate::pagerank::{check_parameters, fnv, Reader};
 use crate::progress::ProgressSink;
-use crate::request::RequestBytes;
+use crate::request::{RequestBytes, EDGES, HEAD, SECTIONS, VERTICES};
 use crate::resident::{self, GraphId};
 use graphblas::dist::{
     ByteKeys, DistError, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
@@ -278,16 +280,63 @@ impl Ids<'_, '_> {
     }
 }
 
-/// The whole request (after [`header`]; a refused one is not parsed). The parts are read
-/// only when the header's parameters pass: otherwise the request carries their error.
+/// The sections of a contiguous request (see [`crate::request`]): the head (header,
+/// refusal, source), the edges' ids, their weights, the vertex ids. Lenient: a section the
+/// bytes cannot hold is cut at their end, and [`parse_sections`] names what is missing.
+fn split(b: &[u8]) -> [&[u8]; SECTIONS] {
+    let whole = [b, &[][..], &[][..], &[][..]];
+    let Ok((h, refusal)) = header(b) else { return whole };
+    if !refusal.is_empty() {
+        return whole;
+    }
+    let strings = h.kind == 2;
+    // The end of the id frame at `at` (u32 length, bytes), at most the end of `b`.
+    let frame = |at: usize| match b.get(at..at.saturating_add(4)) {
+        Some(l) => (at + 4).saturating_add(u32::from_le_bytes(l.try_into().unwrap()) as usize).min(b.len()),
+        None => b.len(),
+    };
+    let fixed = |at: usize, bytes: u64| at.saturating_add(usize::try_from(bytes).unwrap_or(usize::MAX)).min(b.len());
+    let mut head = REQUEST_HEADER;
+    if h.flags & HAS_SOURCE != 0 {
+        head = if strings { frame(head) } else { fixed(head, 8) };
+    }
+    let ends = if strings {
+        let (mut at, mut k) = (head, 0u64);
+        while k < h.m.saturating_mul(2) && at < b.len() {
+            at = frame(at);
+            k += 1;
+        }
+        at
+    } else {
+        fixed(head, h.m.saturating_mul(16))
+    };
+    let weights = if h.flags & WEIGHTS != 0 { fixed(ends, h.m.saturating_mul(8)) } else { ends };
+    [&b[..head], &b[head..ends], &b[ends..weights], &b[weights..]]
+}
+
+/// A contiguous request parsed (see [`parse_sections`]).
 pub fn parse(b: &[u8]) -> Result<Request, String> {
-    let (h, refusal) = header(b)?;
+    parse_sections(split(b))
+}
+
+/// No bytes left after `what` in its section.
+fn ended(r: &Reader<'_>, what: &str) -> Result<(), String> {
+    if r.at() != r.len() {
+        return Err(format!("the request has {} bytes after {what} (byte {} of its section)", r.len() - r.at(), r.at()));
+    }
+    Ok(())
+}
+
+/// The whole request from its sections (a refused one is not parsed). The parts are read
+/// only when the header's parameters pass: otherwise the request carries their error.
+pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
+    let (h, refusal) = header(s[HEAD])?;
     if !refusal.is_empty() {
         return Err(format!("the request is refused: {}", String::from_utf8_lossy(refusal)));
     }
     let kernel = h.check();
     let threads = h.threads.max(1) as usize;
-    let mut agreed = b[8..48].to_vec();
+    let mut agreed = s[HEAD][8..48].to_vec();
     agreed.extend_from_slice(&h.graph);
     let empty = || VertexIds::Integral(Vec::new());
     let Ok(_) = &kernel else {
@@ -297,25 +346,29 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
     if h.flags & USE != 0 && (h.m != 0 || h.v != 0) {
         return Err(format!("a call on a kept graph (flag 4) sends no edges or vertex ids, this one declares {} and {}", h.m, h.v));
     }
-    let mut r = Reader::new(b);
+    let strings = h.kind == 2;
+    let mut r = Reader::new(s[HEAD]);
     r.take(REQUEST_HEADER + refusal.len(), "the header")?;
-    let mut ids = Ids { r: &mut r, bytes: h.kind == 2 };
-    let source_at = ids.r.at();
-    let source = if h.flags & HAS_SOURCE != 0 { Some(ids.one("the source")?) } else { None };
-    let source_bytes = &b[source_at..ids.r.at()];
-    let ends = ids.many(h.m.checked_mul(2).ok_or("the edge count overflows")?, "edge ends")?;
+    let source_at = r.at();
+    let source = if h.flags & HAS_SOURCE != 0 { Some(Ids { r: &mut r, bytes: strings }.one("the source")?) } else { None };
+    let source_bytes = &s[HEAD][source_at..r.at()];
+    ended(&r, "the source")?;
+    let mut r = Reader::new(s[EDGES]);
+    let ends = Ids { r: &mut r, bytes: strings }.many(h.m.checked_mul(2).ok_or("the edge count overflows")?, "edge ends")?;
+    ended(&r, "the edges")?;
+    let mut r = Reader::new(s[crate::request::WEIGHTS]);
     let weights = if h.flags & WEIGHTS != 0 {
-        let left = (r.len() - r.at()) as u64;
+        let left = r.len() as u64;
         let bytes = h.m.checked_mul(8).filter(|&x| x <= left).ok_or_else(|| format!("the request declares {} weights but has {left} bytes left", h.m))?;
         let raw = r.take(bytes as usize, "the weights")?;
         Some(raw.chunks_exact(8).map(|w| f64::from_le_bytes(w.try_into().unwrap())).collect())
     } else {
         None
     };
-    let vertices = Ids { r: &mut r, bytes: h.kind == 2 }.many(h.v, "vertex ids")?;
-    if r.at() != b.len() {
-        return Err(format!("the request has {} bytes after its end (byte {})", b.len() - r.at(), r.at()));
-    }
+    ended(&r, "the weights")?;
+    let mut r = Reader::new(s[VERTICES]);
+    let vertices = Ids { r: &mut r, bytes: strings }.many(h.v, "vertex ids")?;
+    ended(&r, "the vertex ids")?;
     agreed.extend_from_slice(source_bytes);
     let digest = fnv(&agreed) & (u64::MAX >> 1);
     Ok(Request { header: h, kernel, threads, source, edges: KeyedEdges { ends, vertices, weights }, digest })
@@ -551,15 +604,19 @@ pub fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progres
 
 fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, Failure> {
     let t0 = Instant::now();
+    let sections = match &input {
+        RequestBytes::Contiguous(b) => split(b),
+        RequestBytes::Sections(r) => r.sections(),
+    };
     let refused = {
-        let head = header(input.bytes());
+        let head = header(sections[HEAD]);
         agree_on_refusals(ctx, head.as_ref().map_or(&[][..], |(_, refusal)| refusal))?
     };
     if let Some(text) = refused {
         return Err(Failure::Refused(text));
     }
     let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source";
-    let req = agree_on_request(ctx, parse(input.bytes()), |r| r.digest, fields)?;
+    let req = agree_on_request(ctx, parse_sections(sections), |r| r.digest, fields)?;
     // The parsed request holds what the load needs: the request's bytes go now (if this
     // was the last process of the task to hold them), not after the graph is built.
     drop(input);
@@ -671,7 +728,8 @@ mod tests {
         Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16], limit: 0 }
     }
 
-    fn request(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> Vec<u8> {
+    /// A request's four sections (see [`crate::request`]), each built on its own.
+    fn request_sections(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> [Vec<u8>; SECTIONS] {
         let mut b = Vec::new();
         b.extend_from_slice(REQUEST_MAGIC);
         for w in [p.kernel, 1, if bytes { 2 } else { 1 }, p.flags] {
@@ -689,22 +747,27 @@ mod tests {
         b.extend_from_slice(refusal.as_bytes());
         assert_eq!(b.len(), REQUEST_HEADER + refusal.len());
         if !refusal.is_empty() {
-            return b;
+            return [b, vec![], vec![], vec![]];
         }
         if let Some(s) = &p.source {
             id_bytes(&mut b, s);
         }
+        let mut e = Vec::new();
         for (s, t) in edges {
-            id_bytes(&mut b, s);
-            id_bytes(&mut b, t);
+            id_bytes(&mut e, s);
+            id_bytes(&mut e, t);
         }
-        for w in weights {
-            b.extend_from_slice(&w.to_le_bytes());
+        let w: Vec<u8> = weights.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut v = Vec::new();
+        for x in vertices {
+            id_bytes(&mut v, x);
         }
-        for v in vertices {
-            id_bytes(&mut b, v);
-        }
-        b
+        [b, e, w, v]
+    }
+
+    /// A request in its contiguous form.
+    fn request(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> Vec<u8> {
+        request_sections(p, bytes, edges, weights, vertices, refusal).concat()
     }
 
     /// A value of a reply.
@@ -776,7 +839,7 @@ mod tests {
     }
 
     fn on_threads(inputs: Vec<Vec<u8>>) -> Vec<Result<Vec<u8>, String>> {
-        crate::on_shm_threads(inputs, |c, input| run(c, RequestBytes::Borrowed(input), None))
+        crate::on_shm_threads(inputs, |c, input| run(c, RequestBytes::Contiguous(input), None))
     }
 
     /// The test graph: 11 vertices numbered by hand, 0..=8 with edges (duplicates, a
@@ -799,7 +862,7 @@ mod tests {
 
     /// The graph's requests for `p` processes: edges dealt round-robin with weights
     /// 1 + k % 3, the isolated vertices (and one with edges) as vertex ids of the last.
-    fn requests(par: &Params, bytes: bool, p: usize) -> Vec<Vec<u8>> {
+    fn requests_in_sections(par: &Params, bytes: bool, p: usize) -> Vec<[Vec<u8>; SECTIONS]> {
         let id = ids(bytes);
         (0..p)
             .map(|q| {
@@ -807,9 +870,13 @@ mod tests {
                 let edges: Vec<(Id, Id)> = ks.iter().map(|&k| (id[EDGES[k].0].clone(), id[EDGES[k].1].clone())).collect();
                 let weights: Vec<f64> = if par.flags & WEIGHTS != 0 { ks.iter().map(|&k| 1.0 + (k % 3) as f64).collect() } else { vec![] };
                 let vertices = if q == p - 1 { vec![id[9].clone(), id[10].clone(), id[0].clone()] } else { vec![] };
-                request(par, bytes, &edges, &weights, &vertices, "")
+                request_sections(par, bytes, &edges, &weights, &vertices, "")
             })
             .collect()
+    }
+
+    fn requests(par: &Params, bytes: bool, p: usize) -> Vec<Vec<u8>> {
+        requests_in_sections(par, bytes, p).into_iter().map(|s| s.concat()).collect()
     }
 
     /// The same graph numbered by hand through graphblas's numbered input
@@ -890,6 +957,38 @@ mod tests {
                         .collect();
                     assert_eq!(got, want, "kernel {kernel}, {p} processes, byte ids {bytes}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_in_sections_is_split_from_its_contiguous_form_and_answers_alike() {
+        for bytes in [false, true] {
+            for kernel in [1u32, 4, 6] {
+                let par = params(kernel, (kernel == 1 || kernel == 4).then(|| ids(bytes)[1].clone()));
+                let sectioned = requests_in_sections(&par, bytes, 2);
+                for s in &sectioned {
+                    assert!(!s[VERTICES].is_empty() || !s[crate::request::EDGES].is_empty());
+                    assert_eq!(split(&s.concat()), s.each_ref().map(|x| x.as_slice()), "kernel {kernel}, byte ids {bytes}");
+                }
+                let natives: Vec<Arc<crate::request::NativeRequest>> = sectioned
+                    .iter()
+                    .map(|s| {
+                        let mut r = crate::request::NativeRequest::new();
+                        for (k, section) in s.iter().enumerate() {
+                            r.append_with(k, section.len(), |to| {
+                                to.copy_from_slice(section);
+                                Ok::<_, String>(())
+                            })
+                            .unwrap();
+                        }
+                        Arc::new(r)
+                    })
+                    .collect();
+                let got = crate::on_shm_threads(vec![vec![]; 2], |c, _| run(c, RequestBytes::Sections(natives[c.pid() as usize].clone()), None));
+                assert!(got.iter().all(|r| r.as_ref().is_ok_and(|b| b.starts_with(REPLY_MAGIC))), "{got:?}");
+                let want = on_threads(requests(&par, bytes, 2));
+                assert_eq!(pairs(&got, bytes), pairs(&want, bytes), "kernel {kernel}, byte ids {bytes}");
             }
         }
     }
@@ -1058,7 +1157,7 @@ mod tests {
         let lines_of = |par: &Params| -> Vec<String> {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let sink = ProgressSink::connect("127.0.0.1", l.local_addr().unwrap().port(), "token 0").unwrap();
-            let out = crate::on_shm_threads(requests(par, true, 2), |c, input| run(c, RequestBytes::Borrowed(input), Some(&sink)));
+            let out = crate::on_shm_threads(requests(par, true, 2), |c, input| run(c, RequestBytes::Contiguous(input), Some(&sink)));
             assert!(out.iter().all(|r| r.is_ok()), "{out:?}");
             drop(sink);
             let lines: Vec<String> = BufReader::new(l.accept().unwrap().0).lines().map(|x| x.unwrap()).collect();

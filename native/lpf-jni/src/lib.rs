@@ -489,7 +489,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
             };
             let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
             let out = match alg.output_len(input.len()) {
-                None => s.hook_produce(name, request::RequestBytes::Borrowed(&input), None)?,
+                None => s.hook_produce(name, request::RequestBytes::Contiguous(&input), None)?,
                 Some(n) => {
                     let mut out = vec![0u8; n];
                     s.hook(prog, &input, &mut out)?;
@@ -599,42 +599,40 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
         let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
         // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
         let inp = unsafe { direct(env, &input, "input")? };
-        let out = s.hook_produce(&name, request::RequestBytes::Borrowed(inp), sink.as_ref())?;
+        let out = s.hook_produce(&name, request::RequestBytes::Contiguous(inp), sink.as_ref())?;
         env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })
 }
 
-/// The request behind a handle from `requestAllocate`.
+/// The request behind a handle from `requestOpen`.
 ///
 /// # Safety
-/// `handle` must come from `requestAllocate` and be neither freed nor handed over, and no
+/// `handle` must come from `requestOpen` and be neither freed nor handed over, and no
 /// other call may use it at the same time (the Java class `LpfRequest` frees or hands it
 /// over once and is used by one task thread).
 unsafe fn native_request<'a>(handle: jlong) -> Result<&'a mut request::NativeRequest, Failure> {
     if handle == 0 {
-        return Err(Failure::new(Phase::Argument, "the request handle is 0 (freed or never made)"));
+        return Err(Failure::new(Phase::Argument, "the request handle is 0 (freed or handed over)"));
     }
     Ok(&mut *(handle as *mut request::NativeRequest))
 }
 
-/// `static native long requestAllocate(long length)`: a request of `length` bytes in
-/// native memory (see [`request`]); an error names the bytes it could not get.
+/// `static native long requestOpen()`: an empty request in native memory (see [`request`]).
 #[no_mangle]
-pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAllocate<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, length: jlong) -> jlong {
-    entry(&mut env, Phase::Argument, local_who, |_env| {
-        let length = u64::try_from(length).map_err(|_| Failure::new(Phase::Argument, format!("a request of {length} bytes")))?;
-        let r = request::NativeRequest::with_length(length).map_err(|m| Failure::new(Phase::Argument, m))?;
-        Ok(Box::into_raw(Box::new(r)) as jlong)
-    })
+pub extern "system" fn Java_org_lpf_spark_LpfNative_requestOpen<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>) -> jlong {
+    entry(&mut env, Phase::Argument, local_who, |_env| Ok(Box::into_raw(Box::new(request::NativeRequest::new())) as jlong))
 }
 
-/// `static native void requestAppend(long request, byte[] bytes, int from, int length)`:
-/// appends `bytes[from, from + length)` to the request.
+/// `static native void requestAppend(long request, int section, byte[] bytes, int from,
+/// int length)`: appends `bytes[from, from + length)` to a section of the request; an
+/// allocation that fails is an error naming the bytes.
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAppend<'l>(
     mut env: EnvUnowned<'l>,
     _c: JClass<'l>,
     handle: jlong,
+    section: jint,
     bytes: JByteArray<'l>,
     from: jint,
     length: jint,
@@ -643,7 +641,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAppend<'l>(
         // SAFETY: see `native_request`.
         let r = unsafe { native_request(handle) }?;
         let k = usize::try_from(length).map_err(|_| Failure::new(Phase::Argument, format!("appending {length} bytes")))?;
-        r.append_with(k, |to| {
+        let section = usize::try_from(section).unwrap_or(usize::MAX);
+        r.append_with(section, k, |to| {
             // SAFETY: i8 and u8 have one size and alignment and every bit pattern is valid
             // in both; `to` is borrowed mutably for this call only.
             let to = unsafe { std::slice::from_raw_parts_mut(to.as_mut_ptr().cast::<i8>(), to.len()) };
@@ -658,7 +657,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAppend<'l>(
 pub extern "system" fn Java_org_lpf_spark_LpfNative_requestFree<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) {
     entry(&mut env, Phase::Argument, local_who, |_env| {
         if handle != 0 {
-            // SAFETY: the handle came from Box::into_raw in `requestAllocate` and the Java
+            // SAFETY: the handle came from Box::into_raw in `requestOpen` and the Java
             // side frees it once.
             drop(unsafe { Box::from_raw(handle as *mut request::NativeRequest) });
         }
@@ -668,7 +667,7 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_requestFree<'l>(mut env: Env
 
 /// `static native byte[] hookProduceRequest(long group, String algorithm, long request,
 /// String progressHost, int progressPort, String progressHello)`: as
-/// `hookProduceDirect`, on a complete request in native memory (any size), read in place.
+/// `hookProduceDirect`, on a request in native memory (any size), read in place.
 /// The request is handed over: this call frees it (the algorithm may free it early; see
 /// [`request`]), whatever happens.
 #[no_mangle]
@@ -687,15 +686,14 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceRequest<'l>(
         if request == 0 {
             return Err(Failure::new(Phase::Argument, "the request handle is 0 (freed or never made)"));
         }
-        // SAFETY: the handle came from Box::into_raw in `requestAllocate`, and the Java
-        // side hands it over once (LpfRequest forgets it before this call).
+        // SAFETY: the handle came from Box::into_raw in `requestOpen`, and the Java side
+        // hands it over once (LpfRequest forgets it before this call).
         let owned = unsafe { Box::from_raw(request as *mut request::NativeRequest) };
-        let bytes = owned.complete().map_err(|m| Failure::new(Phase::Argument, m))?;
         // SAFETY: see `session`.
         let s = unsafe { session(handle) }?;
         let name = string(env, &algorithm, "algorithm")?;
         let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
-        let out = s.hook_produce(&name, request::RequestBytes::Shared(std::sync::Arc::new(bytes)), sink.as_ref())?;
+        let out = s.hook_produce(&name, request::RequestBytes::Sections(std::sync::Arc::from(owned)), sink.as_ref())?;
         env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
     })
 }

@@ -198,7 +198,7 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
 /// reports its progress to `progress` (the JVM gives one to the task of pid 0 when the
 /// driver listens) and, with flag bit 0, to its stderr.
 pub fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
-    let req = agree_on_request(ctx, parse(input.bytes()), |r| r.digest, "alpha, tol, max_iters, threads, flags, source")?;
+    let req = agree_on_request(ctx, input.whole().and_then(parse), |r| r.digest, "alpha, tol, max_iters, threads, flags, source")?;
     // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
     let on_stderr = req.opts.progress && ctx.pid() == 0;
     let sink = progress.filter(|_| ctx.pid() == 0);
@@ -264,7 +264,7 @@ mod tests {
 
     /// Every process gets `progress`, as the LPF threads of one task would.
     fn on_threads_reporting(inputs: Vec<Vec<u8>>, progress: Option<&ProgressSink>) -> Vec<Result<Vec<u8>, String>> {
-        crate::on_shm_threads(inputs, |c, input| run(c, RequestBytes::Borrowed(input), progress))
+        crate::on_shm_threads(inputs, |c, input| run(c, RequestBytes::Contiguous(input), progress))
     }
 
     fn pairs(reply: &[u8]) -> Vec<(u64, f64)> {

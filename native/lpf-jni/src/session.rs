@@ -289,8 +289,8 @@ mod tests {
 
     #[test]
     fn each_local_process_takes_the_request_once_and_the_last_takes_the_original() {
-        let bytes = std::sync::Arc::new(vec![1u8, 2, 3]);
-        let each = InputForEach::new(RequestBytes::Shared(bytes.clone()), 3);
+        let bytes = std::sync::Arc::new(crate::request::NativeRequest::new());
+        let each = InputForEach::new(RequestBytes::Sections(bytes.clone()), 3);
         let (a, b) = (each.take().unwrap(), each.take().unwrap());
         assert_eq!(std::sync::Arc::strong_count(&bytes), 4, "the slot's, two takers', this test's");
         let c = each.take().unwrap();

@@ -131,9 +131,9 @@ public final class LpfGroup implements AutoCloseable {
     }
 
     /**
-     * As {@link #produce(LpfProgram, ByteBuffer, String, int, String)}, on a complete request
-     * in native memory (any size), read in place and freed by the run (the request is
-     * handed over: closing it after does nothing); {@code progressHost} null: no progress.
+     * As {@link #produce(LpfProgram, ByteBuffer, String, int, String)}, on a request in
+     * native memory (any size), read in place and freed by the run (the request is handed
+     * over: closing it after does nothing); {@code progressHost} null: no progress.
      */
     public byte[] produce(LpfProgram program, LpfRequest input, String progressHost, int progressPort, String progressHello) {
         if (program.algorithm() == null) {

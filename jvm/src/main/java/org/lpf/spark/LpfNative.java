@@ -131,15 +131,11 @@ public final class LpfNative {
     public static native byte[] hookProduceDirect(long group, String algorithm, ByteBuffer input,
                                                   String progressHost, int progressPort, String progressHello);
 
-    /**
-     * A request of {@code length} bytes in native memory (any size: a direct buffer stops at
-     * 2 GiB), to be filled by {@link #requestAppend} and freed by {@link #requestFree}; see
-     * {@link LpfRequest}. An allocation that fails is an {@link LpfException} naming the bytes.
-     */
-    static native long requestAllocate(long length);
+    /** An empty request in native memory, in sections; see {@link LpfRequest}. */
+    static native long requestOpen();
 
-    /** Appends {@code bytes[from, from + length)} to the request (past its length: an error). */
-    static native void requestAppend(long request, byte[] bytes, int from, int length);
+    /** Appends {@code bytes[from, from + length)} to a section of the request (memory that cannot be had: an error naming the bytes). */
+    static native void requestAppend(long request, int section, byte[] bytes, int from, int length);
 
     /** Frees a request (0: nothing). */
     static native void requestFree(long request);

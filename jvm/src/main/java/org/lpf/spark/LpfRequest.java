@@ -1,62 +1,60 @@
 package org.lpf.spark;
 
-import java.nio.ByteBuffer;
-
 /**
- * One LPF process's request in native memory: its length declared first, its bytes
- * appended in order (the header, then the pieces a task read from its rows), then read in place
- * by a bundled algorithm ({@link LpfGroup#produce(LpfProgram, LpfRequest, String, int, String)}), which
- * frees it as soon as it has read it (graph-call: before building the graph).
- * Unlike a direct {@code ByteBuffer} it has no 2 GiB limit; unlike the JVM heap it is not
- * counted against {@code spark.executor.memory}. Used by one thread; {@link #close} frees
- * the memory (idempotent). The Spark bridge puts every kernel's request here; a user's
- * bundled-algorithm run may too.
+ * One LPF process's request in native memory, any size (a direct {@code ByteBuffer} stops
+ * at 2 GiB), in four sections that grow on their own: {@link #HEAD} (the parameters),
+ * {@link #EDGES} (the edges' ids), {@link #WEIGHTS}, {@link #VERTICES} (vertex ids). A task
+ * appends each piece of its rows to its section as it reads it, so the JVM heap holds one
+ * piece at a time, and the head last, when the counts are known; a bundled algorithm
+ * reads the sections in place ({@link LpfGroup#produce(LpfProgram, LpfRequest, String, int,
+ * String)}) and frees them as soon as it has read them (graph-call: before building the
+ * graph). Native memory is not counted against {@code spark.executor.memory}. Used by one
+ * thread; {@link #close} frees the memory (idempotent). The layouts are in
+ * native/lpf-jni/src/request.rs and graph_call.rs.
  */
 public final class LpfRequest implements AutoCloseable {
-    private final long length;
+    public static final int HEAD = 0;
+    public static final int EDGES = 1;
+    public static final int WEIGHTS = 2;
+    public static final int VERTICES = 3;
+
     private long handle;
-    private long written;
+    private long bytes;
 
-    public LpfRequest(long length) {
-        if (length < 0) {
-            throw new IllegalArgumentException("a request of " + length + " bytes");
-        }
-        this.length = length;
-        this.handle = LpfNative.requestAllocate(length);
+    public LpfRequest() {
+        this.handle = LpfNative.requestOpen();
     }
 
-    public long length() {
-        return length;
+    /** Bytes appended so far, all sections. */
+    public long bytes() {
+        return bytes;
     }
 
-    public LpfRequest put(byte[] bytes) {
-        return put(bytes, 0, bytes.length);
+    public LpfRequest put(int section, byte[] b) {
+        return put(section, b, 0, b.length);
     }
 
-    public LpfRequest put(byte[] bytes, int from, int count) {
-        LpfNative.requestAppend(live(), bytes, from, count);
-        written += count;
+    /** Appends {@code b[from, from + count)} to {@code section}; memory that cannot be had is an LpfException naming the bytes. */
+    public LpfRequest put(int section, byte[] b, int from, int count) {
+        LpfNative.requestAppend(live(), section, b, from, count);
+        bytes += count;
         return this;
     }
 
-    /** Appends the bytes of a heap buffer from 0 to its position. */
-    public LpfRequest put(ByteBuffer heap) {
-        return put(heap.array(), heap.arrayOffset(), heap.position());
-    }
-
-    /** Whether every declared byte was appended. */
-    public boolean complete() {
-        return written == length;
+    /** Frees every section appended so far and starts again empty (a refused input keeps only its head). */
+    public void discard() {
+        long h = live();
+        handle = 0;
+        bytes = 0;
+        LpfNative.requestFree(h);
+        handle = LpfNative.requestOpen();
     }
 
     /**
-     * The handle of the complete request, handed over to native code, which frees it: this
-     * object forgets it (a later {@link #close} does nothing).
+     * The handle, handed over to native code, which frees it: this object forgets it (a
+     * later {@link #close} does nothing).
      */
     long handOver() {
-        if (written != length) {
-            throw new IllegalStateException("the request holds " + written + " of its " + length + " bytes");
-        }
         long h = live();
         handle = 0;
         return h;
@@ -64,7 +62,7 @@ public final class LpfRequest implements AutoCloseable {
 
     private long live() {
         if (handle == 0) {
-            throw new IllegalStateException("the request was freed");
+            throw new IllegalStateException("the request was freed or handed over");
         }
         return handle;
     }

@@ -2,6 +2,8 @@ package org.lpf.spark
 
 import java.nio.{ByteBuffer, ByteOrder}
 
+import scala.collection.mutable.ArrayBuffer
+
 import org.apache.spark.{NarrowDependency, ShuffleDependency}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.DataFrame
@@ -9,43 +11,57 @@ import org.apache.spark.sql.catalyst.InternalRow
 
 /**
  * How input reaches native code: a DataFrame's internal rows (read by [[LpfGraphCall]]
- * into pieces of requests, no `Row` or tuple per edge), one process's request (its parts,
- * put into native memory for the hook), and Spark's rule for what may end a barrier stage.
+ * into pieces of requests, no `Row` or tuple per edge), one process's request (its
+ * sections, written into native memory for the hook as the rows are read), and Spark's
+ * rule for what may end a barrier stage.
  */
 private[spark] object LpfEdges {
   /** The internal rows of a DataFrame: no conversion to `Row`. */
   def rowsOf(df: DataFrame): RDD[InternalRow] = df.queryExecution.toRdd
 
-  /** A little-endian heap buffer of `bytes` for the fixed part of a request (its header). */
+  /** A little-endian heap buffer of `bytes` for the fixed part of a request (its head). */
   def headerBuffer(bytes: Int): ByteBuffer = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN)
 
+  /** The head written so far (up to the buffer's position). */
+  def headOf(b: ByteBuffer): Array[Byte] = java.util.Arrays.copyOf(b.array(), b.position())
+
   /**
-   * One process's request as its parts in order (a header, then pieces of rows), any
-   * length: [[inNative]] puts it into native memory for the hook (no 2 GiB limit, no
-   * second copy on the JVM heap), [[buffer]] into one direct buffer for checks and tests.
+   * Where a process's request goes as a task reads it, section by section (the sections
+   * of [[LpfRequest]]): native memory for the hook ([[native]]), or the heap
+   * ([[HeapRequest]]: checks, tests, small requests).
    */
-  final case class Request(parts: Seq[Array[Byte]]) {
-    def length: Long = parts.foldLeft(0L)(_ + _.length)
+  trait RequestSink {
+    def put(section: Int, bytes: Array[Byte]): Unit
+    /** Drops every section written so far (a refused input sends its head alone). */
+    def discard(): Unit
+  }
 
-    def inNative: LpfRequest = {
-      val r = new LpfRequest(length)
-      try { parts.foreach(a => r.put(a)); r }
-      catch { case e: Throwable => r.close(); throw e }
-    }
+  def native(r: LpfRequest): RequestSink = new RequestSink {
+    def put(section: Int, bytes: Array[Byte]): Unit = r.put(section, bytes)
+    def discard(): Unit = r.discard()
+  }
 
-    /** The request in one little-endian direct buffer (under 2 GiB). */
+  /** A request on the JVM heap, by section. */
+  final class HeapRequest extends RequestSink {
+    private val parts = Array.fill(4)(ArrayBuffer.empty[Array[Byte]])
+    def put(section: Int, bytes: Array[Byte]): Unit = parts(section) += bytes
+    def discard(): Unit = parts.foreach(_.clear())
+    def length: Long = parts.iterator.flatten.foldLeft(0L)(_ + _.length)
+    def writeTo(to: RequestSink): Unit = for (s <- parts.indices; b <- parts(s)) to.put(s, b)
+
+    /** The request's contiguous form (its sections one after the other) in one little-endian direct buffer. */
     def buffer: ByteBuffer = {
-      if (length > Int.MaxValue) throw new IllegalArgumentException(s"a request of $length bytes needs inNative")
+      if (length > Int.MaxValue) throw new IllegalArgumentException(s"a request of $length bytes has no contiguous form")
       val b = ByteBuffer.allocateDirect(length.toInt).order(ByteOrder.LITTLE_ENDIAN)
-      parts.foreach(a => b.put(a))
+      parts.iterator.flatten.foreach(a => b.put(a))
       b.clear()
       b
     }
   }
 
-  object Request {
-    /** A request of one header, written up to its position. */
-    def of(header: ByteBuffer): Request = Request(Seq(java.util.Arrays.copyOf(header.array(), header.position())))
+  object HeapRequest {
+    /** A request of one head. */
+    def of(head: ByteBuffer): HeapRequest = { val r = new HeapRequest; r.put(LpfRequest.HEAD, headOf(head)); r }
   }
 
   /**

@@ -140,96 +140,106 @@ private[spark] object LpfGraphCall {
     if (!w.isInfinite && w == math.rint(w) && math.abs(w) < 1e15) w.toLong.toString else w.toString
 
   /**
-   * The pieces of one partition of edge rows: columns 0 and 1 the source and target ids
-   * (bigint, or string when `strings`), column 2 the weight as a double when `weighted`.
-   * The first null id, null weight or weight SSSP cannot take ends the reading with a
-   * refusal naming it.
+   * The pieces of one partition of edge rows, each made as it is read (a consumer holds
+   * one at a time): columns 0 and 1 the source and target ids (bigint, or string when
+   * `strings`), column 2 the weight as a double when `weighted`. The first null id, null
+   * weight or weight SSSP cannot take ends the reading with a refusal naming it.
    */
   def edgePieces(rows: Iterator[InternalRow], strings: Boolean, weighted: Boolean, columns: Columns,
-                 pieceBytes: Int = PieceBytes): Seq[Piece] = {
-    val out = ArrayBuffer.empty[Piece]
-    var ids = new Bytes(pieceBytes)
-    var weights = if (weighted) new Bytes(pieceBytes / 2) else null
-    var count = 0
-    def flush(): Unit = if (count > 0) {
-      out += Piece(vertices = false, count, ids.result, if (weighted) weights.result else null, null)
-      ids = new Bytes(pieceBytes)
-      if (weighted) weights = new Bytes(pieceBytes / 2)
-      count = 0
+                 pieceBytes: Int = PieceBytes): Iterator[Piece] = new Iterator[Piece] {
+    private var refused = false
+    def hasNext: Boolean = !refused && rows.hasNext
+    def next(): Piece = {
+      if (!hasNext) throw new NoSuchElementException("no more pieces")
+      val ids = new Bytes(pieceBytes)
+      val weights = if (weighted) new Bytes(pieceBytes / 2) else null
+      var count = 0
+      while (rows.hasNext && ids.length < pieceBytes) {
+        val r = rows.next()
+        val refusal =
+          if (r.isNullAt(0) || r.isNullAt(1)) {
+            val column = if (r.isNullAt(0)) columns.src else columns.dst
+            s"the edge column '$column' has null ids (the first: the edge (${shown(r, 0, strings)}, " +
+              s"${shown(r, 1, strings)})); every edge needs an id"
+          } else if (weighted && r.isNullAt(2)) {
+            s"the edge column '${columns.weight.get}' has null weights (the first: the edge (${shown(r, 0, strings)}, " +
+              s"${shown(r, 1, strings)})); every edge needs a weight"
+          } else if (weighted && !(r.getDouble(2) >= 0)) {
+            s"the edge (${shown(r, 0, strings)}, ${shown(r, 1, strings)}) has weight ${shownWeight(r.getDouble(2))} in " +
+              s"the column '${columns.weight.get}': SSSP needs weights >= 0"
+          } else null
+        if (refusal != null) {
+          refused = true
+          return Piece(vertices = false, 0, Array.emptyByteArray, null, refusal)
+        }
+        if (strings) { ids.frame(r.getUTF8String(0)); ids.frame(r.getUTF8String(1)) }
+        else { ids.long(r.getLong(0)); ids.long(r.getLong(1)) }
+        if (weighted) weights.double(r.getDouble(2))
+        count += 1
+      }
+      Piece(vertices = false, count, ids.result, if (weighted) weights.result else null, null)
     }
-    while (rows.hasNext) {
-      val r = rows.next()
-      val refusal =
-        if (r.isNullAt(0) || r.isNullAt(1)) {
-          val column = if (r.isNullAt(0)) columns.src else columns.dst
-          s"the edge column '$column' has null ids (the first: the edge (${shown(r, 0, strings)}, " +
-            s"${shown(r, 1, strings)})); every edge needs an id"
-        } else if (weighted && r.isNullAt(2)) {
-          s"the edge column '${columns.weight.get}' has null weights (the first: the edge (${shown(r, 0, strings)}, " +
-            s"${shown(r, 1, strings)})); every edge needs a weight"
-        } else if (weighted && !(r.getDouble(2) >= 0)) {
-          s"the edge (${shown(r, 0, strings)}, ${shown(r, 1, strings)}) has weight ${shownWeight(r.getDouble(2))} in " +
-            s"the column '${columns.weight.get}': SSSP needs weights >= 0"
-        } else null
-      if (refusal != null) return Seq(Piece(vertices = false, 0, Array.emptyByteArray, null, refusal))
-      if (strings) { ids.frame(r.getUTF8String(0)); ids.frame(r.getUTF8String(1)) }
-      else { ids.long(r.getLong(0)); ids.long(r.getLong(1)) }
-      if (weighted) weights.double(r.getDouble(2))
-      count += 1
-      if (ids.length >= pieceBytes) flush()
-    }
-    flush()
-    out.toSeq
   }
 
-  /** The pieces of one partition of vertex rows (column 0 the id); a null id is a refusal. */
+  /** The pieces of one partition of vertex rows (column 0 the id), made as they are read; a null id is a refusal. */
   def vertexPieces(rows: Iterator[InternalRow], strings: Boolean, columns: Columns,
-                   pieceBytes: Int = PieceBytes): Seq[Piece] = {
-    val out = ArrayBuffer.empty[Piece]
-    var ids = new Bytes(pieceBytes)
-    var count = 0
-    def flush(): Unit = if (count > 0) {
-      out += Piece(vertices = true, count, ids.result, null, null)
-      ids = new Bytes(pieceBytes)
-      count = 0
+                   pieceBytes: Int = PieceBytes): Iterator[Piece] = new Iterator[Piece] {
+    private var refused = false
+    def hasNext: Boolean = !refused && rows.hasNext
+    def next(): Piece = {
+      if (!hasNext) throw new NoSuchElementException("no more pieces")
+      val ids = new Bytes(pieceBytes)
+      var count = 0
+      while (rows.hasNext && ids.length < pieceBytes) {
+        val r = rows.next()
+        if (r.isNullAt(0)) {
+          refused = true
+          return Piece(vertices = true, 0, Array.emptyByteArray, null,
+            s"the vertex column '${columns.id}' has null ids; every vertex needs an id")
+        }
+        if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0))
+        count += 1
+      }
+      Piece(vertices = true, count, ids.result, null, null)
     }
-    while (rows.hasNext) {
-      val r = rows.next()
-      if (r.isNullAt(0))
-        return Seq(Piece(vertices = true, 0, Array.emptyByteArray, null,
-          s"the vertex column '${columns.id}' has null ids; every vertex needs an id"))
-      if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0))
-      count += 1
-      if (ids.length >= pieceBytes) flush()
-    }
-    flush()
-    out.toSeq
   }
 
   private def exchangeOf(call: Call): Int = call.exchange & 3
 
   /**
-   * One process's request from its `pieces` (see graph_call.rs for the layout): the header,
-   * the first refusal if any piece has one (and then nothing else), else the source, the
-   * edges, their weights (SSSP) and the vertex ids.
+   * One process's request, written into `to` as `pieces` are read (see graph_call.rs for
+   * the layout): each piece's ids and weights to their sections, then the head (header,
+   * source) with the counts; a refusal instead drops what was written and sends the head
+   * with its text alone.
    */
-  def request(call: Call, pieces: Seq[Piece], room: Room = Room(0, 0)): LpfEdges.Request = {
-    val refusal = pieces.iterator.map(_.refusal).find(_ != null)
-      .map(_.getBytes(StandardCharsets.UTF_8)).getOrElse(Array.emptyByteArray)
-    val refused = refusal.nonEmpty
-    val edges = if (refused) Seq.empty else pieces.filter(!_.vertices)
-    val vertices = if (refused) Seq.empty else pieces.filter(_.vertices)
+  def write(call: Call, pieces: Iterator[Piece], room: Room, to: LpfEdges.RequestSink): Unit = {
+    val weighted = call.weights
+    var (m, v) = (0L, 0L)
+    var refusal = Array.emptyByteArray
+    while (refusal.isEmpty && pieces.hasNext) {
+      val piece = pieces.next()
+      if (piece.refusal != null) {
+        refusal = piece.refusal.getBytes(StandardCharsets.UTF_8)
+        to.discard()
+        m = 0
+        v = 0
+      } else if (piece.vertices) {
+        to.put(LpfRequest.VERTICES, piece.ids)
+        v += piece.count
+      } else {
+        to.put(LpfRequest.EDGES, piece.ids)
+        if (weighted) to.put(LpfRequest.WEIGHTS, piece.weights)
+        m += piece.count
+      }
+    }
     val source: Array[Byte] = call.source match {
-      case _ if refused => Array.emptyByteArray
+      case _ if refusal.nonEmpty => Array.emptyByteArray
       case None => Array.emptyByteArray
       case Some(s: String) =>
         val b = s.getBytes(StandardCharsets.UTF_8)
         ByteBuffer.allocate(4 + b.length).order(ByteOrder.LITTLE_ENDIAN).putInt(b.length).put(b).array()
-      case Some(v) => ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v.asInstanceOf[Number].longValue).array()
+      case Some(x) => ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(x.asInstanceOf[Number].longValue).array()
     }
-    val m = edges.foldLeft(0L)(_ + _.count)
-    val v = vertices.foldLeft(0L)(_ + _.count)
-    val weighted = call.weights
     val b = LpfEdges.headerBuffer(RequestHeader + refusal.length + source.length)
     b.put("LPFGCQ01".getBytes(StandardCharsets.US_ASCII))
     b.putInt(call.kernel.code).putInt(math.max(call.threads, 1)).putInt(if (call.strings) StringIds else IntegralIds)
@@ -241,8 +251,14 @@ private[spark] object LpfGraphCall {
     b.putInt(refusal.length)
     b.put(refusal)
     b.put(source)
-    LpfEdges.Request(b.array() +: (edges.map(_.ids) ++ (if (weighted) edges.map(_.weights) else Seq.empty) ++
-      vertices.map(_.ids)))
+    to.put(LpfRequest.HEAD, LpfEdges.headOf(b))
+  }
+
+  /** One process's request on the heap (checks and tests; see [[write]]). */
+  def request(call: Call, pieces: Seq[Piece], room: Room = Room(0, 0)): LpfEdges.HeapRequest = {
+    val r = new LpfEdges.HeapRequest
+    write(call, pieces.iterator, room, r)
+    r
   }
 
   /**
@@ -435,10 +451,10 @@ private[spark] object LpfGraphCall {
     // Each task's reply header (and timings) reaches the driver through an accumulator, so
     // that the call needs no stage after the barrier stage to learn them.
     val heads = sc.collectionAccumulator[Head](s"$what replies")
-    def stage[T](input: RDD[T])(read: Iterator[T] => Seq[Piece]): RDD[(Int, Array[Byte])] =
+    def stage[T](input: RDD[T])(read: Iterator[T] => Iterator[Piece]): RDD[(Int, Array[Byte])] =
       input.barrier().mapPartitions { it =>
         val (out, ingest, bootstrap) = LpfProgress.produceTimed(job, program, target) {
-          request(call, read(it), if (call.keep) roomHere(settings) else Room(0, 0))
+          write(call, read(it), if (call.keep) roomHere(settings) else Room(0, 0), _)
         }
         val ctx = BarrierTaskContext.get()
         val env = SparkEnv.get
@@ -455,17 +471,16 @@ private[spark] object LpfGraphCall {
       (vertices, ready) match {
         case (None, true) => stage(edges)(readEdges)
         case (Some(vs), true) => stage(edges.zipPartitions(vs)((e, v) => Iterator((e, v)))) { it =>
-          it.toSeq.flatMap { case (e, v) => readEdges(e) ++ readVertices(v) } }
+          it.flatMap { case (e, v) => readEdges(e) ++ readVertices(v) } }
         case _ =>
-          val pieces = edges.mapPartitions(it => readEdges(it).iterator) ++
-            vertices.fold(sc.emptyRDD[Piece])(_.mapPartitions(it => readVertices(it).iterator))
-          stage(inProcesses(pieces, p))(_.toSeq)
+          val pieces = edges.mapPartitions(readEdges) ++ vertices.fold(sc.emptyRDD[Piece])(_.mapPartitions(readVertices))
+          stage(inProcesses(pieces, p))(identity)
       }
     }
     // Spark's name for an executor as a preferred location (TaskLocation's executor form).
     def fromKept(k: Kept): RDD[(Int, Array[Byte])] =
       stage(sc.makeRDD(k.parts.zipWithIndex.map { case (part, i) => (i, Seq(s"executor_${part.host}_${part.executor}")) }))(
-        _ => Seq.empty)
+        _ => Iterator.empty)
     // The stages are named after the call (Spark's UI, listeners), not after the lines
     // here: a stage takes its name from where its RDD was made.
     val (short, long) = (sc.getLocalProperty("callSite.short"), sc.getLocalProperty("callSite.long"))

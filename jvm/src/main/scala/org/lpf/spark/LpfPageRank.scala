@@ -137,20 +137,20 @@ object LpfPageRank {
     b.putInt(exchangeCode(p.exchange) << 1).putInt(0) // flag bit 0 (stderr) unused: progress goes to the driver
   }
 
-  private[spark] def fileRequest(p: Params, path: String, format: String): LpfEdges.Request = {
+  private[spark] def fileRequest(p: Params, path: String, format: String): LpfEdges.HeapRequest = {
     val name = path.getBytes(StandardCharsets.UTF_8)
     val b = LpfEdges.headerBuffer(RequestHeader + 8 + name.length)
     header(b, p, SourceFile)
     b.putInt(formatCode(format)).putInt(name.length).put(name)
-    LpfEdges.Request.of(b)
+    LpfEdges.HeapRequest.of(b)
   }
 
   private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double,
-                                  seed: Long): LpfEdges.Request = {
+                                  seed: Long): LpfEdges.HeapRequest = {
     val b = LpfEdges.headerBuffer(RequestHeader + 40)
     header(b, p, SourceRmat)
     b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)
-    LpfEdges.Request.of(b)
+    LpfEdges.HeapRequest.of(b)
   }
 
   /** The fixed part of one process's reply. */
@@ -204,7 +204,7 @@ object LpfPageRank {
    * reruns the whole stage) into the persisted replies.
    */
   private def runRequests[T](input: RDD[T], p: Int, progress: Boolean, settings: LpfSettings)
-                            (request: Iterator[T] => LpfEdges.Request): LpfPageRankResult = {
+                            (request: Iterator[T] => LpfEdges.HeapRequest): LpfPageRankResult = {
     val sc = input.sparkContext
     val t0 = System.nanoTime
     val job = LpfHook.prepare(sc, p, settings)
@@ -219,11 +219,11 @@ object LpfPageRank {
   private case class TaskSeconds(ingest: Double, bootstrap: Double)
 
   private def runJob[T](input: RDD[T], p: Int, job: LpfJob, progress: Option[LpfProgressTarget])
-                       (request: Iterator[T] => LpfEdges.Request): LpfPageRankResult = {
+                       (request: Iterator[T] => LpfEdges.HeapRequest): LpfPageRankResult = {
     val program = LpfProgram.bundled(Algorithm)
     val t0 = System.nanoTime
     val replies = input.barrier().mapPartitions { it =>
-      val (out, ingest, bootstrap) = LpfProgress.produceTimed(job, program, progress)(request(it))
+      val (out, ingest, bootstrap) = LpfProgress.produceTimed(job, program, progress)(request(it).writeTo)
       Iterator((BarrierTaskContext.get().partitionId(), (TaskSeconds(ingest, bootstrap), out)))
     }.partitionBy(new HashPartitioner(p)).setName("LpfPageRank replies").persist(StorageLevel.MEMORY_AND_DISK)
     val heads = replies.map { case (pid, (secs, bytes)) => (pid, (replyHeader(bytes), secs)) }.collect().sortBy(_._1)

@@ -1,7 +1,6 @@
 package org.lpf.spark
 
 import java.net.InetAddress
-import java.nio.ByteBuffer
 import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
@@ -121,21 +120,25 @@ private[spark] object LpfProgress {
     }
 
   /**
-   * Task side: the request `request` makes, put into native memory (both timed as ingest),
-   * then this task's LPF group formed (timed as bootstrap) and the bundled `program` run on
-   * it, the request's memory freed at once after. The output and the two timings, seconds.
+   * Task side: the request `write` writes into native memory (timed as ingest: for a
+   * kernel, reading the rows), then this task's LPF group formed (timed as bootstrap) and
+   * the bundled `program` run on it; the request is handed over to the run, which frees
+   * it (or freed here if the run never starts). The output and the two timings, seconds.
    */
   private[spark] def produceTimed(job: LpfJob, program: LpfProgram, to: Option[LpfProgressTarget])
-                                 (request: => LpfEdges.Request): (Array[Byte], Double, Double) = {
+                                 (write: LpfEdges.RequestSink => Unit): (Array[Byte], Double, Double) = {
     val t0 = System.nanoTime
-    val req = request.inNative
-    val t1 = System.nanoTime
-    var t2 = t1
-    val out = try LpfHook.withGroup(job) { g =>
-      t2 = System.nanoTime
-      produce(g, program, req, to)
+    val req = new LpfRequest()
+    try {
+      write(LpfEdges.native(req))
+      val t1 = System.nanoTime
+      var t2 = t1
+      val out = LpfHook.withGroup(job) { g =>
+        t2 = System.nanoTime
+        produce(g, program, req, to)
+      }
+      (out, (t1 - t0) / 1e9, (t2 - t1) / 1e9)
     } finally req.close()
-    (out, (t1 - t0) / 1e9, (t2 - t1) / 1e9)
   }
 
   /**

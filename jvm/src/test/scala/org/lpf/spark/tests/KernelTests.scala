@@ -219,14 +219,14 @@ object KernelTests {
       val u = (x: String) => UTF8String.fromString(x)
       val columns = LpfGraphCall.Columns("src", "dst", "id", Some("w"))
       val pieces = LpfGraphCall.edgePieces(Iterator(InternalRow(u("a"), u("\u00e9"), 0.5)), strings = true, weighted = true,
-        columns) ++ LpfGraphCall.vertexPieces(Iterator(InternalRow(u(""))), strings = true, columns)
+        columns).toSeq ++ LpfGraphCall.vertexPieces(Iterator(InternalRow(u(""))), strings = true, columns)
       val sssp = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("a"), weights = true),
         pieces)
       expect(LpfNative.describeRequest("graph-call", sssp.buffer) == "graph-call Sssp threads=2 kind=2 flags=33 iterations=0 " +
         "alpha=0 tol=0 source='a' edges ['a', '\u00e9'] weights Some([0.5]) vertices ['']",
         s"graph-call sssp: ${LpfNative.describeRequest("graph-call", sssp.buffer)}")
       val longs = LpfGraphCall.edgePieces(LpfGraphCall.pairRows(Iterator((-5L, Long.MaxValue))), strings = false,
-        weighted = false, columns)
+        weighted = false, columns).toSeq
       val ranks = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.PageRank, 1, strings = false, None, 17, 0.5, 0.001,
         exchange = 2), longs)
       expect(LpfNative.describeRequest("graph-call", ranks.buffer) == "graph-call PageRank { alpha: 0.5, tol: 0.001, max_iters: 17, " +
@@ -241,7 +241,8 @@ object KernelTests {
         use = true), Seq.empty)
       expect(LpfNative.describeRequest("graph-call", use.buffer).startsWith("graph-call Cdlp { iterations: 6 } threads=1 kind=1 flags=16 "),
         s"graph-call use: ${LpfNative.describeRequest("graph-call", use.buffer)}")
-      val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(null, u("b"), 1.0)), strings = true, weighted = true, columns)
+      val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(null, u("b"), 1.0)), strings = true, weighted = true,
+        columns).toSeq
       expect(LpfNative.describeRequest("graph-call", LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Wcc, 1,
         strings = true), refused).buffer) == "graph-call refused: the edge column 'src' has null ids (the first: the edge " +
         "(null, b)); every edge needs an id", "graph-call refusal")
@@ -251,18 +252,16 @@ object KernelTests {
       // A direct buffer stops at 2 GiB; kron24 in 2 processes needs about 2.1 GiB each.
       // One 1 MiB array stands for every piece, so the JVM heap holds 1 MiB.
       val piece = Array.tabulate[Byte](1 << 20)(i => i.toByte)
-      val r = LpfEdges.Request(Seq(Array[Byte](7)) ++ Seq.fill(2049)(piece))
-      expect(r.length == (2049L << 20) + 1, s"length ${r.length}")
-      val native = r.inNative
-      try expect(native.length == r.length && native.complete(), "the request is not complete in native memory")
-      finally native.close()
-      val short = new LpfRequest(3)
+      val r = new LpfRequest()
       try {
-        short.put(Array[Byte](1, 2))
-        expect(!short.complete(), "2 of 3 bytes make a complete request")
-        val past = lpfException(thrown(short.put(Array[Byte](1, 2))))
-        expect(past.getMessage.contains("would pass the request's length of 3 bytes"), past.getMessage)
-      } finally short.close()
+        r.put(LpfRequest.HEAD, Array[Byte](7))
+        for (_ <- 0 until 2049) r.put(LpfRequest.EDGES, piece)
+        expect(r.bytes == (2049L << 20) + 1, s"${r.bytes} bytes")
+        r.discard()
+        expect(r.bytes == 0, s"${r.bytes} bytes after discard")
+      } finally r.close()
+      val e = thrown(r.put(LpfRequest.HEAD, piece))
+      expect(e.isInstanceOf[IllegalStateException] && e.getMessage.contains("freed or handed over"), e.toString)
     }
 
     test("pagerank-parameters-get-the-native-check-and-message") {

@@ -343,7 +343,7 @@ object PageRankTests {
         pieces.flatMap(x => longs(x.ids).grouped(2).map(q => (q(0), q(1))))
       val big = Seq.tabulate(7)(i => (Long.MaxValue - i, Long.MinValue + 3L * i))
       val one = LpfGraphCall.edgePieces(LpfGraphCall.pairRows(big.iterator), strings = false, weighted = false, columns,
-        pieceBytes = 48)
+        pieceBytes = 48).toSeq
       expect(one.map(_.count) == Seq(3, 3, 1) && one.forall(x => x.refusal == null && !x.vertices),
         s"piece sizes ${one.map(_.count)}")
       expect(pairs(one) == big, "the pieces do not hold the edges in order")
@@ -360,8 +360,8 @@ object PageRankTests {
       // Weighted string edges and vertex ids in one request; then a refusal instead of them.
       val triples = Seq.tabulate(5)(i => (s"s$i", "\u00e9" * i, i + 0.25))
       val rows = triples.iterator.map(t => InternalRow(UTF8String.fromString(t._1), UTF8String.fromString(t._2), t._3))
-      val wp = LpfGraphCall.edgePieces(rows, strings = true, weighted = true, columns, pieceBytes = 24)
-      val vp = LpfGraphCall.vertexPieces(Iterator(InternalRow(UTF8String.fromString("lonely"))), strings = true, columns)
+      val wp = LpfGraphCall.edgePieces(rows, strings = true, weighted = true, columns, pieceBytes = 24).toSeq
+      val vp = LpfGraphCall.vertexPieces(Iterator(InternalRow(UTF8String.fromString("lonely"))), strings = true, columns).toSeq
       val call = LpfGraphCall.Call(LpfGraphCall.Sssp, 2, strings = true, Some("s1"), weights = true)
       val req = LpfGraphCall.request(call, wp ++ vp).buffer
       def frame(b: java.nio.ByteBuffer): String = {
@@ -379,7 +379,7 @@ object PageRankTests {
         gotVertex == "lonely" && !req.hasRemaining, s"request: source $source, edges $gotEdges, weights $gotWeights, " +
         s"vertex $gotVertex, ${req.remaining} bytes left")
       val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(UTF8String.fromString("a"), UTF8String.fromString("b"), -2.0)),
-        strings = true, weighted = true, columns)
+        strings = true, weighted = true, columns).toSeq
       val r = LpfGraphCall.request(call, wp ++ refused ++ vp).buffer
       val text = "the edge (a, b) has weight -2 in the column 'w': SSSP needs weights >= 0"
       expect(r.getLong(48) == 0 && r.getInt(96) == text.getBytes("UTF-8").length && r.capacity == 100 + r.getInt(96),

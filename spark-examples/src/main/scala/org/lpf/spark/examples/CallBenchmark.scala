@@ -16,11 +16,17 @@ import org.lpf.spark.{LpfGraph, LpfPageRank}
  *   rdd        LpfPageRank.run on a cached RDD[(Long, Long)], ranks RDD materialised
  *   dataframe  LpfGraph(df).pageRankRun on a cached DataFrame (src, dst: bigint), ranks
  *              DataFrame computed, its rows persisted (DataFrame in, DataFrame out)
+ *   cached     LpfGraph(df).cache().pageRankRun: the same call on a resident graph (loaded
+ *              by the warm-up call; no rows read, no numbering)
+ *   spark-job  no LPF: one barrier job of p tasks that do nothing
+ *              (`parallelize(0 until p, p).barrier().mapPartitions(identity).count()`),
+ *              the floor under any call that runs one barrier stage
  *   graphx     GraphFrames-style on the same DataFrame: its rows to a GraphX graph,
  *              pageRank(tol), the vertices back to a DataFrame (id, pagerank), persisted
  *
- * Each LPF path runs once to warm up, then `--calls` times; the row has the median
- * call's wall time and that call's parts: driver set-up, ingest (partitions into native
+ * Each path but GraphX runs once to warm up, then `--calls` rounds run each of them once
+ * in turn (interleaved, so that the machine's load falls on all alike); the row has the
+ * median call's wall time and that call's parts: driver set-up, ingest (partitions into native
  * memory, slowest process), group bootstrap, native load and compute (slowest process),
  * result conversion (driver's view), and the overhead = wall - native compute. GraphX
  * runs once. With `--cli PATH` the edges are also written as an edge list and loaded by
@@ -132,10 +138,28 @@ object CallBenchmark {
         f"conversion ${r.conversion}%.3f), overhead ${r.overhead}%.3f s, ${r.iterations} iterations")
       r
     }
-    var rows = Vector.empty[Result]
+    lazy val resident = LpfGraph(df).cache()
+    def lpfCached(): Result = {
+      val (g, wall) = seconds(resident.pageRankRun(o.alpha, o.tol, o.maxIter))
+      val r = g.run
+      Result(graph, "cached", r.vertices, r.edges, wall, r.setupSeconds, r.ingestSeconds, r.bootstrapSeconds,
+        r.loadSeconds, r.computeSeconds, r.idSeconds, cliSeconds, g.iterations)
+    }
+    def sparkJob(): Result = {
+      val (_, wall) = seconds(sc.parallelize(0 until p, p).barrier().mapPartitions(it => it).count())
+      Result(graph, "spark-job", 0, 0, wall, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0.0, Double.NaN,
+        cliSeconds, 0)
+    }
+    val once: Map[String, () => Result] =
+      Map("rdd" -> (() => lpfRdd()), "dataframe" -> (() => lpfDf()), "cached" -> (() => lpfCached()),
+        "spark-job" -> (() => sparkJob()))
+    for (path <- paths if path != "graphx" && !once.contains(path))
+      throw new IllegalArgumentException(s"unknown implementation $path (rdd, dataframe, cached, spark-job, graphx)")
+    val interleaved = paths.filter(once.contains)
+    interleaved.foreach(path => once(path)()) // warm-up (and the cached path's load)
+    val timed = Seq.fill(calls)(interleaved.map(path => report(once(path)()))).flatten
+    var rows = interleaved.map(path => report(median(timed.filter(_.path == path)))).toVector
     for (path <- paths) path match {
-      case "rdd" => lpfRdd(); rows :+= report(median(Seq.fill(calls)(report(lpfRdd()))))
-      case "dataframe" => lpfDf(); rows :+= report(median(Seq.fill(calls)(report(lpfDf()))))
       case "graphx" =>
         val t0 = System.nanoTime
         val g = Graph.fromEdges(df.rdd.map(r => Edge(r.getLong(0), r.getLong(1), 1)), 1,
@@ -155,7 +179,7 @@ object CallBenchmark {
         g.unpersist(blocking = false)
         rows :+= report(Result(graph, "graphx", n, g.edges.count(), load + run.seconds + conv, Double.NaN, load,
           Double.NaN, Double.NaN, run.seconds, conv, cliSeconds, run.iterations.getOrElse(-1)))
-      case other => throw new IllegalArgumentException(s"unknown implementation $other (rdd, dataframe, graphx)")
+      case _ =>
     }
 
     val out = new File(o.out)
@@ -166,16 +190,16 @@ object CallBenchmark {
     val graphs = all.map(_.graph).distinct
     def panel(title: String, f: Result => Double, paths: Seq[String]) =
       Chart.Panel(title, "s", all.filter(r => paths.contains(r.path)).map(r => (r.graph, r.path) -> f(r)).toMap)
-    val lpf = Seq("rdd", "dataframe")
+    val lpf = Seq("rdd", "dataframe", "cached")
     Chart.write(new File(out, "calls.png"), s"PageRank per call through Spark (${sc.master}, tol ${o.tol})", graphs,
       all.map(_.path).distinct, Seq(
-        panel("total wall per call", _.wall, lpf :+ "graphx"),
+        panel("total wall per call", _.wall, lpf ++ Seq("spark-job", "graphx")),
         panel("ingest", _.ingest, lpf),
         panel("overhead (wall - native compute)", _.overhead, lpf),
         panel("result conversion", _.conversion, lpf :+ "graphx")))
     for (r <- all.filter(_.path == "dataframe"); x <- all.find(x => x.graph == r.graph && x.path == "graphx"))
       println(f"callbench: ${r.graph}: DataFrame in, DataFrame out ${x.wall / r.wall}%.1fx faster than GraphX")
-    for (r <- all.filter(x => lpf.contains(x.path)))
+    for (r <- all.filter(x => Seq("rdd", "dataframe").contains(x.path)))
       println(f"callbench: ${r.graph} ${r.path}: ingest / native load: ${r.ingest / r.nativeLoad}%.2f (in the call), " +
         f"${r.ingest / r.cliLoad}%.2f (CLI)")
     println(s"callbench: wrote $csvFile, ${new File(out, "calls.png")}")
