@@ -31,6 +31,8 @@
 #   SCALES             scales to run (default "20 22 24")
 #   LCC_SCALES         scales where LCC and GraphX's triangleCount run (default "20")
 #   CONTENDERS         some of "lpf lpf-df graphx" (the default: all three)
+#   GRAPHX_KERNELS     GraphX's kernels to run (default "pr bfs wcc cdlp", and lcc where
+#                      LCC runs)
 #   DATA               the Parquet directory (default /work/data/scale; kronS.parquet
 #                      is generated when absent)
 #   BENCH_EXEC_MEM     executor memory in MiB (default 4096)
@@ -75,7 +77,7 @@ for s in ${SCALES:-20 22 24}; do
     for contender in ${CONTENDERS:-lpf lpf-df graphx}; do
         case $contender in
             lpf | lpf-df) run "$s" "$contender" "pr,bfs,wcc,sssp,cdlp$([ $lcc = 1 ] && echo ,lcc)" ;;
-            graphx) for k in pr bfs wcc cdlp $([ $lcc = 1 ] && echo lcc); do run "$s" graphx "$k"; done ;;
+            graphx) for k in ${GRAPHX_KERNELS:-pr bfs wcc cdlp $([ $lcc = 1 ] && echo lcc)}; do run "$s" graphx "$k"; done ;;
             *) echo "scale.sh: unknown contender '$contender' (lpf, lpf-df, graphx)" >&2; exit 2 ;;
         esac
     done

@@ -351,7 +351,7 @@ object PageRankTests {
       val parts = Seq(edges.take(1), Seq(), edges.slice(1, 20), Seq(), edges.slice(20, 21), edges.drop(21), Seq())
       val rdd = sc.parallelize(parts, parts.length).flatMap(x => x)
       val pieces = rdd.mapPartitions(it => LpfGraphCall.edgePieces(LpfGraphCall.pairRows(it), strings = false,
-        weighted = false, columns, pieceBytes = 48).iterator)
+        weighted = false, columns, pieceBytes = 48))
       val moved = LpfGraphCall.inProcesses(pieces, p)
       expect(moved.getNumPartitions == p, s"${moved.getNumPartitions} partitions, not $p")
       val got = moved.glom().collect().toSeq
