@@ -2,7 +2,7 @@
 //! process passes its part of the graph with the callers' own vertex ids — integers
 //! (`i64`) or byte strings (Spark's strings) — the processes number them, load the graph
 //! (graphblas's `dist::Graph`), run the kernel on it and answer with the ids: no Spark job
-//! numbers anything (docs/one-stage.md).
+//! numbers anything (docs/spark.md, "One call").
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
 //! strings. The Scala side writes and reads them; `describe` reads a request back field by

@@ -182,6 +182,17 @@ unsafe fn cancel_token<'a>(handle: jlong) -> &'a lpf::Cancel {
     }
 }
 
+/// Frees what a handle made by `Box::into_raw` owns (0: nothing).
+///
+/// # Safety
+/// `handle` must be 0 or come from `Box::into_raw` of a `Box<T>` not freed yet (the Java
+/// side frees each handle once).
+unsafe fn free_boxed<T>(handle: jlong) {
+    if handle != 0 {
+        drop(Box::from_raw(handle as *mut T));
+    }
+}
+
 /// This process, for messages of calls that have no group.
 fn local_who() -> Who {
     Who { pid: -1, host: local_host_name() }
@@ -327,11 +338,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_cancel<'l>(mut env: EnvUnown
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_freeCancel<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, token: jlong) {
     entry(&mut env, Phase::Finalize, local_who, |_env| {
-        if token != 0 {
-            // SAFETY: the token came from Box::into_raw in newCancel and LpfCancel frees
-            // it once.
-            drop(unsafe { Box::from_raw(token as *mut lpf::Cancel) });
-        }
+        // SAFETY: the token came from Box::into_raw in newCancel and LpfCancel frees it
+        // once.
+        unsafe { free_boxed::<lpf::Cancel>(token) };
         Ok(())
     })
 }
@@ -656,11 +665,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_requestAppend<'l>(
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_requestFree<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) {
     entry(&mut env, Phase::Argument, local_who, |_env| {
-        if handle != 0 {
-            // SAFETY: the handle came from Box::into_raw in `requestOpen` and the Java
-            // side frees it once.
-            drop(unsafe { Box::from_raw(handle as *mut request::NativeRequest) });
-        }
+        // SAFETY: the handle came from Box::into_raw in `requestOpen` and the Java side
+        // frees it once (or hands it over instead).
+        unsafe { free_boxed::<request::NativeRequest>(handle) };
         Ok(())
     })
 }
@@ -702,11 +709,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceRequest<'l>(
 #[no_mangle]
 pub extern "system" fn Java_org_lpf_spark_LpfNative_finalizeInit<'l>(mut env: EnvUnowned<'l>, _c: JClass<'l>, handle: jlong) {
     entry(&mut env, Phase::Finalize, || who_of(handle), |_env| {
-        if handle != 0 {
-            // SAFETY: the handle came from Box::into_raw in an init and the Java side
-            // finalizes it once.
-            drop(unsafe { Box::from_raw(handle as *mut Session) });
-        }
+        // SAFETY: the handle came from Box::into_raw in an init and the Java side
+        // finalizes it once.
+        unsafe { free_boxed::<Session>(handle) };
         Ok(())
     })
 }

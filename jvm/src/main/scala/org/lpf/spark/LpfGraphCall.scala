@@ -146,7 +146,43 @@ private[spark] object LpfGraphCall {
    * weight or weight SSSP cannot take ends the reading with a refusal naming it.
    */
   def edgePieces(rows: Iterator[InternalRow], strings: Boolean, weighted: Boolean, columns: Columns,
-                 pieceBytes: Int = PieceBytes): Iterator[Piece] = new Iterator[Piece] {
+                 pieceBytes: Int = PieceBytes): Iterator[Piece] =
+    pieces(rows, vertices = false, weighted, pieceBytes) { (r, ids, weights) =>
+      val refusal =
+        if (r.isNullAt(0) || r.isNullAt(1)) {
+          val column = if (r.isNullAt(0)) columns.src else columns.dst
+          s"the edge column '$column' has null ids (the first: the edge (${shown(r, 0, strings)}, " +
+            s"${shown(r, 1, strings)})); every edge needs an id"
+        } else if (weighted && r.isNullAt(2)) {
+          s"the edge column '${columns.weight.get}' has null weights (the first: the edge (${shown(r, 0, strings)}, " +
+            s"${shown(r, 1, strings)})); every edge needs a weight"
+        } else if (weighted && !(r.getDouble(2) >= 0)) {
+          s"the edge (${shown(r, 0, strings)}, ${shown(r, 1, strings)}) has weight ${shownWeight(r.getDouble(2))} in " +
+            s"the column '${columns.weight.get}': SSSP needs weights >= 0"
+        } else null
+      if (refusal == null) {
+        if (strings) { ids.frame(r.getUTF8String(0)); ids.frame(r.getUTF8String(1)) }
+        else { ids.long(r.getLong(0)); ids.long(r.getLong(1)) }
+        if (weighted) weights.double(r.getDouble(2))
+      }
+      refusal
+    }
+
+  /** The pieces of one partition of vertex rows (column 0 the id), made as they are read; a null id is a refusal. */
+  def vertexPieces(rows: Iterator[InternalRow], strings: Boolean, columns: Columns,
+                   pieceBytes: Int = PieceBytes): Iterator[Piece] =
+    pieces(rows, vertices = true, weighted = false, pieceBytes) { (r, ids, _) =>
+      if (r.isNullAt(0)) s"the vertex column '${columns.id}' has null ids; every vertex needs an id"
+      else { if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0)); null }
+    }
+
+  /**
+   * Pieces of about `pieceBytes` of ids, each made when the consumer asks for it: `add`
+   * appends a row to the ids (and weights), or returns the refusal of the row, which ends
+   * the pieces with a refusal piece.
+   */
+  private def pieces(rows: Iterator[InternalRow], vertices: Boolean, weighted: Boolean, pieceBytes: Int)
+                    (add: (InternalRow, Bytes, Bytes) => String): Iterator[Piece] = new Iterator[Piece] {
     private var refused = false
     def hasNext: Boolean = !refused && rows.hasNext
     def next(): Piece = {
@@ -155,52 +191,14 @@ private[spark] object LpfGraphCall {
       val weights = if (weighted) new Bytes(pieceBytes / 2) else null
       var count = 0
       while (rows.hasNext && ids.length < pieceBytes) {
-        val r = rows.next()
-        val refusal =
-          if (r.isNullAt(0) || r.isNullAt(1)) {
-            val column = if (r.isNullAt(0)) columns.src else columns.dst
-            s"the edge column '$column' has null ids (the first: the edge (${shown(r, 0, strings)}, " +
-              s"${shown(r, 1, strings)})); every edge needs an id"
-          } else if (weighted && r.isNullAt(2)) {
-            s"the edge column '${columns.weight.get}' has null weights (the first: the edge (${shown(r, 0, strings)}, " +
-              s"${shown(r, 1, strings)})); every edge needs a weight"
-          } else if (weighted && !(r.getDouble(2) >= 0)) {
-            s"the edge (${shown(r, 0, strings)}, ${shown(r, 1, strings)}) has weight ${shownWeight(r.getDouble(2))} in " +
-              s"the column '${columns.weight.get}': SSSP needs weights >= 0"
-          } else null
+        val refusal = add(rows.next(), ids, weights)
         if (refusal != null) {
           refused = true
-          return Piece(vertices = false, 0, Array.emptyByteArray, null, refusal)
+          return Piece(vertices, 0, Array.emptyByteArray, null, refusal)
         }
-        if (strings) { ids.frame(r.getUTF8String(0)); ids.frame(r.getUTF8String(1)) }
-        else { ids.long(r.getLong(0)); ids.long(r.getLong(1)) }
-        if (weighted) weights.double(r.getDouble(2))
         count += 1
       }
-      Piece(vertices = false, count, ids.result, if (weighted) weights.result else null, null)
-    }
-  }
-
-  /** The pieces of one partition of vertex rows (column 0 the id), made as they are read; a null id is a refusal. */
-  def vertexPieces(rows: Iterator[InternalRow], strings: Boolean, columns: Columns,
-                   pieceBytes: Int = PieceBytes): Iterator[Piece] = new Iterator[Piece] {
-    private var refused = false
-    def hasNext: Boolean = !refused && rows.hasNext
-    def next(): Piece = {
-      if (!hasNext) throw new NoSuchElementException("no more pieces")
-      val ids = new Bytes(pieceBytes)
-      var count = 0
-      while (rows.hasNext && ids.length < pieceBytes) {
-        val r = rows.next()
-        if (r.isNullAt(0)) {
-          refused = true
-          return Piece(vertices = true, 0, Array.emptyByteArray, null,
-            s"the vertex column '${columns.id}' has null ids; every vertex needs an id")
-        }
-        if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0))
-        count += 1
-      }
-      Piece(vertices = true, count, ids.result, null, null)
+      Piece(vertices, count, ids.result, if (weighted) weights.result else null, null)
     }
   }
 
