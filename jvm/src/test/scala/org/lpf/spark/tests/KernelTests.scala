@@ -264,6 +264,27 @@ object KernelTests {
       expect(e.isInstanceOf[IllegalStateException] && e.getMessage.contains("freed or handed over"), e.toString)
     }
 
+    test("a-task-reads-its-rows-piece-by-piece-into-the-request") {
+      // The JVM holds one piece at a time: a piece reads only its own rows, and each goes
+      // to the request before the next is read; the head comes last, with the counts.
+      var read = 0
+      val edges = Iterator.tabulate(1000) { i => read += 1; (i.toLong, i + 1L) }
+      val columns = LpfGraphCall.Columns("src", "dst", "id", None)
+      val pieces = LpfGraphCall.edgePieces(LpfGraphCall.pairRows(edges), strings = false, weighted = false, columns,
+        pieceBytes = 160)
+      expect(read == 0, s"$read rows read before any piece was asked for")
+      val first = pieces.next()
+      expect(first.count == 10 && read == 10, s"the first piece holds ${first.count} edges, $read rows read")
+      val puts = mutable.ArrayBuffer.empty[(Int, Int)] // (section, rows read when it came)
+      val sink = new LpfEdges.RequestSink {
+        def put(section: Int, bytes: Array[Byte]): Unit = puts += ((section, read))
+        def discard(): Unit = puts.clear()
+      }
+      LpfGraphCall.write(LpfGraphCall.Call(LpfGraphCall.Wcc, 1, strings = false), pieces, LpfGraphCall.Room(0, 0), sink)
+      expect(puts.map(_._2) == (20 to 1000 by 10) :+ 1000 && puts.init.forall(_._1 == LpfRequest.EDGES) &&
+        puts.last._1 == LpfRequest.HEAD, s"sections and rows read as they came: $puts")
+    }
+
     test("pagerank-parameters-get-the-native-check-and-message") {
       // The message of the graphblas crate's check_parameters (the CLI's and every process's).
       val l = lpfException(thrown(graph.pageRank(1.5, 1e-7, 10)))
