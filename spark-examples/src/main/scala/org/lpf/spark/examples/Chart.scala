@@ -13,8 +13,11 @@ import javax.imageio.ImageIO
 object Chart {
   case class Panel(title: String, unit: String, values: Map[(String, String), Double]) // (graph, impl) -> value
 
+  // Twelve colours: a chart of up to twelve series repeats none (the scale benchmark has
+  // three contenders at four scales).
   private val palette = Seq(new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
-    new Color(0x9467bd), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f))
+    new Color(0x9467bd), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f), new Color(0xe377c2),
+    new Color(0xbcbd22), new Color(0x393b79), new Color(0xaec7e8))
 
   /** `notes`: short lines under the title (e.g. the runs that have no bar because they failed). */
   def write(file: File, title: String, graphs: Seq[String], impls: Seq[String], panels: Seq[Panel],
