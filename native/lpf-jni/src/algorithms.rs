@@ -64,7 +64,6 @@ pub fn by_name(name: &str) -> Result<&'static Algorithm, String> {
     })
 }
 
-
 /// Superstep 1 of every algorithm: each process learns every process's input length and
 /// whether its output buffer is big enough (`u64::MAX` marks one that is not).
 /// Leaves the register with room for `slots` slots and the queue for `msgs` messages.

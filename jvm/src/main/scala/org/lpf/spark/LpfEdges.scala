@@ -51,8 +51,9 @@ private[spark] object LpfEdges {
 
     /** The request's contiguous form (its sections one after the other) in one little-endian direct buffer. */
     def buffer: ByteBuffer = {
-      if (length > Int.MaxValue) throw new IllegalArgumentException(s"a request of $length bytes has no contiguous form")
-      val b = ByteBuffer.allocateDirect(length.toInt).order(ByteOrder.LITTLE_ENDIAN)
+      val n = length
+      if (n > Int.MaxValue) throw new IllegalArgumentException(s"a request of $n bytes has no contiguous form")
+      val b = ByteBuffer.allocateDirect(n.toInt).order(ByteOrder.LITTLE_ENDIAN)
       parts.iterator.flatten.foreach(a => b.put(a))
       b.clear()
       b
