@@ -1,4 +1,4 @@
-//! Plain, obviously-correct sequential PageRank: the test oracle.
+//! Plain, obviously-correct sequential PageRank and BFS paths: the test oracles.
 //!
 //! Deliberately written differently from the fast kernel — push instead of
 //! pull, edge list instead of CSR, division instead of a precomputed
@@ -59,6 +59,48 @@ pub fn reference_pagerank(n: usize, edges: &[(usize, usize)], alpha: f64, tol: f
     ReferenceResult { ranks: r, iterations, residual }
 }
 
+/// Result of [`reference_bfs_paths`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReferencePaths {
+    pub found: bool,
+    /// Found: the shortest path's length L; else the deepest level searched.
+    pub rounds: usize,
+    /// Found: the depth of every vertex at most L, else `i64::MAX`; not found: all `i64::MAX`.
+    pub depths: Vec<i64>,
+}
+
+/// GraphFrames' BFS paths on vertices `0..n`: `from[v]` / `to[v]` say where paths may
+/// start / end, `max_length` caps their length. Written as "all distances first, then
+/// the cut" (a FIFO queue from every start vertex over the whole graph), not as the
+/// kernel's level loop that stops early.
+pub fn reference_bfs_paths(n: usize, edges: &[(usize, usize)], from: &[bool], to: &[bool], max_length: usize) -> ReferencePaths {
+    let mut adj = vec![Vec::new(); n];
+    for &(u, v) in edges {
+        adj[u].push(v);
+    }
+    let mut dist = vec![i64::MAX; n];
+    let mut queue = std::collections::VecDeque::new();
+    for v in (0..n).filter(|&v| from[v]) {
+        dist[v] = 0;
+        queue.push_back(v);
+    }
+    while let Some(u) = queue.pop_front() {
+        for &v in &adj[u] {
+            if dist[v] == i64::MAX {
+                dist[v] = dist[u] + 1;
+                queue.push_back(v);
+            }
+        }
+    }
+    let shortest = (0..n).filter(|&v| to[v]).map(|v| dist[v]).min().unwrap_or(i64::MAX);
+    if shortest <= max_length as i64 {
+        let depths = dist.iter().map(|&d| if d <= shortest { d } else { i64::MAX }).collect();
+        return ReferencePaths { found: true, rounds: shortest as usize, depths };
+    }
+    let deepest = dist.iter().filter(|&&d| d != i64::MAX).max().map_or(0, |&d| (d as usize).min(max_length));
+    ReferencePaths { found: false, rounds: deepest, depths: vec![i64::MAX; n] }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +113,18 @@ mod tests {
         assert!((r.ranks.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         assert!(r.ranks[1] > r.ranks[0]);
         assert!(r.residual < 1e-12);
+    }
+
+    #[test]
+    fn bfs_paths_stop_at_the_first_target_level() {
+        // 0 -> 1 -> 2 -> 3, 4 -> 3; from {0, 4}, to {3}: L = 1 (4 -> 3).
+        let edges = [(0, 1), (1, 2), (2, 3), (4, 3)];
+        let (f, t) = ([true, false, false, false, true], [false, false, false, true, false]);
+        let r = reference_bfs_paths(5, &edges, &f, &t, 10);
+        assert_eq!(r, ReferencePaths { found: true, rounds: 1, depths: vec![0, 1, i64::MAX, 1, 0] });
+        assert_eq!(reference_bfs_paths(5, &edges, &f, &t, 0), ReferencePaths { found: false, rounds: 0, depths: vec![i64::MAX; 5] });
+        let only0 = [true, false, false, false, false];
+        assert_eq!(reference_bfs_paths(5, &edges, &only0, &t, 2).rounds, 2);
+        assert_eq!(reference_bfs_paths(5, &edges, &only0, &t, 3).depths, vec![0, 1, 2, 3, i64::MAX]);
     }
 }

@@ -4,16 +4,18 @@
 //! other tests check against references), mapped through the ids: the numbering follows
 //! the ids' order, so vertex k of the numbered graph is the k-th smallest id. Random
 //! graphs with isolated vertices (given as vertex ids), 1-4 processes; also the errors
-//! of a keyed load and of a source that is no vertex.
+//! of a keyed load and of a source that is no vertex. GraphFrames' BFS paths on marked
+//! vertices against the sequential model, and the check of distinct vertex ids.
 
 mod common;
 
 use common::*;
 use graphblas::dist::{
     bfs_spmd, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, ByteKeys, DistError, DistOptions, Graph as Loaded, Input,
-    KeyedEdges, KeyedValues, VertexId, VertexIds, VertexValues,
+    KeyedEdges, KeyedPaths, KeyedValues, VertexId, VertexIds, VertexSection, VertexValues, FROM, TO,
 };
 use graphblas::prng::Xoshiro256;
+use graphblas::reference::reference_bfs_paths;
 use graphblas::PageRankConfig;
 
 /// `n` distinct ids in ascending order, of the kind asked for: integers spread over the
@@ -297,4 +299,143 @@ fn bad_weights_and_mixed_kinds_fail_everywhere() {
         "edge 1 of process 1, (-3, -9223372036854775808), has weight NaN: weights must be numbers >= 0"
     );
     assert!(one_error(outs.iter().map(|o| o.1.clone()).collect()).contains("process 1 gives byte-string ids without weights, process 0 gives integer ids"));
+}
+
+/// Process q's listed vertices with their marks for BFS paths: every vertex on process
+/// `v % p` with a part of its marks, a vertex marked both ways listed a second time (on
+/// the next process) with the other part, so the OR of the parts counts.
+fn marked_lists(marks: &[u8], id: &[VertexId], bytes: bool, q: usize, p: usize) -> (VertexIds, Vec<u8>) {
+    let (mut listed, mut given) = (Vec::new(), Vec::new());
+    for (v, &m) in marks.iter().enumerate() {
+        if v % p == q {
+            listed.push(id[v].clone());
+            given.push(if m == FROM | TO { FROM } else { m });
+        }
+        if m == FROM | TO && (v + 1) % p == q {
+            listed.push(id[v].clone());
+            given.push(TO);
+        }
+    }
+    (collect(&listed, bytes), given)
+}
+
+/// GraphFrames' BFS paths (`Graph::bfs_paths`): random graphs whose vertices are all
+/// listed, with random marks (some vertices both "from" and "to", so L = 0 happens; some
+/// graphs without a path), 1-4 processes, threads 1 and 2, both kinds of ids; marks given
+/// at the load and marks looked up in the loaded graph (the marked ids only); every
+/// maxPathLength from 0 to beyond the longest path: the sequential model's depths,
+/// rounds and verdict, by id.
+#[test]
+fn bfs_paths_equal_the_sequential_model() {
+    // (n, m, vertices marked "from", marked "to", marked both)
+    let cases = [(30usize, 60usize, 2usize, 2usize, 0usize), (60, 110, 1, 1, 0), (80, 300, 3, 1, 0), (40, 60, 3, 3, 1), (40, 25, 1, 1, 0), (50, 90, 1, 2, 0), (100, 160, 1, 1, 0)];
+    let mut seen = Vec::new();
+    for (k, &(n, m, f, t, both)) in cases.iter().enumerate() {
+        let g = random_graph(700 + k as u64, n, m);
+        let mut rng = Xoshiro256::new(900 + k as u64);
+        let mut marks = vec![0u8; n];
+        for (count, mark) in [(both, FROM | TO), (f, FROM), (t, TO)] {
+            for _ in 0..count {
+                let v = loop {
+                    let v = rng.below(n as u64) as usize;
+                    if marks[v] == 0 {
+                        break v;
+                    }
+                };
+                marks[v] = mark;
+            }
+        }
+        let from: Vec<bool> = marks.iter().map(|m| m & FROM != 0).collect();
+        let to: Vec<bool> = marks.iter().map(|m| m & TO != 0).collect();
+        let lengths = [0usize, 1, 2, 3, 5, n];
+        let want: Vec<_> = lengths.iter().map(|&l| reference_bfs_paths(n, &g.edges, &from, &to, l)).collect();
+        seen.extend(want.iter().map(|w| (w.found, w.rounds)));
+        for p in 1..=4u32 {
+            for bytes in [false, true] {
+                let threads = 1 + (p as usize + bytes as usize) % 2;
+                let id = ids(n, bytes, 40 + k as u64);
+                let (g2, id2, marks2) = (Graph { name: g.name.clone(), n, edges: g.edges.clone() }, id.clone(), marks.clone());
+                let outs = run_all(shm, p, LIMIT, move |ctx| {
+                    let q = ctx.pid() as usize;
+                    let mut edges = part(&g2, &id2, bytes, false, q, p as usize);
+                    let (listed, given) = marked_lists(&marks2, &id2, bytes, q, p as usize);
+                    edges.vertices = listed;
+                    let (loaded, at_load) = Loaded::load_with(ctx, edges, VertexSection { marks: Some(given), unique: false }, threads).unwrap();
+                    let at_load = at_load.expect("marks asked for");
+                    // The marked ids only, each on one process, looked up in the loaded graph.
+                    let mine: Vec<usize> = (0..n).filter(|&v| marks2[v] != 0 && (v * 7) % p as usize == q).collect();
+                    let looked_up = loaded.marks(ctx, &collect(&mine.iter().map(|&v| id2[v].clone()).collect::<Vec<_>>(), bytes), &mine.iter().map(|&v| marks2[v]).collect::<Vec<_>>(), true).unwrap();
+                    assert_eq!(looked_up, at_load, "process {q}: the marks looked up are the marks given at the load");
+                    lengths.iter().map(|&l| loaded.bfs_paths(ctx, &at_load, l, threads, &mut |_| {})).collect::<Vec<_>>()
+                });
+                for (i, w) in want.iter().enumerate() {
+                    let what = format!("{}, {p} processes, byte ids {bytes}, threads {threads}, maxPathLength {}", g.name, lengths[i]);
+                    let runs: Vec<Result<KeyedPaths, DistError>> = outs.iter().map(|o| o[i].clone()).collect();
+                    assert!(runs.iter().all(|r| r.as_ref().map(|r| r.found) == Ok(w.found)), "{what}: found {runs:?}");
+                    let depths: Vec<_> = runs.into_iter().map(|r| r.map(|r| r.depths)).collect();
+                    assert_eq!(together(&depths, &id, vec_join), (w.depths.clone(), w.rounds), "{what}");
+                }
+            }
+        }
+    }
+    // The cases cover: L = 0 (a vertex both ways), paths of 1, 3 and 7 edges (the last
+    // cut by maxPathLength 5), a search that ends with no vertex left, and no path.
+    for case in [(true, 0), (true, 1), (true, 3), (true, 7), (false, 5), (false, 11), (false, 0)] {
+        assert!(seen.contains(&case), "no case {case:?} among {seen:?}");
+    }
+}
+
+/// Distinct vertex ids (`VertexSection::unique`, `Graph::marks`'s `unique`): an id
+/// listed twice by one process or by two is the error naming the smallest such id, on
+/// every process, for both kinds of ids; without the check the same lists load. A marked
+/// id that is no vertex of the graph is the error naming it.
+#[test]
+fn ids_listed_twice_and_marked_ids_that_are_no_vertex_are_named() {
+    for bytes in [false, true] {
+        let id = ids(12, bytes, 5);
+        // Process q lists `lists[q]` (vertex numbers); the edges name 0..4.
+        let cases: [(&[&[usize]], Option<usize>); 4] = [
+            (&[&[5, 6], &[7, 8, 9]], None),
+            (&[&[5, 9, 6, 9], &[7]], Some(9)),
+            (&[&[8, 5], &[11, 7, 8, 3]], Some(8)),
+            (&[&[3, 10], &[10], &[1, 3]], Some(3)),
+        ];
+        for (lists, twice) in cases {
+            let p = lists.len() as u32;
+            let lists: Vec<Vec<usize>> = lists.iter().map(|l| l.to_vec()).collect();
+            let lists_11 = lists.iter().flatten().any(|&v| v == 11);
+            let id2 = id.clone();
+            let outs = run_all(shm, p, LIMIT, move |ctx| {
+                let q = ctx.pid() as usize;
+                let ends: Vec<VertexId> = if q == 0 { [0, 1, 1, 2, 3, 4].iter().map(|&v| id2[v].clone()).collect() } else { vec![] };
+                let listed = collect(&lists[q].iter().map(|&v| id2[v].clone()).collect::<Vec<_>>(), bytes);
+                let edges = KeyedEdges { ends: collect(&ends, bytes), vertices: listed.clone(), weights: None };
+                let checked = Loaded::load_with(ctx, edges.clone(), VertexSection { marks: None, unique: true }, 1).map(|(g, m)| (g.n(), m));
+                let loaded = Loaded::load(ctx, edges, 1).unwrap();
+                let marks = vec![FROM; listed.len()];
+                let looked_up = loaded.marks(ctx, &listed, &marks, true).map(|m| m.count(FROM));
+                let unchecked = loaded.marks(ctx, &listed, &marks, false).map(|m| m.count(FROM));
+                let absent = if q == 0 { vec![id2[11].clone(), id2[1].clone()] } else { vec![] };
+                let absent = loaded.marks(ctx, &collect(&absent, bytes), &[TO, TO][..2 * (q == 0) as usize], false).map(|_| ());
+                (checked, looked_up, unchecked, absent, loaded.n())
+            });
+            let n = outs[0].4;
+            let listed_vertices: usize = outs.iter().map(|o| o.2.clone().unwrap()).sum();
+            assert!(listed_vertices as u64 <= n);
+            match twice {
+                None => {
+                    assert!(outs.iter().all(|o| o.0 == Ok((n, None))), "{outs:?}");
+                    assert_eq!(outs.iter().map(|o| o.1.clone().unwrap()).sum::<usize>(), listed_vertices);
+                }
+                Some(v) => {
+                    let text = format!("vertex id {} appears more than once", id[v]);
+                    assert_eq!(one_error(outs.iter().map(|o| o.0.clone()).collect()), text);
+                    assert_eq!(one_error(outs.iter().map(|o| o.1.clone()).collect()), text);
+                }
+            }
+            if !lists_11 {
+                assert_eq!(one_error(outs.iter().map(|o| o.3.clone()).collect()), format!("the marked vertex {} is not a vertex of the graph", id[11]));
+            }
+        }
+    }
 }

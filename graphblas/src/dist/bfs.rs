@@ -20,6 +20,7 @@ use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistResult, Input};
 use crate::algebra::ANY_PAIR;
+use super::marks::{FROM, TO};
 use crate::algorithms::bfs::{next_direction, UNREACHABLE};
 use crate::ops::{apply, assign_scalar, mxv, vxm, Descriptor, Direction};
 use crate::vector::{Mask, Vector};
@@ -75,39 +76,99 @@ pub(crate) fn compute(
     observe: Observer<'_>,
 ) -> DistResult<Computed<i64>> {
     let t1 = Instant::now();
-    let (depth, levels) = levels(comm, g.adjacency(), source, threads, forced, &mut Rounds::start("level", observe))?;
-    Ok(Computed { values: depth, rounds: levels, seconds: t1.elapsed().as_secs_f64() })
+    let (lo, hi) = g.block();
+    let sources = if (lo..hi).contains(&source) { vec![(source - lo) as u32] } else { Vec::new() };
+    let search = Search { sources, targets: None, last_level: usize::MAX };
+    let s = levels(comm, g.adjacency(), search, threads, forced, &mut Rounds::start("level", observe))?;
+    Ok(Computed { values: s.depth, rounds: s.levels, seconds: t1.elapsed().as_secs_f64() })
+}
+
+/// GraphFrames' BFS paths on this block's `marks` ([`FROM`], [`TO`]): a search from
+/// every vertex marked `FROM` that stops after the first level `L` reaching a vertex
+/// marked `TO`, or after level `max_length`. Found: the depths (all `<= L`, the rest
+/// [`UNREACHABLE`]) and `rounds = L`; not found: every depth `UNREACHABLE` and `rounds`
+/// the deepest level searched (0 without a `FROM` vertex). Every shortest path from a
+/// `FROM` vertex to a `TO` vertex runs through depths 0, 1, .., L.
+pub(crate) fn compute_paths(
+    comm: &mut Comm<'_>,
+    g: &Graph,
+    marks: &[u8],
+    max_length: usize,
+    threads: usize,
+    observe: Observer<'_>,
+) -> DistResult<(Computed<i64>, bool)> {
+    let t1 = Instant::now();
+    let sources = marks.iter().enumerate().filter(|(_, &m)| m & FROM != 0).map(|(k, _)| k as u32).collect();
+    let search = Search { sources, targets: Some(marks), last_level: max_length };
+    let s = levels(comm, g.adjacency(), search, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
+    let (mut depth, rounds) = match s.found {
+        Some(level) => (s.depth, level),
+        None => (s.depth, s.levels.saturating_sub(1)),
+    };
+    if s.found.is_none() {
+        depth.fill(UNREACHABLE);
+    }
+    Ok((Computed { values: depth, rounds, seconds: t1.elapsed().as_secs_f64() }, s.found.is_some()))
+}
+
+/// Where a search starts and where it stops.
+pub(crate) struct Search<'a> {
+    /// This block's sources (offsets into the block), ascending: level 0.
+    pub sources: Vec<u32>,
+    /// The vertex marks of this block: the search stops after the first level that
+    /// reaches a vertex marked [`TO`] (none: it runs until no vertex is left).
+    pub targets: Option<&'a [u8]>,
+    /// The last level whose vertices get depths (they are not expanded).
+    pub last_level: usize,
+}
+
+/// How a search ended.
+pub(crate) struct Searched {
+    /// The depth of every vertex of the block, [`UNREACHABLE`] where the search did not
+    /// come.
+    pub depth: Vec<i64>,
+    /// Levels with vertices (the largest depth + 1).
+    pub levels: usize,
+    /// The first level that reached a target, if one did.
+    pub found: Option<usize>,
 }
 
 fn levels(
     comm: &mut Comm<'_>,
     adj: &Adjacency,
-    source: usize,
+    search: Search<'_>,
     threads: usize,
     forced: Direction,
     progress: &mut Rounds<'_>,
-) -> DistResult<(Vec<i64>, usize)> {
+) -> DistResult<Searched> {
     let (p, n, lo, rows) = (comm.p, adj.n, adj.lo, adj.rows());
     let (outdeg, indeg) = (adj.out.row_counts(), adj.inn.row_counts());
     let desc = Descriptor::with_threads(threads);
     let mut depth: Vector<i64> = Vector::empty(rows);
-    let mut frontier: Vector<bool> =
-        if (lo..lo + rows).contains(&source) { Vector::sparse(rows, &[(source - lo, true)])? } else { Vector::empty(rows) };
+    let Search { sources, targets, last_level } = search;
+    let mut frontier: Vector<bool> = Vector::Sparse { n: rows, val: vec![true; sources.len()], idx: sources };
     let mut unexplored = adj.nnz;
     let mut direction = Direction::Push;
     let debug = crate::settings::Settings::from_env()?.debug;
     for level in 0.. {
         let t = Instant::now();
         assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, level, &desc)?;
-        let mut stats = [frontier.nvals() as u64, 0, 0];
+        let mut stats = [frontier.nvals() as u64, 0, 0, 0];
         for (v, _) in frontier.entries() {
             stats[1] += outdeg[v] as u64;
             stats[2] += indeg[v] as u64;
+            stats[3] += targets.is_some_and(|m| m[v] & TO != 0) as u64;
         }
         comm.allreduce_u64(&mut stats, |a, b| *a += *b)?;
-        let [frontier_vertices, frontier_edges, explored] = stats;
+        let [frontier_vertices, frontier_edges, explored, reached_targets] = stats;
+        let level = level as usize;
+        let searched = |depth: &Vector<i64>, found| Searched { depth: depth.to_dense_with(UNREACHABLE), levels: level + 1, found };
         if frontier_vertices == 0 {
-            return Ok((depth.to_dense_with(UNREACHABLE), level as usize));
+            return Ok(Searched { levels: level, ..searched(&depth, None) });
+        }
+        if reached_targets > 0 || level >= last_level {
+            progress.done(level, "frontier", Measure::Count(frontier_vertices));
+            return Ok(searched(&depth, (reached_targets > 0).then_some(level)));
         }
         unexplored = unexplored.saturating_sub(explored);
         direction = match forced {
@@ -146,7 +207,7 @@ fn levels(
                 t.elapsed().as_secs_f64()
             );
         }
-        progress.done(level as usize, "frontier", Measure::Count(frontier_vertices));
+        progress.done(level, "frontier", Measure::Count(frontier_vertices));
         frontier = next;
     }
     unreachable!("the levels are unbounded")

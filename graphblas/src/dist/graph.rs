@@ -25,8 +25,9 @@ use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::{even_owner, even_start, Routed};
 use super::comm::{try_zeroed, Comm};
 use super::iterate::ExchangeStats;
-use super::keys::{keys_of, number_byte_keys, number_of, ByteKeys, KeyDictionary};
+use super::keys::{forward_numbers_of, keys_of, number_byte_keys, number_of, ByteKeys, KeyDictionary, Numbered};
 use super::load::{keyed_weight_error, load_with, RawEdges, Weights};
+use super::marks::{gather, send_to_owners, VertexMarks};
 use super::progress::Observer;
 use super::relabel::relabel_with_extra;
 use super::sssp::weighted_out_edges;
@@ -92,7 +93,7 @@ impl fmt::Display for VertexId {
     }
 }
 
-fn quoted(b: &[u8]) -> String {
+pub(crate) fn quoted(b: &[u8]) -> String {
     format!("'{}'", String::from_utf8_lossy(b))
 }
 
@@ -108,6 +109,30 @@ pub struct KeyedEdges {
     /// The weight of edge k (SSSP): numbers >= 0; a negative or NaN one is an error
     /// naming the edge.
     pub weights: Option<Vec<f64>>,
+}
+
+/// What a load does with the vertex ids of [`KeyedEdges::vertices`] besides making them
+/// vertices.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VertexSection {
+    /// One mark per vertex id ([`super::FROM`], [`super::TO`]; other bits are ignored):
+    /// the marks of the call the load serves ([`Graph::bfs_paths`]), not kept with the
+    /// graph. An id listed twice has the OR of its marks.
+    pub marks: Option<Vec<u8>>,
+    /// The vertex ids must be distinct over all processes: an id listed twice (by one
+    /// process or by two) fails the load with `vertex id X appears more than once`,
+    /// naming the smallest such id.
+    pub unique: bool,
+}
+
+/// GraphFrames' BFS paths ([`Graph::bfs_paths`]): the depths and whether a path was found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedPaths {
+    /// Found: the depth of every vertex at most the path length L (`rounds` = L), the
+    /// others `i64::MAX`; not found: `i64::MAX` everywhere, `rounds` the deepest level
+    /// searched.
+    pub depths: KeyedValues<Vec<i64>>,
+    pub found: bool,
 }
 
 /// How the vertex numbers map back to ids.
@@ -188,21 +213,38 @@ impl Graph {
     /// builds the graph. Collective; the same error on every process. `threads` is
     /// checked as every kernel checks it.
     pub fn load(ctx: &mut Context, edges: KeyedEdges, threads: usize) -> DistResult<Graph> {
+        Ok(Graph::load_with(ctx, edges, VertexSection::default(), threads)?.0)
+    }
+
+    /// [`Graph::load`], and what `section` asks of the vertex ids: their marks (this
+    /// process's block of them; `Some` when `section.marks` is), their distinctness.
+    /// Collective; the same error on every process.
+    pub fn load_with(ctx: &mut Context, edges: KeyedEdges, section: VertexSection, threads: usize) -> DistResult<(Graph, Option<VertexMarks>)> {
         let mut comm = Comm::new(ctx)?;
-        let r = Graph::load_keyed(&mut comm, edges, threads);
+        let r = Graph::load_keyed(&mut comm, edges, section, threads);
         finish(comm, r)
     }
 
-    fn load_keyed(comm: &mut Comm<'_>, edges: KeyedEdges, threads: usize) -> DistResult<Graph> {
+    fn load_keyed(comm: &mut Comm<'_>, edges: KeyedEdges, section: VertexSection, threads: usize) -> DistResult<(Graph, Option<VertexMarks>)> {
         crate::parallel::check_thread_count(threads)?;
         crate::settings::Settings::from_env()?;
         let t0 = Instant::now();
         let what = "the given edges".to_string();
         let me = comm.me;
         let KeyedEdges { ends, vertices, weights } = edges;
-        // Every process the same kind of ids, and weights everywhere or nowhere.
+        // Every process the same kind of ids, weights everywhere or nowhere, and the same
+        // asked of the vertex ids.
         let word = ends.kind() | (weights.is_some() as u64) << 2;
-        let words = comm.allgather_u64(word)?;
+        let asked = (section.marks.is_some() as u64) | (section.unique as u64) << 1;
+        let words = comm.allgather_u64(word | asked << 3)?;
+        if let Some(q) = words.iter().position(|&w| w >> 3 != words[0] >> 3) {
+            let say = |w: u64| format!("marks {}, distinct ids {}", w >> 3 & 1 != 0, w >> 4 & 1 != 0);
+            return Err(DistError::Invalid(format!(
+                "process {q} asks for {}, process 0 for {}: every process must ask the same of the vertex ids",
+                say(words[q]),
+                say(words[0])
+            )));
+        }
         if let Some(q) = words.iter().position(|&w| w != words[0]) {
             let say = |w: u64| {
                 let kind = if w & 3 == 1 { "integer ids" } else { "byte-string ids" };
@@ -221,6 +263,9 @@ impl Graph {
             if ends.kind() != vertices.kind() {
                 return Err(DistError::Invalid(format!("process {me} gives edges and vertices with ids of different kinds")));
             }
+            if let Some(marks) = section.marks.as_ref().filter(|m| m.len() != vertices.len()) {
+                return Err(DistError::Invalid(format!("process {me} gives {} vertex ids but {} marks: one mark per vertex id", vertices.len(), marks.len())));
+            }
             match &weights {
                 Some(w) => keyed_weight_error(me, ends.len() / 2, w, |k| format!("({}, {})", ends.show(2 * k), ends.show(2 * k + 1)))
                     .map_or(Ok(()), Err),
@@ -229,7 +274,7 @@ impl Graph {
         })();
         comm.agree(check)?;
         let m = ends.len() / 2;
-        let (names, n, src, dst) = match (ends, vertices) {
+        let (names, n, src, dst, listed) = match (ends, vertices) {
             (VertexIds::Integral(ends), VertexIds::Integral(extra)) => {
                 let flip = |x: &i64| *x as u64 ^ SIGN;
                 let flipped = comm.agree((|| {
@@ -248,10 +293,10 @@ impl Graph {
                 drop((ends, extra));
                 let (src, dst, extra) = flipped;
                 let r = relabel_with_extra(comm, &src, &dst, &extra)?;
-                (Names::Labels { labels: r.labels, signed: true }, r.n, r.src, r.dst)
+                (Names::Labels { labels: r.labels, signed: true }, r.n, r.src, r.dst, r.extra)
             }
             (VertexIds::Bytes(ends), VertexIds::Bytes(extra)) => {
-                let (dict, numbers) = number_byte_keys(comm, &ends, &extra)?;
+                let Numbered { dict, ends: numbers, extra: listed } = number_byte_keys(comm, &ends, &extra)?;
                 drop((ends, extra));
                 let split = comm.agree((|| {
                     let mut src = try_zeroed::<u32>(m, me, "the edges' sources in dense numbers")?;
@@ -263,13 +308,24 @@ impl Graph {
                     Ok((src, dst))
                 })())?;
                 let n = dict.n as usize;
-                (Names::Bytes(dict), n, split.0, split.1)
+                (Names::Bytes(dict), n, split.0, split.1, listed)
             }
             _ => unreachable!("the kinds were checked to agree"),
         };
+        let marks = if section.marks.is_some() || section.unique {
+            let received = send_to_owners(comm, n, &listed, section.marks.as_deref(), section.unique)?;
+            drop(listed);
+            let (marks, twice) = gather(comm, n, &received)?;
+            if section.unique {
+                refuse_twice(comm, &names, twice)?;
+            }
+            section.marks.is_some().then_some(marks)
+        } else {
+            None
+        };
         let id_seconds = t0.elapsed().as_secs_f64();
         let raw = RawEdges { n, src, dst, labels: None, weights };
-        Graph::build(comm, raw, what, names, true, t0, id_seconds)
+        Ok((Graph::build(comm, raw, what, names, true, t0, id_seconds)?, marks))
     }
 
     /// The graph of an [`Input`] (labelled by its ids), with the adjacency when
@@ -571,10 +627,99 @@ impl Graph {
         })
     }
 
+    /// The marks of listed vertex ids (`ids[i]` with `marks[i]`, this process's list) on
+    /// this graph, for [`Graph::bfs_paths`]: an id that is no vertex of the graph is the
+    /// error naming it; with `unique` (the same on every process), an id listed twice
+    /// (over all processes) is the error of [`VertexSection::unique`]. Collective; the
+    /// same error everywhere.
+    pub fn marks(&self, ctx: &mut Context, ids: &VertexIds, marks: &[u8], unique: bool) -> DistResult<VertexMarks> {
+        self.collective(ctx, 1, |g, comm| g.look_up_marks(comm, ids, marks, unique))
+    }
+
+    fn look_up_marks(&self, comm: &mut Comm<'_>, ids: &VertexIds, marks: &[u8], unique: bool) -> DistResult<VertexMarks> {
+        let (p, me, n) = (comm.p, comm.me, self.n);
+        comm.agree(match (&self.names, ids) {
+            _ if ids.len() != marks.len() => {
+                Err(DistError::Invalid(format!("process {me} gives {} vertex ids but {} marks: one mark per vertex id", ids.len(), marks.len())))
+            }
+            (Names::Labels { .. }, VertexIds::Bytes(_)) => {
+                Err(DistError::Invalid("the marked vertex ids are byte strings, but the graph's vertex ids are integers".into()))
+            }
+            (Names::Bytes(_), VertexIds::Integral(_)) => {
+                Err(DistError::Invalid("the marked vertex ids are integers, but the graph's vertex ids are byte strings".into()))
+            }
+            _ => Ok(()),
+        })?;
+        let missing = |id: String| DistError::Invalid(format!("the marked vertex {id} is not a vertex of the graph"));
+        let received = match (&self.names, ids) {
+            (Names::Labels { labels, signed }, VertexIds::Integral(ids)) => {
+                let flip = if *signed { SIGN } else { 0 };
+                let numbers = comm.agree((|| {
+                    let mut numbers = try_zeroed::<u32>(ids.len(), me, "the numbers of the marked vertices")?;
+                    for (k, &id) in numbers.iter_mut().zip(ids) {
+                        *k = labels.binary_search(&(id as u64 ^ flip)).map_err(|_| missing(id.to_string()))? as u32;
+                    }
+                    Ok(numbers)
+                })())?;
+                send_to_owners(comm, n, &numbers, Some(marks), unique)?
+            }
+            (Names::Bytes(dict), VertexIds::Bytes(keys)) => {
+                forward_numbers_of(comm, dict, keys, marks, |k| even_owner(k as usize, n, p), |key| missing(quoted(key)))?
+            }
+            _ => unreachable!("the kinds were checked to agree"),
+        };
+        let (marks, twice) = gather(comm, n, &received)?;
+        if unique {
+            refuse_twice(comm, &self.names, twice)?;
+        }
+        Ok(marks)
+    }
+
+    /// GraphFrames' BFS paths: a search from every vertex marked [`super::FROM`]
+    /// following edges forward, level by level, that stops after the first level L
+    /// reaching a vertex marked [`super::TO`] or after level `max_length` (see
+    /// [`KeyedPaths`]). Every shortest path from a `FROM` vertex to a `TO` vertex runs
+    /// through depths 0, 1, .., L. `marks` come from [`Graph::load_with`] or
+    /// [`Graph::marks`] on this graph.
+    pub fn bfs_paths(&self, ctx: &mut Context, marks: &VertexMarks, max_length: usize, threads: usize, observe: Observer<'_>) -> DistResult<KeyedPaths> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("BFS paths")?;
+            let fits = (marks.n, marks.lo, marks.block.len()) == (g.n, g.lo, g.hi - g.lo);
+            comm.agree(if fits { Ok(()) } else { Err(DistError::Invalid("the vertex marks were made for another graph".into())) })?;
+            let (c, found) = super::bfs::compute_paths(comm, g, &marks.block, max_length, threads.max(1), observe)?;
+            Ok(KeyedPaths { depths: g.keyed(comm, c)?, found })
+        })
+    }
+
     /// Runs `body` with a communicator on `ctx`, after checking `threads`.
     fn collective<T>(&self, ctx: &mut Context, threads: usize, body: impl FnOnce(&Graph, &mut Comm<'_>) -> DistResult<T>) -> DistResult<T> {
         let mut comm = Comm::new(ctx)?;
         let r = crate::parallel::check_thread_count(threads.max(1)).map_err(DistError::from).and_then(|_| body(self, &mut comm));
         finish(comm, r)
+    }
+}
+
+/// The error of a vertex id listed more than once (`twice`: this block's smallest such
+/// vertex number), naming the smallest over all processes, on every process; `Ok` when
+/// there is none. Collective: one allreduce of a word when there is none.
+fn refuse_twice(comm: &mut Comm<'_>, names: &Names, twice: Option<u32>) -> DistResult<()> {
+    let mut v = [twice.map_or(u64::MAX, u64::from)];
+    comm.allreduce_u64(&mut v, |a, b| *a = (*a).min(*b))?;
+    if v[0] == u64::MAX {
+        return Ok(());
+    }
+    let refused = |id: String| DistError::Invalid(format!("vertex id {id} appears more than once"));
+    let k = v[0] as usize;
+    match names {
+        Names::Labels { labels, signed } => {
+            Err(refused(if *signed { ((labels[k] ^ SIGN) as i64).to_string() } else { labels[k].to_string() }))
+        }
+        // The id's dictionary owner names it (the fallback is never reached: every
+        // number has an owner).
+        Names::Bytes(dict) => {
+            let mine = if dict.owner_of_number(k as u64) == comm.me { Err(refused(quoted(dict.keys.get(k - dict.first() as usize)))) } else { Ok(()) };
+            comm.agree(mine)?;
+            Err(refused(format!("number {k}")))
+        }
     }
 }

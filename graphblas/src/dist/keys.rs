@@ -183,14 +183,24 @@ impl KeyDictionary {
     }
 }
 
+/// What [`number_byte_keys`] gives a process: its part of the dictionary and the numbers
+/// of its ids.
+pub(crate) struct Numbered {
+    pub dict: KeyDictionary,
+    /// The number of each of its `ends`, in order.
+    pub ends: Vec<u32>,
+    /// The number of each of its `extra` ids, in order (they came back with the others:
+    /// 4 bytes an id, no exchange of their own).
+    pub extra: Vec<u32>,
+}
+
 /// Numbers the union of every process's `ends` and `extra` (see the module doc).
-/// Collective. Returns this process's part of the dictionary and the number of each of
-/// its `ends`, in order.
-pub(crate) fn number_byte_keys(comm: &mut Comm<'_>, ends: &ByteKeys, extra: &ByteKeys) -> DistResult<(KeyDictionary, Vec<u32>)> {
+/// Collective.
+pub(crate) fn number_byte_keys(comm: &mut Comm<'_>, ends: &ByteKeys, extra: &ByteKeys) -> DistResult<Numbered> {
     number_within(comm, ends, extra, LIMITS)
 }
 
-fn number_within(comm: &mut Comm<'_>, ends: &ByteKeys, extra: &ByteKeys, limits: Limits) -> DistResult<(KeyDictionary, Vec<u32>)> {
+fn number_within(comm: &mut Comm<'_>, ends: &ByteKeys, extra: &ByteKeys, limits: Limits) -> DistResult<Numbered> {
     let (p, me) = (comm.p, comm.me);
     let local = comm.agree(LocalKeys::new(ends, extra, limits, me))?;
     let u = local.distinct.len();
@@ -210,7 +220,7 @@ fn number_within(comm: &mut Comm<'_>, ends: &ByteKeys, extra: &ByteKeys, limits:
     }))?;
     drop(samples);
     let (splitters, send, counts) = routed;
-    let LocalKeys { ids: mut numbers, rank, .. } = local;
+    let LocalKeys { ids: mut numbers, extra_ids: mut extra_numbers, rank, .. } = local;
     let (recv, recv_counts) = comm.alltoallv(&send, &counts)?;
     drop(send);
 
@@ -231,18 +241,19 @@ fn number_within(comm: &mut Comm<'_>, ends: &ByteKeys, extra: &ByteKeys, limits:
     let (numbers_sorted, _) = comm.alltoallv(&reply, &owned.from)?;
     drop(reply);
 
-    for x in &mut numbers {
+    for x in numbers.iter_mut().chain(&mut extra_numbers) {
         *x = numbers_sorted[rank[*x as usize] as usize];
     }
-    Ok((KeyDictionary { n, firsts, keys: owned.keys, splitters, me }, numbers))
+    Ok(Numbered { dict: KeyDictionary { n, firsts, keys: owned.keys, splitters, me }, ends: numbers, extra: extra_numbers })
 }
 
 /// This process's distinct ids, each once.
 struct LocalKeys {
     /// In order of first appearance (the local id of a key is its index).
     distinct: ByteKeys,
-    /// The local id of every key of `ends`.
+    /// The local id of every key of `ends`, and of `extra`.
     ids: Vec<u32>,
+    extra_ids: Vec<u32>,
     /// The local ids in ascending key order.
     sorted: Vec<usize>,
     /// `rank[id]`: the position of `id` in `sorted`.
@@ -257,9 +268,10 @@ impl LocalKeys {
             check_length(key, i, "edge endpoint", limits, me)?;
             ids[i] = table.id(key)?;
         }
+        let mut extra_ids = try_zeroed::<u32>(extra.len(), me, "the local numbers of the vertex ids")?;
         for (i, key) in extra.iter().enumerate() {
             check_length(key, i, "vertex id", limits, me)?;
-            table.id(key)?;
+            extra_ids[i] = table.id(key)?;
         }
         let distinct = table.keys;
         let sorted = sorted_order(&distinct, me, "the order of the distinct vertex ids")?;
@@ -267,7 +279,7 @@ impl LocalKeys {
         for (j, &i) in sorted.iter().enumerate() {
             rank[i] = j as u32;
         }
-        Ok(LocalKeys { distinct, ids, sorted, rank })
+        Ok(LocalKeys { distinct, ids, extra_ids, sorted, rank })
     }
 }
 
@@ -498,6 +510,76 @@ pub(crate) fn keys_of(comm: &mut Comm<'_>, dict: &KeyDictionary, numbers: &[u32]
     Ok(out)
 }
 
+/// The numbers of `keys` (this process's list), each with its byte `tags[i]`, delivered
+/// as `number << 8 | tag` to the process `to(number)` rather than back to the asker (a
+/// vertex's mark goes to the owner of its block): a key goes to its dictionary owner
+/// (`4 + len + 1` bytes), who looks it up and forwards the word (8 bytes). Returns the
+/// words this process received, in no particular order. A key that is no vertex is the
+/// error `missing(key)` of the lowest process that meets one, on every process.
+/// Collective: two irregular exchanges and an error agreement.
+pub(crate) fn forward_numbers_of(
+    comm: &mut Comm<'_>,
+    dict: &KeyDictionary,
+    keys: &ByteKeys,
+    tags: &[u8],
+    to: impl Fn(u32) -> usize,
+    missing: impl Fn(&[u8]) -> DistError,
+) -> DistResult<Vec<u64>> {
+    let (p, me) = (comm.p, comm.me);
+    debug_assert_eq!(keys.len(), tags.len());
+    let asked = comm.agree((|| {
+        let mut owners = try_zeroed::<u32>(keys.len(), me, "the owners of the looked-up vertex ids")?;
+        let mut counts = vec![0usize; p];
+        for (o, key) in owners.iter_mut().zip(keys.iter()) {
+            let q = dict.owner_of_key(key);
+            *o = q as u32;
+            counts[q] += LEN_BYTES + key.len() + 1;
+        }
+        let mut at: Vec<usize> = counts.iter().scan(0, |s, &c| Some(std::mem::replace(s, *s + c))).collect();
+        let total = at[p - 1] + counts[p - 1];
+        let mut send = try_zeroed::<u8>(total, me, "the looked-up vertex ids")?;
+        for ((key, &q), &tag) in keys.iter().zip(&owners).zip(tags) {
+            let a = &mut at[q as usize];
+            send[*a..*a + LEN_BYTES].copy_from_slice(&(key.len() as u32).to_le_bytes());
+            send[*a + LEN_BYTES..*a + LEN_BYTES + key.len()].copy_from_slice(key);
+            send[*a + LEN_BYTES + key.len()] = tag;
+            *a += LEN_BYTES + key.len() + 1;
+        }
+        Ok((send, counts))
+    })())?;
+    let (recv, _) = comm.alltoallv(&asked.0, &asked.1)?;
+    drop(asked);
+    let forward = comm.agree((|| {
+        // Each frame: the key and its tag, then its number's destination.
+        let mut found = Vec::new();
+        let mut at = 0;
+        while at < recv.len() {
+            let len = u32::from_le_bytes(recv[at..at + LEN_BYTES].try_into().expect("4 bytes")) as usize;
+            let key = &recv[at + LEN_BYTES..at + LEN_BYTES + len];
+            let tag = recv[at + LEN_BYTES + len];
+            at += LEN_BYTES + len + 1;
+            let k = dict.keys.search(key).map_err(|_| missing(key))? as u64 + dict.first();
+            found.try_reserve(1).map_err(|_| oom(bytes::<u64>(2 * found.len() + 1), me, "the numbers of the looked-up vertex ids"))?;
+            found.push(k << 8 | tag as u64);
+        }
+        let mut counts = vec![0usize; p];
+        for w in &found {
+            counts[to((w >> 8) as u32)] += 1;
+        }
+        let mut next: Vec<usize> = counts.iter().scan(0, |s, &c| Some(std::mem::replace(s, *s + c))).collect();
+        let mut send = try_zeroed::<u64>(found.len(), me, "the numbers of the looked-up vertex ids")?;
+        for &w in &found {
+            let q = to((w >> 8) as u32);
+            send[next[q]] = w;
+            next[q] += 1;
+        }
+        Ok((send, counts))
+    })())?;
+    drop(recv);
+    let (got, _) = comm.alltoallv(&forward.0, &forward.1)?;
+    Ok(got)
+}
+
 /// `keys` for the wire, each as its length (`u32`, little-endian) and its bytes, in
 /// one buffer sized before it is claimed. The lengths were checked to fit.
 fn encode<'a>(keys: impl Iterator<Item = &'a [u8]> + Clone, me: usize, what: &str) -> DistResult<Vec<u8>> {
@@ -592,25 +674,27 @@ mod tests {
         let probes: Vec<&[u8]> = sorted.iter().copied().chain(absent.iter().map(Vec::as_slice)).collect();
         let outs = on_processes(p, |comm| {
             let me = comm.me;
-            let (dict, numbers) = number_byte_keys(comm, &byte_keys(&ends[me]), &byte_keys(&extra[me]))?;
+            let Numbered { dict, ends: numbers, extra: extra_numbers } = number_byte_keys(comm, &byte_keys(&ends[me]), &byte_keys(&extra[me]))?;
             let asked: Vec<u32> = (0..n + n / 2).map(|i| ((i + me * n / p) % n) as u32).collect();
             let looked_up = keys_of(comm, &dict, &asked)?;
             let mut found = Vec::with_capacity(probes.len());
             for k in &probes {
                 found.push(number_of(comm, &dict, k)?);
             }
-            Ok((dict.n, dict.first(), owned(&dict.keys), numbers, asked, owned(&looked_up), found))
+            Ok((dict.n, dict.first(), owned(&dict.keys), (numbers, extra_numbers), asked, owned(&looked_up), found))
         });
         let mut all_numbers = Vec::new();
         let mut largest = 0;
         for (me, out) in outs.into_iter().enumerate() {
-            let (dn, first, keys, numbers, asked, looked_up, found) = out.unwrap_or_else(|e| panic!("process {me}: {e}"));
+            let (dn, first, keys, (numbers, extra_numbers), asked, looked_up, found) = out.unwrap_or_else(|e| panic!("process {me}: {e}"));
             assert_eq!(dn, n as u64, "process {me}: vertex count");
             let first = first as usize;
             assert!(keys.iter().map(Vec::as_slice).eq(sorted[first..first + keys.len()].iter().copied()), "process {me}: dictionary part");
             largest = largest.max(keys.len());
             let expected: Vec<u32> = ends[me].iter().map(|k| sorted.binary_search(&k.as_slice()).unwrap() as u32).collect();
             assert_eq!(numbers, expected, "process {me}: numbers of the endpoints");
+            let expected: Vec<u32> = extra[me].iter().map(|k| sorted.binary_search(&k.as_slice()).unwrap() as u32).collect();
+            assert_eq!(extra_numbers, expected, "process {me}: numbers of the vertex ids");
             assert_eq!(looked_up.len(), asked.len());
             for (k, key) in asked.iter().zip(&looked_up) {
                 assert_eq!(key.as_slice(), sorted[*k as usize], "process {me}: keys_of({k})");
@@ -699,7 +783,7 @@ mod tests {
             let mut seen = None;
             for ends in [round_robin, on_last, random] {
                 let outs = on_processes(p, |comm| {
-                    let (dict, numbers) = number_byte_keys(comm, &byte_keys(&ends[comm.me]), &ByteKeys::new())?;
+                    let Numbered { dict, ends: numbers, .. } = number_byte_keys(comm, &byte_keys(&ends[comm.me]), &ByteKeys::new())?;
                     Ok((dict.n, owned(&dict.keys), numbers))
                 });
                 let mut number = BTreeMap::new();
@@ -735,7 +819,7 @@ mod tests {
 
     fn number_limited(p: usize, ends: &Parts, extra: &Parts, limits: Limits) -> DistResult<u64> {
         agreed(on_processes(p, |comm| {
-            number_within(comm, &byte_keys(&ends[comm.me]), &byte_keys(&extra[comm.me]), limits).map(|(d, _)| d.n)
+            number_within(comm, &byte_keys(&ends[comm.me]), &byte_keys(&extra[comm.me]), limits).map(|r| r.dict.n)
         }))
     }
 
@@ -771,7 +855,7 @@ mod tests {
     fn keys_of_a_number_beyond_the_vertices_is_an_error_on_every_process() {
         let ends = [vec![b"x".to_vec(), b"y".to_vec()], vec![b"z".to_vec()]];
         let e = agreed(on_processes(2, |comm| {
-            let (dict, _) = number_byte_keys(comm, &byte_keys(&ends[comm.me]), &ByteKeys::new())?;
+            let dict = number_byte_keys(comm, &byte_keys(&ends[comm.me]), &ByteKeys::new())?.dict;
             let asked: Vec<u32> = if comm.me == 1 { vec![2, 3] } else { vec![0] };
             keys_of(comm, &dict, &asked).map(|k| owned(&k))
         }))

@@ -43,6 +43,7 @@ mod iterate;
 mod keys;
 mod lcc;
 mod load;
+mod marks;
 mod output;
 mod progress;
 mod relabel;
@@ -50,7 +51,8 @@ mod sssp;
 mod wcc;
 
 pub use adjacency::VertexValues;
-pub use graph::{Graph, KeyedEdges, KeyedRanks, KeyedValues, VertexId, VertexIds};
+pub use graph::{Graph, KeyedEdges, KeyedPaths, KeyedRanks, KeyedValues, VertexId, VertexIds, VertexSection};
+pub use marks::{VertexMarks, FROM, TO};
 pub use keys::ByteKeys;
 pub use bfs::{bfs_spmd, bfs_spmd_observed, bfs_spmd_with};
 pub use iterate::ExchangeStats;

@@ -57,6 +57,9 @@ pub(crate) struct Relabelled {
     pub dst: Vec<u32>,
     /// `labels[k]`: the label of vertex `k`; ascending.
     pub labels: Vec<u64>,
+    /// The numbers of the `extra` labels, in order (the vertex ids' numbers, which the
+    /// vertex marks and the check of distinct ids need).
+    pub extra: Vec<u32>,
 }
 
 /// Relabels this process's edges `(src[k], dst[k])`. Collective; every process gets
@@ -107,7 +110,7 @@ fn relabel_all<L: Label>(
     let [max, not_min, any, forced_sparse] = v;
     let endpoints = comm.sum_u64((2 * src.len() + extra.len()) as u64)?;
     if any == 0 {
-        return Ok(Relabelled { n: 0, src: Vec::new(), dst: Vec::new(), labels: Vec::new() });
+        return Ok(Relabelled { n: 0, src: Vec::new(), dst: Vec::new(), labels: Vec::new(), extra: Vec::new() });
     }
     // The bitmap covers base..=max: sign-flipped i64 ids near 0 lie near 2^63.
     let base = !not_min;
@@ -145,7 +148,7 @@ fn relabel_all<L: Label>(
             let (w, bit) = ((x >> 6) as usize, x & 63);
             below[w] + (bits[w] & ((1u64 << bit) - 1)).count_ones()
         };
-        number_all(me, src, dst, labels, number)
+        number_all(me, src, dst, extra, labels, number)
     } else {
         let mut table = IdTable::new(me)?;
         for x in src.iter().chain(dst) {
@@ -192,21 +195,26 @@ fn relabel_all<L: Label>(
                 table.vals[slot] = k as u32;
             }
         }
-        number_all(me, src, dst, labels, |x| table.get(x))
+        number_all(me, src, dst, extra, labels, |x| table.get(x))
     }
 }
 
-/// The edges in dense numbers, `number` mapping a label to its number.
-fn number_all<L: Label>(me: usize, src: &[L], dst: &[L], labels: Vec<u64>, number: impl Fn(u64) -> u32) -> DistResult<Relabelled> {
+/// The edges and the extra labels in dense numbers, `number` mapping a label to its
+/// number.
+fn number_all<L: Label>(me: usize, src: &[L], dst: &[L], extra: &[L], labels: Vec<u64>, number: impl Fn(u64) -> u32) -> DistResult<Relabelled> {
     let mut s = try_zeroed::<u32>(src.len(), me, "the sources in dense numbers")?;
     let mut d = try_zeroed::<u32>(dst.len(), me, "the targets in dense numbers")?;
+    let mut e = try_zeroed::<u32>(extra.len(), me, "the vertex ids in dense numbers")?;
     for (o, x) in s.iter_mut().zip(src) {
         *o = number(x.get());
     }
     for (o, x) in d.iter_mut().zip(dst) {
         *o = number(x.get());
     }
-    Ok(Relabelled { n: labels.len(), src: s, dst: d, labels })
+    for (o, x) in e.iter_mut().zip(extra) {
+        *o = number(x.get());
+    }
+    Ok(Relabelled { n: labels.len(), src: s, dst: d, labels, extra: e })
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -310,6 +318,7 @@ mod tests {
                 assert_eq!(r.n, want.len());
                 assert_eq!(r.src, parts[q].0.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
                 assert_eq!(r.dst, parts[q].1.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
+                assert_eq!(r.extra, parts[q].2.iter().map(number).collect::<Vec<_>>(), "sparse {sparse} process {q}");
             }
         }
     }
