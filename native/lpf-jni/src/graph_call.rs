@@ -15,11 +15,11 @@
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | 8 bytes | magic `LPFGCQ01` |
-//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank |
+//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank, 13 BFS paths (GraphFrames' bfs; needs flag bit 11) |
 //! | 12 | u32 | threads per process (0 = 1) |
 //! | 16 | u32 | id kind: 1 integral (i64), 2 byte strings |
-//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights |
-//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; else 0) |
+//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights; bit 8 unique: the vertex ids must be distinct over all processes (else every process refuses with `vertex id X appears more than once`, the smallest such id); bit 11 marks: v marks follow the vertex ids (kernel 13 only) |
+//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; BFS paths: maxPathLength, >= 0; else 0) |
 //! | 32 | f64 | alpha (PageRank; else 0) |
 //! | 40 | f64 | tol (PageRank; else 0) |
 //! | 48 | u64 | m, this process's edges |
@@ -33,6 +33,7 @@
 //! | .. | | m edges: integral (i64 src, i64 dst) each; byte strings (u32 len, src bytes, u32 len, dst bytes) each |
 //! | .. | | flag bit 5: m f64 weights, in edge order |
 //! | .. | | v vertex ids: i64 each, or (u32 len, bytes) each |
+//! | .. | | flag bit 11: v u8 marks, one per vertex id in order: bit 0 "from", bit 1 "to" (no other bits); an id listed twice has the OR of its marks |
 //!
 //! Bytes 8..48, the graph id and the source must be the same on every process; the
 //! first supersteps check that (after the refusals), so a bad, refused or disagreeing
@@ -44,6 +45,13 @@
 //! request: both directions' column index and pattern value, 8 per vertex id), and after
 //! loading with its exact size; either refusal names the bytes and the limit, and then
 //! nothing is kept.
+//!
+//! BFS paths (kernel 13, GraphFrames' bfs): a search from every vertex marked "from",
+//! following edges forward level by level, stops after the first level L that reaches a
+//! vertex marked "to", or after level maxPathLength. With flag 4 (a kept graph) the
+//! vertex section lists only marked ids (v of them, then their marks), each looked up in
+//! the kept graph: an id that is no vertex of it is refused, naming it. The marks belong
+//! to the call; a kept graph keeps none.
 //!
 //! Three replies. `LPFGCE01`, u32 length, UTF-8 text: every process refuses the input
 //! with that message (a refusal, a source that is no vertex, a graph without vertices, a
@@ -57,17 +65,17 @@
 //! | 0 | 8 bytes | magic `LPFGCR01` |
 //! | 8 | u64 | n, vertices of the whole graph |
 //! | 16 | u64 | edges of the whole graph (duplicates once) |
-//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC 1) |
+//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC 1; BFS paths: L when found, else the deepest level searched) |
 //! | 32 | f64 | load seconds (this process: parse, numbering, routing, build) |
 //! | 40 | f64 | compute seconds (this process) |
 //! | 48 | f64 | residual (PageRank's last L1 change; else 0) |
-//! | 56 | u32 | flags: bit 0 converged (PageRank); bits 1-2 exchange that ran (PageRank: 1 allgather, 2 plan) |
+//! | 56 | u32 | flags: bit 0 converged (PageRank); bits 1-2 exchange that ran (PageRank: 1 allgather, 2 plan); bit 3 found (BFS paths: some "to" vertex has depth <= maxPathLength) |
 //! | 60 | u32 | value kind: 1 i64, 2 f64, 3 an id (same encoding as the ids) |
 //! | 64 | f64 | id seconds (this process: numbering the ids + translating results back to ids) |
 //! | 72 | u64 | k, vertices in this reply (0 for a load only) |
 //! | 80 | u64 | native bytes of the graph this process keeps (flags 3 and 4; else 0) |
 //! | 88 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
-//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank), or for WCC/CDLP ids in the ids' encoding |
+//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; BFS paths i64 depth when found and at most L, else i64::MAX), or for WCC/CDLP ids in the ids' encoding |
 //!
 //! Over all processes every vertex comes once; process q's block precedes q+1's.
 
@@ -78,6 +86,7 @@ use crate::request::{RequestBytes, EDGES, HEAD, SECTIONS, VERTICES};
 use crate::resident::{self, GraphId};
 use graphblas::dist::{
     ByteKeys, DistError, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
+    VertexSection, FROM, TO,
 };
 use graphblas::PageRankConfig;
 use lpf::{Context, MSG_DEFAULT, SYNC_DEFAULT};
@@ -92,11 +101,18 @@ pub const REQUEST_HEADER: usize = 100;
 pub const REPLY_HEADER: usize = 88;
 
 /// Flags of the request: a source follows the refusal; keep the loaded graph; run on the
-/// kept graph; the edges carry weights.
+/// kept graph; the edges carry weights; the vertex ids are distinct; marks follow them.
 const HAS_SOURCE: u32 = 1;
 const KEEP: u32 = 8;
 const USE: u32 = 16;
 const WEIGHTS: u32 = 32;
+const UNIQUE: u32 = 256;
+const MARKS: u32 = 2048;
+/// Every flag a request may set (bits 1-2: the exchange).
+const KNOWN_FLAGS: u32 = HAS_SOURCE | 6 | KEEP | USE | WEIGHTS | UNIQUE | MARKS;
+
+/// Flag of the reply: BFS paths found a path.
+const FOUND: u32 = 8;
 
 /// The request's fixed fields, as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +144,7 @@ pub enum Kernel {
     Sssp,
     Lcc,
     PageRank { alpha: f64, tol: f64, max_iters: usize, exchange: Exchange },
+    BfsPaths { max_length: usize },
 }
 
 impl Header {
@@ -137,8 +154,11 @@ impl Header {
         if !(1..=2).contains(&self.kind) {
             return Err(format!("id kind {} is not 1 (integral) or 2 (byte strings)", self.kind));
         }
-        if self.flags >> 6 != 0 {
-            return Err(format!("flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights)", self.flags));
+        if self.flags & !KNOWN_FLAGS != 0 {
+            return Err(format!(
+                "flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 8 (unique), 11 (marks)",
+                self.flags
+            ));
         }
         if self.flags & KEEP != 0 && self.flags & USE != 0 {
             return Err("flags 3 (keep) and 4 (use) exclude each other".into());
@@ -164,8 +184,16 @@ impl Header {
                 };
                 Kernel::PageRank { alpha: self.alpha, tol: self.tol, max_iters: self.iterations as usize, exchange }
             }
-            x => return Err(format!("kernel code {x} is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)")),
+            13 => Kernel::BfsPaths {
+                max_length: usize::try_from(self.iterations).map_err(|_| format!("maxPathLength must be >= 0, got {}", self.iterations))?,
+            },
+            x => return Err(format!("kernel code {x} is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank) or 13 (BFS paths)")),
         };
+        match (matches!(kernel, Kernel::BfsPaths { .. }), self.flags & MARKS != 0) {
+            (true, false) => return Err("BFS paths needs vertex marks (flag bit 11)".into()),
+            (false, true) => return Err(format!("{} takes no vertex marks (flag bit 11 is set)", name(&kernel))),
+            _ => {}
+        }
         if kernel == Kernel::Sssp && self.flags & (WEIGHTS | USE) == 0 {
             return Err("SSSP needs edge weights (flag bit 5)".into());
         }
@@ -192,6 +220,7 @@ fn name(k: &Kernel) -> &'static str {
         Kernel::Sssp => "SSSP",
         Kernel::Lcc => "LCC",
         Kernel::PageRank { .. } => "PageRank",
+        Kernel::BfsPaths { .. } => "BFS paths",
     }
 }
 
@@ -203,6 +232,8 @@ pub struct Request {
     pub threads: usize,
     pub source: Option<VertexId>,
     pub edges: KeyedEdges,
+    /// Flag 11: the mark of every vertex id, in order.
+    pub marks: Option<Vec<u8>>,
     /// Hash of bytes 8..48, the graph id and the source (what must agree between processes).
     pub digest: u64,
 }
@@ -215,6 +246,11 @@ impl Request {
 
     fn uses_kept(&self) -> bool {
         self.header.flags & USE != 0
+    }
+
+    /// Whether the vertex ids must be distinct (flag 8).
+    fn unique(&self) -> bool {
+        self.header.flags & UNIQUE != 0
     }
 }
 
@@ -341,10 +377,13 @@ pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
     let empty = || VertexIds::Integral(Vec::new());
     let Ok(_) = &kernel else {
         let edges = KeyedEdges { ends: empty(), vertices: empty(), weights: None };
-        return Ok(Request { header: h, kernel, threads, source: None, edges, digest: fnv(&agreed) & (u64::MAX >> 1) });
+        return Ok(Request { header: h, kernel, threads, source: None, edges, marks: None, digest: fnv(&agreed) & (u64::MAX >> 1) });
     };
-    if h.flags & USE != 0 && (h.m != 0 || h.v != 0) {
-        return Err(format!("a call on a kept graph (flag 4) sends no edges or vertex ids, this one declares {} and {}", h.m, h.v));
+    if h.flags & USE != 0 && (h.m != 0 || (h.v != 0 && h.flags & MARKS == 0)) {
+        return Err(format!(
+            "a call on a kept graph (flag 4) sends no edges, and vertex ids only with their marks (flag 11); this one declares {} and {}",
+            h.m, h.v
+        ));
     }
     let strings = h.kind == 2;
     let mut r = Reader::new(s[HEAD]);
@@ -368,10 +407,23 @@ pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
     ended(&r, "the weights")?;
     let mut r = Reader::new(s[VERTICES]);
     let vertices = Ids { r: &mut r, bytes: strings }.many(h.v, "vertex ids")?;
-    ended(&r, "the vertex ids")?;
+    let marks = if h.flags & MARKS != 0 {
+        let left = (r.len() - r.at()) as u64;
+        if h.v > left {
+            return Err(format!("the request declares {} vertex marks but has {left} bytes left for them", h.v));
+        }
+        let marks = r.take(h.v as usize, "the vertex marks")?;
+        if let Some(k) = marks.iter().position(|&m| m & !(FROM | TO) != 0) {
+            return Err(format!("vertex mark {k} is {:#x}: a mark sets bits 0 (from) and 1 (to) only", marks[k]));
+        }
+        Some(marks.to_vec())
+    } else {
+        None
+    };
+    ended(&r, if marks.is_some() { "the vertex marks" } else { "the vertex ids" })?;
     agreed.extend_from_slice(source_bytes);
     let digest = fnv(&agreed) & (u64::MAX >> 1);
-    Ok(Request { header: h, kernel, threads, source, edges: KeyedEdges { ends, vertices, weights }, digest })
+    Ok(Request { header: h, kernel, threads, source, edges: KeyedEdges { ends, vertices, weights }, marks, digest })
 }
 
 fn show_ids(ids: &VertexIds) -> String {
@@ -395,7 +447,7 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
     let kernel = r.kernel?;
     let h = &r.header;
     Ok(format!(
-        "graph-call {kernel:?} threads={} kind={} flags={} iterations={} alpha={} tol={} source={} edges {} weights {:?} vertices {}",
+        "graph-call {kernel:?} threads={} kind={} flags={} iterations={} alpha={} tol={} source={} edges {} weights {:?} vertices {}{}",
         r.threads,
         h.kind,
         h.flags,
@@ -405,7 +457,8 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
         r.source.as_ref().map_or("none".to_string(), |s| s.to_string()),
         show_ids(&r.edges.ends),
         r.edges.weights,
-        show_ids(&r.edges.vertices)
+        show_ids(&r.edges.vertices),
+        r.marks.as_ref().map_or(String::new(), |m| format!(" marks {m:?}"))
     ))
 }
 
@@ -624,15 +677,21 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
     let threads = req.threads;
     let (pid, p) = (ctx.pid(), ctx.nprocs());
     let id = req.header.graph;
-    let (keep, uses_kept) = (req.keep(), req.uses_kept());
-    let (graph, kept_bytes) = if uses_kept {
+    let (keep, uses_kept, unique) = (req.keep(), req.uses_kept(), req.unique());
+    let (graph, kept_bytes, marks) = if uses_kept {
         // Every process must hold its part: one word each says so.
         let found = resident::find(&id, pid, p);
         let all = exchange_words(ctx, found.is_some() as u64, 2, 2 * p as usize)?;
-        match found {
+        let (graph, kept_bytes) = match found {
             Some(part) if all.iter().all(|&w| w == 1) => part,
             _ => return Ok(MISSING_MAGIC.to_vec()),
-        }
+        };
+        // The marked ids looked up in the kept graph.
+        let marks = match &req.marks {
+            Some(m) => Some(graph.marks(ctx, &req.edges.vertices, m, unique)?),
+            None => None,
+        };
+        (graph, kept_bytes, marks)
     } else {
         let room = |need: u64, when: &str| Room { limit: req.header.limit, kept: req.header.kept, need, when: when.to_string() };
         if keep {
@@ -640,14 +699,16 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             fits(ctx, room(least, "at least (before loading)"))?;
         }
         let (limit, kept) = (req.header.limit, req.header.kept);
-        let graph = Graph::load(ctx, req.edges, threads)?;
-        if keep {
+        let section = VertexSection { marks: req.marks, unique };
+        let (graph, marks) = Graph::load_with(ctx, req.edges, section, threads)?;
+        let (graph, kept_bytes) = if keep {
             let need = graph.native_bytes() as u64;
             fits(ctx, Room { limit, kept, need, when: "once loaded".into() })?;
             resident::keep(id, pid, p, graph)
         } else {
             (Arc::new(graph), 0)
-        }
+        };
+        (graph, kept_bytes, marks)
     };
     let load_seconds = if uses_kept { 0.0 } else { t0.elapsed().as_secs_f64() };
     let graph_id_seconds = if uses_kept { 0.0 } else { graph.id_seconds() };
@@ -685,6 +746,12 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             t.flags = r.converged as u32 | ran << 1;
             reply(&r.ranks, &t)?
         }
+        Kernel::BfsPaths { max_length } => {
+            let marks = marks.as_ref().expect("checked: BFS paths has marks");
+            let r = graph.bfs_paths(ctx, marks, max_length, threads, observe)?;
+            t.flags = if r.found { FOUND } else { 0 };
+            reply(&r.depths, &t)?
+        }
     })
 }
 
@@ -716,6 +783,7 @@ mod tests {
         source: Option<Id>,
         graph: GraphId,
         limit: u64,
+        threads: u32,
     }
 
     fn params(kernel: u32, source: Option<Id>) -> Params {
@@ -725,14 +793,28 @@ mod tests {
             _ => (0, 0.0, 0.0),
         };
         let weights = if kernel == 4 { WEIGHTS } else { 0 };
-        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16], limit: 0 }
+        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16], limit: 0, threads: 1 }
     }
 
     /// A request's four sections (see [`crate::request`]), each built on its own.
     fn request_sections(p: &Params, bytes: bool, edges: &[(Id, Id)], weights: &[f64], vertices: &[Id], refusal: &str) -> [Vec<u8>; SECTIONS] {
+        marked_request_sections(p, bytes, edges, weights, vertices, &[], refusal)
+    }
+
+    /// [`request_sections`] with `marks` after the vertex ids (flag 11 sets whether the
+    /// request says they are there).
+    fn marked_request_sections(
+        p: &Params,
+        bytes: bool,
+        edges: &[(Id, Id)],
+        weights: &[f64],
+        vertices: &[Id],
+        marks: &[u8],
+        refusal: &str,
+    ) -> [Vec<u8>; SECTIONS] {
         let mut b = Vec::new();
         b.extend_from_slice(REQUEST_MAGIC);
-        for w in [p.kernel, 1, if bytes { 2 } else { 1 }, p.flags] {
+        for w in [p.kernel, p.threads, if bytes { 2 } else { 1 }, p.flags] {
             b.extend_from_slice(&w.to_le_bytes());
         }
         b.extend_from_slice(&p.iterations.to_le_bytes());
@@ -762,6 +844,7 @@ mod tests {
         for x in vertices {
             id_bytes(&mut v, x);
         }
+        v.extend_from_slice(marks);
         [b, e, w, v]
     }
 
@@ -1098,7 +1181,7 @@ mod tests {
         assert_eq!(bad(&|p| (p.kernel, p.iterations) = (3, -1)), "iterations must be >= 0, got -1");
         assert_eq!(bad(&|p| p.kernel = 1), "BFS needs a source vertex (flag bit 0)");
         assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (2, 1, Some(VertexId::Integral(0)))), "WCC takes no source vertex (flag bit 0 is set)");
-        assert_eq!(bad(&|p| p.kernel = 9), "kernel code 9 is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC) or 6 (PageRank)");
+        assert_eq!(bad(&|p| p.kernel = 9), "kernel code 9 is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank) or 13 (BFS paths)");
         assert_eq!(bad(&|p| p.kernel = 0), "kernel 0 (load only) needs flag 3 (keep)");
         assert_eq!(bad(&|p| p.flags = KEEP | USE), "flags 3 (keep) and 4 (use) exclude each other");
         assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (4, 1, Some(VertexId::Integral(0)))), "SSSP needs edge weights (flag bit 5)");
@@ -1245,5 +1328,293 @@ mod tests {
         load.limit = *sizes.iter().max().unwrap();
         assert!(on_threads(requests(&load, false, 2)).iter().all(|r| r.as_ref().unwrap()[..8] == REPLY_MAGIC[..]));
         crate::resident::drop_graph(&graph);
+    }
+
+    /// `n` ids of the kind asked for, ascending: integers spread over the i64 range
+    /// (negatives, i64::MIN and i64::MAX), byte strings (the empty one, non-UTF-8 bytes).
+    fn many_ids(n: usize, bytes: bool) -> Vec<Id> {
+        if bytes {
+            let mut v: Vec<Vec<u8>> = (0..n - 2).map(|k| format!("v{:03}", k * 7 % 1000).into_bytes()).collect();
+            v.extend([b"".to_vec(), b"\xff\x00".to_vec()]);
+            v.sort();
+            v.dedup();
+            assert_eq!(v.len(), n);
+            v.into_iter().map(VertexId::Bytes).collect()
+        } else {
+            let mut v: Vec<i64> = (1..n as i64 - 1).map(|k| (k - n as i64 / 2) * 1_000_000_007).collect();
+            v.extend([i64::MIN, i64::MAX]);
+            v.sort_unstable();
+            v.into_iter().map(VertexId::Integral).collect()
+        }
+    }
+
+    /// A random graph for BFS paths: `m` edges over `n` vertices and its marks (`f`
+    /// vertices "from", `t` "to", `both` both ways), from `seed`.
+    fn marked_graph(seed: u64, n: usize, m: usize, f: usize, t: usize, both: usize) -> (Vec<(usize, usize)>, Vec<u8>) {
+        let mut rng = graphblas::prng::Xoshiro256::new(seed);
+        let edges = (0..m).map(|_| (rng.below(n as u64) as usize, rng.below(n as u64) as usize)).collect();
+        let mut marks = vec![0u8; n];
+        for (count, mark) in [(both, FROM | TO), (f, FROM), (t, TO)] {
+            for _ in 0..count {
+                let v = loop {
+                    let v = rng.below(n as u64) as usize;
+                    if marks[v] == 0 {
+                        break v;
+                    }
+                };
+                marks[v] = mark;
+            }
+        }
+        (edges, marks)
+    }
+
+    /// Process q's vertex section for BFS paths: the vertices `listed` picks with their
+    /// marks; a vertex marked both ways is listed twice (on q and the next process), once
+    /// as "from", once as "to", so that the OR of its marks counts.
+    fn marked_section(marks: &[u8], id: &[Id], q: usize, p: usize, listed: impl Fn(usize) -> bool) -> (Vec<Id>, Vec<u8>) {
+        let (mut vertices, mut given) = (Vec::new(), Vec::new());
+        for (v, &m) in marks.iter().enumerate().filter(|(v, _)| listed(*v)) {
+            if v % p == q {
+                vertices.push(id[v].clone());
+                given.push(if m == FROM | TO { FROM } else { m });
+            }
+            if m == FROM | TO && (v + 1) % p == q {
+                vertices.push(id[v].clone());
+                given.push(TO);
+            }
+        }
+        (vertices, given)
+    }
+
+    /// Runs the requests (contiguous, or in sections handed over as the JVM does).
+    fn on_threads_in(sections: bool, inputs: Vec<[Vec<u8>; SECTIONS]>) -> Vec<Result<Vec<u8>, String>> {
+        if !sections {
+            return on_threads(inputs.into_iter().map(|s| s.concat()).collect());
+        }
+        let natives: Vec<Arc<crate::request::NativeRequest>> = inputs
+            .iter()
+            .map(|s| {
+                let mut r = crate::request::NativeRequest::new();
+                for (k, section) in s.iter().enumerate() {
+                    r.append_with(k, section.len(), |to| {
+                        to.copy_from_slice(section);
+                        Ok::<_, String>(())
+                    })
+                    .unwrap();
+                }
+                Arc::new(r)
+            })
+            .collect();
+        crate::on_shm_threads(vec![vec![]; natives.len()], |c, _| run(c, RequestBytes::Sections(natives[c.pid() as usize].clone()), None))
+    }
+
+    /// The replies of a BFS paths call checked against the model: every process's FOUND
+    /// flag, the rounds, the depths by id.
+    fn check_paths(out: &[Result<Vec<u8>, String>], bytes: bool, id: &[Id], want: &graphblas::reference::ReferencePaths, what: &str) {
+        for r in out {
+            let ((n, _, rounds, _, flags, kind), _) = read_reply(r.as_ref().unwrap_or_else(|e| panic!("{what}: {e}")), bytes);
+            assert_eq!((n, rounds, flags, kind), (id.len() as u64, want.rounds as u64, if want.found { FOUND } else { 0 }, 1), "{what}");
+        }
+        let got = pairs(out, bytes);
+        let expected: Vec<(Id, Value)> = id.iter().cloned().zip(want.depths.iter().map(|&d| Value::Int(d))).collect();
+        assert_eq!(got, expected, "{what}");
+    }
+
+    /// Issue 26, kernel 13 (GraphFrames' bfs): random graphs with marked vertices, 1-4
+    /// processes, threads 1 and 2, integral and byte-string ids, contiguous requests and
+    /// requests in sections, maxPathLength from 0 to beyond every path: the replies are
+    /// the sequential model's (depths, rounds, FOUND), including L = 0 (a vertex both
+    /// ways), a path cut by maxPathLength and no path at all.
+    #[test]
+    fn bfs_paths_by_id_equal_the_sequential_model() {
+        use graphblas::reference::reference_bfs_paths;
+        let cases = [(30usize, 60usize, 2usize, 2usize, 0usize), (80, 300, 3, 1, 0), (40, 60, 3, 3, 1), (40, 25, 1, 1, 0), (100, 160, 1, 1, 0)];
+        let mut seen = Vec::new();
+        for (k, &(n, m, f, t, both)) in cases.iter().enumerate() {
+            let (edges, marks) = marked_graph(700 + k as u64, n, m, f, t, both);
+            let from: Vec<bool> = marks.iter().map(|m| m & FROM != 0).collect();
+            let to: Vec<bool> = marks.iter().map(|m| m & TO != 0).collect();
+            for bytes in [false, true] {
+                let id = many_ids(n, bytes);
+                for p in 1..=4usize {
+                    for max_length in [0usize, 1, 3, 5, n] {
+                        let want = reference_bfs_paths(n, &edges, &from, &to, max_length);
+                        seen.push((want.found, want.rounds));
+                        let mut par = params(13, None);
+                        (par.flags, par.iterations, par.threads) = (MARKS, max_length as i64, 1 + (p + max_length) as u32 % 2);
+                        let sections = (k + p + max_length) % 2 == 1;
+                        let inputs = (0..p)
+                            .map(|q| {
+                                let mine: Vec<(Id, Id)> =
+                                    edges.iter().enumerate().filter(|(e, _)| e % p == q).map(|(_, &(u, v))| (id[u].clone(), id[v].clone())).collect();
+                                let (vertices, given) = marked_section(&marks, &id, q, p, |_| true);
+                                marked_request_sections(&par, bytes, &mine, &[], &vertices, &given, "")
+                            })
+                            .collect();
+                        let what = format!("case {k}, byte ids {bytes}, {p} processes, threads {}, sections {sections}, maxPathLength {max_length}", par.threads);
+                        check_paths(&on_threads_in(sections, inputs), bytes, &id, &want, &what);
+                    }
+                }
+            }
+        }
+        for case in [(true, 0), (true, 1), (true, 3), (true, 7), (false, 5), (false, 0)] {
+            assert!(seen.contains(&case), "no case {case:?} among {seen:?}");
+        }
+    }
+
+    /// Issue 26: BFS paths on a kept graph (flag 4 with marks): the vertex section lists
+    /// the marked ids only, looked up in the kept graph, and the replies equal the model's;
+    /// a graph kept by a BFS paths call (flag 3 with marks) serves the next one; a marked id
+    /// that is no vertex of the kept graph is refused, naming it; with flag 8, a marked id
+    /// listed twice is refused.
+    #[test]
+    fn bfs_paths_on_a_kept_graph() {
+        use graphblas::reference::reference_bfs_paths;
+        let (n, m) = (60, 120);
+        let (edges, marks) = marked_graph(77, n, m, 2, 3, 1);
+        let from: Vec<bool> = marks.iter().map(|m| m & FROM != 0).collect();
+        let to: Vec<bool> = marks.iter().map(|m| m & TO != 0).collect();
+        for bytes in [false, true] {
+            let id = many_ids(n, bytes);
+            for p in [1usize, 3] {
+                let graph: GraphId = [0x13 + bytes as u8 + 2 * p as u8; 16];
+                let parts = |par: &Params, marked: bool| -> Vec<[Vec<u8>; SECTIONS]> {
+                    (0..p)
+                        .map(|q| {
+                            let mine: Vec<(Id, Id)> =
+                                edges.iter().enumerate().filter(|(e, _)| e % p == q).map(|(_, &(u, v))| (id[u].clone(), id[v].clone())).collect();
+                            let (vertices, given) = marked_section(&marks, &id, q, p, |_| true);
+                            marked_request_sections(par, bytes, &mine, &[], &vertices, if marked { &given } else { &[] }, "")
+                        })
+                        .collect()
+                };
+                let on_kept = |max_length: usize, section: &dyn Fn(usize) -> (Vec<Id>, Vec<u8>), unique: bool| {
+                    let mut par = params(13, None);
+                    (par.flags, par.iterations, par.graph) = (MARKS | USE | if unique { UNIQUE } else { 0 }, max_length as i64, graph);
+                    on_threads((0..p).map(|q| {
+                        let (vertices, given) = section(q);
+                        marked_request_sections(&par, bytes, &[], &[], &vertices, &given, "").concat()
+                    }).collect())
+                };
+                let marked_only = |q: usize| marked_section(&marks, &id, q, p, |v| marks[v] != 0);
+                // Kept by a load (kernel 0), then by a BFS paths call that keeps it.
+                for keeper in [0u32, 13] {
+                    let mut load = params(keeper, None);
+                    (load.flags, load.graph, load.iterations) = (KEEP | if keeper == 13 { MARKS } else { 0 }, graph, 2);
+                    let out = on_threads_in(false, parts(&load, keeper == 13));
+                    assert!(out.iter().all(|r| r.as_ref().is_ok_and(|b| b.starts_with(REPLY_MAGIC))), "{out:?}");
+                    if keeper == 13 {
+                        check_paths(&out, bytes, &id, &reference_bfs_paths(n, &edges, &from, &to, 2), "BFS paths that keeps the graph");
+                    }
+                    for max_length in [0usize, 1, 2, 4, n] {
+                        let what = format!("kept by kernel {keeper}, byte ids {bytes}, {p} processes, maxPathLength {max_length}");
+                        check_paths(&on_kept(max_length, &marked_only, false), bytes, &id, &reference_bfs_paths(n, &edges, &from, &to, max_length), &what);
+                    }
+                }
+                // Marks that name a vertex the kept graph lacks, or one twice with flag 8.
+                let absent = if bytes { VertexId::Bytes(b"no such vertex".to_vec()) } else { VertexId::Integral(5) };
+                let with_absent = |q: usize| {
+                    let (mut vertices, mut given) = marked_only(q);
+                    if q == p - 1 {
+                        vertices.push(absent.clone());
+                        given.push(TO);
+                    }
+                    (vertices, given)
+                };
+                assert_eq!(one_refusal(on_kept(3, &with_absent, false)), format!("the marked vertex {absent} is not a vertex of the graph"));
+                // Each marked id once (with all its marks), the last vertex twice more.
+                let once = |q: usize| -> (Vec<Id>, Vec<u8>) {
+                    (0..n).filter(|&v| marks[v] != 0 && v % p == q).map(|v| (id[v].clone(), marks[v])).unzip()
+                };
+                let with_flag = on_kept(4, &once, true);
+                check_paths(&with_flag, bytes, &id, &reference_bfs_paths(n, &edges, &from, &to, 4), "each marked id once, flag 8");
+                let twice = |q: usize| {
+                    let (mut vertices, mut given) = once(q);
+                    if q == 0 {
+                        vertices.push(id[n - 1].clone());
+                        given.push(FROM);
+                        vertices.push(id[n - 1].clone());
+                        given.push(TO);
+                    }
+                    (vertices, given)
+                };
+                assert_eq!(one_refusal(on_kept(3, &twice, true)), format!("vertex id {} appears more than once", id[n - 1]));
+                assert!(on_kept(3, &twice, false).iter().all(|r| r.as_ref().is_ok_and(|b| b.starts_with(REPLY_MAGIC))));
+                crate::resident::drop_graph(&graph);
+            }
+        }
+    }
+
+    /// Issue 26, flag 8: a vertex id listed twice (by one process, or by two) is refused on
+    /// every process with the smallest such id; without the flag the same requests run;
+    /// edges' ids are not concerned (every id of the test graph is an edge's).
+    #[test]
+    fn unique_vertex_ids_refuse_an_id_listed_twice() {
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            let cases: [(&[&[usize]], Option<usize>); 4] =
+                [(&[&[9, 10, 0], &[1, 2]], None), (&[&[9, 10, 9]], Some(9)), (&[&[10, 3], &[4, 3], &[10]], Some(3)), (&[&[2, 7], &[10, 7, 2]], Some(2))];
+            for (lists, twice) in cases {
+                let p = lists.len();
+                for (kernel, marks) in [(2u32, false), (13, true)] {
+                    let run_with = |unique: bool| {
+                        let mut par = params(kernel, None);
+                        par.flags = if unique { UNIQUE } else { 0 } | if marks { MARKS } else { 0 };
+                        let inputs = (0..p)
+                            .map(|q| {
+                                let ks: Vec<usize> = (0..EDGES.len()).filter(|k| k % p == q).collect();
+                                let edges: Vec<(Id, Id)> = ks.iter().map(|&k| (id[EDGES[k].0].clone(), id[EDGES[k].1].clone())).collect();
+                                let vertices: Vec<Id> = lists[q].iter().map(|&v| id[v].clone()).collect();
+                                let given = if marks { vec![FROM; vertices.len()] } else { vec![] };
+                                marked_request_sections(&par, bytes, &edges, &[], &vertices, &given, "").concat()
+                            })
+                            .collect();
+                        on_threads(inputs)
+                    };
+                    let ok = |out: &[Result<Vec<u8>, String>]| out.iter().all(|r| r.as_ref().is_ok_and(|b| b.starts_with(REPLY_MAGIC)));
+                    let plain = run_with(false);
+                    assert!(ok(&plain), "kernel {kernel}: {plain:?}");
+                    match twice {
+                        None => assert_eq!(pairs(&run_with(true), bytes), pairs(&plain, bytes)),
+                        Some(v) => assert_eq!(one_refusal(run_with(true)), format!("vertex id {} appears more than once", id[v]), "kernel {kernel}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Issue 26: kernel 13 needs marks and the others refuse them; maxPathLength below 0
+    /// is refused; a mark with other bits than 0-1 does not parse; `describe` shows the
+    /// marks.
+    #[test]
+    fn marks_are_for_bfs_paths_only() {
+        let bad = |kernel: u32, flags: u32, iterations: i64| {
+            let mut par = params(kernel, None);
+            (par.flags, par.iterations) = (flags, iterations);
+            one_refusal(on_threads(requests(&par, false, 2)))
+        };
+        assert_eq!(bad(2, MARKS, 0), "WCC takes no vertex marks (flag bit 11 is set)");
+        assert_eq!(bad(0, MARKS | KEEP, 0), "load takes no vertex marks (flag bit 11 is set)");
+        assert_eq!(bad(6, MARKS, 10), "PageRank takes no vertex marks (flag bit 11 is set)");
+        assert_eq!(bad(13, 0, 3), "BFS paths needs vertex marks (flag bit 11)");
+        assert_eq!(bad(13, MARKS, -1), "maxPathLength must be >= 0, got -1");
+        assert_eq!(bad(13, MARKS | 1 << 12, 1), "flags 0x1800 set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 8 (unique), 11 (marks)");
+        let mut par = params(13, None);
+        par.flags = MARKS;
+        let id = ids(false);
+        let b = marked_request_sections(&par, false, &[(id[0].clone(), id[1].clone())], &[], &[id[2].clone(), id[0].clone()], &[TO, 4 | FROM], "").concat();
+        assert_eq!(parse(&b).err().unwrap(), "vertex mark 1 is 0x5: a mark sets bits 0 (from) and 1 (to) only");
+        let b = marked_request_sections(&par, false, &[(id[0].clone(), id[1].clone())], &[], &[id[2].clone(), id[0].clone()], &[TO], "").concat();
+        assert!(parse(&b).err().unwrap().contains("declares 2 vertex marks but has 1 bytes left"));
+        let b = marked_request_sections(&par, false, &[(id[0].clone(), id[1].clone())], &[], &[id[2].clone()], &[TO | FROM], "").concat();
+        assert_eq!(
+            describe(&b).unwrap(),
+            format!("graph-call BfsPaths {{ max_length: 0 }} threads=1 kind=1 flags=2048 iterations=0 alpha=0 tol=0 source=none edges [{}, {}] weights None vertices [{}] marks [3]", id[0], id[1], id[2])
+        );
+        // A call on a kept graph sends vertex ids only with their marks.
+        par.flags = USE;
+        par.kernel = 2;
+        let b = marked_request_sections(&par, false, &[], &[], &[id[2].clone()], &[], "").concat();
+        assert!(parse(&b).err().unwrap().contains("vertex ids only with their marks (flag 11); this one declares 0 and 1"));
     }
 }
