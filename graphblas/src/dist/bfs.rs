@@ -101,13 +101,14 @@ pub(crate) fn compute_paths(
     let sources = marks.iter().enumerate().filter(|(_, &m)| m & FROM != 0).map(|(k, _)| k as u32).collect();
     let search = Search { sources, targets: Some(marks), last_level: max_length };
     let s = levels(comm, g.adjacency(), search, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
-    let (mut depth, rounds) = match s.found {
-        Some(level) => (s.depth, level),
-        None => (s.depth, s.levels.saturating_sub(1)),
+    let mut depth = s.depth;
+    let rounds = match s.found {
+        Some(level) => level,
+        None => {
+            depth.fill(UNREACHABLE);
+            s.levels.saturating_sub(1)
+        }
     };
-    if s.found.is_none() {
-        depth.fill(UNREACHABLE);
-    }
     Ok((Computed { values: depth, rounds, seconds: t1.elapsed().as_secs_f64() }, s.found.is_some()))
 }
 
