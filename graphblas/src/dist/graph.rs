@@ -11,7 +11,8 @@
 //! or this process's part of the dictionary) — and none of the raw keys.
 //!
 //! The kernels ([`Graph::bfs`], [`Graph::wcc`], [`Graph::cdlp`], [`Graph::sssp`],
-//! [`Graph::lcc`], [`Graph::pagerank`]) run on a `&Graph`, collectively; each process
+//! [`Graph::lcc`], [`Graph::pagerank`], [`Graph::bfs_paths`] on vertex marks from
+//! [`Graph::load_with`] or [`Graph::marks`]) run on a `&Graph`, collectively; each process
 //! answers for its block of vertices (even blocks of the numbers, so ascending ids, the
 //! blocks in pid order), with ids, and WCC's and CDLP's values are ids too. The entry
 //! points over an [`Input`] (`bfs_spmd`, ...) load a graph of the same kind (labelled by
