@@ -109,6 +109,9 @@ where
         }
         let total = comm.sum_u64((mine.len() / 2) as u64)?;
         observe(round, total);
+        if std::env::var_os("SETTLE_DEBUG").is_some() && me == 0 {
+            eprintln!("round {round} changes {total} t {:?}", std::time::Instant::now());
+        }
         if total == 0 {
             return Ok(round);
         }
