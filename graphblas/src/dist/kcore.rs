@@ -13,7 +13,7 @@ use super::comm::{try_zeroed, Comm};
 use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::settle::{settle, View};
+use super::settle::{settle, Readers, View};
 use super::{finish, DistResult, Input};
 use lpf::Context;
 use std::time::Instant;
@@ -54,6 +54,11 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
     let (mut estimates, _) = comm.allgatherv(&degrees)?;
     // Balance the threads by the rows' in- and out-edges together.
     let work: Vec<usize> = adj.inn.csr().ptr.iter().zip(&adj.out.csr().ptr).map(|(a, b)| a + b).collect();
+    // A neighbour's fall matters to a vertex only when it falls below the vertex's
+    // estimate e: after its update, a vertex has e neighbours of estimate >= e, so its
+    // h-index stays e until one of them drops below e.
+    let below = |old: u32, new: u32, e: u32| old >= e && new < e;
+    let readers = comm.agree(Readers::new(adj.n, rows, me, |k, f| adj.neighbours(k).for_each(|u| f(u)), below))?;
     let mut progress = Rounds::start("round", observe);
     let h_index = |k: usize, view: &View<'_>, counts: &mut Vec<u32>| {
         let cap = view.get(lo + k);
@@ -74,7 +79,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
         let h = h.unwrap_or(0);
         (h < cap).then_some(h)
     };
-    let rounds = settle(comm, &mut estimates, lo, &work, threads, 0, h_index, |k, c| progress.done(k, "lowered", Measure::Count(c)))?;
+    let rounds = settle(comm, &mut estimates, lo, &work, threads, 0, Some(&readers), h_index, |k, c| progress.done(k, "lowered", Measure::Count(c)))?;
     let values = estimates[lo..lo + rows].iter().map(|&x| x as i64).collect();
     Ok(Computed { values, rounds, seconds: t1.elapsed().as_secs_f64() })
 }

@@ -78,8 +78,6 @@ pub(crate) fn triangle_sums_everywhere(
     progress: &mut Rounds<'_>,
 ) -> DistResult<(Vec<u64>, Vec<usize>)> {
     let (lo, hi) = (adj.lo, adj.lo + adj.rows());
-    let dbg = std::time::Instant::now();
-    macro_rules! t { ($x:expr) => { if std::env::var_os("SETTLE_DEBUG").is_some() { eprintln!("{} {} {:?}", comm.me, $x, dbg.elapsed()); } } }
     let directions = ewise_add_matrix(&pattern_with(&adj.out, 1u32)?, &pattern_with(&adj.inn, 1u32)?, Plus, threads)?;
     let mine: Vec<u32> = neighbour_counts(&directions, lo).iter().map(|&d| d as u32).collect();
     let (degrees, _) = comm.allgatherv(&mine)?;
@@ -87,7 +85,6 @@ pub(crate) fn triangle_sums_everywhere(
     progress.done(1, "candidates", Measure::Count(degrees.iter().filter(|&&d| d >= 2).count() as u64));
     let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, lo + i, j), threads)?;
     drop(directions);
-    t!("select");
     let later = match weighing {
         Weighing::Directions => later,
         Weighing::Unit => pattern_with(&later, 1u32)?,
@@ -96,15 +93,11 @@ pub(crate) fn triangle_sums_everywhere(
     wanted.extend(lo as u32..hi as u32);
     wanted.sort_unstable();
     wanted.dedup();
-    t!("wanted");
     let rows = rows_of(comm, adj, &later, &wanted)?;
     drop(later);
-    t!("rows_of");
     let mut sums = triangle_sums(&rows, lo..hi, threads)?;
     drop(rows);
-    t!("sums");
     comm.allreduce_sum_u64_long(&mut sums)?;
-    t!("allreduce");
     progress.done(2, measure, Measure::Count(sums.iter().sum()));
     Ok((sums, degrees))
 }
