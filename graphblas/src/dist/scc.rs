@@ -93,7 +93,8 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
             if label[v] != NONE || !view.stale(ins.iter().copied()) {
                 return None;
             }
-            let c = ins.iter().filter(|&&u| label[u as usize] == NONE).map(|&u| view.get(u as usize)).min()?;
+            // Decided vertices have no colour (NONE), so they never give the least.
+            let c = ins.iter().map(|&u| view.get(u as usize)).min()?;
             (c < view.get(v)).then_some(c)
         };
         settle(comm, colour, lo, &inn.ptr, threads, 0, None, least, |_, c| tick(c))

@@ -55,12 +55,14 @@ impl Readers {
 }
 
 /// The vector as a row's update sees it: the values at the start of the round, the
-/// thread's part as updated so far, and which vertices changed since the last round.
+/// thread's part as updated so far, which vertices changed in the last round and which of
+/// the part's in this one.
 pub(crate) struct View<'a> {
     all: &'a [u32],
     part: &'a [u32],
     start: usize,
     changed: &'a [u64],
+    fresh: &'a [u64],
     first: bool,
 }
 
@@ -80,7 +82,7 @@ impl View<'_> {
         if self.changed[u / 64] & (1 << (u % 64)) != 0 {
             return true;
         }
-        matches!(u.checked_sub(self.start), Some(k) if k < self.part.len() && self.part[k] != self.all[u])
+        matches!(u.checked_sub(self.start), Some(k) if k < self.part.len() && self.fresh[k / 64] & (1 << (k % 64)) != 0)
     }
 
     /// Whether a row with these neighbours must be updated again: in the first round, or
@@ -132,15 +134,17 @@ where
             run_blocks(parts, |_, (part, first_row)| {
                 let start = lo + first_row;
                 let mut scratch = Vec::new();
+                let mut fresh = vec![0u64; part.len().div_ceil(64)];
                 for k in 0..part.len() {
                     let row = first_row + k;
                     let visit = due.map(|d| d[row / 64] & (1 << (row % 64)) != 0);
                     if visit == Some(false) {
                         continue;
                     }
-                    let view = View { all, part: &*part, start, changed, first: round == 1 || visit.is_some() };
+                    let view = View { all, part: &*part, start, changed, fresh: &fresh, first: round == 1 || visit.is_some() };
                     if let Some(x) = update(first_row + k, &view, &mut scratch) {
                         part[k] = x;
+                        fresh[k / 64] |= 1 << (k % 64);
                     }
                 }
             })?;
