@@ -6,6 +6,10 @@
 //! graph sssp --source ID INPUT [RUN] [--output FILE]
 //! graph cdlp INPUT [RUN] [--iterations N] [--output FILE]
 //! graph lcc INPUT [RUN] [--output FILE]
+//! graph scc INPUT [RUN] [--output FILE]
+//! graph triangles INPUT [RUN] [--output FILE]
+//! graph kcore INPUT [RUN] [--output FILE]
+//! graph mis INPUT [RUN] [--mis-seed S] [--output FILE]
 //! graph pr INPUT [RUN] [--iterations N | --tol X [--max-iters M]] [--damping D] [--output FILE]
 //!   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
 //!   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]
@@ -20,7 +24,10 @@
 //! must carry non-negative weights: a MatrixMarket real or integer file or an edge
 //! list with a weight column), CDLP the vertex's label (an id) after N iterations of
 //! label propagation (default 10, Graphalytics'), LCC the local clustering
-//! coefficient, PR the rank: with `--iterations N` Graphalytics' PageRank (exactly N
+//! coefficient, SCC the smallest id of the vertex's strongly connected component,
+//! triangles the number of triangles at the vertex and kcore its coreness (both in the
+//! undirected simple graph), MIS 1 for the vertices of the maximal independent set of
+//! priority seed `--mis-seed` (default 12345), else 0, PR the rank: with `--iterations N` Graphalytics' PageRank (exactly N
 //! iterations), else until the L1 change is below `--tol` (default 1e-7, at most
 //! `--max-iters`, default 1000); damping 0.85 unless `--damping`. The
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
@@ -29,7 +36,7 @@
 use graphblas::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
 use graphblas::algorithms::cdlp::DEFAULT_ITERATIONS;
 use graphblas::dist::{
-    bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
+    bfs_spmd_with, cdlp_spmd, kcore_spmd, lcc_spmd, mis_spmd, scc_spmd, triangles_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
 };
 use graphblas::{Direction, PageRankConfig};
 use lpf::Context;
@@ -41,6 +48,10 @@ const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|
        graph sssp --source ID INPUT [RUN] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights)
        graph cdlp INPUT [RUN] [--iterations N] [--output FILE]   (N default 10)
        graph lcc INPUT [RUN] [--output FILE]
+       graph scc INPUT [RUN] [--output FILE]
+       graph triangles INPUT [RUN] [--output FILE]
+       graph kcore INPUT [RUN] [--output FILE]
+       graph mis INPUT [RUN] [--mis-seed S] [--output FILE]   (S default 12345)
        graph pr INPUT [RUN] [--iterations N | --tol X [--max-iters M]] [--damping D] [--output FILE]
                 (--iterations: Graphalytics' fixed count; else tolerance X, default 1e-7)
   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
@@ -58,6 +69,10 @@ enum Kernel {
     Sssp,
     Cdlp,
     Lcc,
+    Scc,
+    Triangles,
+    Kcore,
+    Mis,
     Pr,
 }
 
@@ -74,6 +89,7 @@ struct Opts {
     tol: Option<f64>,
     max_iters: Option<usize>,
     damping: f64,
+    mis_seed: i64,
     output: Option<PathBuf>,
 }
 
@@ -85,12 +101,16 @@ fn parse() -> Opts {
         Some("sssp") => Kernel::Sssp,
         Some("cdlp") => Kernel::Cdlp,
         Some("lcc") => Kernel::Lcc,
+        Some("scc") => Kernel::Scc,
+        Some("triangles") => Kernel::Triangles,
+        Some("kcore") => Kernel::Kcore,
+        Some("mis") => Kernel::Mis,
         Some("pr") => Kernel::Pr,
         Some("--help" | "-h") => {
             println!("{USAGE}");
             std::process::exit(0)
         }
-        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp, lcc, pr)")),
+        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp, lcc, scc, triangles, kcore, mis, pr)")),
         None => usage("name a kernel"),
     };
     let mut o = Opts {
@@ -105,6 +125,7 @@ fn parse() -> Opts {
         tol: None,
         max_iters: None,
         damping: 0.85,
+        mis_seed: 12345,
         output: None,
     };
     let mut i = 1;
@@ -131,6 +152,7 @@ fn parse() -> Opts {
             "--tol" if kernel == Kernel::Pr => o.tol = Some(value(usage, a, v)),
             "--max-iters" if kernel == Kernel::Pr => o.max_iters = Some(value(usage, a, v)),
             "--damping" if kernel == Kernel::Pr => o.damping = value(usage, a, v),
+            "--mis-seed" if kernel == Kernel::Mis => o.mis_seed = value(usage, a, v),
             "--output" | "-o" => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
             _ => usage(&format!("unknown argument {a:?} for graph {}", args[0])),
         }
@@ -176,7 +198,8 @@ fn summary(o: &Opts, ctx: &Context, name: &str, r: &Ran, total: f64) -> String {
         Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
         Kernel::Sssp => format!("Bellman-Ford rounds {}", r.rounds),
         Kernel::Cdlp | Kernel::Pr => format!("iterations {}", r.rounds),
-        Kernel::Lcc => "one triangle count".to_string(),
+        Kernel::Lcc | Kernel::Triangles => "one triangle count".to_string(),
+        Kernel::Scc | Kernel::Kcore | Kernel::Mis => format!("rounds {}", r.rounds),
     };
     format!(
         "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\
@@ -260,6 +283,22 @@ fn main() {
             Kernel::Lcc => {
                 let r = lcc_spmd(ctx, input.clone(), o.threads)?;
                 finish(&o, ctx, "lcc", r, t0)
+            }
+            Kernel::Scc => {
+                let r = scc_spmd(ctx, input.clone(), o.threads)?;
+                finish(&o, ctx, "scc", r, t0)
+            }
+            Kernel::Triangles => {
+                let r = triangles_spmd(ctx, input.clone(), o.threads)?;
+                finish(&o, ctx, "triangles", r, t0)
+            }
+            Kernel::Kcore => {
+                let r = kcore_spmd(ctx, input.clone(), o.threads)?;
+                finish(&o, ctx, "kcore", r, t0)
+            }
+            Kernel::Mis => {
+                let r = mis_spmd(ctx, input.clone(), o.mis_seed, o.threads)?;
+                finish(&o, ctx, "mis", r, t0)
             }
             Kernel::Pr => {
                 let r = pagerank_spmd(ctx, input.clone(), &pagerank_config(&o))?;

@@ -59,6 +59,53 @@ impl Adjacency {
     pub fn rows(&self) -> usize {
         self.inn.nrows()
     }
+
+    /// The neighbours of row `k` (vertex `lo + k`) in the undirected simple graph: its
+    /// out- and in-neighbours merged, each once, without the vertex itself, ascending.
+    pub fn neighbours(&self, k: usize) -> Neighbours<'_> {
+        let (out, inn) = (self.out.csr().line(k).0, self.inn.csr().line(k).0);
+        Neighbours { out, inn, own: (self.lo + k) as u32 }
+    }
+}
+
+/// The merge of two ascending rows without repeats and without `own`.
+pub(crate) struct Neighbours<'a> {
+    out: &'a [u32],
+    inn: &'a [u32],
+    own: u32,
+}
+
+impl Iterator for Neighbours<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        loop {
+            let u = match (self.out.first(), self.inn.first()) {
+                (Some(&a), Some(&b)) => {
+                    if a <= b {
+                        self.out = &self.out[1..];
+                    }
+                    if b <= a {
+                        self.inn = &self.inn[1..];
+                    }
+                    a.min(b)
+                }
+                (Some(&a), None) => {
+                    self.out = &self.out[1..];
+                    a
+                }
+                (None, Some(&b)) => {
+                    self.inn = &self.inn[1..];
+                    b
+                }
+                (None, None) => return None,
+            };
+            if u != self.own {
+                return Some(u);
+            }
+        }
+    }
 }
 
 /// Routes and deduplicates the loaded edges and builds this process's in- and

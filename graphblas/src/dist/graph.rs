@@ -518,6 +518,13 @@ impl Graph {
         self.with_ids(comm, values, c.rounds, c.seconds, t)
     }
 
+    /// A result of this block whose values are vertex numbers, as `i64` (the positions
+    /// of the labels' ids in the ascending order of all ids). Collective.
+    fn keyed_numbers(&self, comm: &mut Comm<'_>, c: Computed<u32>) -> DistResult<KeyedValues<Vec<i64>>> {
+        let values = c.values.iter().map(|&k| k as i64).collect();
+        self.with_ids(comm, values, c.rounds, c.seconds, Instant::now())
+    }
+
     /// This block's ids with `values`; `t`: when the translation to ids started.
     fn with_ids<V>(&self, comm: &mut Comm<'_>, values: V, rounds: usize, seconds: f64, t: Instant) -> DistResult<KeyedValues<V>> {
         let block: Vec<u32> = (self.lo as u32..self.hi as u32).collect();
@@ -558,6 +565,77 @@ impl Graph {
             g.require_vertices("CDLP")?;
             let c = super::cdlp::compute(comm, g, iterations, threads.max(1), observe)?;
             g.keyed_labels(comm, c)
+        })
+    }
+
+    /// Weakly connected components as vertex numbers: every vertex with the position of
+    /// its component's smallest id in the ascending order of all ids (0..n).
+    pub fn wcc_numbers(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("WCC")?;
+            let c = super::wcc::compute(comm, g, threads.max(1), observe)?;
+            g.keyed_numbers(comm, c)
+        })
+    }
+
+    /// Label propagation as vertex numbers: every vertex with the position of its
+    /// label's id in the ascending order of all ids.
+    pub fn cdlp_numbers(&self, ctx: &mut Context, iterations: usize, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("CDLP")?;
+            let c = super::cdlp::compute(comm, g, iterations, threads.max(1), observe)?;
+            g.keyed_numbers(comm, c)
+        })
+    }
+
+    /// Strongly connected components over the directed edges: every vertex with the
+    /// smallest id of its SCC (see [`super::scc_spmd`]).
+    pub fn scc(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<VertexIds>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("SCC")?;
+            let c = super::scc::compute(comm, g, threads.max(1), observe)?;
+            g.keyed_labels(comm, c)
+        })
+    }
+
+    /// As [`Graph::scc`], as vertex numbers: the position of the SCC's smallest id in the
+    /// ascending order of all ids.
+    pub fn scc_numbers(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("SCC")?;
+            let c = super::scc::compute(comm, g, threads.max(1), observe)?;
+            g.keyed_numbers(comm, c)
+        })
+    }
+
+    /// The number of triangles at every vertex of the undirected simple graph (see
+    /// [`super::triangles_spmd`]).
+    pub fn triangles(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("triangle count")?;
+            let c = super::triangles::compute(comm, g, threads.max(1), observe)?;
+            g.keyed(comm, c)
+        })
+    }
+
+    /// The coreness of every vertex of the undirected simple graph (see
+    /// [`super::kcore_spmd`]).
+    pub fn kcore(&self, ctx: &mut Context, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("k-core")?;
+            let c = super::kcore::compute(comm, g, threads.max(1), observe)?;
+            g.keyed(comm, c)
+        })
+    }
+
+    /// A maximal independent set of the undirected simple graph for `seed`: 1 in the
+    /// set, 0 not; the same set for the same seed and graph on any number of processes
+    /// and threads (see [`super::mis_spmd`]).
+    pub fn mis(&self, ctx: &mut Context, seed: i64, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            g.require_vertices("MIS")?;
+            let c = super::mis::compute(comm, g, seed, threads.max(1), observe)?;
+            g.keyed(comm, c)
         })
     }
 

@@ -52,6 +52,32 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
     let t1 = Instant::now();
     let mut progress = Rounds::start("phase", observe);
     let (lo, hi) = (adj.lo, adj.lo + adj.rows());
+    let (sums, degrees) = triangle_sums_everywhere(comm, adj, threads, Weighing::Directions, "links", &mut progress)?;
+    let values = coefficients(&sums[lo..hi], &degrees[lo..hi]);
+    Ok(Computed { values, rounds: 1, seconds: t1.elapsed().as_secs_f64() })
+}
+
+/// What a triangle credits each corner with: the directed edges between the other two
+/// (LCC's numerator), or 1 (the triangle count).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Weighing {
+    Directions,
+    Unit,
+}
+
+/// The triangle sums of every vertex of the undirected simple graph (`sums`, all n,
+/// the same on every process) and every vertex's neighbour count: each process counts
+/// the triangles whose first corner (in LCC's order) is its own. Reports phase 1
+/// (`candidates`) and phase 2 (`measure`: the sums' total). Collective.
+pub(crate) fn triangle_sums_everywhere(
+    comm: &mut Comm<'_>,
+    adj: &Adjacency,
+    threads: usize,
+    weighing: Weighing,
+    measure: &'static str,
+    progress: &mut Rounds<'_>,
+) -> DistResult<(Vec<u64>, Vec<usize>)> {
+    let (lo, hi) = (adj.lo, adj.lo + adj.rows());
     let directions = ewise_add_matrix(&pattern_with(&adj.out, 1u32)?, &pattern_with(&adj.inn, 1u32)?, Plus, threads)?;
     let mine: Vec<u32> = neighbour_counts(&directions, lo).iter().map(|&d| d as u32).collect();
     let (degrees, _) = comm.allgatherv(&mine)?;
@@ -59,6 +85,10 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
     progress.done(1, "candidates", Measure::Count(degrees.iter().filter(|&&d| d >= 2).count() as u64));
     let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, lo + i, j), threads)?;
     drop(directions);
+    let later = match weighing {
+        Weighing::Directions => later,
+        Weighing::Unit => pattern_with(&later, 1u32)?,
+    };
     let mut wanted = columns_of(&later);
     wanted.extend(lo as u32..hi as u32);
     wanted.sort_unstable();
@@ -68,9 +98,8 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
     let mut sums = triangle_sums(&rows, lo..hi, threads)?;
     drop(rows);
     comm.allreduce_sum_u64_long(&mut sums)?;
-    progress.done(2, "links", Measure::Count(sums.iter().sum()));
-    let values = coefficients(&sums[lo..hi], &degrees[lo..hi]);
-    Ok(Computed { values, rounds: 1, seconds: t1.elapsed().as_secs_f64() })
+    progress.done(2, measure, Measure::Count(sums.iter().sum()));
+    Ok((sums, degrees))
 }
 
 /// The vertices that are a column of `block`, ascending.

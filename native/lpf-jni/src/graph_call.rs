@@ -15,11 +15,11 @@
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | 8 bytes | magic `LPFGCQ01` |
-//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank, 13 BFS paths (GraphFrames' bfs; needs flag bit 11) |
+//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank, 8 SCC, 10 triangle count, 11 k-core, 12 maximal independent set, 13 BFS paths (GraphFrames' bfs; needs flag bit 11) |
 //! | 12 | u32 | threads per process (0 = 1) |
 //! | 16 | u32 | id kind: 1 integral (i64), 2 byte strings |
-//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights; bit 8 unique: the vertex ids must be distinct over all processes (else every process refuses with `vertex id X appears more than once`, the smallest such id); bit 11 marks: v marks follow the vertex ids (kernel 13 only) |
-//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; BFS paths: maxPathLength, >= 0; else 0) |
+//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights; bit 7 numbers: WCC, CDLP and SCC answer labels as vertex numbers (value kind 1: the label's position in the ascending order of all ids, 0..n); bit 8 unique: the vertex ids must be distinct over all processes (else every process refuses with `vertex id X appears more than once`, the smallest such id); bit 11 marks: v marks follow the vertex ids (kernel 13 only) |
+//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; MIS: the seed, any i64; BFS paths: maxPathLength, >= 0; else 0) |
 //! | 32 | f64 | alpha (PageRank; else 0) |
 //! | 40 | f64 | tol (PageRank; else 0) |
 //! | 48 | u64 | m, this process's edges |
@@ -40,7 +40,15 @@
 //! request fails on every process with one message. BFS and SSSP need the source flag,
 //! the others forbid it; SSSP needs weights (flag bit 5, or a kept graph loaded with
 //! them); a weight must be a number >= 0 (the caller refuses others, naming the ids;
-//! checked here too). A graph to keep must fit the limit at 80 beside the bytes at 88:
+//! checked here too). Flag bit 7 (numbers) is for WCC, CDLP and SCC only.
+//!
+//! The kernels' graph: the edges deduplicated, every id of an edge or of the vertex section
+//! a vertex. SCC follows the directed edges (label: the smallest id of the SCC). Triangle
+//! count, k-core and MIS see the undirected simple graph (directions ignored, self-loops
+//! dropped, each pair once): the triangles at a vertex; its coreness (isolated: 0); the
+//! greedy independent set in the order of priorities hashed from (seed, vertex number),
+//! which depends only on the seed and the graph, not on the number of processes or threads.
+//! A graph to keep must fit the limit at 80 beside the bytes at 88:
 //! checked before loading with a lower bound of its part (10 bytes per edge of the
 //! request: both directions' column index and pattern value, 8 per vertex id), and after
 //! loading with its exact size; either refusal names the bytes and the limit, and then
@@ -65,7 +73,7 @@
 //! | 0 | 8 bytes | magic `LPFGCR01` |
 //! | 8 | u64 | n, vertices of the whole graph |
 //! | 16 | u64 | edges of the whole graph (duplicates once) |
-//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC 1; BFS paths: L when found, else the deepest level searched) |
+//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC and triangle count 1; SCC, k-core, MIS their update rounds; BFS paths: L when found, else the deepest level searched) |
 //! | 32 | f64 | load seconds (this process: parse, numbering, routing, build) |
 //! | 40 | f64 | compute seconds (this process) |
 //! | 48 | f64 | residual (PageRank's last L1 change; else 0) |
@@ -75,7 +83,7 @@
 //! | 72 | u64 | k, vertices in this reply (0 for a load only) |
 //! | 80 | u64 | native bytes of the graph this process keeps (flags 3 and 4; else 0) |
 //! | 88 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
-//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; BFS paths i64 depth when found and at most L, else i64::MAX), or for WCC/CDLP ids in the ids' encoding |
+//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; triangle count, k-core i64; MIS i64 1 in the set, 0 not; BFS paths i64 depth when found and at most L, else i64::MAX; WCC/CDLP/SCC with flag 7 an i64 vertex number), or for WCC/CDLP/SCC ids in the ids' encoding |
 //!
 //! Over all processes every vertex comes once; process q's block precedes q+1's.
 
@@ -100,16 +108,22 @@ pub const MISSING_MAGIC: &[u8; 8] = b"LPFGCM01";
 pub const REQUEST_HEADER: usize = 100;
 pub const REPLY_HEADER: usize = 88;
 
+/// The kernel codes, as errors list them.
+const KERNEL_CODES: &str =
+    "0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank), 8 (SCC), 10 (triangle count), 11 (k-core), 12 (MIS) or 13 (BFS paths)";
+
 /// Flags of the request: a source follows the refusal; keep the loaded graph; run on the
 /// kept graph; the edges carry weights; the vertex ids are distinct; marks follow them.
 const HAS_SOURCE: u32 = 1;
 const KEEP: u32 = 8;
 const USE: u32 = 16;
 const WEIGHTS: u32 = 32;
+/// Flag bit 7: WCC, CDLP and SCC answer vertex numbers instead of ids.
+const NUMBERS: u32 = 128;
 const UNIQUE: u32 = 256;
 const MARKS: u32 = 2048;
 /// Every flag a request may set (bits 1-2: the exchange).
-const KNOWN_FLAGS: u32 = HAS_SOURCE | 6 | KEEP | USE | WEIGHTS | UNIQUE | MARKS;
+const KNOWN_FLAGS: u32 = HAS_SOURCE | 6 | KEEP | USE | WEIGHTS | NUMBERS | UNIQUE | MARKS;
 
 /// Flag of the reply: BFS paths found a path.
 const FOUND: u32 = 8;
@@ -144,6 +158,10 @@ pub enum Kernel {
     Sssp,
     Lcc,
     PageRank { alpha: f64, tol: f64, max_iters: usize, exchange: Exchange },
+    Scc,
+    Triangles,
+    KCore,
+    Mis { seed: i64 },
     BfsPaths { max_length: usize },
 }
 
@@ -156,7 +174,7 @@ impl Header {
         }
         if self.flags & !KNOWN_FLAGS != 0 {
             return Err(format!(
-                "flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 8 (unique), 11 (marks)",
+                "flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 7 (numbers), 8 (unique), 11 (marks)",
                 self.flags
             ));
         }
@@ -184,15 +202,22 @@ impl Header {
                 };
                 Kernel::PageRank { alpha: self.alpha, tol: self.tol, max_iters: self.iterations as usize, exchange }
             }
+            8 => Kernel::Scc,
+            10 => Kernel::Triangles,
+            11 => Kernel::KCore,
+            12 => Kernel::Mis { seed: self.iterations },
             13 => Kernel::BfsPaths {
                 max_length: usize::try_from(self.iterations).map_err(|_| format!("maxPathLength must be >= 0, got {}", self.iterations))?,
             },
-            x => return Err(format!("kernel code {x} is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank) or 13 (BFS paths)")),
+            x => return Err(format!("kernel code {x} is not {KERNEL_CODES}")),
         };
         match (matches!(kernel, Kernel::BfsPaths { .. }), self.flags & MARKS != 0) {
             (true, false) => return Err("BFS paths needs vertex marks (flag bit 11)".into()),
             (false, true) => return Err(format!("{} takes no vertex marks (flag bit 11 is set)", name(&kernel))),
             _ => {}
+        }
+        if self.flags & NUMBERS != 0 && !matches!(kernel, Kernel::Wcc | Kernel::Cdlp { .. } | Kernel::Scc) {
+            return Err(format!("{} answers no labels, so no vertex numbers (flag bit 7 is for WCC, CDLP and SCC)", name(&kernel)));
         }
         if kernel == Kernel::Sssp && self.flags & (WEIGHTS | USE) == 0 {
             return Err("SSSP needs edge weights (flag bit 5)".into());
@@ -220,6 +245,10 @@ fn name(k: &Kernel) -> &'static str {
         Kernel::Sssp => "SSSP",
         Kernel::Lcc => "LCC",
         Kernel::PageRank { .. } => "PageRank",
+        Kernel::Scc => "SCC",
+        Kernel::Triangles => "triangle count",
+        Kernel::KCore => "k-core",
+        Kernel::Mis { .. } => "MIS",
         Kernel::BfsPaths { .. } => "BFS paths",
     }
 }
@@ -251,6 +280,11 @@ impl Request {
     /// Whether the vertex ids must be distinct (flag 8).
     fn unique(&self) -> bool {
         self.header.flags & UNIQUE != 0
+    }
+
+    /// Whether labels are answered as vertex numbers (flag 7).
+    fn numbers(&self) -> bool {
+        self.header.flags & NUMBERS != 0
     }
 }
 
@@ -677,7 +711,7 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
     let threads = req.threads;
     let (pid, p) = (ctx.pid(), ctx.nprocs());
     let id = req.header.graph;
-    let (keep, uses_kept, unique) = (req.keep(), req.uses_kept(), req.unique());
+    let (keep, uses_kept, unique, numbers) = (req.keep(), req.uses_kept(), req.unique(), req.numbers());
     let (graph, kept_bytes, marks) = if uses_kept {
         // Every process must hold its part: one word each says so.
         let found = resident::find(&id, pid, p);
@@ -728,8 +762,15 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             reply(&none, &t)?
         }
         Kernel::Bfs => reply(&graph.bfs(ctx, source(), threads, observe)?, &t)?,
+        Kernel::Wcc if numbers => reply(&graph.wcc_numbers(ctx, threads, observe)?, &t)?,
         Kernel::Wcc => reply(&graph.wcc(ctx, threads, observe)?, &t)?,
+        Kernel::Cdlp { iterations } if numbers => reply(&graph.cdlp_numbers(ctx, iterations, threads, observe)?, &t)?,
         Kernel::Cdlp { iterations } => reply(&graph.cdlp(ctx, iterations, threads, observe)?, &t)?,
+        Kernel::Scc if numbers => reply(&graph.scc_numbers(ctx, threads, observe)?, &t)?,
+        Kernel::Scc => reply(&graph.scc(ctx, threads, observe)?, &t)?,
+        Kernel::Triangles => reply(&graph.triangles(ctx, threads, observe)?, &t)?,
+        Kernel::KCore => reply(&graph.kcore(ctx, threads, observe)?, &t)?,
+        Kernel::Mis { seed } => reply(&graph.mis(ctx, seed, threads, observe)?, &t)?,
         Kernel::Sssp => reply(&graph.sssp(ctx, source(), threads, observe)?, &t)?,
         Kernel::Lcc => reply(&graph.lcc(ctx, threads, observe)?, &t)?,
         Kernel::PageRank { alpha, tol, max_iters, exchange } => {
@@ -790,6 +831,7 @@ mod tests {
         let (iterations, alpha, tol) = match kernel {
             3 => (3, 0.0, 0.0),
             6 => (200, 0.85, 1e-12),
+            12 => (MIS_SEED, 0.0, 0.0),
             _ => (0, 0.0, 0.0),
         };
         let weights = if kernel == 4 { WEIGHTS } else { 0 };
@@ -925,6 +967,12 @@ mod tests {
         crate::on_shm_threads(inputs, |c, input| run(c, RequestBytes::Contiguous(input), None))
     }
 
+    /// The seed of the MIS requests (negative: any i64 is a seed).
+    const MIS_SEED: i64 = -5;
+
+    /// The kernels that answer for every vertex.
+    const KERNELS: [u32; 10] = [1, 2, 3, 4, 5, 6, 8, 10, 11, 12];
+
     /// The test graph: 11 vertices numbered by hand, 0..=8 with edges (duplicates, a
     /// self-loop, two components), 9 and 10 isolated.
     const N: usize = 11;
@@ -965,7 +1013,7 @@ mod tests {
     /// The same graph numbered by hand through graphblas's numbered input
     /// (`Input::NumberedEdges`, SSSP's weighted one), as (number, value bits) in number order.
     fn numbered(kernel: u32, source: usize, p: usize) -> Vec<(u64, u64)> {
-        use graphblas::dist::{bfs_spmd, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, Input};
+        use graphblas::dist::{bfs_spmd, cdlp_spmd, kcore_spmd, lcc_spmd, mis_spmd, pagerank_spmd, scc_spmd, sssp_spmd, triangles_spmd, wcc_spmd, Input};
         let inputs: Vec<Vec<u8>> = (0..p).map(|q| vec![q as u8]).collect();
         let out = crate::on_shm_threads(inputs, |c, input| {
             let q = input[0] as usize;
@@ -996,6 +1044,20 @@ mod tests {
                     let r = lcc_spmd(c, Input::NumberedEdges { n, edges }, 1).map_err(e)?;
                     zip(r.ids, r.values.iter().map(|d| d.to_bits()).collect())
                 }
+                8 => {
+                    let r = scc_spmd(c, Input::NumberedEdges { n, edges }, 1).map_err(e)?;
+                    zip(r.ids, r.values)
+                }
+                10 | 11 | 12 => {
+                    let input = Input::NumberedEdges { n, edges };
+                    let r = match kernel {
+                        10 => triangles_spmd(c, input, 1),
+                        11 => kcore_spmd(c, input, 1),
+                        _ => mis_spmd(c, input, MIS_SEED, 1),
+                    };
+                    let r = r.map_err(e)?;
+                    zip(r.ids, r.values.iter().map(|&x| x as u64).collect())
+                }
                 _ => {
                     let cfg = PageRankConfig { alpha: 0.85, tol: 1e-12, max_iters: 200, threads: 1 };
                     let r = pagerank_spmd(c, Input::NumberedEdges { n, edges }, &cfg).map_err(e)?;
@@ -1018,28 +1080,66 @@ mod tests {
     /// Issue 25: every kernel on ids the processes number themselves gives the results of
     /// the graph numbered by hand, with the ids (integers incl. i64::MIN/MAX and
     /// negatives; byte strings incl. the empty one, non-UTF-8 and 5000 bytes), isolated
-    /// vertices given as vertex ids, 1-3 processes.
+    /// vertices given as vertex ids, 1-3 processes. Issue 26: SCC, triangle count, k-core
+    /// and MIS too, and WCC, CDLP and SCC with flag 7 (numbers) answer the labels' numbers.
     #[test]
     fn every_kernel_by_id_equals_the_numbered_kernel() {
         for bytes in [false, true] {
             let id = ids(bytes);
             for p in 1..=3 {
-                for kernel in 1..=6u32 {
+                for kernel in KERNELS {
                     let source = (kernel == 1 || kernel == 4).then(|| id[1].clone());
-                    let got = pairs(&on_threads(requests(&params(kernel, source), bytes, p)), bytes);
-                    let want: Vec<(Id, Value)> = numbered(kernel, 1, p)
-                        .into_iter()
-                        .map(|(v, bits)| {
+                    let want = numbered(kernel, 1, p);
+                    let got = pairs(&on_threads(requests(&params(kernel, source.clone()), bytes, p)), bytes);
+                    let with_ids: Vec<(Id, Value)> = want
+                        .iter()
+                        .map(|&(v, bits)| {
                             let value = match kernel {
-                                1 => Value::Int(bits as i64),
-                                2 | 3 => Value::Id(id[bits as usize].clone()),
+                                1 | 10 | 11 | 12 => Value::Int(bits as i64),
+                                2 | 3 | 8 => Value::Id(id[bits as usize].clone()),
                                 _ => Value::Float(bits),
                             };
                             (id[v as usize].clone(), value)
                         })
                         .collect();
-                    assert_eq!(got, want, "kernel {kernel}, {p} processes, byte ids {bytes}");
+                    assert_eq!(got, with_ids, "kernel {kernel}, {p} processes, byte ids {bytes}");
+                    if matches!(kernel, 2 | 3 | 8) {
+                        let mut par = params(kernel, source);
+                        par.flags |= NUMBERS;
+                        let got = pairs(&on_threads(requests(&par, bytes, p)), bytes);
+                        let numbers: Vec<(Id, Value)> = want.iter().map(|&(v, bits)| (id[v as usize].clone(), Value::Int(bits as i64))).collect();
+                        assert_eq!(got, numbers, "kernel {kernel} with vertex numbers, {p} processes, byte ids {bytes}");
+                    }
                 }
+            }
+        }
+    }
+
+    /// Issue 26's kernels on the test graph, by hand: the SCCs {0..=4}, {5, 6, 7} and the
+    /// singletons; the triangles {0, 1, 2}, {1, 2, 4}, {5, 6, 7}; the cores; an MIS that
+    /// is independent and maximal, the same for the same seed on 1 and 3 processes.
+    #[test]
+    fn the_new_kernels_on_the_test_graph() {
+        let id = ids(false);
+        let ints = |kernel: u32, p: usize, par: Option<Params>| -> Vec<i64> {
+            let got = pairs(&on_threads(requests(&par.unwrap_or_else(|| params(kernel, None)), false, p)), false);
+            got.into_iter().map(|(_, v)| if let Value::Int(x) = v { x } else { panic!("{v:?}") }).collect()
+        };
+        let scc = pairs(&on_threads(requests(&params(8, None), false, 2)), false);
+        let labels: Vec<Value> = [0, 0, 0, 0, 0, 5, 5, 5, 8, 9, 10].iter().map(|&k| Value::Id(id[k].clone())).collect();
+        assert_eq!(scc.into_iter().map(|(_, v)| v).collect::<Vec<_>>(), labels);
+        assert_eq!(ints(10, 2, None), [1, 2, 2, 0, 1, 1, 1, 1, 0, 0, 0]);
+        // 0, 1, 2, 4 each have 3 neighbours among themselves (0-1, 0-2, 1-2, 1-4, 2-4; 0-3, 3-4).
+        assert_eq!(ints(11, 3, None), [2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0]);
+        let neighbours: [&[usize]; 11] = [&[1, 2, 3], &[0, 2, 4], &[0, 1, 4], &[0, 4], &[1, 2, 3], &[6, 7], &[5, 7], &[5, 6], &[], &[], &[]];
+        for seed in [i64::MIN, -1, 0, i64::MAX] {
+            let mut par = params(12, None);
+            par.iterations = seed;
+            let set = ints(12, 1, Some(par.clone()));
+            assert_eq!(ints(12, 3, Some(par)), set, "seed {seed}: the same set on 3 processes");
+            for v in 0..N {
+                let members = neighbours[v].iter().filter(|&&u| set[u] == 1).count();
+                assert!(if set[v] == 1 { members == 0 } else { members > 0 }, "seed {seed}: vertex {v} in {set:?}");
             }
         }
     }
@@ -1181,7 +1281,16 @@ mod tests {
         assert_eq!(bad(&|p| (p.kernel, p.iterations) = (3, -1)), "iterations must be >= 0, got -1");
         assert_eq!(bad(&|p| p.kernel = 1), "BFS needs a source vertex (flag bit 0)");
         assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (2, 1, Some(VertexId::Integral(0)))), "WCC takes no source vertex (flag bit 0 is set)");
-        assert_eq!(bad(&|p| p.kernel = 9), "kernel code 9 is not 0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank) or 13 (BFS paths)");
+        assert_eq!(bad(&|p| p.kernel = 99), format!("kernel code 99 is not {KERNEL_CODES}"));
+        for (kernel, name) in [(8, "SCC"), (10, "triangle count"), (11, "k-core"), (12, "MIS")] {
+            let said = bad(&|p| (p.kernel, p.flags, p.source) = (kernel, 1, Some(VertexId::Integral(0))));
+            assert_eq!(said, format!("{name} takes no source vertex (flag bit 0 is set)"));
+        }
+        for (kernel, name) in [(1, "BFS"), (5, "LCC"), (6, "PageRank"), (10, "triangle count"), (11, "k-core"), (12, "MIS")] {
+            let said = bad(&|p| (p.kernel, p.flags, p.source) = (kernel, NUMBERS | (kernel == 1) as u32, (kernel == 1).then_some(VertexId::Integral(0))));
+            assert_eq!(said, format!("{name} answers no labels, so no vertex numbers (flag bit 7 is for WCC, CDLP and SCC)"));
+        }
+        assert!(bad(&|p| p.flags = 1 << 12).starts_with("flags 0x1000 set bits other than"));
         assert_eq!(bad(&|p| p.kernel = 0), "kernel 0 (load only) needs flag 3 (keep)");
         assert_eq!(bad(&|p| p.flags = KEEP | USE), "flags 3 (keep) and 4 (use) exclude each other");
         assert_eq!(bad(&|p| (p.kernel, p.flags, p.source) = (4, 1, Some(VertexId::Integral(0)))), "SSSP needs edge weights (flag bit 5)");
@@ -1217,6 +1326,11 @@ mod tests {
             describe(&b).unwrap(),
             "graph-call Sssp threads=1 kind=2 flags=33 iterations=0 alpha=0 tol=0 source='x' edges ['x', '\u{fffd}'] weights Some([2.5]) vertices ['']"
         );
+        let mis = request(&params(12, None), false, &[], &[], &[VertexId::Integral(4)], "");
+        assert_eq!(describe(&mis).unwrap(), "graph-call Mis { seed: -5 } threads=1 kind=1 flags=0 iterations=-5 alpha=0 tol=0 source=none edges [] weights None vertices [4]");
+        let mut numbers = params(8, None);
+        numbers.flags = NUMBERS;
+        assert!(describe(&request(&numbers, false, &[], &[], &[], "")).unwrap().starts_with("graph-call Scc threads=1 kind=1 flags=128 "));
         let mut par = params(3, None);
         par.iterations = -2;
         assert_eq!(describe(&request(&par, false, &[], &[], &[], "")).unwrap_err(), "iterations must be >= 0, got -2");
@@ -1275,7 +1389,7 @@ mod tests {
                 assert_eq!(u64::from_le_bytes(b[8..16].try_into().unwrap()), N as u64);
                 assert!(u64::from_le_bytes(b[80..88].try_into().unwrap()) > 0, "kept bytes");
             }
-            for kernel in 1..=6u32 {
+            for kernel in KERNELS {
                 let source = (kernel == 1 || kernel == 4).then(|| id[1].clone());
                 let want = pairs(&on_threads(requests(&params(kernel, source.clone()), bytes, 3)), bytes);
                 let mut on_kept = params(kernel, source);
@@ -1598,7 +1712,7 @@ mod tests {
         assert_eq!(bad(6, MARKS, 10), "PageRank takes no vertex marks (flag bit 11 is set)");
         assert_eq!(bad(13, 0, 3), "BFS paths needs vertex marks (flag bit 11)");
         assert_eq!(bad(13, MARKS, -1), "maxPathLength must be >= 0, got -1");
-        assert_eq!(bad(13, MARKS | 1 << 12, 1), "flags 0x1800 set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 8 (unique), 11 (marks)");
+        assert_eq!(bad(13, MARKS | 1 << 12, 1), "flags 0x1800 set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 7 (numbers), 8 (unique), 11 (marks)");
         let mut par = params(13, None);
         par.flags = MARKS;
         let id = ids(false);
