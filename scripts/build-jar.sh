@@ -119,6 +119,8 @@ pom() {
   <dependencies>
 $(dep org.apache.spark "spark-core_$sv" "$spark")
 $(dep org.apache.spark "spark-sql_$sv" "$spark")
+$(dep org.apache.spark "spark-mllib_$sv" "$spark")
+$(dep org.apache.spark "spark-graphx_$sv" "$spark")
 $(dep org.scala-lang scala-library "$scala")
 $(dep org.slf4j slf4j-api "$slf4j")
 ${compat}

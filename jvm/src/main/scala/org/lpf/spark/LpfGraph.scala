@@ -37,7 +37,9 @@ import org.apache.spark.sql.types._
  * anything.
  */
 final class LpfGraph private (@transient val edges: DataFrame, @transient val vertices: Option[DataFrame],
-                              val src: String, val dst: String, val id: String) extends Serializable {
+                              val src: String, val dst: String, val id: String,
+                              private[spark] val uniqueIds: Boolean = false,
+                              private[spark] val markColumn: Option[String] = None) extends Serializable {
   import LpfGraph._
 
   @transient private val spark: SparkSession = edges.sparkSession
@@ -190,23 +192,37 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
     call(k, source, iterations, weightCol, nprocs, threads, settings).frame(spark, idType)
 
   /**
+   * One call of `k` with the request's fields that `shape` sets (issue 26's flags: source
+   * list, NUMBERS, VECTOR, UNDIRECTED; UNIQUE and MARKS come from how this graph was made),
+   * `iterations` as the kernel reads it (a seed, maxPathLength, ...): the run's outcome
+   * (its frame, rounds, FOUND). For [[org.lpf.spark.graphframes.GraphFrame]]. A graph with
+   * marks never runs resident (the marks belong to the call).
+   */
+  private[spark] def callWith(k: LpfGraphCall.Kernel, iterations: Long, alpha: Double = 0, tol: Double = 0,
+                              settings: LpfSettings = LpfSettings())
+                             (shape: LpfGraphCall.Call => LpfGraphCall.Call): LpfGraphCall.Outcome =
+    call(k, None, 0, None, 0, 0, settings, alpha, tol, c => shape(c.copy(iterations = iterations)))
+
+  /**
    * One call of `k` (see [[LpfGraphCall]]): the arguments checked on the driver first (no
    * Spark job), then the edge (and vertex) rows projected to the columns the tasks read,
    * integral ids as bigint, weights as double, and one barrier stage.
    */
   private def call(k: LpfGraphCall.Kernel, source: Option[Any], iterations: Int, weightCol: Option[String],
                    nprocs: Int, threads: Int, settings: LpfSettings, alpha: Double = 0,
-                   tol: Double = 0): LpfGraphCall.Outcome = {
+                   tol: Double = 0, shape: LpfGraphCall.Call => LpfGraphCall.Call = identity): LpfGraphCall.Outcome = {
     LpfPageRank.checkCounts(nprocs, threads)
     val strings = idType == StringType
     val sourceId = source.map(s => exactId(idType, s, s"${k.name} source"))
     val t = if (threads > 0) threads else spark.sparkContext.getConf.getInt("spark.task.cpus", 1)
-    val c = LpfGraphCall.Call(k, t, strings, sourceId, iterations.toLong, alpha, tol, weights = weightCol.isDefined)
+    val c = shape(LpfGraphCall.Call(k, t, strings, sourceId, iterations.toLong, alpha, tol, weights = weightCol.isDefined,
+      unique = uniqueIds && vertices.isDefined, marks = markColumn.isDefined))
     if (k != LpfGraphCall.Load) LpfGraphCall.checkParameters(c)
     val weight = weightCol.map(w => checkedWeight(field(edges, w, WeightColumn)))
     val p = if (nprocs > 0) nprocs
       else LpfPageRank.availableProcesses(spark.sparkContext, None, settings, s"LpfGraph.${k.name.toLowerCase}")
-    val o = if (resident.wanted) residentCall(c, p, weight, settings) else LpfGraphCall.run(rows(weight), c, p, settings)
+    val o = if (resident.wanted && !c.marks) residentCall(c, p, weight, settings)
+      else LpfGraphCall.run(rows(weight), c, p, settings)
     latest = Some(LpfGraphRun(o))
     o
   }
@@ -216,7 +232,8 @@ final class LpfGraph private (@transient val edges: DataFrame, @transient val ve
     val ids = (f: StructField) => if (idType == StringType) column(f) else column(f).cast(LongType)
     val edgeRows = LpfEdges.rowsOf(edges.select(Seq(ids(srcField), ids(dstField)) ++
       weight.map(w => column(w).cast(DoubleType)): _*))
-    val vertexRows = vertices.map(v => LpfEdges.rowsOf(v.select(ids(idField.get))))
+    val vertexRows = vertices.map(v => LpfEdges.rowsOf(v.select(Seq(ids(idField.get)) ++
+      markColumn.map(m => col(m).cast(ByteType)): _*)))
     LpfGraphCall.Rows(edgeRows, vertexRows, LpfGraphCall.Columns(src, dst, id, weight.map(_.name)))
   }
 
@@ -346,7 +363,7 @@ case class LpfGraphRun(kernel: String, vertices: Long, edges: Long, rounds: Long
 
 private[spark] object LpfGraphRun {
   def apply(o: LpfGraphCall.Outcome): LpfGraphRun = {
-    val pageRank = o.kernel == LpfGraphCall.PageRank
+    val pageRank = o.kernel == LpfGraphCall.PageRank || o.kernel == LpfGraphCall.GraphxPageRank
     LpfGraphRun(o.kernel.name, o.vertices, o.edges, o.rounds, if (pageRank) o.residual else Double.NaN,
       pageRank && o.converged, if (pageRank) o.exchange else "", o.processes, o.loadSeconds, o.computeSeconds,
       o.idSeconds, o.setupSeconds, o.ingestSeconds, o.bootstrapSeconds, o.callSeconds)
@@ -386,6 +403,14 @@ object LpfGraph {
   /** For Java: edges and vertices (null for none), columns named as given. */
   def create(edges: DataFrame, vertices: DataFrame, src: String, dst: String, id: String): LpfGraph =
     apply(edges, vertices, src, dst, id)
+
+  /**
+   * The graph of a GraphFrame: columns `src`, `dst`, `id`; the vertex ids must be distinct
+   * (UNIQUE: a duplicate is refused natively, naming it); with `marks`, the vertex
+   * DataFrame's column of that name is each vertex's mark (bit 0 from, bit 1 to; BFS paths).
+   */
+  private[spark] def ofGraphFrame(edges: DataFrame, vertices: Option[DataFrame], marks: Option[String] = None): LpfGraph =
+    new LpfGraph(edges, vertices, "src", "dst", "id", uniqueIds = true, markColumn = marks)
 
   /** A top-level column by its exact name (dots and back-ticks in it are not paths). */
   private def column(f: StructField) = col("`" + f.name.replace("`", "``") + "`")

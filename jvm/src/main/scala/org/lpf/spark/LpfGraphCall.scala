@@ -12,6 +12,7 @@ import org.apache.spark.rdd.{RDD, ShuffledRDD}
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow
+import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
@@ -51,6 +52,17 @@ private[spark] object LpfGraphCall {
   case object Sssp extends Kernel(4, "SSSP", "distance")
   case object Lcc extends Kernel(5, "LCC", "lcc")
   case object PageRank extends Kernel(6, "PageRank", "pagerank")
+  /** GraphX's PageRank (plain, personalized from one source, or one vector per source with VECTOR). */
+  case object GraphxPageRank extends Kernel(7, "GraphX PageRank", "pagerank")
+  case object Scc extends Kernel(8, "SCC", "component")
+  /** Hop counts to the landmarks (the source list): w i64 per vertex. */
+  case object Landmarks extends Kernel(9, "ShortestPaths", "distances")
+  case object Triangles extends Kernel(10, "TriangleCount", "count")
+  case object KCore extends Kernel(11, "KCore", "kcore")
+  /** Maximal independent set (seed in `iterations`): 1 in the set, 0 not. */
+  case object Mis extends Kernel(12, "MIS", "selected")
+  /** GraphFrames' bfs: depths from the vertices marked "from" until a "to" vertex is reached. */
+  case object BfsPaths extends Kernel(13, "BFS paths", "depth")
   /** Load the graph and keep it (a resident graph's [[LpfGraph.load]]); no result. */
   case object Load extends Kernel(0, "load", "")
 
@@ -61,11 +73,22 @@ private[spark] object LpfGraphCall {
    * allgather, 2 plan), and for a resident graph its id (16 bytes) and whether this call
    * loads the graph and keeps it (`keep`) or runs on the kept graph (`use`: no rows read).
    * `weights`: the edges carry weights (SSSP's, or a resident graph loaded with them).
+   * Issue 26's flags: `sources` the source list (flag 6; kernels 7 and 9), `numbers` labels
+   * as vertex numbers (7), `unique` the vertex ids must be distinct (8), `vector` one value
+   * per source (9), `undirected` (10), `marks` the vertex rows carry a mark each (11).
    */
   final case class Call(kernel: Kernel, threads: Int, strings: Boolean, source: Option[Any] = None,
                         iterations: Long = 0, alpha: Double = 0, tol: Double = 0, exchange: Int = 0,
                         graphId: Array[Byte] = null, keep: Boolean = false, use: Boolean = false,
-                        weights: Boolean = false)
+                        weights: Boolean = false, sources: Option[Seq[Any]] = None, numbers: Boolean = false,
+                        unique: Boolean = false, vector: Boolean = false, undirected: Boolean = false,
+                        marks: Boolean = false) {
+    /** The request's flags word (offset 20). */
+    def flags: Int =
+      (if (source.isDefined) 1 else 0) | ((exchange & 3) << 1) | (if (keep) 8 else 0) | (if (use) 16 else 0) |
+        (if (weights) 32 else 0) | (if (sources.isDefined) 64 else 0) | (if (numbers) 128 else 0) |
+        (if (unique) 256 else 0) | (if (vector) 512 else 0) | (if (undirected) 1024 else 0) | (if (marks) 2048 else 0)
+  }
 
   /**
    * The native memory a kept graph may use in this executor (`limit`; 0: no limit) and
@@ -98,7 +121,8 @@ private[spark] object LpfGraphCall {
    * `vertices`, vertex ids) in the request's encoding (`ids`), the edges' weights (SSSP:
    * `count` f64), or instead the refusal of the input (`refusal` not null).
    */
-  final case class Piece(vertices: Boolean, count: Int, ids: Array[Byte], weights: Array[Byte], refusal: String)
+  final case class Piece(vertices: Boolean, count: Int, ids: Array[Byte], weights: Array[Byte], refusal: String,
+                         marks: Array[Byte] = null)
 
   /** A piece's target size: big enough for bulk copies, small enough to spread over processes. */
   val PieceBytes: Int = 1 << 20
@@ -118,6 +142,7 @@ private[spark] object LpfGraphCall {
 
     def long(v: Long): Unit = { room(8); b.putLong(length, v); length += 8 }
     def double(v: Double): Unit = { room(8); b.putDouble(length, v); length += 8 }
+    def byte(v: Byte): Unit = { room(1); a(length) = v; length += 1 }
 
     /** A string id: u32 length, then its UTF-8 bytes (Spark's own, copied once). */
     def frame(s: UTF8String): Unit = {
@@ -168,18 +193,25 @@ private[spark] object LpfGraphCall {
       refusal
     }
 
-  /** The pieces of one partition of vertex rows (column 0 the id), made as they are read; a null id is a refusal. */
+  /**
+   * The pieces of one partition of vertex rows (column 0 the id; with `marked`, column 1 the
+   * vertex's mark, a tinyint, null as 0), made as they are read; a null id is a refusal.
+   */
   def vertexPieces(rows: Iterator[InternalRow], strings: Boolean, columns: Columns,
-                   pieceBytes: Int = PieceBytes): Iterator[Piece] =
-    pieces(rows, vertices = true, weighted = false, pieceBytes) { (r, ids, _) =>
+                   pieceBytes: Int = PieceBytes, marked: Boolean = false): Iterator[Piece] =
+    pieces(rows, vertices = true, weighted = marked, pieceBytes) { (r, ids, marks) =>
       if (r.isNullAt(0)) s"the vertex column '${columns.id}' has null ids; every vertex needs an id"
-      else { if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0)); null }
+      else {
+        if (strings) ids.frame(r.getUTF8String(0)) else ids.long(r.getLong(0))
+        if (marked) marks.byte(if (r.isNullAt(1)) 0 else r.getByte(1))
+        null
+      }
     }
 
   /**
    * Pieces of about `pieceBytes` of ids, each made when the consumer asks for it: `add`
-   * appends a row to the ids (and weights), or returns the refusal of the row, which ends
-   * the pieces with a refusal piece.
+   * appends a row to the ids (and weights: for vertex rows, the marks), or returns the
+   * refusal of the row, which ends the pieces with a refusal piece.
    */
   private def pieces(rows: Iterator[InternalRow], vertices: Boolean, weighted: Boolean, pieceBytes: Int)
                     (add: (InternalRow, Bytes, Bytes) => String): Iterator[Piece] = new Iterator[Piece] {
@@ -198,11 +230,10 @@ private[spark] object LpfGraphCall {
         }
         count += 1
       }
-      Piece(vertices, count, ids.result, if (weighted) weights.result else null, null)
+      if (vertices) Piece(vertices, count, ids.result, null, null, if (weighted) weights.result else null)
+      else Piece(vertices, count, ids.result, if (weighted) weights.result else null, null)
     }
   }
-
-  private def exchangeOf(call: Call): Int = call.exchange & 3
 
   /**
    * One process's request, written into `to` as `pieces` are read (see graph_call.rs for
@@ -214,6 +245,8 @@ private[spark] object LpfGraphCall {
     val weighted = call.weights
     var (m, v) = (0L, 0L)
     var refusal = Array.emptyByteArray
+    // The marks follow all vertex ids of the process: gathered here (one byte per vertex).
+    val marks = new Bytes(if (call.marks) 1024 else 0)
     while (refusal.isEmpty && pieces.hasNext) {
       val piece = pieces.next()
       if (piece.refusal != null) {
@@ -223,6 +256,7 @@ private[spark] object LpfGraphCall {
         v = 0
       } else if (piece.vertices) {
         to.put(LpfRequest.VERTICES, piece.ids)
+        if (call.marks) piece.marks.foreach(marks.byte)
         v += piece.count
       } else {
         to.put(LpfRequest.EDGES, piece.ids)
@@ -230,19 +264,28 @@ private[spark] object LpfGraphCall {
         m += piece.count
       }
     }
-    val source: Array[Byte] = call.source match {
-      case _ if refusal.nonEmpty => Array.emptyByteArray
-      case None => Array.emptyByteArray
-      case Some(s: String) =>
+    if (call.marks && refusal.isEmpty && marks.length > 0) to.put(LpfRequest.VERTICES, marks.result)
+    def encoded(id: Any): Array[Byte] = id match {
+      case s: String =>
         val b = s.getBytes(StandardCharsets.UTF_8)
         ByteBuffer.allocate(4 + b.length).order(ByteOrder.LITTLE_ENDIAN).putInt(b.length).put(b).array()
-      case Some(x) => ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(x.asInstanceOf[Number].longValue).array()
+      case x => ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(x.asInstanceOf[Number].longValue).array()
     }
+    val source: Array[Byte] =
+      if (refusal.nonEmpty) Array.emptyByteArray
+      else (call.source, call.sources) match {
+        case (Some(s), _) => encoded(s)
+        case (None, Some(list)) =>
+          val each = list.map(encoded)
+          val b = ByteBuffer.allocate(4 + each.map(_.length).sum).order(ByteOrder.LITTLE_ENDIAN).putInt(list.length)
+          each.foreach(b.put)
+          b.array()
+        case _ => Array.emptyByteArray
+      }
     val b = LpfEdges.headerBuffer(RequestHeader + refusal.length + source.length)
     b.put("LPFGCQ01".getBytes(StandardCharsets.US_ASCII))
     b.putInt(call.kernel.code).putInt(math.max(call.threads, 1)).putInt(if (call.strings) StringIds else IntegralIds)
-    b.putInt((if (call.source.isDefined) 1 else 0) | (exchangeOf(call) << 1) | (if (call.keep) 8 else 0) |
-      (if (call.use) 16 else 0) | (if (weighted) 32 else 0))
+    b.putInt(call.flags)
     b.putLong(call.iterations).putDouble(call.alpha).putDouble(call.tol).putLong(m).putLong(v)
     b.put(if (call.graphId == null) new Array[Byte](16) else call.graphId)
     b.putLong(room.limit).putLong(room.kept)
@@ -279,7 +322,8 @@ private[spark] object LpfGraphCall {
    */
   final case class Reply(vertices: Long, edges: Long, rounds: Long, loadSeconds: Double, computeSeconds: Double,
                          residual: Double, converged: Boolean, exchange: Int, idSeconds: Double, count: Long,
-                         residentBytes: Long, refusal: Option[String], missing: Boolean = false)
+                         residentBytes: Long, refusal: Option[String], missing: Boolean = false,
+                         found: Boolean = false)
 
   private def malformed(detail: String): LpfException =
     new LpfException(-1, "driver", "hook", s"the native graph-call reply is malformed: $detail")
@@ -299,16 +343,32 @@ private[spark] object LpfGraphCall {
       case "LPFGCR01" if bytes.length >= ReplyHeaderBytes =>
         val flags = b.getInt(56)
         Reply(b.getLong(8), b.getLong(16), b.getLong(24), b.getDouble(32), b.getDouble(40), b.getDouble(48),
-          (flags & 1) != 0, (flags >> 1) & 3, b.getDouble(64), b.getLong(72), b.getLong(80), None)
+          (flags & 1) != 0, (flags >> 1) & 3, b.getDouble(64), b.getLong(72), b.getLong(80), None,
+          found = (flags & 8) != 0)
       case _ => throw malformed(s"${bytes.length} bytes, magic '$magic'")
     }
   }
 
-  /** The result's value type: BFS depths bigint, WCC's and CDLP's labels ids, the others double. */
-  def valueType(kernel: Kernel, idType: DataType): DataType = kernel match {
-    case Bfs | Load => LongType
-    case Wcc | Cdlp => idType
-    case Sssp | Lcc | PageRank => DoubleType
+  /**
+   * The reply's value kind for `call` (graph_call.rs: 1 i64, 2 f64, 3 an id, 4 w i64 per
+   * vertex, 5 w f64 per vertex): labels are ids, or vertex numbers with NUMBERS; landmarks'
+   * hop counts and PageRank's vectors (VECTOR) w values per vertex.
+   */
+  def valueKind(call: Call): Int = call.kernel match {
+    case Wcc | Cdlp | Scc => if (call.numbers) 1 else 3
+    case Bfs | Load | Triangles | KCore | Mis | BfsPaths => 1
+    case Sssp | Lcc | PageRank => 2
+    case GraphxPageRank => if (call.vector) 5 else 2
+    case Landmarks => 4
+  }
+
+  /** The result's value type for value kind `kind`: bigint, double, the id type, or arrays of w of them. */
+  def valueType(kind: Int, idType: DataType): DataType = kind match {
+    case 1 => LongType
+    case 2 => DoubleType
+    case 3 => idType
+    case 4 => ArrayType(LongType, containsNull = false)
+    case 5 => ArrayType(DoubleType, containsNull = false)
   }
 
   /**
@@ -317,16 +377,18 @@ private[spark] object LpfGraphCall {
    * row before anything keeps it (RDDScanExec), so nothing here may hold a row; string ids
    * point into the reply's bytes, which the persisted replies keep.
    */
-  def rows(bytes: Array[Byte], kernel: Kernel, idType: DataType): Iterator[InternalRow] = {
+  def rows(bytes: Array[Byte], kind: Int, width: Int, idType: DataType): Iterator[InternalRow] = {
     val h = replyHeader(bytes)
     if (h.refusal.isDefined || h.missing) return Iterator.empty
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    if (h.count > 0 && b.getInt(60) != kind) throw malformed(s"value kind ${b.getInt(60)}, expected $kind")
     val strings = idType == StringType
-    val row = new SpecificInternalRow(Seq(idType, valueType(kernel, idType)))
+    val row = new SpecificInternalRow(Seq(idType, valueType(kind, idType)))
     var at = ReplyHeaderBytes
     def skipId(): Unit = at += (if (strings) 4 + b.getInt(at) else 8)
     // The values follow the k ids.
     val k = h.count
+    if (kind >= 4 && k > 0 && width < 1) throw malformed("a reply of w values per vertex with w = 0")
     var vat = if (strings) { var i = 0L; while (i < k) { skipId(); i += 1 }; at } else ReplyHeaderBytes + 8 * k.toInt
     at = ReplyHeaderBytes
     def setId(column: Int, pos: Int): Int = idType match {
@@ -341,11 +403,13 @@ private[spark] object LpfGraphCall {
     }
     Iterator.range(0, k.toInt).map { _ =>
       at = setId(0, at)
-      kernel match {
-        case Bfs => row.setLong(1, b.getLong(vat)); vat += 8
-        case Wcc | Cdlp => vat = setId(1, vat)
-        case Sssp | Lcc | PageRank => row.setDouble(1, b.getDouble(vat)); vat += 8
-        case Load => throw malformed("a load-only reply with vertices")
+      kind match {
+        case 1 => row.setLong(1, b.getLong(vat)); vat += 8
+        case 3 => vat = setId(1, vat)
+        case 2 => row.setDouble(1, b.getDouble(vat)); vat += 8
+        // Each row its own array: the projection copies the row, and an array is copied with it.
+        case 4 => row.update(1, new GenericArrayData(Array.tabulate[Any](width)(i => b.getLong(vat + 8 * i)))); vat += 8 * width
+        case 5 => row.update(1, new GenericArrayData(Array.tabulate[Any](width)(i => b.getDouble(vat + 8 * i)))); vat += 8 * width
       }
       row
     }
@@ -377,21 +441,21 @@ private[spark] object LpfGraphCall {
                            rounds: Long, residual: Double, converged: Boolean, exchange: String, loadSeconds: Double,
                            computeSeconds: Double, idSeconds: Double, processes: Int, setupSeconds: Double,
                            ingestSeconds: Double, bootstrapSeconds: Double, callSeconds: Double, parts: Seq[Part],
-                           missing: Boolean = false) {
+                           missing: Boolean = false, kind: Int = 0, width: Int = 0, found: Boolean = false) {
     /** The result `(id, value)` as a DataFrame, ids of type `idType`, read from the replies' bytes. */
     def frame(spark: SparkSession, idType: DataType): DataFrame = {
-      val k = kernel
+      val (k, w) = (kind, width)
       val schema = StructType(Seq(StructField(IdColumn, idType, nullable = false),
-        StructField(k.column, valueType(k, idType), nullable = false)))
-      LpfSparkAccess.internalFrame(spark, replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, idType) }),
+        StructField(kernel.column, valueType(k, idType), nullable = false)))
+      LpfSparkAccess.internalFrame(spark, replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, w, idType) }),
         schema)
     }
 
     /** The result as (id, value) pairs, for integral ids and a kernel of double values (PageRank, SSSP, LCC). */
     def doubles: RDD[(Long, Double)] = {
-      val k = kernel
-      require(valueType(k, LongType) == DoubleType, s"${k.name}'s values are not doubles")
-      replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, LongType).map(r => (r.getLong(0), r.getDouble(1))) })
+      val (k, w) = (kind, width)
+      require(k == 2, s"${kernel.name}'s values are not doubles")
+      replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, w, LongType).map(r => (r.getLong(0), r.getDouble(1))) })
     }
 
   }
@@ -464,7 +528,7 @@ private[spark] object LpfGraphCall {
     def fromRows(r: Rows): RDD[(Int, Array[Byte])] = {
       val (edges, vertices, columns) = (r.edges, r.vertices, r.columns)
       val readEdges = (it: Iterator[InternalRow]) => edgePieces(it, strings, weighted, columns)
-      val readVertices = (it: Iterator[InternalRow]) => vertexPieces(it, strings, columns)
+      val readVertices = (it: Iterator[InternalRow]) => vertexPieces(it, strings, columns, marked = call.marks)
       val ready = LpfEdges.barrierReady(edges, p) && vertices.forall(LpfEdges.barrierReady(_, p))
       (vertices, ready) match {
         case (None, true) => stage(edges)(readEdges)
@@ -504,7 +568,7 @@ private[spark] object LpfGraphCall {
       val seconds = (System.nanoTime - t0) / 1e9
       if (figures.length == p && figures.forall(_.missing))
         Outcome(replies, call.kernel, 0, 0, 0, 0, converged = false, "", 0, 0, 0, p, setupSeconds, 0, 0, seconds, parts,
-          missing = true)
+          missing = true, kind = valueKind(call), width = call.sources.fold(0)(_.length))
       else {
         val n = figures.headOption.map(_.vertices).getOrElse(0L)
         val covered = if (call.kernel == Load) 0L else n
@@ -515,7 +579,8 @@ private[spark] object LpfGraphCall {
         Outcome(replies, call.kernel, n, h.edges, h.rounds, h.residual, h.converged,
           if (h.exchange == 2) "plan" else "allgather", figures.map(_.loadSeconds).max,
           figures.map(_.computeSeconds).max, figures.map(_.idSeconds).max, p, setupSeconds,
-          both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max, seconds, parts)
+          both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max, seconds, parts, kind = valueKind(call),
+          width = call.sources.fold(0)(_.length), found = h.found)
       }
     } finally {
       sc.setLocalProperty("callSite.short", short)
