@@ -85,6 +85,19 @@ if [ "$have_pyspark" != "$pyspark_version" ]; then
     fi
 fi
 
+# --- networkx: tests/spark/networkx_graphs.py writes its classic graphs (karate club,
+# les miserables, florentine families, davis southern women) for GraphFrameTests, with
+# the python3 that tests/spark/run.sh runs it with.
+networkx_version=3.6.1
+if [ "$(python3 -c 'import networkx; print(networkx.__version__)' 2>/dev/null || true)" != "$networkx_version" ]; then
+    log "installing networkx==$networkx_version"
+    if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
+        python3 -m pip install -q --break-system-packages "networkx==$networkx_version"
+    else
+        python3 -m pip install -q "networkx==$networkx_version"
+    fi
+fi
+
 # --- Spark 3.5 (Scala 2.12) in a virtual environment of its own ---------------
 # The bridge is built and tested for both Spark lines (scripts/build-jar.sh,
 # tests/spark/run.sh): pyspark 3.5 from PyPI ships Spark with Scala 2.12 and its

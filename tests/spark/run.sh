@@ -224,6 +224,16 @@ await_workers() {
 }
 
 # submit TAG MASTER CLASS LOG [spark-submit options...] -- [application args...]
+# graphframe_graphs DIR: networkx's classic graphs as edge lists for GraphFrameTests
+# (tests/spark/networkx_graphs.py; networkx from scripts/setup.sh); a failure counts.
+graphframe_graphs() {
+    if python3 "$here/networkx_graphs.py" "$1" >"$build/networkx.log" 2>&1; then
+        return 0
+    fi
+    fail "graphframe/networkx-graphs-written (python3 tests/spark/networkx_graphs.py)" "$build/networkx.log"
+    return 1
+}
+
 submit() {
     local tag=$1 master=$2 class=$3 log=$4
     shift 4
@@ -339,6 +349,11 @@ if [[ " $masters " == *" local-cluster[2,1,1024] "* ]]; then
     echo "--- spark-submit --master local-cluster[2,1,1024] (resident graphs: LpfGraph.cache)"
     submit resident "local-cluster[2,1,1024]" org.lpf.spark.tests.ResidentTests "$build/resident.log" \
         --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" --
+    echo "--- spark-submit --master local-cluster[2,1,1024] (GraphFrame API: org.lpf.spark.graphframes)"
+    graphframe_graphs "$build/networkx" &&
+        submit graphframe "local-cluster[2,1,1024]" org.lpf.spark.tests.GraphFrameTests "$build/graphframe.log" \
+            --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" \
+            --conf spark.task.maxFailures=1 --conf spark.stage.maxConsecutiveAttempts=1 -- "$build/networkx"
     echo "--- spark-submit --master local-cluster[2,1,1024] (PageRank progress in the driver's log)"
     submit progress "local-cluster[2,1,1024]" org.lpf.spark.tests.ProgressTests "$build/progress.log" \
         --driver-java-options "$log4j" --conf "spark.executor.extraJavaOptions=$log4j" \
@@ -409,6 +424,12 @@ if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TE
         echo "--- Spark 3.5: spark-submit --master $c35 (graph kernels)"
         LPF_SPARK_TESTS=kernels-string-ids,kernels-a-source-not-exactly-an-id \
             submit spark3.5 "$c35" org.lpf.spark.tests.KernelTests "$build/spark35-kernels.log" "${opts35[@]}" --
+        # The GraphFrame API under Scala 2.12 (its builders and ml Vectors, GraphX as reference).
+        echo "--- Spark 3.5: spark-submit --master $c35 (GraphFrame API)"
+        graphframe_graphs "$build/networkx35" &&
+            LPF_SPARK_TESTS=graphframe-friends,graphframe-vs-graphx-karate,graphframe-null-and-duplicate-ids \
+            submit spark3.5 "$c35" org.lpf.spark.tests.GraphFrameTests "$build/spark35-graphframe.log" "${opts35[@]}" \
+            -- "$build/networkx35"
         echo "--- Spark 3.5: pytest tests/pyspark's kernel cases (Spark 3.5's python; $c35)"
         source "$root/tests/pyspark/suite.sh"
         pyspark_suite_on "$spark35_python" "$jar" "$build/spark35-pyspark" spark3.5/pyspark \

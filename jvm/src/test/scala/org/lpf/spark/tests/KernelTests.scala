@@ -241,6 +241,22 @@ object KernelTests {
         use = true), Seq.empty)
       expect(LpfNative.describeRequest("graph-call", use.buffer).startsWith("graph-call Cdlp { iterations: 6 } threads=1 kind=1 flags=16 "),
         s"graph-call use: ${LpfNative.describeRequest("graph-call", use.buffer)}")
+      // Issue 26's fields: vertex marks after the vertex ids (read in pieces, gathered to the
+      // section's tail), UNIQUE, NUMBERS, MIS's seed in the iterations.
+      val marked = LpfGraphCall.vertexPieces(Iterator(InternalRow(7L, 1.toByte), InternalRow(-3L, 3.toByte),
+        InternalRow(9L, 2.toByte)), strings = false, columns, pieceBytes = 8, marked = true).toSeq
+      expect(marked.length == 3, s"${marked.length} vertex pieces of 8 bytes, not 3")
+      val paths = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.BfsPaths, 1, strings = false, iterations = 4,
+        unique = true, marks = true), longs ++ marked)
+      expect(LpfNative.describeRequest("graph-call", paths.buffer) == "graph-call BfsPaths { max_length: 4 } threads=1 " +
+        "kind=1 flags=2304 iterations=4 alpha=0 tol=0 source=none edges [-5, 9223372036854775807] weights None vertices " +
+        "[7, -3, 9] marks [1, 3, 2]", s"graph-call bfs paths: ${LpfNative.describeRequest("graph-call", paths.buffer)}")
+      val scc = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Scc, 1, strings = false, numbers = true), longs)
+      expect(LpfNative.describeRequest("graph-call", scc.buffer).startsWith("graph-call Scc threads=1 kind=1 flags=128 "),
+        s"graph-call scc: ${LpfNative.describeRequest("graph-call", scc.buffer)}")
+      val mis = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Mis, 1, strings = false, iterations = -9), longs)
+      expect(LpfNative.describeRequest("graph-call", mis.buffer).startsWith("graph-call Mis { seed: -9 } threads=1 kind=1 " +
+        "flags=0 iterations=-9 "), s"graph-call mis: ${LpfNative.describeRequest("graph-call", mis.buffer)}")
       val refused = LpfGraphCall.edgePieces(Iterator(InternalRow(null, u("b"), 1.0)), strings = true, weighted = true,
         columns).toSeq
       expect(LpfNative.describeRequest("graph-call", LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Wcc, 1,
