@@ -1048,7 +1048,7 @@ mod tests {
                     let r = scc_spmd(c, Input::NumberedEdges { n, edges }, 1).map_err(e)?;
                     zip(r.ids, r.values)
                 }
-                10 | 11 | 12 => {
+                10..=12 => {
                     let input = Input::NumberedEdges { n, edges };
                     let r = match kernel {
                         10 => triangles_spmd(c, input, 1),
