@@ -11,17 +11,22 @@
 //! One allreduce per level sums the frontier's size, its out-edges and the in-edges of
 //! the newly visited vertices, so every process takes the same direction
 //! ([`next_direction`]) and stops at the same level.
+//!
+//! The same levels walk the edges backwards (push over the in-rows, pull over the
+//! out-rows) or both ways (both over their union): the hop distances *to* landmarks
+//! ([`distances_to`], GraphX's ShortestPaths), one search per landmark.
 
 use super::adjacency::{Adjacency, VertexValues};
 use super::build::even_owner;
-use super::comm::Comm;
+use super::comm::{try_filled, Comm};
 use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistResult, Input};
-use crate::algebra::ANY_PAIR;
+use crate::algebra::{LOr, ANY_PAIR};
 use crate::algorithms::bfs::{next_direction, UNREACHABLE};
-use crate::ops::{apply, assign_scalar, mxv, vxm, Descriptor, Direction};
+use crate::matrix::Matrix;
+use crate::ops::{apply, assign_scalar, ewise_add_matrix, mxv, vxm, Descriptor, Direction};
 use crate::vector::{Mask, Vector};
 use lpf::Context;
 use std::time::Instant;
@@ -75,25 +80,81 @@ pub(crate) fn compute(
     observe: Observer<'_>,
 ) -> DistResult<Computed<i64>> {
     let t1 = Instant::now();
-    let (depth, levels) = levels(comm, g.adjacency(), source, threads, forced, &mut Rounds::start("level", observe))?;
+    let (depth, levels) = levels(comm, &Walk::forward(g.adjacency()), source, threads, forced, &mut Rounds::start("level", observe))?;
     Ok(Computed { values: depth, rounds: levels, seconds: t1.elapsed().as_secs_f64() })
+}
+
+/// The hop distance from every vertex of this process's block to each of `landmarks`
+/// (vertex numbers), following the edges forward (`undirected`: either way):
+/// `landmarks.len()` values per vertex, vertex by vertex, [`UNREACHABLE`] where a vertex
+/// does not lead to the landmark. One search per landmark from the landmark backwards;
+/// the rounds are the most levels a search ran.
+pub(crate) fn distances_to(
+    comm: &mut Comm<'_>,
+    g: &Graph,
+    landmarks: &[usize],
+    undirected: bool,
+    threads: usize,
+    observe: Observer<'_>,
+) -> DistResult<Computed<i64>> {
+    let t1 = Instant::now();
+    let adj = g.adjacency();
+    let both;
+    let walk = if undirected {
+        both = comm.agree(ewise_add_matrix(&adj.out, &adj.inn, LOr, threads).map_err(Into::into))?;
+        let edges = comm.sum_u64(both.nvals() as u64)?;
+        Walk { n: adj.n, lo: adj.lo, push: &both, pull: &both, edges }
+    } else {
+        Walk { n: adj.n, lo: adj.lo, push: &adj.inn, pull: &adj.out, edges: adj.nnz }
+    };
+    let w = landmarks.len();
+    let mut values = comm.agree(try_filled(adj.rows() * w, UNREACHABLE, comm.me, "the distances to the landmarks"))?;
+    let mut progress = Rounds::start("level", observe);
+    let mut rounds = 0;
+    for (k, &landmark) in landmarks.iter().enumerate() {
+        let (depth, levels) = levels(comm, &walk, landmark, threads, Direction::Auto, &mut progress)?;
+        for (i, d) in depth.into_iter().enumerate() {
+            values[i * w + k] = d;
+        }
+        rounds = rounds.max(levels);
+    }
+    Ok(Computed { values, rounds, seconds: t1.elapsed().as_secs_f64() })
+}
+
+/// The edges a search follows, as this process's rows `lo..lo + rows` of n columns:
+/// `push` row k lists the vertices the search steps to from vertex lo + k, `pull` row k
+/// those it steps from to reach lo + k; `edges`: the entries of `push` over all
+/// processes.
+struct Walk<'a> {
+    n: usize,
+    lo: usize,
+    push: &'a Matrix<bool>,
+    pull: &'a Matrix<bool>,
+    edges: u64,
+}
+
+impl Walk<'_> {
+    /// Along the edges.
+    fn forward(adj: &Adjacency) -> Walk<'_> {
+        Walk { n: adj.n, lo: adj.lo, push: &adj.out, pull: &adj.inn, edges: adj.nnz }
+    }
 }
 
 fn levels(
     comm: &mut Comm<'_>,
-    adj: &Adjacency,
+    walk: &Walk<'_>,
     source: usize,
     threads: usize,
     forced: Direction,
     progress: &mut Rounds<'_>,
 ) -> DistResult<(Vec<i64>, usize)> {
-    let (p, n, lo, rows) = (comm.p, adj.n, adj.lo, adj.rows());
-    let (outdeg, indeg) = (adj.out.row_counts(), adj.inn.row_counts());
+    let (p, n, lo, rows) = (comm.p, walk.n, walk.lo, walk.push.nrows());
+    let (outdeg, indeg) = (walk.push.row_counts(), walk.pull.row_counts());
     let desc = Descriptor::with_threads(threads);
     let mut depth: Vector<i64> = Vector::empty(rows);
     let mut frontier: Vector<bool> =
         if (lo..lo + rows).contains(&source) { Vector::sparse(rows, &[(source - lo, true)])? } else { Vector::empty(rows) };
-    let mut unexplored = adj.nnz;
+    let mut unexplored = walk.edges;
     let mut direction = Direction::Push;
     let debug = crate::settings::Settings::from_env()?.debug;
     for level in 0.. {
@@ -120,10 +181,10 @@ fn levels(
             let mine: Vec<u32> = sparse_indices(&frontier).iter().map(|&k| (lo + k as usize) as u32).collect();
             let (all, _) = comm.allgatherv(&mine)?;
             let whole = Vector::Sparse { n, val: vec![true; all.len()], idx: all };
-            mxv(&mut next, Some(&unvisited), None, ANY_PAIR, &adj.inn, &whole, &desc.replace().direction(Direction::Pull))?;
+            mxv(&mut next, Some(&unvisited), None, ANY_PAIR, walk.pull, &whole, &desc.replace().direction(Direction::Pull))?;
         } else {
             let mut reach = Vector::empty(n);
-            vxm(&mut reach, None, None, ANY_PAIR, &frontier, &adj.out, &desc.direction(Direction::Push))?;
+            vxm(&mut reach, None, None, ANY_PAIR, &frontier, walk.push, &desc.direction(Direction::Push))?;
             let reached = sparse_indices(&reach);
             let mut counts = vec![0usize; p];
             for &v in &reached {

@@ -39,6 +39,7 @@ mod build;
 mod cdlp;
 mod comm;
 mod graph;
+mod graphx_pagerank;
 mod iterate;
 mod keys;
 mod lcc;
@@ -50,7 +51,8 @@ mod sssp;
 mod wcc;
 
 pub use adjacency::VertexValues;
-pub use graph::{Graph, KeyedEdges, KeyedRanks, KeyedValues, VertexId, VertexIds};
+pub use graph::{Graph, GraphxRanks, KeyedEdges, KeyedRanks, KeyedValues, VertexId, VertexIds};
+pub use graphx_pagerank::GraphxPageRankConfig;
 pub use keys::ByteKeys;
 pub use bfs::{bfs_spmd, bfs_spmd_observed, bfs_spmd_with};
 pub use iterate::ExchangeStats;

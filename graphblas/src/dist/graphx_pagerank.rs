@@ -1,0 +1,206 @@
+//! PageRank as GraphX computes it (GraphFrames' `pageRank` and
+//! `parallelPersonalizedPageRank`), which differs from the Graphalytics PageRank of
+//! [`super::rank`]: every vertex starts at 1.0 and an iteration sets
+//! `r'(v) = a + (1 - a) Σ_{u → v} r(u) / outdeg(u)` (a = the reset probability); a vertex
+//! without out-edges spreads nothing, its rank is lost; after the last iteration the ranks
+//! are scaled to sum to n. Personalized, one vector per source s_k: `r_k` starts as the
+//! indicator of s_k, the reset term is `a [v = s_k]`, and each vector is scaled to sum
+//! to 1 at the end. Several sources run together: one pass over the edges per iteration
+//! updates every vector (each vertex's values side by side).
+//!
+//! Each process updates its block of rows from its in-edges (the kernels' adjacency,
+//! duplicates once, self-loops kept: a self-loop counts in the out-degree and feeds the
+//! vertex itself, as in GraphX) and a replicated vector of contributions `r(u) /
+//! outdeg(u)`, all-gathered after each iteration (8 n w bytes per process). A row's sum
+//! runs over its in-neighbours in ascending order, so the ranks do not depend on the
+//! number of processes or threads, but for the final scaling's sum.
+
+use super::comm::{try_filled, try_zeroed, Comm};
+use super::graph::{Computed, Graph};
+use super::progress::{Measure, Observer, Rounds};
+use super::{DistError, DistResult};
+use crate::algorithms::pagerank::{check_parameters_named, ParameterNames};
+use crate::parallel::{balanced_row_blocks, run_dynamic, split_by_bounds};
+use std::time::Instant;
+
+/// GraphX PageRank's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GraphxPageRankConfig {
+    /// GraphX's `resetProbability` (1 - the damping factor), in [0, 1].
+    pub reset_probability: f64,
+    /// 0: exactly `max_iters` iterations; > 0: stop after the first iteration whose
+    /// largest per-vertex change is below `tol` (`max_iters` still the cap).
+    pub tol: f64,
+    /// At least 1.
+    pub max_iters: usize,
+}
+
+impl GraphxPageRankConfig {
+    /// The parameters' check (graphblas's one check of PageRank parameters), naming them
+    /// as this struct does.
+    pub fn check(&self) -> Result<(), String> {
+        let names = ParameterNames { alpha: "reset_probability", tol: "tol", max_iters: "max_iters" };
+        check_parameters_named(self.reset_probability, self.tol, i64::try_from(self.max_iters).unwrap_or(i64::MAX), names)
+    }
+}
+
+/// The ranks of this process's block and how the iterations ended.
+pub(crate) struct Ranks {
+    /// `max(1, sources)` values per vertex, vertex by vertex.
+    pub computed: Computed<f64>,
+    /// The largest per-vertex change of the last iteration (before the scaling).
+    pub residual: f64,
+    /// `tol > 0` and the change fell below it.
+    pub converged: bool,
+}
+
+/// Row blocks per thread: the blocks are taken from a queue, so uneven rows even out.
+const BLOCKS_PER_THREAD: usize = 16;
+
+/// GraphX PageRank on the graph: plain when `sources` (vertex numbers, distinct) is
+/// empty, else one personalized vector per source. Collective.
+pub(crate) fn compute(
+    comm: &mut Comm<'_>,
+    g: &Graph,
+    sources: &[usize],
+    cfg: &GraphxPageRankConfig,
+    threads: usize,
+    observe: Observer<'_>,
+) -> DistResult<Ranks> {
+    let t1 = Instant::now();
+    let me = comm.me;
+    let adj = g.adjacency();
+    let (n, lo, rows) = (adj.n, adj.lo, adj.rows());
+    let inn = adj.inn.csr();
+    let personalized = !sources.is_empty();
+    let w = sources.len().max(1);
+    let reset = cfg.reset_probability;
+    let inv_outdeg: Vec<f64> = adj.out.row_counts().iter().map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f64 }).collect();
+    // The (row, vector) of each source in this block, by row: where the reset term goes.
+    let mut resets: Vec<(usize, usize)> =
+        sources.iter().enumerate().filter(|(_, &s)| (lo..lo + rows).contains(&s)).map(|(k, &s)| (s - lo, k)).collect();
+    resets.sort_unstable();
+    let start = if personalized { 0.0 } else { 1.0 };
+    let mut ranks = comm.agree(try_filled(rows * w, start, me, "the ranks of the block"))?;
+    for &(i, k) in &resets {
+        ranks[i * w + k] = 1.0;
+    }
+    let mut mine = comm.agree(try_zeroed::<f64>(rows * w, me, "the contributions of the block"))?;
+    for (c, (r, d)) in mine.chunks_exact_mut(w).zip(ranks.chunks_exact(w).zip(&inv_outdeg)) {
+        for (c, r) in c.iter_mut().zip(r) {
+            *c = r * d;
+        }
+    }
+    let (mut all, _) = comm.allgatherv(&mine)?;
+    let blocks = if threads > 1 { balanced_row_blocks(&inn.ptr, threads * BLOCKS_PER_THREAD) } else { vec![0, rows] };
+    let value_bounds: Vec<usize> = blocks.iter().map(|&b| b * w).collect();
+    let base = if personalized { 0.0 } else { reset };
+    let mut progress = Rounds::start("iteration", observe);
+    let (mut iterations, mut residual, mut converged) = (0, 0.0, false);
+    while iterations < cfg.max_iters {
+        let work: Vec<_> = split_by_bounds(&mut ranks, &value_bounds)
+            .into_iter()
+            .zip(split_by_bounds(&mut mine, &value_bounds))
+            .zip(blocks.windows(2).map(|b| b[0]..b[1]))
+            .collect();
+        let contributions: &[f64] = &all;
+        let update = |_, ((r, c), range): ((&mut [f64], &mut [f64]), std::ops::Range<usize>)| {
+            let first = resets.partition_point(|&(i, _)| i < range.start);
+            let row = Row { ptr: &inn.ptr, idx: &inn.idx, contributions, inv_outdeg: &inv_outdeg, w, reset, base };
+            row.update(range, &resets[first..], r, c)
+        };
+        let changes = comm.agree(run_dynamic(work, threads, update).map_err(DistError::from))?;
+        let change = changes.into_iter().fold(0.0, f64::max);
+        // Changes are >= 0 (or NaN), whose bits order as their values.
+        residual = f64::from_bits(comm.max_u64(change.to_bits())?);
+        iterations += 1;
+        progress.done(iterations, "change", Measure::Real(residual));
+        converged = cfg.tol > 0.0 && residual < cfg.tol;
+        if converged || iterations == cfg.max_iters {
+            break;
+        }
+        all = comm.allgatherv(&mine)?.0;
+    }
+    drop((all, mine));
+    // GraphX's scaling: each vector's sum over all vertices, in pid order.
+    let mut sums = vec![0.0; w];
+    for r in ranks.chunks_exact(w) {
+        for (s, r) in sums.iter_mut().zip(r) {
+            *s += r;
+        }
+    }
+    let (partials, _) = comm.allgatherv(&sums)?;
+    sums.fill(0.0);
+    for part in partials.chunks_exact(w) {
+        for (s, x) in sums.iter_mut().zip(part) {
+            *s += x;
+        }
+    }
+    if personalized {
+        for r in ranks.chunks_exact_mut(w) {
+            for (r, s) in r.iter_mut().zip(&sums) {
+                *r /= s;
+            }
+        }
+    } else {
+        let factor = n as f64 / sums[0];
+        ranks.iter_mut().for_each(|r| *r *= factor);
+    }
+    Ok(Ranks { computed: Computed { values: ranks, rounds: iterations, seconds: t1.elapsed().as_secs_f64() }, residual, converged })
+}
+
+/// What an iteration's update of a block of rows reads.
+struct Row<'a> {
+    /// The block's in-edges (CSR over the block's rows, global source numbers).
+    ptr: &'a [usize],
+    idx: &'a [u32],
+    /// `w` contributions per vertex of the graph.
+    contributions: &'a [f64],
+    inv_outdeg: &'a [f64],
+    w: usize,
+    reset: f64,
+    /// The reset term of every vertex: the reset probability for plain PageRank, 0 when
+    /// personalized (then `resets` add it at the sources).
+    base: f64,
+}
+
+impl Row<'_> {
+    /// Rows `range` of the block: their new ranks into `r` and contributions into `c`
+    /// (`w` each, from the range's start); `resets` (row, vector) from the range's start
+    /// on, by row. Returns the largest change.
+    fn update(&self, range: std::ops::Range<usize>, mut resets: &[(usize, usize)], r: &mut [f64], c: &mut [f64]) -> f64 {
+        let w = self.w;
+        let mut acc = vec![0.0; w];
+        let mut change = 0.0f64;
+        let first = range.start;
+        for i in range {
+            let from = &self.idx[self.ptr[i]..self.ptr[i + 1]];
+            if w == 1 {
+                acc[0] = from.iter().map(|&u| self.contributions[u as usize]).sum();
+            } else {
+                acc.fill(0.0);
+                for &u in from {
+                    let x = &self.contributions[u as usize * w..(u as usize + 1) * w];
+                    for (a, x) in acc.iter_mut().zip(x) {
+                        *a += x;
+                    }
+                }
+            }
+            for a in acc.iter_mut() {
+                *a = self.base + (1.0 - self.reset) * *a;
+            }
+            while let Some((&(_, k), rest)) = resets.split_first().filter(|((row, _), _)| *row == i) {
+                acc[k] += self.reset;
+                resets = rest;
+            }
+            let at = (i - first) * w;
+            let d = self.inv_outdeg[i];
+            for ((a, r), c) in acc.iter().zip(&mut r[at..at + w]).zip(&mut c[at..at + w]) {
+                change = change.max((a - *r).abs());
+                *r = *a;
+                *c = a * d;
+            }
+        }
+        change
+    }
+}
