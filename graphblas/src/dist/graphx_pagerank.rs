@@ -168,22 +168,29 @@ impl Row<'_> {
     /// Rows `range` of the block: their new ranks into `r` and contributions into `c`
     /// (`w` each, from the range's start); `resets` (row, vector) from the range's start
     /// on, by row. Returns the largest change.
-    fn update(&self, range: std::ops::Range<usize>, mut resets: &[(usize, usize)], r: &mut [f64], c: &mut [f64]) -> f64 {
-        let w = self.w;
+    fn update(&self, range: std::ops::Range<usize>, resets: &[(usize, usize)], r: &mut [f64], c: &mut [f64]) -> f64 {
+        // A width known at compile time lets the compiler unroll the per-edge loop.
+        match self.w {
+            1 => self.update_width::<1>(range, resets, r, c),
+            2 => self.update_width::<2>(range, resets, r, c),
+            3 => self.update_width::<3>(range, resets, r, c),
+            4 => self.update_width::<4>(range, resets, r, c),
+            _ => self.update_width::<0>(range, resets, r, c),
+        }
+    }
+
+    /// [`Row::update`] for `W` vectors, or `self.w` when `W` is 0.
+    fn update_width<const W: usize>(&self, range: std::ops::Range<usize>, mut resets: &[(usize, usize)], r: &mut [f64], c: &mut [f64]) -> f64 {
+        let w = if W > 0 { W } else { self.w };
         let mut acc = vec![0.0; w];
         let mut change = 0.0f64;
         let first = range.start;
         for i in range {
-            let from = &self.idx[self.ptr[i]..self.ptr[i + 1]];
-            if w == 1 {
-                acc[0] = from.iter().map(|&u| self.contributions[u as usize]).sum();
-            } else {
-                acc.fill(0.0);
-                for &u in from {
-                    let x = &self.contributions[u as usize * w..(u as usize + 1) * w];
-                    for (a, x) in acc.iter_mut().zip(x) {
-                        *a += x;
-                    }
+            acc.fill(0.0);
+            for &u in &self.idx[self.ptr[i]..self.ptr[i + 1]] {
+                let x = &self.contributions[u as usize * w..(u as usize + 1) * w];
+                for k in 0..w {
+                    acc[k] += x[k];
                 }
             }
             for a in acc.iter_mut() {
