@@ -14,12 +14,20 @@
 //! outdeg(u)`, all-gathered after each iteration (8 n w bytes per process). A row's sum
 //! runs over its in-neighbours in ascending order, so the ranks do not depend on the
 //! number of processes or threads, but for the final scaling's sum.
+//!
+//! The gathers of contributions are random reads; on a skewed graph (R-MAT) a few
+//! vertices of high out-degree take most of them. So each process keeps its copy of the
+//! contributions in *hot order* — vertices by decreasing out-degree, those without
+//! out-edges (never read) left out — rewritten from the all-gathered vector after each
+//! exchange, and reads them through its in-edges' positions in that order (computed
+//! once): the often-read entries share cache lines (Graphalytics' PageRank renumbers
+//! by out-degree for the same reason). The sums' order does not change.
 
 use super::comm::{try_filled, try_zeroed, Comm};
 use super::graph::{Computed, Graph};
 use super::progress::{Measure, Observer, Rounds};
 use super::{DistError, DistResult};
-use crate::algorithms::pagerank::{check_parameters_named, ParameterNames};
+use crate::algorithms::pagerank::{check_parameters_named, prefetch, ParameterNames, PREFETCH_DISTANCE};
 use crate::parallel::{balanced_row_blocks, run_dynamic, split_by_bounds};
 use std::time::Instant;
 
@@ -91,7 +99,10 @@ pub(crate) fn compute(
             *c = r * d;
         }
     }
-    let (mut all, _) = comm.allgatherv(&mine)?;
+    let hot = HotOrder::new(comm, adj)?;
+    let hot = comm.agree(hot)?;
+    let mut contributions = comm.agree(try_zeroed::<f64>(hot.order.len() * w, me, "the contributions in hot order"))?;
+    hot.rewrite(&comm.allgatherv(&mine)?.0, w, &mut contributions);
     let blocks = if threads > 1 { balanced_row_blocks(&inn.ptr, threads * BLOCKS_PER_THREAD) } else { vec![0, rows] };
     let value_bounds: Vec<usize> = blocks.iter().map(|&b| b * w).collect();
     let base = if personalized { 0.0 } else { reset };
@@ -103,10 +114,10 @@ pub(crate) fn compute(
             .zip(split_by_bounds(&mut mine, &value_bounds))
             .zip(blocks.windows(2).map(|b| b[0]..b[1]))
             .collect();
-        let contributions: &[f64] = &all;
+        let read: &[f64] = &contributions;
         let update = |_, ((r, c), range): ((&mut [f64], &mut [f64]), std::ops::Range<usize>)| {
             let first = resets.partition_point(|&(i, _)| i < range.start);
-            let row = Row { ptr: &inn.ptr, idx: &inn.idx, contributions, inv_outdeg: &inv_outdeg, w, reset, base };
+            let row = Row { ptr: &inn.ptr, idx: &hot.sources, contributions: read, inv_outdeg: &inv_outdeg, w, reset, base };
             row.update(range, &resets[first..], r, c)
         };
         let changes = comm.agree(run_dynamic(work, threads, update).map_err(DistError::from))?;
@@ -119,9 +130,9 @@ pub(crate) fn compute(
         if converged || iterations == cfg.max_iters {
             break;
         }
-        all = comm.allgatherv(&mine)?.0;
+        hot.rewrite(&comm.allgatherv(&mine)?.0, w, &mut contributions);
     }
-    drop((all, mine));
+    drop((hot, contributions, mine));
     // GraphX's scaling: each vector's sum over all vertices, in pid order.
     let mut sums = vec![0.0; w];
     for r in ranks.chunks_exact(w) {
@@ -149,12 +160,68 @@ pub(crate) fn compute(
     Ok(Ranks { computed: Computed { values: ranks, rounds: iterations, seconds: t1.elapsed().as_secs_f64() }, residual, converged })
 }
 
+/// The vertices with out-edges by decreasing out-degree (ties by number), and the block's
+/// in-edges' sources as positions in that order.
+struct HotOrder {
+    /// `order[j]`: the vertex at position j.
+    order: Vec<u32>,
+    /// The in-CSR's column indices, each source replaced by its position.
+    sources: Vec<u32>,
+}
+
+impl HotOrder {
+    /// Every vertex's out-degree (one all-gather), the order by a counting sort, the
+    /// positions of the block's in-edges' sources. Collective; the allocations' error is
+    /// this process's own (to agree on).
+    fn new(comm: &mut Comm<'_>, adj: &super::adjacency::Adjacency) -> DistResult<DistResult<HotOrder>> {
+        let me = comm.me;
+        let block: Vec<u32> = adj.out.row_counts().iter().map(|&d| d as u32).collect();
+        let (outdeg, _) = comm.allgatherv(&block)?;
+        Ok((|| {
+            let top = outdeg.iter().copied().max().unwrap_or(0) as usize;
+            // Counting sort by decreasing degree, stable (ascending numbers within one).
+            let mut start = try_zeroed::<usize>(top + 2, me, "the hot order's degree counts")?;
+            for &d in &outdeg {
+                start[top - d as usize + 1] += 1;
+            }
+            for k in 1..start.len() {
+                start[k] += start[k - 1];
+            }
+            let hot = outdeg.iter().filter(|&&d| d > 0).count();
+            let mut order = try_zeroed::<u32>(hot, me, "the hot order")?;
+            let mut position = try_zeroed::<u32>(outdeg.len(), me, "the positions in the hot order")?;
+            for (u, &d) in outdeg.iter().enumerate() {
+                if d > 0 {
+                    let j = &mut start[top - d as usize];
+                    order[*j] = u as u32;
+                    position[u] = *j as u32;
+                    *j += 1;
+                }
+            }
+            let idx = &adj.inn.csr().idx;
+            let mut sources = try_zeroed::<u32>(idx.len(), me, "the in-edges' positions in the hot order")?;
+            for (s, &u) in sources.iter_mut().zip(idx.iter()) {
+                *s = position[u as usize];
+            }
+            Ok(HotOrder { order, sources })
+        })())
+    }
+
+    /// `all` (w values per vertex, by number) into `hot` (w per position).
+    fn rewrite(&self, all: &[f64], w: usize, hot: &mut [f64]) {
+        for (to, &u) in hot.chunks_exact_mut(w).zip(&self.order) {
+            to.copy_from_slice(&all[u as usize * w..(u as usize + 1) * w]);
+        }
+    }
+}
+
 /// What an iteration's update of a block of rows reads.
 struct Row<'a> {
-    /// The block's in-edges (CSR over the block's rows, global source numbers).
+    /// The block's in-edges (CSR over the block's rows), their sources as positions in
+    /// the hot order.
     ptr: &'a [usize],
     idx: &'a [u32],
-    /// `w` contributions per vertex of the graph.
+    /// `w` contributions per position of the hot order.
     contributions: &'a [f64],
     inv_outdeg: &'a [f64],
     w: usize,
@@ -182,13 +249,20 @@ impl Row<'_> {
     /// [`Row::update`] for `W` vectors, or `self.w` when `W` is 0.
     fn update_width<const W: usize>(&self, range: std::ops::Range<usize>, mut resets: &[(usize, usize)], r: &mut [f64], c: &mut [f64]) -> f64 {
         let w = if W > 0 { W } else { self.w };
-        let mut acc = vec![0.0; w];
+        let (src, x) = (self.idx, self.contributions);
+        let mut sums = vec![0.0; w];
+        let acc = &mut sums[..w];
         let mut change = 0.0f64;
         let first = range.start;
+        // The gathers are random: as in Graphalytics' step, the contribution an edge
+        // PREFETCH_DISTANCE edges ahead is asked for early (a hint; no bits change).
+        let last = src.len().saturating_sub(1);
         for i in range {
             acc.fill(0.0);
-            for &u in &self.idx[self.ptr[i]..self.ptr[i + 1]] {
-                let x = &self.contributions[u as usize * w..(u as usize + 1) * w];
+            for e in self.ptr[i]..self.ptr[i + 1] {
+                prefetch(x, src[(e + PREFETCH_DISTANCE).min(last)] as usize * w);
+                let at = src[e] as usize * w;
+                let x = &x[at..at + w];
                 for k in 0..w {
                     acc[k] += x[k];
                 }
