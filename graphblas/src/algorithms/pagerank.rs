@@ -293,7 +293,7 @@ pub fn step_block(
     // Prefetch target: the source PREFETCH_DISTANCE edges ahead in the flat edge
     // stream (across row ends), clamped to the last edge.
     let last = src.len().saturating_sub(1);
-    let ahead = |e: usize| src[(e + PREFETCH_DISTANCE).min(last)];
+    let ahead = |e: usize| src[(e + PREFETCH_DISTANCE).min(last)] as usize;
     let mut residual = 0.0;
     let mut dangling = 0.0;
     for (k, (r, c)) in ranks.iter_mut().zip(contrib_out.iter_mut()).enumerate() {
@@ -339,10 +339,10 @@ pub const PREFETCH_DISTANCE: usize = 256;
 
 /// Hints the cache to fetch `contrib[j]` (no effect on other targets).
 #[inline(always)]
-fn prefetch(contrib: &[f64], j: u32) {
+pub(crate) fn prefetch(contrib: &[f64], j: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let p = contrib.as_ptr().wrapping_add(j as usize) as *const i8;
+        let p = contrib.as_ptr().wrapping_add(j) as *const i8;
         // SAFETY: `_mm_prefetch` is a hint that never faults and reads nothing
         // into the program (any address is allowed, even outside `contrib`);
         // SSE is part of the x86_64 baseline.

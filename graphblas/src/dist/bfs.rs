@@ -11,18 +11,23 @@
 //! One allreduce per level sums the frontier's size, its out-edges and the in-edges of
 //! the newly visited vertices, so every process takes the same direction
 //! ([`next_direction`]) and stops at the same level.
+//!
+//! The same levels walk the edges backwards (push over the in-rows, pull over the
+//! out-rows) or both ways (both over their union): the hop distances *to* landmarks
+//! ([`distances_to`], GraphX's ShortestPaths), one search per landmark.
 
 use super::adjacency::{Adjacency, VertexValues};
 use super::build::even_owner;
-use super::comm::Comm;
+use super::comm::{try_filled, Comm};
 use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistResult, Input};
-use crate::algebra::ANY_PAIR;
+use crate::algebra::{LOr, ANY_PAIR};
 use super::marks::{FROM, TO};
 use crate::algorithms::bfs::{next_direction, UNREACHABLE};
-use crate::ops::{apply, assign_scalar, mxv, vxm, Descriptor, Direction};
+use crate::matrix::Matrix;
+use crate::ops::{apply, assign_scalar, ewise_add_matrix, mxv, vxm, Descriptor, Direction};
 use crate::vector::{Mask, Vector};
 use lpf::Context;
 use std::time::Instant;
@@ -79,7 +84,7 @@ pub(crate) fn compute(
     let (lo, hi) = g.block();
     let sources = if (lo..hi).contains(&source) { vec![(source - lo) as u32] } else { Vec::new() };
     let search = Search { sources, targets: None, last_level: usize::MAX };
-    let s = levels(comm, g.adjacency(), search, threads, forced, &mut Rounds::start("level", observe))?;
+    let s = levels(comm, &Walk::forward(g.adjacency()), search, threads, forced, &mut Rounds::start("level", observe))?;
     Ok(Computed { values: s.depth, rounds: s.levels, seconds: t1.elapsed().as_secs_f64() })
 }
 
@@ -100,7 +105,7 @@ pub(crate) fn compute_paths(
     let t1 = Instant::now();
     let sources = marks.iter().enumerate().filter(|(_, &m)| m & FROM != 0).map(|(k, _)| k as u32).collect();
     let search = Search { sources, targets: Some(marks), last_level: max_length };
-    let s = levels(comm, g.adjacency(), search, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
+    let s = levels(comm, &Walk::forward(g.adjacency()), search, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
     let mut depth = s.depth;
     let rounds = match s.found {
         Some(level) => level,
@@ -134,21 +139,78 @@ pub(crate) struct Searched {
     pub found: Option<usize>,
 }
 
+/// The hop distance from every vertex of this process's block to each of `landmarks`
+/// (vertex numbers), following the edges forward (`undirected`: either way):
+/// `landmarks.len()` values per vertex, vertex by vertex, [`UNREACHABLE`] where a vertex
+/// does not lead to the landmark. One search per landmark from the landmark backwards;
+/// the rounds are the most levels a search ran.
+pub(crate) fn distances_to(
+    comm: &mut Comm<'_>,
+    g: &Graph,
+    landmarks: &[usize],
+    undirected: bool,
+    threads: usize,
+    observe: Observer<'_>,
+) -> DistResult<Computed<i64>> {
+    let t1 = Instant::now();
+    let adj = g.adjacency();
+    let both;
+    let walk = if undirected {
+        both = comm.agree(ewise_add_matrix(&adj.out, &adj.inn, LOr, threads).map_err(Into::into))?;
+        let edges = comm.sum_u64(both.nvals() as u64)?;
+        Walk { n: adj.n, lo: adj.lo, push: &both, pull: &both, edges }
+    } else {
+        Walk { n: adj.n, lo: adj.lo, push: &adj.inn, pull: &adj.out, edges: adj.nnz }
+    };
+    let w = landmarks.len();
+    let mut values = comm.agree(try_filled(adj.rows() * w, UNREACHABLE, comm.me, "the distances to the landmarks"))?;
+    let mut progress = Rounds::start("level", observe);
+    let mut rounds = 0;
+    for (k, &landmark) in landmarks.iter().enumerate() {
+        let sources = if (adj.lo..adj.lo + adj.rows()).contains(&landmark) { vec![(landmark - adj.lo) as u32] } else { Vec::new() };
+        let s = levels(comm, &walk, Search { sources, targets: None, last_level: usize::MAX }, threads, Direction::Auto, &mut progress)?;
+        for (i, d) in s.depth.into_iter().enumerate() {
+            values[i * w + k] = d;
+        }
+        rounds = rounds.max(s.levels);
+    }
+    Ok(Computed { values, rounds, seconds: t1.elapsed().as_secs_f64() })
+}
+
+/// The edges a search follows, as this process's rows `lo..lo + rows` of n columns:
+/// `push` row k lists the vertices the search steps to from vertex lo + k, `pull` row k
+/// those it steps from to reach lo + k; `edges`: the entries of `push` over all
+/// processes.
+struct Walk<'a> {
+    n: usize,
+    lo: usize,
+    push: &'a Matrix<bool>,
+    pull: &'a Matrix<bool>,
+    edges: u64,
+}
+
+impl Walk<'_> {
+    /// Along the edges.
+    fn forward(adj: &Adjacency) -> Walk<'_> {
+        Walk { n: adj.n, lo: adj.lo, push: &adj.out, pull: &adj.inn, edges: adj.nnz }
+    }
+}
+
 fn levels(
     comm: &mut Comm<'_>,
-    adj: &Adjacency,
+    walk: &Walk<'_>,
     search: Search<'_>,
     threads: usize,
     forced: Direction,
     progress: &mut Rounds<'_>,
 ) -> DistResult<Searched> {
-    let (p, n, lo, rows) = (comm.p, adj.n, adj.lo, adj.rows());
-    let (outdeg, indeg) = (adj.out.row_counts(), adj.inn.row_counts());
+    let (p, n, lo, rows) = (comm.p, walk.n, walk.lo, walk.push.nrows());
+    let (outdeg, indeg) = (walk.push.row_counts(), walk.pull.row_counts());
     let desc = Descriptor::with_threads(threads);
     let mut depth: Vector<i64> = Vector::empty(rows);
     let Search { sources, targets, last_level } = search;
     let mut frontier: Vector<bool> = Vector::Sparse { n: rows, val: vec![true; sources.len()], idx: sources };
-    let mut unexplored = adj.nnz;
+    let mut unexplored = walk.edges;
     let mut direction = Direction::Push;
     let debug = crate::settings::Settings::from_env()?.debug;
     for level in 0.. {
@@ -182,10 +244,10 @@ fn levels(
             let mine: Vec<u32> = sparse_indices(&frontier).iter().map(|&k| (lo + k as usize) as u32).collect();
             let (all, _) = comm.allgatherv(&mine)?;
             let whole = Vector::Sparse { n, val: vec![true; all.len()], idx: all };
-            mxv(&mut next, Some(&unvisited), None, ANY_PAIR, &adj.inn, &whole, &desc.replace().direction(Direction::Pull))?;
+            mxv(&mut next, Some(&unvisited), None, ANY_PAIR, walk.pull, &whole, &desc.replace().direction(Direction::Pull))?;
         } else {
             let mut reach = Vector::empty(n);
-            vxm(&mut reach, None, None, ANY_PAIR, &frontier, &adj.out, &desc.direction(Direction::Push))?;
+            vxm(&mut reach, None, None, ANY_PAIR, &frontier, walk.push, &desc.direction(Direction::Push))?;
             let reached = sparse_indices(&reach);
             let mut counts = vec![0usize; p];
             for &v in &reached {

@@ -26,7 +26,8 @@ use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::{even_owner, even_start, Routed};
 use super::comm::{try_zeroed, Comm};
 use super::iterate::ExchangeStats;
-use super::keys::{forward_numbers_of, keys_of, number_byte_keys, number_of, ByteKeys, KeyDictionary, Numbered};
+use super::graphx_pagerank::GraphxPageRankConfig;
+use super::keys::{forward_numbers_of, keys_of, number_byte_keys, numbers_of, ByteKeys, KeyDictionary, Numbered};
 use super::load::{keyed_weight_error, load_with, RawEdges, Weights};
 use super::marks::{gather, send_to_owners, VertexMarks};
 use super::progress::Observer;
@@ -200,6 +201,19 @@ pub struct KeyedRanks {
     pub residual: f64,
     pub converged: bool,
     pub exchange: ExchangeStats,
+}
+
+/// GraphX PageRank on a keyed graph ([`Graph::graphx_pagerank`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphxRanks {
+    /// `width` ranks per vertex of the block, vertex by vertex (source k's at k).
+    pub ranks: KeyedValues<Vec<f64>>,
+    /// The number of sources, or 1 without sources.
+    pub width: usize,
+    /// The largest per-vertex change of the last iteration (before the final scaling).
+    pub residual: f64,
+    /// The tolerance was > 0 and the change fell below it.
+    pub converged: bool,
 }
 
 /// A kernel's values over this process's block, in vertex numbers.
@@ -463,20 +477,45 @@ impl Graph {
     /// The number of the vertex `id` (every process passes the same), or the error
     /// naming it as `kernel`'s source, on every process. Collective.
     fn source(&self, comm: &mut Comm<'_>, id: &VertexId, kernel: &str) -> DistResult<usize> {
+        Ok(self.sources(comm, std::slice::from_ref(id), kernel, "source")?[0])
+    }
+
+    /// The numbers of the vertices `ids` (every process passes the same list), or the
+    /// error naming the first id that is no vertex (`the {kernel} {role} X is not a
+    /// vertex of the graph`), or else the first given twice (`the {kernel} {role} list
+    /// names X twice`), on every process. Collective.
+    fn sources(&self, comm: &mut Comm<'_>, ids: &[VertexId], kernel: &str, role: &str) -> DistResult<Vec<usize>> {
         self.require_vertices(kernel)?;
-        let not_a_vertex = || DistError::Invalid(format!("the {kernel} source {id} is not a vertex of the graph"));
-        let wrong_kind = |kinds: &str| DistError::Invalid(format!("the {kernel} source {id} is {kinds}"));
-        match (&self.names, id) {
-            (Names::Labels { labels, signed }, VertexId::Integral(i)) => {
-                let label = if *signed { *i as u64 ^ SIGN } else { *i as u64 };
-                labels.binary_search(&label).map_err(|_| not_a_vertex())
+        let not_a_vertex = |id: &VertexId| DistError::Invalid(format!("the {kernel} {role} {id} is not a vertex of the graph"));
+        let wrong_kind = |id: &VertexId, kinds: &str| DistError::Invalid(format!("the {kernel} {role} {id} is {kinds}"));
+        let found: Vec<Option<usize>> = match &self.names {
+            Names::Labels { labels, signed } => ids
+                .iter()
+                .map(|id| match id {
+                    VertexId::Integral(i) => {
+                        let label = if *signed { *i as u64 ^ SIGN } else { *i as u64 };
+                        Ok(labels.binary_search(&label).ok())
+                    }
+                    VertexId::Bytes(_) => Err(wrong_kind(id, "a byte string, but the graph's vertex ids are integers")),
+                })
+                .collect::<DistResult<_>>()?,
+            Names::Bytes(dict) => {
+                let keys = ids
+                    .iter()
+                    .map(|id| match id {
+                        VertexId::Bytes(b) => Ok(b.as_slice()),
+                        VertexId::Integral(_) => Err(wrong_kind(id, "an integer, but the graph's vertex ids are byte strings")),
+                    })
+                    .collect::<DistResult<Vec<&[u8]>>>()?;
+                numbers_of(comm, dict, &keys)?.into_iter().map(|k| k.map(|k| k as usize)).collect()
             }
-            (Names::Bytes(dict), VertexId::Bytes(b)) => {
-                number_of(comm, dict, b)?.map(|k| k as usize).ok_or_else(not_a_vertex)
-            }
-            (Names::Labels { .. }, VertexId::Bytes(_)) => Err(wrong_kind("a byte string, but the graph's vertex ids are integers")),
-            (Names::Bytes(_), VertexId::Integral(_)) => Err(wrong_kind("an integer, but the graph's vertex ids are byte strings")),
+        };
+        let numbers = found.iter().zip(ids).map(|(k, id)| k.ok_or_else(|| not_a_vertex(id))).collect::<DistResult<Vec<usize>>>()?;
+        let mut seen = std::collections::HashSet::with_capacity(numbers.len());
+        if let Some(twice) = numbers.iter().position(|k| !seen.insert(*k)) {
+            return Err(DistError::Invalid(format!("the {kernel} {role} list names {} twice", ids[twice])));
         }
+        Ok(numbers)
     }
 
     /// The ids of vertex numbers (each below n), in order. Collective.
@@ -767,6 +806,53 @@ impl Graph {
             comm.agree(if fits { Ok(()) } else { Err(DistError::Invalid("the vertex marks were made for another graph".into())) })?;
             let (c, found) = super::bfs::compute_paths(comm, g, &marks.block, max_length, threads.max(1), observe)?;
             Ok(KeyedPaths { depths: g.keyed(comm, c)?, found })
+        })
+    }
+
+    /// PageRank as GraphX computes it (GraphFrames' `pageRank`, personalized, and
+    /// `parallelPersonalizedPageRank`; see [`super::graphx_pagerank`]): without
+    /// `sources`, every vertex's rank, the ranks summing to n; with them (distinct
+    /// vertices), one personalized rank per source and vertex, each source's summing
+    /// to 1. `observe` sees every iteration (`iteration k, change c`: the largest
+    /// per-vertex change). Collective; the same result or error everywhere.
+    pub fn graphx_pagerank(
+        &self,
+        ctx: &mut Context,
+        sources: &[VertexId],
+        cfg: &GraphxPageRankConfig,
+        threads: usize,
+        observe: Observer<'_>,
+    ) -> DistResult<GraphxRanks> {
+        self.collective(ctx, threads, |g, comm| {
+            cfg.check().map_err(DistError::Invalid)?;
+            let numbers = g.sources(comm, sources, "PageRank", "source")?;
+            let r = super::graphx_pagerank::compute(comm, g, &numbers, cfg, threads.max(1), observe)?;
+            Ok(GraphxRanks { ranks: g.keyed(comm, r.computed)?, width: numbers.len().max(1), residual: r.residual, converged: r.converged })
+        })
+    }
+
+    /// Hop distances to landmarks (GraphX's ShortestPaths): for every vertex v and
+    /// landmark l, the fewest edges on a path v → ... → l (`undirected`: edges taken
+    /// either way), 0 at l, `i64::MAX` where v does not reach l; `landmarks.len()` values
+    /// per vertex, vertex by vertex. The landmarks must be distinct vertices, at least
+    /// one. `observe` sees every level of every landmark's search. Collective; the same
+    /// result or error everywhere.
+    pub fn landmark_distances(
+        &self,
+        ctx: &mut Context,
+        landmarks: &[VertexId],
+        undirected: bool,
+        threads: usize,
+        observe: Observer<'_>,
+    ) -> DistResult<KeyedValues<Vec<i64>>> {
+        self.collective(ctx, threads, |g, comm| {
+            let kernel = "shortest paths";
+            if landmarks.is_empty() {
+                return Err(DistError::Invalid(format!("{kernel} needs at least one landmark, got none")));
+            }
+            let numbers = g.sources(comm, landmarks, kernel, "landmark")?;
+            let c = super::bfs::distances_to(comm, g, &numbers, undirected, threads.max(1), observe)?;
+            g.keyed(comm, c)
         })
     }
 

@@ -58,7 +58,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
     // estimate e: after its update, a vertex has e neighbours of estimate >= e, so its
     // h-index stays e until one of them drops below e.
     let below = |old: u32, new: u32, e: u32| old >= e && new < e;
-    let readers = comm.agree(Readers::new(adj.n, rows, me, |k, f| adj.neighbours(k).for_each(|u| f(u)), below))?;
+    let readers = comm.agree(Readers::new(adj.n, rows, me, |k, f| adj.neighbours(k).for_each(&mut *f), below))?;
     let mut progress = Rounds::start("round", observe);
     let h_index = |k: usize, view: &View<'_>, counts: &mut Vec<u32>| {
         let cap = view.get(lo + k);

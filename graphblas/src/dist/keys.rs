@@ -449,11 +449,27 @@ impl Owned {
 
 /// The number of the id `key`, which every process passes (e.g. a BFS source), or
 /// `None` if it is no vertex. Collective: its owner searches, one allreduce of a word.
+#[cfg(test)]
 pub(crate) fn number_of(comm: &mut Comm<'_>, dict: &KeyDictionary, key: &[u8]) -> DistResult<Option<u32>> {
-    let mine = if dict.owner_of_key(key) == comm.me { dict.keys.search(key).ok() } else { None };
-    let mut v = [mine.map_or(u64::MAX, |i| dict.first() + i as u64)];
-    comm.allreduce_u64(&mut v, |a, b| *a = (*a).min(*b))?;
-    Ok((v[0] != u64::MAX).then_some(v[0] as u32))
+    Ok(numbers_of(comm, dict, &[key])?[0])
+}
+
+/// The numbers of the ids `keys`, which every process passes alike (a source list), each
+/// `None` if it is no vertex. Collective: each key's owner searches, one allreduce of a
+/// word per key.
+pub(crate) fn numbers_of(comm: &mut Comm<'_>, dict: &KeyDictionary, keys: &[&[u8]]) -> DistResult<Vec<Option<u32>>> {
+    let mut v: Vec<u64> = keys
+        .iter()
+        .map(|key| {
+            let mine = if dict.owner_of_key(key) == comm.me { dict.keys.search(key).ok() } else { None };
+            mine.map_or(u64::MAX, |i| dict.first() + i as u64)
+        })
+        .collect();
+    // In pieces the collectives' scratch holds, however long the list.
+    for piece in v.chunks_mut(1024) {
+        comm.allreduce_u64(piece, |a, b| *a = (*a).min(*b))?;
+    }
+    Ok(v.into_iter().map(|k| (k != u64::MAX).then_some(k as u32)).collect())
 }
 
 /// The ids of `numbers` (this process's own list; each below `dict.n`), in order.

@@ -39,6 +39,7 @@ mod build;
 mod cdlp;
 mod comm;
 mod graph;
+mod graphx_pagerank;
 mod iterate;
 mod kcore;
 mod keys;
@@ -56,7 +57,8 @@ mod triangles;
 mod wcc;
 
 pub use adjacency::VertexValues;
-pub use graph::{Graph, KeyedEdges, KeyedPaths, KeyedRanks, KeyedValues, VertexId, VertexIds, VertexSection};
+pub use graph::{Graph, GraphxRanks, KeyedEdges, KeyedPaths, KeyedRanks, KeyedValues, VertexId, VertexIds, VertexSection};
+pub use graphx_pagerank::GraphxPageRankConfig;
 pub use marks::{VertexMarks, FROM, TO};
 pub use keys::ByteKeys;
 pub use bfs::{bfs_spmd, bfs_spmd_observed, bfs_spmd_with};

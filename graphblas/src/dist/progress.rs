@@ -9,12 +9,15 @@ use std::time::Instant;
 /// A kernel's progress after one round, the same on every process.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoundProgress {
-    /// What the kernel calls a round: `iteration` (PageRank, CDLP), `level` (BFS),
-    /// `round` (WCC, SSSP), `phase` (LCC).
+    /// What the kernel calls a round: `iteration` (PageRank, GraphX PageRank, CDLP),
+    /// `level` (BFS; shortest paths: each landmark's search in turn), `round` (WCC, SSSP),
+    /// `phase` (LCC).
     pub unit: &'static str,
-    /// BFS levels count from 0 (the source's level), everything else from 1.
+    /// BFS and shortest-paths levels count from 0 (the source's level), everything else
+    /// from 1.
     pub round: usize,
     /// What `value` is (one word): `residual` (PageRank: the iteration's L1 change),
+    /// `change` (GraphX PageRank: the iteration's largest per-vertex change),
     /// `frontier` (BFS: vertices at this level), `changed` (WCC: vertices whose
     /// grandparent changed; CDLP: vertices whose label changed), `improved` (SSSP:
     /// vertices whose distance fell), `candidates` (LCC phase 1: vertices with two or

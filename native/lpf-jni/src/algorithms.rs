@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `allreduce-sum-i64` | n little-endian i64 | the n element-wise (wrapping) sums over all processes |
 //! | `ring-shift` | n bytes | the n bytes of process (pid - 1) mod p |
-//! | `graph-call` | a request (see [`crate::graph_call`]): a kernel (BFS, WCC, CDLP, SSSP, LCC, PageRank) and this partition's edges and vertices with their own ids (i64 or byte strings) | this process's block of `(id, value)`, rounds, timings (produced) |
+//! | `graph-call` | a request (see [`crate::graph_call`]): a kernel (BFS, WCC, CDLP, SSSP, LCC, PageRank, GraphX PageRank, shortest paths to landmarks) and this partition's edges and vertices with their own ids (i64 or byte strings) | this process's block of `(id, value)`, rounds, timings (produced) |
 //! | `pagerank` | a request (see [`crate::pagerank`]): parameters and a file to read in parallel, or the R-MAT graph to generate | this process's `(id, rank)` pairs, iterations, residual, timings (produced: its size is known only after the run) |
 
 use crate::progress::ProgressSink;

@@ -15,13 +15,13 @@
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | 8 bytes | magic `LPFGCQ01` |
-//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank, 8 SCC, 10 triangle count, 11 k-core, 12 maximal independent set, 13 BFS paths (GraphFrames' bfs; needs flag bit 11) |
+//! | 8 | u32 | kernel: 0 load only (needs flag bit 3), 1 BFS, 2 WCC, 3 CDLP, 4 SSSP, 5 LCC, 6 PageRank, 7 GraphX PageRank, 8 SCC, 9 shortest paths to landmarks, 10 triangle count, 11 k-core, 12 maximal independent set, 13 BFS paths (GraphFrames' bfs; needs flag bit 11) |
 //! | 12 | u32 | threads per process (0 = 1) |
 //! | 16 | u32 | id kind: 1 integral (i64), 2 byte strings |
-//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights; bit 7 numbers: WCC, CDLP and SCC answer labels as vertex numbers (value kind 1: the label's position in the ascending order of all ids, 0..n); bit 8 unique: the vertex ids must be distinct over all processes (else every process refuses with `vertex id X appears more than once`, the smallest such id); bit 11 marks: v marks follow the vertex ids (kernel 13 only) |
-//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank: max iterations, >= 1; MIS: the seed, any i64; BFS paths: maxPathLength, >= 0; else 0) |
-//! | 32 | f64 | alpha (PageRank; else 0) |
-//! | 40 | f64 | tol (PageRank; else 0) |
+//! | 20 | u32 | flags: bit 0 a source follows; bits 1-2 PageRank exchange (0 auto, 1 allgather, 2 plan); bit 3 keep: the loaded graph stays in this OS process under the graph id ([`crate::resident`]); bit 4 use: run on the graph kept under the graph id (no edges, no vertex ids); bit 5 the edges carry weights; bit 6 a source list follows (instead of bit 0's source); bit 7 numbers: WCC, CDLP and SCC answer labels as vertex numbers (value kind 1: the label's position in the ascending order of all ids, 0..n); bit 8 unique: the vertex ids must be distinct over all processes (else every process refuses with `vertex id X appears more than once`, the smallest such id); bit 9 vector: kernel 7 answers one rank per source (value kind 5); bit 10 undirected: kernel 9 takes the edges both ways; bit 11 marks: v marks follow the vertex ids (kernel 13 only) |
+//! | 24 | i64 | iterations (CDLP: rounds, >= 0; PageRank, GraphX PageRank: max iterations, >= 1; MIS: the seed, any i64; BFS paths: maxPathLength, >= 0; else 0) |
+//! | 32 | f64 | alpha (PageRank; GraphX PageRank: the reset probability, in [0, 1]; else 0) |
+//! | 40 | f64 | tol (PageRank; GraphX PageRank: >= 0, 0 runs exactly the max iterations; else 0) |
 //! | 48 | u64 | m, this process's edges |
 //! | 56 | u64 | v, this process's vertex ids (vertices that need no edge) |
 //! | 64 | 16 bytes | graph id (flags 3 and 4; else zeros) |
@@ -30,15 +30,20 @@
 //! | 96 | u32 | L: length of this process's refusal text (0: none) |
 //! | 100 | L bytes | refusal, UTF-8: when L > 0 this process's input is refused; every process answers with the first refusing process's text, nothing else is read |
 //! | .. | | source (flag bit 0): integral an i64; byte strings u32 length + bytes |
+//! | .. | | source list (flag bit 6): u32 w, then w ids, each encoded as the source |
 //! | .. | | m edges: integral (i64 src, i64 dst) each; byte strings (u32 len, src bytes, u32 len, dst bytes) each |
 //! | .. | | flag bit 5: m f64 weights, in edge order |
 //! | .. | | v vertex ids: i64 each, or (u32 len, bytes) each |
 //! | .. | | flag bit 11: v u8 marks, one per vertex id in order: bit 0 "from", bit 1 "to" (no other bits); an id listed twice has the OR of its marks |
 //!
-//! Bytes 8..48, the graph id and the source must be the same on every process; the
-//! first supersteps check that (after the refusals), so a bad, refused or disagreeing
-//! request fails on every process with one message. BFS and SSSP need the source flag,
-//! the others forbid it; SSSP needs weights (flag bit 5, or a kept graph loaded with
+//! Bytes 8..48, the graph id and the source or source list must be the same on every
+//! process; the first supersteps check that (after the refusals), so a bad, refused or
+//! disagreeing request fails on every process with one message. BFS and SSSP need the
+//! source flag, the others forbid it. GraphX PageRank (7) and shortest paths (9) take a
+//! source list (flag 6; the others forbid it), whose ids must be distinct vertices (an id
+//! twice, or one that is no vertex, is refused naming it): 7 plain PageRank without
+//! sources (w = 0 or no flag 6), personalized with w >= 1 (w > 1 needs flag 9, flag 9
+//! needs w >= 1); 9 needs w >= 1 landmarks. SSSP needs weights (flag bit 5, or a kept graph loaded with
 //! them); a weight must be a number >= 0 (the caller refuses others, naming the ids;
 //! checked here too). Flag bit 7 (numbers) is for WCC, CDLP and SCC only.
 //!
@@ -73,17 +78,17 @@
 //! | 0 | 8 bytes | magic `LPFGCR01` |
 //! | 8 | u64 | n, vertices of the whole graph |
 //! | 16 | u64 | edges of the whole graph (duplicates once) |
-//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC and triangle count 1; SCC, k-core, MIS their update rounds; BFS paths: L when found, else the deepest level searched) |
+//! | 24 | u64 | rounds (BFS levels, WCC rounds, CDLP/PageRank iterations, SSSP rounds; LCC and triangle count 1; SCC, k-core, MIS their update rounds; shortest paths: the most levels of a landmark's search; BFS paths: L when found, else the deepest level searched) |
 //! | 32 | f64 | load seconds (this process: parse, numbering, routing, build) |
 //! | 40 | f64 | compute seconds (this process) |
-//! | 48 | f64 | residual (PageRank's last L1 change; else 0) |
-//! | 56 | u32 | flags: bit 0 converged (PageRank); bits 1-2 exchange that ran (PageRank: 1 allgather, 2 plan); bit 3 found (BFS paths: some "to" vertex has depth <= maxPathLength) |
-//! | 60 | u32 | value kind: 1 i64, 2 f64, 3 an id (same encoding as the ids) |
+//! | 48 | f64 | residual (PageRank's last L1 change; GraphX PageRank's last largest per-vertex change, before the final scaling; else 0) |
+//! | 56 | u32 | flags: bit 0 converged (PageRank; GraphX PageRank: tol > 0 and the change fell below it); bits 1-2 exchange that ran (PageRank: 1 allgather, 2 plan); bit 3 found (BFS paths: some "to" vertex has depth <= maxPathLength) |
+//! | 60 | u32 | value kind: 1 i64, 2 f64, 3 an id (same encoding as the ids), 4 w i64 per vertex, 5 w f64 per vertex (w: the source list's length; a vertex's w values together) |
 //! | 64 | f64 | id seconds (this process: numbering the ids + translating results back to ids) |
 //! | 72 | u64 | k, vertices in this reply (0 for a load only) |
 //! | 80 | u64 | native bytes of the graph this process keeps (flags 3 and 4; else 0) |
 //! | 88 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
-//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; triangle count, k-core i64; MIS i64 1 in the set, 0 not; BFS paths i64 depth when found and at most L, else i64::MAX; WCC/CDLP/SCC with flag 7 an i64 vertex number), or for WCC/CDLP/SCC ids in the ids' encoding |
+//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; GraphX PageRank f64 rank, summing to n, or personalized to 1; triangle count, k-core i64; MIS i64 1 in the set, 0 not; BFS paths i64 depth when found and at most L, else i64::MAX; WCC/CDLP/SCC with flag 7 an i64 vertex number), or for WCC/CDLP/SCC ids in the ids' encoding; kind 4/5: k·w values (shortest paths: the hops to each landmark, i64::MAX unreachable; GraphX PageRank with flag 9: each source's rank) |
 //!
 //! Over all processes every vertex comes once; process q's block precedes q+1's.
 
@@ -92,9 +97,10 @@ use crate::pagerank::{check_parameters, fnv, Reader};
 use crate::progress::ProgressSink;
 use crate::request::{RequestBytes, EDGES, HEAD, SECTIONS, VERTICES};
 use crate::resident::{self, GraphId};
+use graphblas::algorithms::pagerank::{check_parameters_named, ParameterNames};
 use graphblas::dist::{
-    ByteKeys, DistError, DistOptions, Exchange, Graph, IterationProgress, KeyedEdges, KeyedValues, RoundProgress, VertexId, VertexIds,
-    VertexSection, FROM, TO,
+    ByteKeys, DistError, DistOptions, Exchange, Graph, GraphxPageRankConfig, IterationProgress, KeyedEdges, KeyedValues, RoundProgress,
+    VertexId, VertexIds, VertexSection, FROM, TO,
 };
 use graphblas::PageRankConfig;
 use lpf::{Context, MSG_DEFAULT, SYNC_DEFAULT};
@@ -110,23 +116,32 @@ pub const REPLY_HEADER: usize = 88;
 
 /// The kernel codes, as errors list them.
 const KERNEL_CODES: &str =
-    "0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank), 8 (SCC), 10 (triangle count), 11 (k-core), 12 (MIS) or 13 (BFS paths)";
+    "0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank), 7 (GraphX PageRank), 8 (SCC), 9 (shortest paths), 10 (triangle count), 11 (k-core), 12 (MIS) or 13 (BFS paths)";
 
 /// Flags of the request: a source follows the refusal; keep the loaded graph; run on the
-/// kept graph; the edges carry weights; the vertex ids are distinct; marks follow them.
+/// kept graph; the edges carry weights; a source list follows the refusal; the vertex ids
+/// are distinct; one value per source (GraphX PageRank); edges both ways (shortest paths);
+/// marks follow the vertex ids.
 const HAS_SOURCE: u32 = 1;
+const EXCHANGE: u32 = 6;
 const KEEP: u32 = 8;
 const USE: u32 = 16;
 const WEIGHTS: u32 = 32;
+const SOURCES: u32 = 64;
 /// Flag bit 7: WCC, CDLP and SCC answer vertex numbers instead of ids.
 const NUMBERS: u32 = 128;
 const UNIQUE: u32 = 256;
+const VECTOR: u32 = 512;
+const UNDIRECTED: u32 = 1024;
 const MARKS: u32 = 2048;
-/// Every flag a request may set (bits 1-2: the exchange).
-const KNOWN_FLAGS: u32 = HAS_SOURCE | 6 | KEEP | USE | WEIGHTS | NUMBERS | UNIQUE | MARKS;
+/// Every flag a request may set.
+const KNOWN_FLAGS: u32 = HAS_SOURCE | EXCHANGE | KEEP | USE | WEIGHTS | SOURCES | NUMBERS | UNIQUE | VECTOR | UNDIRECTED | MARKS;
 
 /// Flag of the reply: BFS paths found a path.
 const FOUND: u32 = 8;
+
+/// GraphX PageRank's parameters as GraphFrames names them (the Spark bridge's API).
+const GRAPHX_NAMES: ParameterNames = ParameterNames { alpha: "resetProbability", tol: "tol", max_iters: "maxIter" };
 
 /// The request's fixed fields, as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,7 +173,11 @@ pub enum Kernel {
     Sssp,
     Lcc,
     PageRank { alpha: f64, tol: f64, max_iters: usize, exchange: Exchange },
+    /// GraphX PageRank; `vector`: kind 5, one rank per source.
+    GraphxPageRank { reset_probability: f64, tol: f64, max_iters: usize, vector: bool },
     Scc,
+    /// Hops to the landmarks (the source list).
+    ShortestPaths { undirected: bool },
     Triangles,
     KCore,
     Mis { seed: i64 },
@@ -174,9 +193,12 @@ impl Header {
         }
         if self.flags & !KNOWN_FLAGS != 0 {
             return Err(format!(
-                "flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 7 (numbers), 8 (unique), 11 (marks)",
+                "flags {:#x} set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 6 (source list), 7 (numbers), 8 (unique), 9 (vector), 10 (undirected), 11 (marks)",
                 self.flags
             ));
+        }
+        if self.flags & HAS_SOURCE != 0 && self.flags & SOURCES != 0 {
+            return Err("flags 0 (source) and 6 (source list) exclude each other".into());
         }
         if self.flags & KEEP != 0 && self.flags & USE != 0 {
             return Err("flags 3 (keep) and 4 (use) exclude each other".into());
@@ -202,7 +224,13 @@ impl Header {
                 };
                 Kernel::PageRank { alpha: self.alpha, tol: self.tol, max_iters: self.iterations as usize, exchange }
             }
+            7 => {
+                check_parameters_named(self.alpha, self.tol, self.iterations, GRAPHX_NAMES)?;
+                let vector = self.flags & VECTOR != 0;
+                Kernel::GraphxPageRank { reset_probability: self.alpha, tol: self.tol, max_iters: self.iterations as usize, vector }
+            }
             8 => Kernel::Scc,
+            9 => Kernel::ShortestPaths { undirected: self.flags & UNDIRECTED != 0 },
             10 => Kernel::Triangles,
             11 => Kernel::KCore,
             12 => Kernel::Mis { seed: self.iterations },
@@ -218,6 +246,20 @@ impl Header {
         }
         if self.flags & NUMBERS != 0 && !matches!(kernel, Kernel::Wcc | Kernel::Cdlp { .. } | Kernel::Scc) {
             return Err(format!("{} answers no labels, so no vertex numbers (flag bit 7 is for WCC, CDLP and SCC)", name(&kernel)));
+        }
+        let is_graphx = matches!(kernel, Kernel::GraphxPageRank { .. });
+        let is_paths = matches!(kernel, Kernel::ShortestPaths { .. });
+        if self.flags & SOURCES != 0 && !is_graphx && !is_paths {
+            return Err(format!("{} takes no source list (flag bit 6 is set)", name(&kernel)));
+        }
+        if is_paths && self.flags & SOURCES == 0 {
+            return Err("shortest paths needs landmarks: a source list (flag bit 6)".into());
+        }
+        if self.flags & VECTOR != 0 && !is_graphx {
+            return Err(format!("flag 9 (vector) is GraphX PageRank's (kernel 7), not {}'s", name(&kernel)));
+        }
+        if self.flags & UNDIRECTED != 0 && !is_paths {
+            return Err(format!("flag 10 (undirected) is shortest paths' (kernel 9), not {}'s", name(&kernel)));
         }
         if kernel == Kernel::Sssp && self.flags & (WEIGHTS | USE) == 0 {
             return Err("SSSP needs edge weights (flag bit 5)".into());
@@ -250,6 +292,22 @@ fn name(k: &Kernel) -> &'static str {
         Kernel::KCore => "k-core",
         Kernel::Mis { .. } => "MIS",
         Kernel::BfsPaths { .. } => "BFS paths",
+        Kernel::GraphxPageRank { .. } => "GraphX PageRank",
+        Kernel::ShortestPaths { .. } => "shortest paths",
+    }
+}
+
+/// The verdict on a kernel's source list of `w` ids, which the header cannot see: GraphX
+/// PageRank answers one rank per vertex but with flag 9 (vector), which needs a source.
+fn check_width(kernel: Kernel, w: usize) -> Result<Kernel, String> {
+    match kernel {
+        Kernel::GraphxPageRank { vector: false, .. } if w > 1 => {
+            Err(format!("GraphX PageRank with {w} sources answers {w} ranks per vertex: it needs flag 9 (vector)"))
+        }
+        Kernel::GraphxPageRank { vector: true, .. } if w == 0 => {
+            Err("flag 9 (vector) needs a source list (flag 6) of at least one source".into())
+        }
+        k => Ok(k),
     }
 }
 
@@ -260,10 +318,13 @@ pub struct Request {
     pub kernel: Result<Kernel, String>,
     pub threads: usize,
     pub source: Option<VertexId>,
+    /// Flag 6's ids (empty without it).
+    pub sources: Vec<VertexId>,
     pub edges: KeyedEdges,
     /// Flag 11: the mark of every vertex id, in order.
     pub marks: Option<Vec<u8>>,
-    /// Hash of bytes 8..48, the graph id and the source (what must agree between processes).
+    /// Hash of bytes 8..48, the graph id and the source or source list (what must agree
+    /// between processes).
     pub digest: u64,
 }
 
@@ -369,6 +430,19 @@ fn split(b: &[u8]) -> [&[u8]; SECTIONS] {
     let mut head = REQUEST_HEADER;
     if h.flags & HAS_SOURCE != 0 {
         head = if strings { frame(head) } else { fixed(head, 8) };
+    } else if h.flags & SOURCES != 0 {
+        let w = b.get(head..head + 4).map_or(0, |l| u32::from_le_bytes(l.try_into().unwrap()));
+        head = fixed(head, 4);
+        if strings {
+            for _ in 0..w {
+                if head >= b.len() {
+                    break;
+                }
+                head = frame(head);
+            }
+        } else {
+            head = fixed(head, 8 * w as u64);
+        }
     }
     let ends = if strings {
         let (mut at, mut k) = (head, 0u64);
@@ -411,7 +485,7 @@ pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
     let empty = || VertexIds::Integral(Vec::new());
     let Ok(_) = &kernel else {
         let edges = KeyedEdges { ends: empty(), vertices: empty(), weights: None };
-        return Ok(Request { header: h, kernel, threads, source: None, edges, marks: None, digest: fnv(&agreed) & (u64::MAX >> 1) });
+        return Ok(Request { header: h, kernel, threads, source: None, sources: Vec::new(), edges, marks: None, digest: fnv(&agreed) & (u64::MAX >> 1) });
     };
     if h.flags & USE != 0 && (h.m != 0 || (h.v != 0 && h.flags & MARKS == 0)) {
         return Err(format!(
@@ -424,8 +498,17 @@ pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
     r.take(REQUEST_HEADER + refusal.len(), "the header")?;
     let source_at = r.at();
     let source = if h.flags & HAS_SOURCE != 0 { Some(Ids { r: &mut r, bytes: strings }.one("the source")?) } else { None };
+    let mut sources = Vec::new();
+    if h.flags & SOURCES != 0 {
+        let w = r.u32("the source count")?;
+        let mut ids = Ids { r: &mut r, bytes: strings };
+        for _ in 0..w {
+            sources.push(ids.one("the source list")?);
+        }
+    }
+    let kernel = kernel.and_then(|k| check_width(k, sources.len()));
     let source_bytes = &s[HEAD][source_at..r.at()];
-    ended(&r, "the source")?;
+    ended(&r, "the source or source list")?;
     let mut r = Reader::new(s[EDGES]);
     let ends = Ids { r: &mut r, bytes: strings }.many(h.m.checked_mul(2).ok_or("the edge count overflows")?, "edge ends")?;
     ended(&r, "the edges")?;
@@ -457,7 +540,7 @@ pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
     ended(&r, if marks.is_some() { "the vertex marks" } else { "the vertex ids" })?;
     agreed.extend_from_slice(source_bytes);
     let digest = fnv(&agreed) & (u64::MAX >> 1);
-    Ok(Request { header: h, kernel, threads, source, edges: KeyedEdges { ends, vertices, weights }, marks, digest })
+    Ok(Request { header: h, kernel, threads, source, sources, edges: KeyedEdges { ends, vertices, weights }, marks, digest })
 }
 
 fn show_ids(ids: &VertexIds) -> String {
@@ -481,7 +564,7 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
     let kernel = r.kernel?;
     let h = &r.header;
     Ok(format!(
-        "graph-call {kernel:?} threads={} kind={} flags={} iterations={} alpha={} tol={} source={} edges {} weights {:?} vertices {}{}",
+        "graph-call {kernel:?} threads={} kind={} flags={} iterations={} alpha={} tol={} source={}{} edges {} weights {:?} vertices {}{}",
         r.threads,
         h.kind,
         h.flags,
@@ -489,6 +572,11 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
         h.alpha,
         h.tol,
         r.source.as_ref().map_or("none".to_string(), |s| s.to_string()),
+        if h.flags & SOURCES != 0 {
+            format!(" sources=[{}]", r.sources.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))
+        } else {
+            String::new()
+        },
         show_ids(&r.edges.ends),
         r.edges.weights,
         show_ids(&r.edges.vertices),
@@ -614,6 +702,35 @@ impl Values for VertexIds {
     }
 }
 
+/// w values per vertex, a vertex's together (kinds 4 and 5: one per source of the list).
+struct PerSource<T>(Vec<T>);
+
+impl Values for PerSource<i64> {
+    const KIND: u32 = 4;
+    fn bytes(&self) -> usize {
+        self.0.bytes()
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out)
+    }
+}
+
+impl Values for PerSource<f64> {
+    const KIND: u32 = 5;
+    fn bytes(&self) -> usize {
+        self.0.bytes()
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        self.0.put(out)
+    }
+}
+
+/// A result whose values are w per vertex.
+fn per_source<T>(r: KeyedValues<Vec<T>>) -> KeyedValues<PerSource<T>> {
+    let KeyedValues { n, nnz, ids, values, rounds, compute_seconds, id_seconds } = r;
+    KeyedValues { n, nnz, ids, values: PerSource(values), rounds, compute_seconds, id_seconds }
+}
+
 fn reply<V: Values>(r: &KeyedValues<V>, t: &Times) -> Result<Vec<u8>, String> {
     let size = REPLY_HEADER + ids_bytes(&r.ids) + r.values.bytes();
     let mut out = Vec::new();
@@ -702,7 +819,7 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
     if let Some(text) = refused {
         return Err(Failure::Refused(text));
     }
-    let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source";
+    let fields = "kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source or source list";
     let req = agree_on_request(ctx, parse_sections(sections), |r| r.digest, fields)?;
     // The parsed request holds what the load needs: the request's bytes go now (if this
     // was the last process of the task to hold them), not after the graph is built.
@@ -793,6 +910,20 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             t.flags = if r.found { FOUND } else { 0 };
             reply(&r.depths, &t)?
         }
+        Kernel::GraphxPageRank { reset_probability, tol, max_iters, vector } => {
+            let cfg = GraphxPageRankConfig { reset_probability, tol, max_iters };
+            let r = graph.graphx_pagerank(ctx, &req.sources, &cfg, threads, observe)?;
+            t.residual = r.residual;
+            t.flags = r.converged as u32;
+            if vector {
+                reply(&per_source(r.ranks), &t)?
+            } else {
+                reply(&r.ranks, &t)?
+            }
+        }
+        Kernel::ShortestPaths { undirected } => {
+            reply(&per_source(graph.landmark_distances(ctx, &req.sources, undirected, threads, observe)?), &t)?
+        }
     })
 }
 
@@ -822,6 +953,8 @@ mod tests {
         alpha: f64,
         tol: f64,
         source: Option<Id>,
+        /// Flag 6's list (set the flag to send it).
+        sources: Vec<Id>,
         graph: GraphId,
         limit: u64,
         threads: u32,
@@ -835,7 +968,18 @@ mod tests {
             _ => (0, 0.0, 0.0),
         };
         let weights = if kernel == 4 { WEIGHTS } else { 0 };
-        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, graph: [0; 16], limit: 0, threads: 1 }
+        Params { kernel, flags: source.is_some() as u32 | weights, iterations, alpha, tol, source, sources: Vec::new(), graph: [0; 16], limit: 0, threads: 1 }
+    }
+
+    /// GraphX PageRank (7: reset probability 0.15, 10 iterations) or shortest paths (9)
+    /// with a source list (flag 6) and `flags` besides.
+    fn listed(kernel: u32, sources: &[Id], flags: u32) -> Params {
+        let mut par = params(kernel, None);
+        if kernel == 7 {
+            (par.iterations, par.alpha, par.tol) = (10, 0.15, 0.0);
+        }
+        (par.flags, par.sources) = (SOURCES | flags, sources.to_vec());
+        par
     }
 
     /// A request's four sections (see [`crate::request`]), each built on its own.
@@ -876,6 +1020,10 @@ mod tests {
         if let Some(s) = &p.source {
             id_bytes(&mut b, s);
         }
+        if p.flags & SOURCES != 0 {
+            b.extend_from_slice(&(p.sources.len() as u32).to_le_bytes());
+            p.sources.iter().for_each(|s| id_bytes(&mut b, s));
+        }
         let mut e = Vec::new();
         for (s, t) in edges {
             id_bytes(&mut e, s);
@@ -901,6 +1049,9 @@ mod tests {
         Int(i64),
         Float(u64),
         Id(Id),
+        /// Kinds 4 and 5: a vertex's w values (f64 as bits).
+        Ints(Vec<i64>),
+        Floats(Vec<u64>),
     }
 
     /// A reply read back: (n, nnz, rounds, residual, flags, value kind), the (id, value)
@@ -928,6 +1079,8 @@ mod tests {
             }
         };
         let ids: Vec<Id> = (0..k).map(|_| id(&mut at)).collect();
+        // Kinds 4 and 5: w values a vertex, w from the bytes left.
+        let w = if k == 0 { 0 } else { (b.len() - at) / (8 * k) };
         let values: Vec<Value> = (0..k)
             .map(|_| match kind {
                 1 => {
@@ -939,6 +1092,15 @@ mod tests {
                     Value::Float(word(at - 8))
                 }
                 3 => Value::Id(id(&mut at)),
+                4 | 5 => {
+                    let words: Vec<u64> = (0..w).map(|j| word(at + 8 * j)).collect();
+                    at += 8 * w;
+                    if kind == 4 {
+                        Value::Ints(words.into_iter().map(|x| x as i64).collect())
+                    } else {
+                        Value::Floats(words)
+                    }
+                }
                 x => panic!("value kind {x}"),
             })
             .collect();
@@ -1048,7 +1210,7 @@ mod tests {
                     let r = scc_spmd(c, Input::NumberedEdges { n, edges }, 1).map_err(e)?;
                     zip(r.ids, r.values)
                 }
-                10 | 11 | 12 => {
+                10..=12 => {
                     let input = Input::NumberedEdges { n, edges };
                     let r = match kernel {
                         10 => triangles_spmd(c, input, 1),
@@ -1144,11 +1306,109 @@ mod tests {
         }
     }
 
+    /// A request of each kernel on the test graph: BFS and SSSP from id 1, GraphX
+    /// PageRank from ids 1 and 3 (flag 9), shortest paths to 3 and the isolated 9
+    /// (undirected).
+    fn sample(kernel: u32, bytes: bool) -> Params {
+        let id = ids(bytes);
+        match kernel {
+            7 => listed(7, &[id[1].clone(), id[3].clone()], VECTOR),
+            9 => listed(9, &[id[3].clone(), id[9].clone()], UNDIRECTED),
+            k => params(k, (k == 1 || k == 4).then(|| id[1].clone())),
+        }
+    }
+
+    /// What GraphX PageRank (7) or shortest paths (9) gives through dist::Graph on the
+    /// test graph with ids = numbers, dealt as [`requests`] deals it, with the sources
+    /// `sources` (numbers): every vertex's values (f64 as bits) in number order, the
+    /// rounds, the residual's bits, converged.
+    fn numbered_graphx(par: &Params, sources: &[usize], p: usize) -> (Vec<Vec<u64>>, u64, u64, bool) {
+        let inputs: Vec<Vec<u8>> = (0..p).map(|q| vec![q as u8]).collect();
+        let out = crate::on_shm_threads(inputs, |c, input| {
+            let q = input[0] as usize;
+            let ends = (0..EDGES.len()).filter(|k| k % p == q).flat_map(|k| [EDGES[k].0 as i64, EDGES[k].1 as i64]).collect();
+            let vertices = if q == p - 1 { vec![9, 10, 0] } else { vec![] };
+            let edges = KeyedEdges { ends: VertexIds::Integral(ends), vertices: VertexIds::Integral(vertices), weights: None };
+            let e = |e: DistError| e.to_string();
+            let g = Graph::load(c, edges, 1).map_err(e)?;
+            let ids: Vec<VertexId> = sources.iter().map(|&s| VertexId::Integral(s as i64)).collect();
+            let (values, rounds, residual, converged): (Vec<u64>, _, _, _) = if par.kernel == 7 {
+                let cfg = GraphxPageRankConfig { reset_probability: par.alpha, tol: par.tol, max_iters: par.iterations as usize };
+                let r = g.graphx_pagerank(c, &ids, &cfg, 1, &mut |_| {}).map_err(e)?;
+                (r.ranks.values.iter().map(|x| x.to_bits()).collect(), r.ranks.rounds, r.residual.to_bits(), r.converged)
+            } else {
+                let r = g.landmark_distances(c, &ids, par.flags & UNDIRECTED != 0, 1, &mut |_| {}).map_err(e)?;
+                (r.values.iter().map(|&x| x as u64).collect(), r.rounds, 0, false)
+            };
+            let head = [rounds as u64, residual, converged as u64];
+            Ok(head.iter().chain(&values).flat_map(|x| x.to_le_bytes()).collect())
+        });
+        let words: Vec<Vec<u64>> =
+            out.into_iter().map(|r| r.unwrap().chunks_exact(8).map(|x| u64::from_le_bytes(x.try_into().unwrap())).collect()).collect();
+        let w = sources.len().max(1);
+        let values: Vec<Vec<u64>> = words.iter().flat_map(|x| x[3..].to_vec()).collect::<Vec<_>>().chunks(w).map(<[u64]>::to_vec).collect();
+        assert_eq!(values.len(), N);
+        (values, words[0][0], words[0][1], words[0][2] == 1)
+    }
+
+    /// Issue 26: GraphX PageRank (plain, also without flag 6; with a tolerance;
+    /// personalized by one source as kind 2 and with flag 9 as kind 5; three sources) and
+    /// the hops to landmarks (kind 4, directed and undirected, an unreachable landmark) by
+    /// id give what dist::Graph gives on the graph with its numbers as ids, bit for bit,
+    /// with the ids; rounds, residual and converged alike; 1-3 processes.
+    #[test]
+    fn graphx_kernels_by_id_equal_the_kernels_on_numbers() {
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            let mut plain = listed(7, &[], 0);
+            plain.flags = 0;
+            let mut tol = listed(7, &[], 0);
+            (tol.iterations, tol.tol) = (100, 1e-9);
+            let cases: Vec<(Params, Vec<usize>, u32)> = vec![
+                (plain, vec![], 2),
+                (tol, vec![], 2),
+                (listed(7, &[id[4].clone()], 0), vec![4], 2),
+                (listed(7, &[id[4].clone()], VECTOR), vec![4], 5),
+                (listed(7, &[id[8].clone(), id[0].clone(), id[5].clone()], VECTOR), vec![8, 0, 5], 5),
+                (listed(9, &[id[3].clone(), id[9].clone()], 0), vec![3, 9], 4),
+                (listed(9, &[id[3].clone(), id[9].clone(), id[5].clone()], UNDIRECTED), vec![3, 9, 5], 4),
+            ];
+            for (par, sources, kind) in &cases {
+                for p in 1..=3 {
+                    let what = format!("kernel {} flags {} sources {sources:?}, {p} processes, byte ids {bytes}", par.kernel, par.flags);
+                    let out = on_threads(requests(par, bytes, p));
+                    let got = pairs(&out, bytes);
+                    let (values, rounds, residual, converged) = numbered_graphx(par, sources, p);
+                    let want: Vec<(Id, Value)> = values
+                        .into_iter()
+                        .enumerate()
+                        .map(|(v, x)| {
+                            let value = match kind {
+                                2 => Value::Float(x[0]),
+                                4 => Value::Ints(x.into_iter().map(|d| d as i64).collect()),
+                                _ => Value::Floats(x),
+                            };
+                            (id[v].clone(), value)
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{what}");
+                    for r in &out {
+                        let ((n, _, r_rounds, r_residual, flags, r_kind), _) = read_reply(r.as_ref().unwrap(), bytes);
+                        assert_eq!((n, r_rounds, r_residual.to_bits(), flags, r_kind), (N as u64, rounds, residual, converged as u32, *kind), "{what}");
+                    }
+                    if par.tol > 0.0 {
+                        assert!(converged && rounds < 100, "{what}: converged in {rounds}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_request_in_sections_is_split_from_its_contiguous_form_and_answers_alike() {
         for bytes in [false, true] {
-            for kernel in [1u32, 4, 6] {
-                let par = params(kernel, (kernel == 1 || kernel == 4).then(|| ids(bytes)[1].clone()));
+            for kernel in [1u32, 4, 6, 7, 9] {
+                let par = sample(kernel, bytes);
                 let sectioned = requests_in_sections(&par, bytes, 2);
                 for s in &sectioned {
                     assert!(!s[VERTICES].is_empty() || !s[crate::request::EDGES].is_empty());
@@ -1266,7 +1526,9 @@ mod tests {
     fn disagreeing_requests_and_bad_parameters_fail_everywhere() {
         let mut inputs = requests(&params(3, None), false, 2);
         inputs[1] = requests(&params(2, None), false, 2).remove(1);
-        assert!(one_error(on_threads(inputs)).contains("the parameters (kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source) of process 1 differ"));
+        assert!(one_error(on_threads(inputs)).contains(
+            "the parameters (kernel, threads, id kind, flags, iterations, alpha, tol, graph id, source or source list) of process 1 differ"
+        ));
         let id = ids(false);
         let mut inputs = requests(&params(1, Some(id[0].clone())), false, 2);
         inputs[1] = requests(&params(1, Some(id[1].clone())), false, 2).remove(1);
@@ -1304,6 +1566,48 @@ mod tests {
         assert_eq!(out[1].as_ref().unwrap_err(), "the request of process 0 does not parse (its own error says why)");
     }
 
+    /// Issue 26: source lists and their flags. An id twice or one that is no vertex (each
+    /// kind of id), no landmark, a list on a kernel without one, flags 0 and 6 together,
+    /// flag 9 without sources or several sources without it, flags 9 and 10 on other
+    /// kernels, a bad reset probability: refused on every process with one text; lists
+    /// that differ between processes: the error of disagreeing requests.
+    #[test]
+    fn bad_source_lists_and_their_flags_are_refused_everywhere() {
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            let refuse = |par: &Params| one_refusal(on_threads(requests(par, bytes, 2)));
+            let (a, b) = (id[1].clone(), id[2].clone());
+            let twice = listed(7, &[a.clone(), b.clone(), a.clone()], VECTOR);
+            assert_eq!(refuse(&twice), format!("the PageRank source list names {a} twice"));
+            let stranger = if bytes { VertexId::Bytes(b"zz".to_vec()) } else { VertexId::Integral(5) };
+            let missing = listed(9, &[b.clone(), stranger.clone(), b.clone()], 0);
+            assert_eq!(refuse(&missing), format!("the shortest paths landmark {stranger} is not a vertex of the graph"));
+            assert_eq!(refuse(&listed(9, &[], UNDIRECTED)), "shortest paths needs at least one landmark, got none");
+            let mut other = requests(&twice, bytes, 2);
+            other[1] = requests(&listed(7, &[a.clone(), b.clone()], VECTOR), bytes, 2).remove(1);
+            assert!(one_error(on_threads(other)).contains("of process 1 differ"));
+        }
+        let id = ids(false);
+        let refuse = |par: Params| one_refusal(on_threads(requests(&par, false, 2)));
+        let with = |mut par: Params, f: &dyn Fn(&mut Params)| {
+            f(&mut par);
+            par
+        };
+        assert_eq!(refuse(listed(1, &[id[0].clone()], 0)), "BFS takes no source list (flag bit 6 is set)");
+        assert_eq!(refuse(listed(6, &[], 0)), "PageRank takes no source list (flag bit 6 is set)");
+        assert_eq!(refuse(with(params(9, None), &|_| {})), "shortest paths needs landmarks: a source list (flag bit 6)");
+        let both = with(listed(7, &[id[0].clone()], 0), &|p| (p.flags, p.source) = (p.flags | HAS_SOURCE, Some(id[0].clone())));
+        assert_eq!(refuse(both), "flags 0 (source) and 6 (source list) exclude each other");
+        assert_eq!(refuse(listed(7, &[], VECTOR)), "flag 9 (vector) needs a source list (flag 6) of at least one source");
+        assert_eq!(refuse(listed(7, &[id[0].clone(), id[1].clone()], 0)), "GraphX PageRank with 2 sources answers 2 ranks per vertex: it needs flag 9 (vector)");
+        assert_eq!(refuse(with(params(6, None), &|p| p.flags = VECTOR)), "flag 9 (vector) is GraphX PageRank's (kernel 7), not PageRank's");
+        assert_eq!(refuse(listed(7, &[], UNDIRECTED)), "flag 10 (undirected) is shortest paths' (kernel 9), not GraphX PageRank's");
+        assert_eq!(refuse(with(listed(7, &[], 0), &|p| p.alpha = 1.5)), "resetProbability must be in [0, 1], got 1.5");
+        assert_eq!(refuse(with(listed(7, &[], 0), &|p| p.alpha = -0.0 - 1e-300)), format!("resetProbability must be in [0, 1], got {}", -1e-300));
+        assert_eq!(refuse(with(listed(7, &[], 0), &|p| p.iterations = 0)), "maxIter must be at least 1, got 0");
+        assert_eq!(refuse(with(listed(7, &[], 0), &|p| p.tol = -1.0)), "tol must be a finite number >= 0, got -1 (0 runs exactly maxIter iterations)");
+    }
+
     /// The native check of the weights (the caller refuses them first): a NaN weight is
     /// the error naming the edge by its ids, on every process.
     #[test]
@@ -1331,6 +1635,12 @@ mod tests {
         let mut numbers = params(8, None);
         numbers.flags = NUMBERS;
         assert!(describe(&request(&numbers, false, &[], &[], &[], "")).unwrap().starts_with("graph-call Scc threads=1 kind=1 flags=128 "));
+        let b = request(&listed(7, &[s(b"x"), s(b"")], VECTOR), true, &[(s(b"x"), s(b""))], &[], &[], "");
+        assert_eq!(
+            describe(&b).unwrap(),
+            "graph-call GraphxPageRank { reset_probability: 0.15, tol: 0.0, max_iters: 10, vector: true } threads=1 kind=2 flags=576 \
+             iterations=10 alpha=0.15 tol=0 source=none sources=['x', ''] edges ['x', ''] weights None vertices []"
+        );
         let mut par = params(3, None);
         par.iterations = -2;
         assert_eq!(describe(&request(&par, false, &[], &[], &[], "")).unwrap_err(), "iterations must be >= 0, got -2");
@@ -1389,10 +1699,9 @@ mod tests {
                 assert_eq!(u64::from_le_bytes(b[8..16].try_into().unwrap()), N as u64);
                 assert!(u64::from_le_bytes(b[80..88].try_into().unwrap()) > 0, "kept bytes");
             }
-            for kernel in KERNELS {
-                let source = (kernel == 1 || kernel == 4).then(|| id[1].clone());
-                let want = pairs(&on_threads(requests(&params(kernel, source.clone()), bytes, 3)), bytes);
-                let mut on_kept = params(kernel, source);
+            for kernel in KERNELS.into_iter().chain([7, 9]) {
+                let want = pairs(&on_threads(requests(&sample(kernel, bytes), bytes, 3)), bytes);
+                let mut on_kept = sample(kernel, bytes);
                 (on_kept.flags, on_kept.graph) = ((on_kept.flags & !WEIGHTS) | USE, graph);
                 let inputs = (0..3).map(|_| request(&on_kept, bytes, &[], &[], &[], "")).collect();
                 assert_eq!(pairs(&on_threads(inputs), bytes), want, "kernel {kernel} on the kept graph (byte ids: {bytes})");
@@ -1712,7 +2021,7 @@ mod tests {
         assert_eq!(bad(6, MARKS, 10), "PageRank takes no vertex marks (flag bit 11 is set)");
         assert_eq!(bad(13, 0, 3), "BFS paths needs vertex marks (flag bit 11)");
         assert_eq!(bad(13, MARKS, -1), "maxPathLength must be >= 0, got -1");
-        assert_eq!(bad(13, MARKS | 1 << 12, 1), "flags 0x1800 set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 7 (numbers), 8 (unique), 11 (marks)");
+        assert_eq!(bad(13, MARKS | 1 << 12, 1), "flags 0x1800 set bits other than 0 (source), 1-2 (exchange), 3 (keep), 4 (use), 5 (weights), 6 (source list), 7 (numbers), 8 (unique), 9 (vector), 10 (undirected), 11 (marks)");
         let mut par = params(13, None);
         par.flags = MARKS;
         let id = ids(false);
