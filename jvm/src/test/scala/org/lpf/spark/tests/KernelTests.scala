@@ -251,6 +251,18 @@ object KernelTests {
       expect(LpfNative.describeRequest("graph-call", paths.buffer) == "graph-call BfsPaths { max_length: 4 } threads=1 " +
         "kind=1 flags=2304 iterations=4 alpha=0 tol=0 source=none edges [-5, 9223372036854775807] weights None vertices " +
         "[7, -3, 9] marks [1, 3, 2]", s"graph-call bfs paths: ${LpfNative.describeRequest("graph-call", paths.buffer)}")
+      // The source list (string and integral ids), VECTOR, UNDIRECTED.
+      val strEdge = LpfGraphCall.edgePieces(Iterator(InternalRow(u("x"), u(""))), strings = true, weighted = false, columns).toSeq
+      val ppr = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.GraphxPageRank, 1, strings = true, iterations = 10,
+        alpha = 0.15, sources = Some(Seq("x", "")), vector = true), strEdge)
+      expect(LpfNative.describeRequest("graph-call", ppr.buffer) == "graph-call GraphxPageRank { reset_probability: 0.15, " +
+        "tol: 0.0, max_iters: 10, vector: true } threads=1 kind=2 flags=576 iterations=10 alpha=0.15 tol=0 source=none " +
+        "sources=['x', ''] edges ['x', ''] weights None vertices []", s"graph-call ppr: ${LpfNative.describeRequest("graph-call", ppr.buffer)}")
+      val landmarks = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Landmarks, 1, strings = false,
+        sources = Some(Seq(-5L, Long.MaxValue)), undirected = true), longs)
+      val described = LpfNative.describeRequest("graph-call", landmarks.buffer)
+      expect(described.startsWith("graph-call ShortestPaths { undirected: true } threads=1 kind=1 flags=1088 ") &&
+        described.contains(" sources=[-5, 9223372036854775807] edges [-5, 9223372036854775807] "), s"graph-call landmarks: $described")
       val scc = LpfGraphCall.request(LpfGraphCall.Call(LpfGraphCall.Scc, 1, strings = false, numbers = true), longs)
       expect(LpfNative.describeRequest("graph-call", scc.buffer).startsWith("graph-call Scc threads=1 kind=1 flags=128 "),
         s"graph-call scc: ${LpfNative.describeRequest("graph-call", scc.buffer)}")
