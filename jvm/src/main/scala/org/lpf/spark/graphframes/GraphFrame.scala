@@ -19,6 +19,9 @@ import org.lpf.spark.graphframes.lib._
  * computation (they are vertices of the LPF graph) but do not appear in results. Ids are
  * of an integral type or strings; null and duplicate ids in `vertices` make an algorithm
  * fail with an [[LpfException]] naming the column `id`. See docs/graphframes.md.
+ *
+ * @param vertices the vertex DataFrame (column `id` and attributes)
+ * @param edges the edge DataFrame (columns `src`, `dst` and attributes)
  */
 final class GraphFrame private (val vertices: DataFrame, val edges: DataFrame,
                                 @transient private val lpfVertices: Option[DataFrame]) extends Serializable {
