@@ -24,6 +24,15 @@ class LpfError(Exception):
         self.permanent = permanent
 
 
+class LpfValueError(LpfError, ValueError):
+    """An :class:`LpfError` that is also a ``ValueError``: a bad argument or a bad graph found
+    on the driver (phase ``argument``, permanent), so that code written for GraphFrames,
+    which raises ``ValueError`` there, catches it as it is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(-1, "driver", "argument", message, permanent=True)
+
+
 def lpf_error_of(java_exception: Any) -> Optional[LpfError]:
     """The LpfError for a Java throwable whose cause chain holds an LpfException, else None."""
     t = java_exception

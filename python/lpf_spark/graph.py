@@ -5,7 +5,7 @@ from typing import Any, Callable, Dict, Optional, TypeVar, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
-from .errors import LpfError, lpf_error_of
+from .errors import LpfError, LpfValueError, lpf_error_of
 
 T = TypeVar("T")
 
@@ -17,9 +17,10 @@ VertexId = Union[int, str]
 _LONG_RANGE = range(-2**63, 2**63)
 
 
-def _argument_error(message: str) -> LpfError:
-    """A bad argument found before any Spark job, as the JVM's driver-side checks report one."""
-    return LpfError(-1, "driver", "argument", message, permanent=True)
+def _argument_error(message: str) -> LpfValueError:
+    """A bad argument found before any Spark job, as the JVM's driver-side checks report one
+    (an LpfError, also a ValueError)."""
+    return LpfValueError(message)
 
 
 def _integer(name: str, value: Any) -> int:
@@ -32,6 +33,24 @@ def _integer(name: str, value: Any) -> int:
         except TypeError:
             pass
     raise _argument_error(f"{name} must be an int, got {value!r} (a {type(value).__name__})")
+
+
+def _jvm_id(session: SparkSession, value: Any) -> Any:
+    """A vertex id for the JVM: a str as it is, an int (or anything with ``__index__``, e.g.
+    a numpy integer) as an int, or as a Java BigInteger beyond 64 bits; None for anything
+    else (None, a bool, a float even when whole). The JVM compares it exactly with the
+    ids in their own type (``LpfGraph.exactId``: range, string or number)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = operator.index(value)
+    except TypeError:
+        return None
+    if number in _LONG_RANGE:
+        return number
+    return session.sparkContext._jvm.java.math.BigInteger(str(number))
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,20 @@ def _calling_jvm(call: Callable[[], T]) -> T:
         raise err from e
 
 
+def _bridge_class(session: SparkSession, name: str) -> Any:
+    """The Py4J class ``name`` of the bridge's jar; an LpfError when the driver lacks the jar."""
+    found = session.sparkContext._jvm
+    for part in name.split("."):
+        found = getattr(found, part)
+    # Py4J answers a JavaPackage, not a JavaClass, for a class it cannot load.
+    if type(found).__name__ != "JavaClass":
+        raise LpfError(-1, "driver", "check",
+                       "the lpf-spark jar is not on the driver's classpath (no class " + name + "): build the "
+                       "session with lpf_spark.configure(SparkSession.builder) or start it with --jars "
+                       "$(python -c 'import lpf_spark; print(lpf_spark.jar_path())')")
+    return found
+
+
 class LpfGraph:
     """A graph for LPF's algorithms, made from DataFrames (GraphFrames-like naming).
 
@@ -122,16 +155,17 @@ class LpfGraph:
         if vertices is not None and getattr(vertices, "_jdf", None) is None:
             raise TypeError(f"vertices must be a classic PySpark DataFrame or None, got {type(vertices).__name__}")
         self._session: SparkSession = edges.sparkSession
-        jvm = self._session.sparkContext._jvm
-        graph_class = jvm.org.lpf.spark.LpfGraph
-        # Py4J answers a JavaPackage, not a JavaClass, for a class it cannot load.
-        if type(graph_class).__name__ != "JavaClass":
-            raise LpfError(-1, "driver", "check",
-                           "the lpf-spark jar is not on the driver's classpath: build the session with "
-                           "lpf_spark.configure(SparkSession.builder) or start it with --jars "
-                           "$(python -c 'import lpf_spark; print(lpf_spark.jar_path())')")
+        graph_class = _bridge_class(self._session, "org.lpf.spark.LpfGraph")
         self._jgraph = _calling_jvm(lambda: graph_class.create(
             jdf, vertices._jdf if vertices is not None else None, src, dst, id))
+
+    @classmethod
+    def _wrapping(cls, jgraph: Any, session: SparkSession) -> "LpfGraph":
+        """The LpfGraph of a JVM ``org.lpf.spark.LpfGraph`` made elsewhere (a GraphFrame's)."""
+        graph = cls.__new__(cls)
+        graph._session = session
+        graph._jgraph = jgraph
+        return graph
 
     def pageRank(self, alpha: float = 0.85, tol: float = 1e-7, maxIter: int = 1000) -> DataFrame:
         """PageRank of the graph as a DataFrame ``(id, pagerank)``: every vertex once,
@@ -157,21 +191,12 @@ class LpfGraph:
         return DataFrame(_calling_jvm(call), self._session)
 
     def _source(self, source: Any, kernel: str) -> Any:
-        """``source`` for the JVM: a str, or an int (as a Java BigInteger beyond 64 bits).
-        The JVM compares it exactly with the ids in their own type (``LpfGraph.exactId``:
-        range, string or number); what Python alone knows is refused here, in Python's
-        words: None, a bool, a float (even a whole one), anything not an int or a str."""
-        if isinstance(source, str):
-            return source
-        if source is not None and not isinstance(source, bool):
-            try:
-                value = operator.index(source)
-            except TypeError:
-                pass
-            else:
-                if value in _LONG_RANGE:
-                    return value
-                return self._session.sparkContext._jvm.java.math.BigInteger(str(value))
+        """``source`` for the JVM (:func:`_jvm_id`); what Python alone knows is refused
+        here, in Python's words: None, a bool, a float (even a whole one), anything not an
+        int or a str."""
+        value = _jvm_id(self._session, source)
+        if value is not None:
+            return value
         id_type = str(self._jgraph.idType().simpleString())
         role = f"the {kernel} source"
         if source is None:

@@ -1,9 +1,12 @@
 # The PySpark package's tests (sourced by tests/spark/run.sh, which defines pass/fail/built):
 #   pyspark_suite JAR WORKDIR
-# installs python/ with pip into a fresh virtual environment that sees the system's
-# pyspark (pip install of the repository's python/ directory, the jars taken from JAR's
-# directory; the package must pick JAR, the system Spark's Scala version),
-# installs pytest if the system has none, then runs tests/pyspark under pytest, bounded
+# builds the wheel of python/ (pip wheel, the jars taken from JAR's directory) and installs
+# it into a fresh virtual environment that sees the system's pyspark, with no Rust
+# toolchain on PATH and javac/scalac shadowed by stubs that record a call; runs
+# tests/pyspark/wheel_example.py (a GraphFrame on local-cluster[2,1,1024]) the same way
+# (neither may call a compiler); checks that the package picks JAR (the system Spark's
+# Scala version); installs pytest and numpy if the system has none, then runs
+# tests/pyspark under pytest, bounded
 # by LPF_PYSPARK_TIMEOUT seconds (default 600). Every pytest case counts as "ok
 # pyspark/NAME" or "FAIL pyspark/NAME".
 #   pyspark_suite_on PYTHON JAR WORKDIR TAG [PYTEST ARGS...]
@@ -25,12 +28,42 @@ pyspark_suite() {
         return
     fi
     py=$venv/bin/python
-    # What a user does: pip install ./python (here with the jars this run built).
-    if LPF_SPARK_JAR_DIR=$(dirname "$jar") "$py" -m pip install --no-cache-dir "$root/python" >"$work/pip.log" 2>&1; then
-        built pyspark/pip-install-python-package
+    # The package as it is shipped: a wheel built from ./python (pip wheel, here with the jars
+    # this run built; the jars carry the native library) ...
+    local wheel
+    if LPF_SPARK_JAR_DIR=$(dirname "$jar") "$py" -m pip wheel --no-deps --no-cache-dir -w "$work/wheel" "$root/python" \
+        >"$work/wheel.log" 2>&1 && wheel=$(ls "$work"/wheel/lpf_spark-*.whl 2>>"$work/wheel.log"); then
+        built pyspark/pip-wheel-python-package
     else
-        fail pyspark/pip-install-python-package "$work/pip.log"
+        fail pyspark/pip-wheel-python-package "$work/wheel.log"
         return
+    fi
+    # ... installed and used where no Rust toolchain and no Java compiler are: PATH without
+    # cargo and rustc (checked), javac and scalac shadowed by stubs that record a call.
+    local bare=$work/bare-bin
+    mkdir -p "$bare"
+    for tool in javac scalac; do
+        printf '#!/bin/sh\necho "%s $*" >>"%s"\nexit 1\n' "$tool" "$work/compilers-called" >"$bare/$tool"
+        chmod +x "$bare/$tool"
+    done
+    local user_env=(env "PATH=$bare:$venv/bin:/usr/local/bin:/usr/bin:/bin" "CARGO_HOME=$work/no-cargo"
+        "RUSTUP_HOME=$work/no-rustup")
+    if "${user_env[@]}" sh -c 'command -v cargo || command -v rustc' >"$work/toolchain.log" 2>&1; then
+        fail "pyspark/no-rust-toolchain-on-the-users-path (found: $(tr '\n' ' ' <"$work/toolchain.log"))"
+        return
+    fi
+    if "${user_env[@]}" "$py" -m pip install --no-cache-dir --no-deps "$wheel" >"$work/pip.log" 2>&1; then
+        pass pyspark/pip-install-the-wheel-without-a-rust-toolchain
+    else
+        fail pyspark/pip-install-the-wheel-without-a-rust-toolchain "$work/pip.log"
+        return
+    fi
+    if (cd "$work" && "${user_env[@]}" timeout -k 10 "${LPF_PYSPARK_TIMEOUT:-600}" "$py" "$here/wheel_example.py" "$venv") \
+        >"$work/wheel-example.log" 2>&1 && [ ! -e "$work/compilers-called" ]; then
+        pass pyspark/wheel-runs-a-graphframe-example-without-a-rust-toolchain
+    else
+        [ -e "$work/compilers-called" ] && sed 's/^/    called: /' "$work/compilers-called"
+        fail pyspark/wheel-runs-a-graphframe-example-without-a-rust-toolchain "$work/wheel-example.log"
     fi
     if "$py" -c 'import lpf_spark, sys, filecmp; sys.exit(0 if filecmp.cmp(lpf_spark.jar_path(), sys.argv[1], shallow=False) else 1)' \
         "$jar" >"$work/jar.log" 2>&1; then
@@ -38,12 +71,16 @@ pyspark_suite() {
     else
         fail pyspark/package-carries-and-picks-the-jar "$work/jar.log"
     fi
-    if ! "$py" -c 'import pytest' 2>/dev/null; then
-        "$py" -m pip install -q pytest >"$work/pytest-install.log" 2>&1 || {
-            fail pyspark/pytest-installed "$work/pytest-install.log"
-            return
-        }
-    fi
+    # pytest, and numpy for pyspark.ml's vectors (parallelPersonalizedPageRank's column).
+    local module
+    for module in pytest numpy; do
+        if ! "$py" -c "import $module" 2>/dev/null; then
+            "$py" -m pip install -q "$module" >"$work/$module-install.log" 2>&1 || {
+                fail "pyspark/$module-installed" "$work/$module-install.log"
+                return
+            }
+        fi
+    done
     pytest_cases "$py" "$work" pyspark
 }
 

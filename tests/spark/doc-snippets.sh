@@ -1,4 +1,4 @@
-# The snippets of README.md and docs/spark.md, run as they are written (sourced by
+# The snippets of README.md, docs/spark.md and docs/graphframes.md, run as they are written (sourced by
 # tests/spark/run.sh, which defines pass/fail/built, SPARK_HOME, $log4j and $limit):
 #   doc_snippets_suite WORKDIR JAR PYTHON
 # tests/spark/doc_snippets.py takes the fenced blocks out of the documents (so a doc edit
@@ -16,7 +16,7 @@ doc_snippets_suite() {
     root=$(cd "$here/../.." && pwd)
     rm -rf "$work"
     mkdir -p "$work"
-    if ! python3 "$here/doc_snippets.py" "$work" "$root/README.md" "$root/docs/spark.md" >"$work/manifest" 2>"$work/extract.log"; then
+    if ! python3 "$here/doc_snippets.py" "$work" "$root/README.md" "$root/docs/spark.md" "$root/docs/graphframes.md" >"$work/manifest" 2>"$work/extract.log"; then
         fail doc/extract-snippets "$work/extract.log"
         return
     fi

@@ -1,4 +1,4 @@
-"""The code snippets of README.md and docs/spark.md, taken from the documents by their
+"""The code snippets of README.md, docs/spark.md and docs/graphframes.md, taken from the documents by their
 fence markers and laid out to be run by tests/spark/doc-snippets.sh:
 
   python3 doc_snippets.py WORKDIR DOC...

@@ -23,7 +23,9 @@
 # DataFrameTests (the DataFrame API, LpfGraph), KernelTests (its graph kernels), ResidentTests (LpfGraph.cache), ProgressTests (PageRank's per-iteration
 # progress in the driver's log) and the PySpark package's pytest suite
 # (tests/pyspark/suite.sh: pip install ./python into a fresh venv, pytest), and the
-# snippets of README.md and docs/spark.md (tests/spark/doc-snippets.sh); then Spark 3.5
+# snippets of README.md, docs/spark.md and docs/graphframes.md (tests/spark/doc-snippets.sh),
+# a Scala and a Java application against GraphFrame built without sbt
+# (tests/spark/graphframes-app.sh); then Spark 3.5
 # (Scala 2.12, its own pyspark installation): the core cases with the 2.12 jars, every
 # graph kernel from Scala and from PySpark. With local[4]: a spark-shell session
 # (tests/spark/spark_shell_session.scala) whose closures capture the bridge's objects.
@@ -40,9 +42,9 @@
 #   LPF_SPARK_WORKER_WAIT seconds a standalone cluster's two workers may take to register (default 180)
 #   LPF_PAGERANK_CLI      a built `pagerank` CLI to use instead of building it
 #   LPF_SPARK_TESTS       run only the cases whose names contain one of these (comma-separated);
-#                         "doc", "spark3.5" and "spark-shell" run the docs' snippets, the Spark 3.5
-#                         block and the spark-shell session (also with LPF_SPARK_MASTERS=" ", no
-#                         other master)
+#                         "doc", "graphframes-app", "spark3.5" and "spark-shell" run the docs'
+#                         snippets, the user applications, the Spark 3.5 block and the
+#                         spark-shell session (also with LPF_SPARK_MASTERS=" ", no other master)
 set -u
 set -o pipefail
 
@@ -365,11 +367,11 @@ if [[ " $masters " == *" local-cluster[2,1,1024] "* ]]; then
     fi
 fi
 
-# The snippets of README.md and docs/spark.md (Python ones with the package that
+# The snippets of README.md, docs/spark.md and docs/graphframes.md (Python ones with the package that
 # the PySpark suite installed, else with one installed here).
 if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TESTS:-}" ]; } ||
     [[ ",${LPF_SPARK_TESTS:-}," == *,doc,* ]]; then
-    echo "--- the snippets of README.md and docs/spark.md (tests/spark/doc-snippets.sh)"
+    echo "--- the snippets of README.md, docs/spark.md and docs/graphframes.md (tests/spark/doc-snippets.sh)"
     doc_python=$build/pyspark/venv/bin/python
     if ! "$doc_python" -c 'import lpf_spark' 2>/dev/null; then
         doc_python=$build/doc-venv/bin/python
@@ -380,6 +382,16 @@ if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TE
     fi
     source "$here/doc-snippets.sh"
     doc_snippets_suite "$build/doc-snippets" "$jar" "$doc_python"
+fi
+
+# A user's Scala and Java applications using org.lpf.spark.graphframes.GraphFrame, their
+# sources taken from docs/graphframes.md, compiled in an empty directory with the Scala
+# compiler Spark ships and javac (no sbt, no Maven), packaged and spark-submitted with the jar.
+if { [[ " $masters " == *" local-cluster[2,1,1024] "* ]] && [ -z "${LPF_SPARK_TESTS:-}" ]; } ||
+    [[ ",${LPF_SPARK_TESTS:-}," == *,graphframes-app,* ]]; then
+    echo "--- a Scala and a Java application against the jar (tests/spark/graphframes-app.sh)"
+    source "$here/graphframes-app.sh"
+    graphframes_app_suite "$build/graphframes-app" "$jar" "${jar%.jar}.pom"
 fi
 
 # --- Spark 3.5 (Scala 2.12) from its own pyspark installation (scripts/setup.sh's
