@@ -69,6 +69,22 @@ object KronParquet {
   def written(path: String): Boolean = new java.io.File(path, "_SUCCESS").isFile
 
   /**
+   * The path of kron`scale` (edge factor 16, seed 1) in directory `data`, generated there
+   * first when not completely written; `say` tells which.
+   */
+  def ensure(spark: SparkSession, data: String, scale: Int, say: String => Unit): String = {
+    val path = new java.io.File(data, s"kron$scale.parquet").getPath
+    if (written(path)) say(s"kron$scale: $path present, not generated again")
+    else {
+      say(s"kron$scale: generating ${generatedEdges(scale, 16)} edges into $path")
+      val t0 = System.nanoTime
+      val n = write(spark, path, scale)
+      say(f"kron$scale: generated $n edges (self-loops dropped) in ${(System.nanoTime - t0) / 1e9}%.1f s")
+    }
+    path
+  }
+
+  /**
    * A source vertex for BFS and SSSP that every contender uses: the source of the first
    * edge that is no self-loop (a vertex with an out-edge), from the generator on the driver.
    */

@@ -83,7 +83,7 @@ object ScaleBenchmark {
     Result(f(0).toInt, f(1), f(2), d(3), d(4), if (f(6).isEmpty) -1 else f(6).toInt, f(7), d(8), f(9), d(10))
   }
 
-  private def loadAverage(): Double =
+  def loadAverage(): Double =
     new String(Files.readAllBytes(Paths.get("/proc/loadavg")), StandardCharsets.US_ASCII).split(" ")(0).toDouble
 
   /** An outcome's text for the CSV: one line, no commas. */
@@ -101,7 +101,7 @@ object ScaleBenchmark {
   }
 
   /** The stages submitted in each job group. */
-  private final class StageCount extends SparkListener {
+  final class StageCount extends SparkListener {
     private val byGroup = new ConcurrentHashMap[String, AtomicInteger]()
     override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
       Option(e.properties).flatMap(p => Option(p.getProperty("spark.jobGroup.id"))).foreach { g =>
@@ -188,10 +188,11 @@ object ScaleBenchmark {
 
   /**
    * Runs `call` in job group `group`: the stages it submitted, its outcome, a progress
-   * line each minute (elapsed time, the stages running), and the cut after `cutMs`.
+   * line each minute (elapsed time, the stages running; through `say`), and the cut
+   * after `cutMs`: the group's jobs cancelled, the outcome `cut`.
    */
-  private def timed(sc: SparkContext, stageCount: StageCount, group: String, what: String, cutMs: Long)
-                   (call: => Double): (Double, Double, Int, String) = {
+  def timed(sc: SparkContext, stageCount: StageCount, group: String, what: String, cutMs: Long,
+            say: String => Unit)(call: => Double): (Double, Double, Int, String) = {
     val cut = new AtomicBoolean(false)
     val done = new AtomicBoolean(false)
     val t0 = System.nanoTime
@@ -280,14 +281,7 @@ object ScaleBenchmark {
     runs.foreach(k => record(Result(scale, contender, k, Double.NaN, Double.NaN, -1, "", Double.NaN,
       "error: the application ended during this run", load0)))
 
-    val path = new File(data, s"kron$scale.parquet").getPath
-    if (KronParquet.written(path)) say(s"kron$scale: $path present, not generated again")
-    else {
-      say(s"kron$scale: generating ${KronParquet.generatedEdges(scale, 16)} edges into $path")
-      val t0 = System.nanoTime
-      val n = KronParquet.write(spark, path, scale)
-      say(f"kron$scale: generated $n edges (self-loops dropped) in ${seconds(t0)}%.1f s")
-    }
+    val path = KronParquet.ensure(spark, data, scale, say)
     val t0 = System.nanoTime
     val edges = spark.read.parquet(path)
     val m = edges.count()
@@ -305,7 +299,7 @@ object ScaleBenchmark {
       val la = loadAverage()
       say(f"$what: start (load average $la%.2f, executors ${execs.toSeq.sorted.map { case (e, p) => s"$e:pid $p" }
         .mkString(" ")})")
-      val (wall, compute, stages, outcome) = timed(sc, stageCount, s"scalebench-$scale-$contender-$k", what, cutMs) {
+      val (wall, compute, stages, outcome) = timed(sc, stageCount, s"scalebench-$scale-$contender-$k", what, cutMs, say) {
         if (contender != "graphx") {
           val (df, c) = lpf(g, k, source)
           df.foreach(_.unpersist())
