@@ -34,6 +34,9 @@ final class GraphFrame private (val vertices: DataFrame, val edges: DataFrame,
    */
   @transient lazy val lpfGraph: LpfGraph = LpfGraph.ofGraphFrame(edges, lpfVertices)
 
+  /** Made by [[GraphFrame.fromEdges]]: the vertices are the edges' distinct ids and nothing else. */
+  private[graphframes] def fromEdgesOnly: Boolean = lpfVertices.isEmpty
+
   /** The out-degree of each vertex that is the source of some edge: columns `id`, `outDegree` (int; multi-edges count). */
   def outDegrees: DataFrame =
     edges.groupBy(col(SRC).as(ID)).agg(count(lit(1)).cast("int").as("outDegree"))

@@ -25,11 +25,21 @@ private[lib] object Calls {
           "each vertex id must appear once")
     }
 
-  /** The result `(id, column)` of `o` (named `name`) joined to `g`'s vertices (a column of that name there is replaced). */
+  /**
+   * The result `(id, column)` of `o` (named `name`) joined to `g`'s vertices (a column of
+   * that name there is replaced). A graph made by GraphFrame.fromEdges has no vertex
+   * column but `id`, and its vertices are exactly the LPF graph's: the result is the
+   * native one, ids in the type of the vertex column, with no join (no shuffle).
+   */
   def joined(g: GraphFrame, o: LpfGraphCall.Outcome, name: String)(value: Column => Column): DataFrame = {
     val r = o.frame(g.vertices.sparkSession, g.lpfGraph.idType)
-    val result = r.select(col(LpfGraphCall.IdColumn).as(ID), value(col(o.kernel.column)).as(name))
-    g.vertices.drop(name).join(result, Seq(ID))
+    if (g.fromEdgesOnly) {
+      val idType = g.vertices.schema(ID).dataType
+      r.select(col(LpfGraphCall.IdColumn).cast(idType).as(ID), value(col(o.kernel.column)).as(name))
+    } else {
+      val result = r.select(col(LpfGraphCall.IdColumn).as(ID), value(col(o.kernel.column)).as(name))
+      g.vertices.drop(name).join(result, Seq(ID))
+    }
   }
 
   /** One call of `kernel` on `g`'s LPF graph (see LpfGraph.callWith). */
