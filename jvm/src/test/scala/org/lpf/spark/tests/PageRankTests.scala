@@ -164,8 +164,8 @@ object PageRankTests {
     (seen, () => logger.removeAppender(app))
   }
 
-  /** Tasks running now on the cluster's executors (the driver's in local mode), as Spark counts them. */
-  private def runningTasks(sc: SparkContext): Int = sc.statusTracker.getExecutorInfos.map(_.numRunningTasks).sum
+  /** Tasks holding a slot now, as the task scheduler counts them. */
+  private def runningTasks(sc: SparkContext): Int = org.apache.spark.lpfexamples.Scheduler.runningTasks(sc)
 
   /** Stage attempts per stage and failed tasks of the jobs `body` starts (by the listener bus). */
   private def attempts(sc: SparkContext)(body: => Unit): (Map[Int, Int], Int) = {
