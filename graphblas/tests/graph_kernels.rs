@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use graphblas::dist::{kcore_spmd, mis_spmd, scc_spmd, triangles_spmd, DistError, Input, VertexValues};
+use graphblas::dist::{kcore_spmd, kcore_spmd_observed, mis_spmd, scc_spmd, triangles_spmd, DistError, Input, Measure, VertexValues};
 use std::collections::BTreeSet;
 
 const PS: [u32; 4] = [1, 2, 3, 4];
@@ -195,6 +195,30 @@ fn kcore_against_peeling() {
     for g in graphs() {
         let want = reference_coreness(g.n, &g.edges);
         every_run(&g, kcore_spmd, |got, what| assert_eq!(got, want, "coreness of {what}"));
+    }
+}
+
+/// k-core's progress: one line per coreness met, ascending, counting its vertices, the
+/// same on every process.
+#[test]
+fn kcore_reports_each_coreness_with_its_vertices() {
+    let params = graphblas::kron::KronParams::graph500(9, 5);
+    let g = kron_graph(&params);
+    let core = reference_coreness(g.n, &g.edges);
+    let mut want: std::collections::BTreeMap<usize, u64> = Default::default();
+    for &c in &core {
+        *want.entry(c as usize).or_default() += 1;
+    }
+    for p in [1u32, 3] {
+        let lines = run_all(shm, p, LIMIT, move |ctx| {
+            let mut lines = Vec::new();
+            kcore_spmd_observed(ctx, Input::Rmat(params), 1, &mut |r| lines.push((r.unit, r.round, r.measure, r.value)))?;
+            Ok::<_, DistError>(lines)
+        });
+        let want: Vec<_> = want.iter().map(|(&k, &c)| ("core", k, "peeled", Measure::Count(c))).collect();
+        for l in &lines {
+            assert_eq!(l.as_ref().unwrap(), &want, "k-core's progress on {p}");
+        }
     }
 }
 

@@ -80,7 +80,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, seed: i64, threads: usize,
         }
         first.then_some(IN)
     };
-    let rounds = settle(comm, &mut state, lo, &work, threads, 0, None, decide, |k, c| progress.done(k, "decided", Measure::Count(c)))?;
+    let rounds = settle(comm, &mut state, lo, &work, threads, 0, decide, |k, c| progress.done(k, "decided", Measure::Count(c)))?;
     let values = state[lo..lo + rows].iter().map(|&s| (s == IN) as i64).collect();
     Ok(Computed { values, rounds, seconds: t1.elapsed().as_secs_f64() })
 }

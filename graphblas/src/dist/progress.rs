@@ -10,11 +10,11 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoundProgress {
     /// What the kernel calls a round: `iteration` (PageRank, GraphX PageRank, CDLP),
-    /// `level` (BFS; shortest paths: each landmark's search in turn), `round` (WCC, SSSP),
-    /// `phase` (LCC).
+    /// `level` (BFS; shortest paths: each landmark's search in turn), `round` (WCC, SSSP,
+    /// SCC, MIS), `phase` (LCC, triangle count), `core` (k-core: one line per coreness).
     pub unit: &'static str,
-    /// BFS and shortest-paths levels count from 0 (the source's level), everything else
-    /// from 1.
+    /// BFS and shortest-paths levels count from 0 (the source's level), k-core's lines
+    /// are the corenesses met (ascending, from 0), everything else counts from 1.
     pub round: usize,
     /// What `value` is (one word): `residual` (PageRank: the iteration's L1 change),
     /// `change` (GraphX PageRank: the iteration's largest per-vertex change),
@@ -22,7 +22,7 @@ pub struct RoundProgress {
     /// grandparent changed; CDLP: vertices whose label changed), `improved` (SSSP:
     /// vertices whose distance fell), `candidates` (LCC phase 1: vertices with two or
     /// more neighbours), `links` (LCC phase 2: edges among the vertices' neighbours,
-    /// summed over the vertices).
+    /// summed over the vertices), `peeled` (k-core: the vertices of this coreness).
     pub measure: &'static str,
     pub value: Measure,
     /// This round's time, and the time since the first one started (this process).

@@ -82,7 +82,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
             let live = |row: &[u32]| row.iter().any(|&u| u as usize != v && view.get(u as usize) == NONE);
             (!live(ins) || !live(outs)).then_some(v as u32)
         };
-        settle(comm, label, lo, &inn.ptr, threads, n as u64 / 1000, None, alone, |_, c| tick(c))
+        settle(comm, label, lo, &inn.ptr, threads, n as u64 / 1000, alone, |_, c| tick(c))
     };
     // Forward: every undecided vertex takes the smallest colour of its undecided
     // in-neighbours.
@@ -97,7 +97,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
             let c = ins.iter().map(|&u| view.get(u as usize)).min()?;
             (c < view.get(v)).then_some(c)
         };
-        settle(comm, colour, lo, &inn.ptr, threads, 0, None, least, |_, c| tick(c))
+        settle(comm, colour, lo, &inn.ptr, threads, 0, least, |_, c| tick(c))
     };
     // Backward: the roots (colour = itself), then every undecided vertex with an
     // out-neighbour labelled with its colour in this pass.
@@ -113,7 +113,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
             }
             (view.stale(outs.iter().copied()) && outs.iter().any(|&w| view.get(w as usize) == c)).then_some(c)
         };
-        settle(comm, label, lo, &out.ptr, threads, 0, None, reach, |_, c| tick(c))
+        settle(comm, label, lo, &out.ptr, threads, 0, reach, |_, c| tick(c))
     };
     trim(comm, &mut label, &mut tick)?;
     // The pivot: the undecided vertex of the largest (in-degree + 1)(out-degree + 1),

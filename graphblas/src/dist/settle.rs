@@ -1,5 +1,5 @@
 //! Rounds of pull updates on a replicated per-vertex vector until nothing changes: the
-//! loop of SCC's colouring and reachability, k-core's h-index and MIS's decisions.
+//! loop of SCC's colouring and reachability and MIS's decisions.
 //!
 //! Every process holds the whole vector (`n` u32) and updates the entries of its block
 //! from their neighbours' entries; a round's changes are then shared with every process:
@@ -9,50 +9,15 @@
 //! (Gauss-Seidel inside the part: later rows see earlier rows' new values, which shortens
 //! chains) and skips a row none of whose neighbours changed since the row was last
 //! updated (the caller asks [`View::stale`]): after the first rounds only the rows near a
-//! change cost anything but a scan of a bitmap of n bits. Given the rows that read each
-//! vertex ([`Readers`]), a round after a sparse exchange visits only the rows that read a
-//! changed vertex, so a round costs about its changes' edges.
+//! change cost anything but a scan of a bitmap of n bits.
 //!
 //! The updates must be monotone with one fixed point that any order of updates reaches
-//! (a minimum over the neighbours, a reachability, an h-index, a greedy choice by fixed
+//! (a minimum over the neighbours, a reachability, a greedy choice by fixed
 //! priorities), so the result depends neither on the processes nor on the threads.
 
 use super::comm::{try_zeroed, Comm};
 use super::DistResult;
 use crate::parallel::{balanced_row_blocks, run_blocks, split_by_bounds};
-
-/// For every vertex u, the rows of the block whose update reads u (the block's
-/// neighbour lists transposed): a CSR over the n vertices of row offsets.
-pub(crate) struct Readers {
-    ptr: Vec<usize>,
-    rows: Vec<u32>,
-    /// `matters(old, new, value)`: whether a change of a vertex from `old` to `new` can
-    /// change the update of a reader whose value is `value`.
-    matters: fn(u32, u32, u32) -> bool,
-}
-
-impl Readers {
-    /// The readers of `n` vertices from each row's list (`lists(k, f)` calls `f` on the
-    /// vertices row k reads). Claims the memory fallibly (this process's error).
-    pub fn new(n: usize, rows: usize, me: usize, lists: impl Fn(usize, &mut dyn FnMut(u32)), matters: fn(u32, u32, u32) -> bool) -> DistResult<Readers> {
-        let mut ptr = try_zeroed::<usize>(n + 1, me, "the readers' offsets")?;
-        for k in 0..rows {
-            lists(k, &mut |u| ptr[u as usize + 1] += 1);
-        }
-        for u in 0..n {
-            ptr[u + 1] += ptr[u];
-        }
-        let mut at = ptr.clone();
-        let mut readers = try_zeroed::<u32>(ptr[n], me, "the readers of the vertices")?;
-        for k in 0..rows {
-            lists(k, &mut |u| {
-                readers[at[u as usize]] = k as u32;
-                at[u as usize] += 1;
-            });
-        }
-        Ok(Readers { ptr, rows: readers, matters })
-    }
-}
 
 /// The vector as a row's update sees it: the values at the start of the round, the
 /// thread's part as updated so far, which vertices changed in the last round and which of
@@ -98,10 +63,8 @@ impl View<'_> {
 /// returns the rounds run (the last one's changes shared too). `update(k, view, scratch)`
 /// is the new value of vertex `lo + k`, or `None` to keep it (`scratch`: the thread's
 /// buffer, for the update to use as it likes); `work` (rows + 1 prefix sums,
-/// a CSR's row pointers) balances the threads' parts; `readers`, if given, must name for
-/// every vertex all rows whose update reads it, and whether a change matters to them.
-/// `observe(round, changes)` follows each
-/// round. Collective.
+/// a CSR's row pointers) balances the threads' parts. `observe(round, changes)` follows
+/// each round. Collective.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn settle<F>(
     comm: &mut Comm<'_>,
@@ -110,7 +73,6 @@ pub(crate) fn settle<F>(
     work: &[usize],
     threads: usize,
     enough: u64,
-    readers: Option<&Readers>,
     update: F,
     mut observe: impl FnMut(usize, u64),
 ) -> DistResult<usize>
@@ -122,26 +84,17 @@ where
     let bounds = balanced_row_blocks(work, threads.max(1));
     let mut changed = try_zeroed::<u64>(n.div_ceil(64), me, "the bitmap of changed vertices")?;
     let mut next = try_zeroed::<u32>(rows, me, "the block's new values")?;
-    // The rows to visit in this round, when only those reading a change must be.
-    let mut due = try_zeroed::<u64>(if readers.is_some() { rows.div_ceil(64) } else { 0 }, me, "the bitmap of rows to visit")?;
-    let mut only_due = false;
     for round in 1.. {
         next.copy_from_slice(&values[lo..lo + rows]);
         {
             let (all, changed, update) = (&*values, &changed, &update);
-            let due = only_due.then_some(&due[..]);
             let parts: Vec<(&mut [u32], usize)> = split_by_bounds(&mut next, &bounds).into_iter().zip(bounds.iter().copied()).collect();
             run_blocks(parts, |_, (part, first_row)| {
                 let start = lo + first_row;
                 let mut scratch = Vec::new();
                 let mut fresh = vec![0u64; part.len().div_ceil(64)];
                 for k in 0..part.len() {
-                    let row = first_row + k;
-                    let visit = due.map(|d| d[row / 64] & (1 << (row % 64)) != 0);
-                    if visit == Some(false) {
-                        continue;
-                    }
-                    let view = View { all, part: &*part, start, changed, fresh: &fresh, first: round == 1 || visit.is_some() };
+                    let view = View { all, part: &*part, start, changed, fresh: &fresh, first: round == 1 };
                     if let Some(x) = update(first_row + k, &view, &mut scratch) {
                         part[k] = x;
                         fresh[k / 64] |= 1 << (k % 64);
@@ -150,11 +103,10 @@ where
             })?;
         }
         changed.iter_mut().for_each(|w| *w = 0);
-        // This block's changes as (vertex, new value) pairs, and their old values.
-        let (mut mine, mut olds) = (Vec::new(), Vec::new());
+        // This block's changes as (vertex, new value) pairs.
+        let mut mine = Vec::new();
         for (k, (&x, old)) in next.iter().zip(&mut values[lo..lo + rows]).enumerate() {
             if x != *old {
-                olds.push(*old);
                 *old = x;
                 mine.push((lo + k) as u32);
                 mine.push(x);
@@ -169,29 +121,8 @@ where
         for pair in mine.chunks_exact(2) {
             mark(pair[0] as usize);
         }
-        only_due = false;
         if 2 * total < n as u64 {
             let (pairs, _) = comm.allgatherv(&mine)?;
-            if let Some(r) = readers {
-                due.iter_mut().for_each(|w| *w = 0);
-                let mut readers_of = |u: usize, old: u32, new: u32, values: &[u32]| {
-                    for &k in &r.rows[r.ptr[u]..r.ptr[u + 1]] {
-                        if (r.matters)(old, new, values[lo + k as usize]) {
-                            due[k as usize / 64] |= 1 << (k % 64);
-                        }
-                    }
-                };
-                for (pair, &old) in mine.chunks_exact(2).zip(&olds) {
-                    readers_of(pair[0] as usize, old, pair[1], values);
-                }
-                for pair in pairs.chunks_exact(2) {
-                    let u = pair[0] as usize;
-                    if !(lo..lo + rows).contains(&u) {
-                        readers_of(u, values[u], pair[1], values);
-                    }
-                }
-                only_due = true;
-            }
             for pair in pairs.chunks_exact(2) {
                 let v = pair[0] as usize;
                 if values[v] != pair[1] {
