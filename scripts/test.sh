@@ -26,11 +26,16 @@ if [ -d "$HOME/.cargo/bin" ]; then
     esac
 fi
 
+setup_seconds=$SECONDS
 summary=()
 passed=0
 failed=0
 
 skipped=0
+
+# Each summary line says how long its part took (from the previous part's end), so
+# that the suite's time can be followed part by part.
+part_start=$SECONDS
 
 # count NAME PASSED FAILED [SKIPPED [WHY]]: adds a suite's counts to the totals.
 count() {
@@ -40,7 +45,8 @@ count() {
         line+=", $4 skipped"
         skipped=$((skipped + skips))
     fi
-    summary+=("$line")
+    summary+=("$line [$((SECONDS - part_start)) s]")
+    part_start=$SECONDS
     passed=$((passed + $2))
     failed=$((failed + $3))
 }
@@ -108,6 +114,7 @@ suite "MPI engines" tests/mpi/run.sh
 suite "Spark bridge" tests/spark/run.sh
 
 echo "=== summary"
+echo "set-up: [$setup_seconds s]"
 printf '%s\n' "${summary[@]}"
 if [ "$skipped" != 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
