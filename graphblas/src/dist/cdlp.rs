@@ -7,9 +7,8 @@
 use super::adjacency::VertexValues;
 use super::comm::Comm;
 use super::graph::{Computed, Graph};
-use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, DistError, DistResult, Input};
+use super::{unweighted_kernel, DistError, DistResult, Input};
 use crate::algorithms::cdlp::propagate;
 use lpf::Context;
 use std::time::Instant;
@@ -31,18 +30,9 @@ pub fn cdlp_spmd_observed(
     threads: usize,
     observe: Observer<'_>,
 ) -> DistResult<VertexValues<u64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, iterations, threads.max(1), observe);
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "CDLP", |comm, g, threads| Ok(g.labelled(compute(comm, g, iterations, threads, observe)?)))
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, iterations: usize, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
-    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "CDLP")?;
-    let load_seconds = g.load_seconds();
-    let c = compute(comm, &g, iterations, threads, observe)?;
-    let labels = g.labels_of(&c.values);
-    Ok(g.vertex_values(Computed { values: labels, rounds: c.rounds, seconds: c.seconds }, load_seconds))
-}
 
 /// The label of every vertex of this process's block after `iterations` iterations, as
 /// a vertex number.

@@ -468,10 +468,11 @@ impl Graph {
         }
     }
 
-    /// The input path: the labels of vertex numbers.
-    pub(crate) fn labels_of(&self, numbers: &[u32]) -> Vec<u64> {
+    /// The input path: a result whose values are vertex numbers, with their labels
+    /// (ids) instead.
+    pub(crate) fn labelled(&self, c: Computed<u32>) -> Computed<u64> {
         let Names::Labels { labels, .. } = &self.names else { unreachable!("input graphs are labelled") };
-        numbers.iter().map(|&k| labels[k as usize]).collect()
+        Computed { values: c.values.iter().map(|&k| labels[k as usize]).collect(), rounds: c.rounds, seconds: c.seconds }
     }
 
     /// The number of the vertex `id` (every process passes the same), or the error

@@ -13,9 +13,8 @@
 use super::adjacency::VertexValues;
 use super::comm::{try_zeroed, Comm};
 use super::graph::{Computed, Graph};
-use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, DistResult, Input};
+use super::{unweighted_kernel, DistResult, Input};
 use lpf::Context;
 use std::time::Instant;
 
@@ -28,15 +27,7 @@ pub fn kcore_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult
 /// As [`kcore_spmd`], calling `observe` on every process after each level that removed
 /// vertices (`core k, peeled c`: the c vertices of coreness k).
 pub fn kcore_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = (|| {
-        let threads = threads.max(1);
-        let g = Graph::from_input(&mut comm, input, threads, Weights::Ignored, "k-core")?;
-        let load_seconds = g.load_seconds();
-        let c = compute(&mut comm, &g, threads, observe)?;
-        Ok(g.vertex_values(c, load_seconds))
-    })();
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "k-core", |comm, g, threads| compute(comm, g, threads, observe))
 }
 
 /// The coreness of every vertex of this process's block (`threads` is unused: the

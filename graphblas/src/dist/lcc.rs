@@ -12,9 +12,8 @@ use super::adjacency::{Adjacency, VertexValues};
 use super::build::even_owner;
 use super::comm::{try_zeroed, Comm};
 use super::graph::{Computed, Graph};
-use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, DistResult, Input};
+use super::{unweighted_kernel, DistResult, Input};
 use crate::algebra::Plus;
 use crate::algorithms::lcc::{coefficients, counted_before, neighbour_counts};
 use crate::matrix::Matrix;
@@ -34,17 +33,9 @@ pub fn lcc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<V
 /// the vertices with two or more neighbours), `phase 2, links l` once the triangle sums
 /// are added up (l: the edges among the vertices' neighbours, summed over the vertices).
 pub fn lcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, threads.max(1), observe);
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "LCC", |comm, g, threads| compute(comm, g, threads, observe))
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
-    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "LCC")?;
-    let load_seconds = g.load_seconds();
-    let c = compute(comm, &g, threads, observe)?;
-    Ok(g.vertex_values(c, load_seconds))
-}
 
 /// The coefficients of this process's block.
 pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: Observer<'_>) -> DistResult<Computed<f64>> {

@@ -11,10 +11,9 @@
 use super::adjacency::VertexValues;
 use super::comm::{try_zeroed, Comm};
 use super::graph::{Computed, Graph};
-use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::settle::{settle, View};
-use super::{finish, DistResult, Input};
+use super::{unweighted_kernel, DistResult, Input};
 use lpf::Context;
 use std::time::Instant;
 
@@ -31,15 +30,7 @@ pub fn mis_spmd(ctx: &mut Context, input: Input, seed: i64, threads: usize) -> D
 /// As [`mis_spmd`], calling `observe` on every process after each round (`round k,
 /// decided c`: the vertices that joined or left in it, 0 in the last).
 pub fn mis_spmd_observed(ctx: &mut Context, input: Input, seed: i64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = (|| {
-        let threads = threads.max(1);
-        let g = Graph::from_input(&mut comm, input, threads, Weights::Ignored, "MIS")?;
-        let load_seconds = g.load_seconds();
-        let c = compute(&mut comm, &g, seed, threads, observe)?;
-        Ok(g.vertex_values(c, load_seconds))
-    })();
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "MIS", |comm, g, threads| compute(comm, g, seed, threads, observe))
 }
 
 /// SplitMix64's finaliser: a bijection of u64 that mixes every bit into every other.

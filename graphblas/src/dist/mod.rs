@@ -78,6 +78,8 @@ use crate::io::{InputError, InputErrorKind};
 use crate::kron::KronParams;
 use crate::algorithms::pagerank::PageRankConfig;
 use comm::Comm;
+use graph::Computed;
+use load::Weights;
 use lpf::Context;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -465,6 +467,28 @@ pub fn pagerank_spmd_observed(
 ) -> DistResult<DistributedResult> {
     let mut comm = Comm::new(ctx)?;
     let r = run(&mut comm, input, cfg, opts, observe);
+    finish(comm, r)
+}
+
+/// The entry point of a kernel on an unweighted graph: `input` loaded (an empty graph
+/// is `kernel`'s error), `compute(comm, graph, threads)` run on it (threads at least 1),
+/// every vertex of this process answered with its id and value, the collectives released
+/// whatever happened. Collective; the same error on every process.
+pub(crate) fn unweighted_kernel<T>(
+    ctx: &mut Context,
+    input: Input,
+    threads: usize,
+    kernel: &str,
+    compute: impl FnOnce(&mut Comm<'_>, &Graph, usize) -> DistResult<Computed<T>>,
+) -> DistResult<VertexValues<T>> {
+    let mut comm = Comm::new(ctx)?;
+    let r = (|| {
+        let threads = threads.max(1);
+        let g = Graph::from_input(&mut comm, input, threads, Weights::Ignored, kernel)?;
+        let load_seconds = g.load_seconds();
+        let c = compute(&mut comm, &g, threads)?;
+        Ok(g.vertex_values(c, load_seconds))
+    })();
     finish(comm, r)
 }
 

@@ -26,10 +26,9 @@
 use super::adjacency::VertexValues;
 use super::comm::{try_filled, Comm};
 use super::graph::{Computed, Graph};
-use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::settle::{settle, View};
-use super::{finish, DistResult, Input};
+use super::{unweighted_kernel, DistResult, Input};
 use lpf::Context;
 use std::time::Instant;
 
@@ -46,16 +45,7 @@ pub fn scc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<V
 /// As [`scc_spmd`], calling `observe` on every process after each round (`round k,
 /// changed c`: the vertices whose colour or label changed in it).
 pub fn scc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = (|| {
-        let threads = threads.max(1);
-        let g = Graph::from_input(&mut comm, input, threads, Weights::Ignored, "SCC")?;
-        let load_seconds = g.load_seconds();
-        let c = compute(&mut comm, &g, threads, observe)?;
-        let labels = g.labels_of(&c.values);
-        Ok(g.vertex_values(Computed { values: labels, rounds: c.rounds, seconds: c.seconds }, load_seconds))
-    })();
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "SCC", |comm, g, threads| Ok(g.labelled(compute(comm, g, threads, observe)?)))
 }
 
 /// The SCC of every vertex of this process's block: its smallest vertex number.

@@ -10,9 +10,8 @@ use super::adjacency::VertexValues;
 use super::comm::Comm;
 use super::graph::{Computed, Graph};
 use super::lcc::{triangle_sums_everywhere, Weighing};
-use super::load::Weights;
 use super::progress::{Observer, Rounds};
-use super::{finish, DistResult, Input};
+use super::{unweighted_kernel, DistResult, Input};
 use lpf::Context;
 use std::time::Instant;
 
@@ -26,15 +25,7 @@ pub fn triangles_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistRe
 /// phases: `phase 1, candidates c` (the vertices with two or more neighbours), `phase 2,
 /// corners t` (the counts' total: three per triangle).
 pub fn triangles_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = (|| {
-        let threads = threads.max(1);
-        let g = Graph::from_input(&mut comm, input, threads, Weights::Ignored, "triangle count")?;
-        let load_seconds = g.load_seconds();
-        let c = compute(&mut comm, &g, threads, observe)?;
-        Ok(g.vertex_values(c, load_seconds))
-    })();
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "triangle count", |comm, g, threads| compute(comm, g, threads, observe))
 }
 
 /// The triangle count of every vertex of this process's block.

@@ -7,9 +7,8 @@
 use super::adjacency::VertexValues;
 use super::comm::Comm;
 use super::graph::{Computed, Graph};
-use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, DistResult, Input};
+use super::{unweighted_kernel, DistResult, Input};
 use crate::algorithms::wcc::fastsv;
 use lpf::Context;
 use std::time::Instant;
@@ -24,18 +23,9 @@ pub fn wcc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<V
 /// As [`wcc_spmd`], calling `observe` on every process after each round (`round k,
 /// changed c`: the vertices whose grandparent changed, 0 in the last round).
 pub fn wcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
-    let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, threads.max(1), observe);
-    finish(comm, r)
+    unweighted_kernel(ctx, input, threads, "WCC", |comm, g, threads| Ok(g.labelled(compute(comm, g, threads, observe)?)))
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
-    let g = Graph::from_input(comm, input, threads, Weights::Ignored, "WCC")?;
-    let load_seconds = g.load_seconds();
-    let c = compute(comm, &g, threads, observe)?;
-    let labels = g.labels_of(&c.values);
-    Ok(g.vertex_values(Computed { values: labels, rounds: c.rounds, seconds: c.seconds }, load_seconds))
-}
 
 /// The component of every vertex of this process's block: the smallest vertex number
 /// in it.
