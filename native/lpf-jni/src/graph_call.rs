@@ -1414,21 +1414,7 @@ mod tests {
                     assert!(!s[VERTICES].is_empty() || !s[crate::request::EDGES].is_empty());
                     assert_eq!(split(&s.concat()), s.each_ref().map(|x| x.as_slice()), "kernel {kernel}, byte ids {bytes}");
                 }
-                let natives: Vec<Arc<crate::request::NativeRequest>> = sectioned
-                    .iter()
-                    .map(|s| {
-                        let mut r = crate::request::NativeRequest::new();
-                        for (k, section) in s.iter().enumerate() {
-                            r.append_with(k, section.len(), |to| {
-                                to.copy_from_slice(section);
-                                Ok::<_, String>(())
-                            })
-                            .unwrap();
-                        }
-                        Arc::new(r)
-                    })
-                    .collect();
-                let got = crate::on_shm_threads(vec![vec![]; 2], |c, _| run(c, RequestBytes::Sections(natives[c.pid() as usize].clone()), None));
+                let got = on_threads_in(true, sectioned.clone());
                 assert!(got.iter().all(|r| r.as_ref().is_ok_and(|b| b.starts_with(REPLY_MAGIC))), "{got:?}");
                 let want = on_threads(requests(&par, bytes, 2));
                 assert_eq!(pairs(&got, bytes), pairs(&want, bytes), "kernel {kernel}, byte ids {bytes}");

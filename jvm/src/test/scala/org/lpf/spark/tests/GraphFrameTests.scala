@@ -378,6 +378,7 @@ object GraphFrameTests {
       val edges = Seq.fill(260)((r.nextInt(n), r.nextInt(n))) ++ Seq((3, 4), (3, 4)) // a multi-edge: two paths
       val names = (0 until n).map(i => f"w$i%03d")
       val keyed = edges.zipWithIndex.map { case ((a, b), k) => (a, b, k.toLong) }
+      val ends = edges.flatMap { case (a, b) => Seq(a, b) }.toSet
       for (strings <- Seq(false, true)) {
         val g = frames(names, edges, strings)
         val cases = Seq((Set(0, 1), Set(50, 60, 70), 10, false), (Set(3), Set(4), 10, false),
@@ -387,24 +388,28 @@ object GraphFrameTests {
         for ((fromSet, toSet, max, filter) <- if (strings) Seq(cases(1), cases(3), cases(4)) else cases) {
           def cond(s: Set[Int]) = if (strings) s"id in (${s.map(i => s"'${names(i)}'").mkString(",")})"
             else s"id in (${s.map(idOf).mkString(",")})"
-          val b = g.bfs.fromExpr(cond(fromSet)).toExpr(cond(toSet)).maxPathLength(max)
-          val result = (if (filter) b.edgeFilter("eid % 3 != 0") else b).run()
-          val followed = if (filter) keyed.filter(_._3 % 3 != 0) else keyed
-          val expected = allShortestPaths(n, followed, fromSet, toSet, max)
-          val index = names.zipWithIndex.toMap
-          def vertex(row: Row): Any = row.get(0) match { case s: String => index(s); case l: Long => ((l - 7) / 3).toInt }
-          val got = result.collect().map { row =>
-            row.schema.fieldNames.toSeq.map { c =>
-              val s = row.getAs[Row](c)
-              if (c.startsWith("e")) s.getAs[Long]("eid") else vertex(s)
-            }
-          }.toSet
-          expect(got == expected && result.count() == expected.size, s"bfs ${if (strings) "strings" else "longs"} " +
-            s"$fromSet -> $toSet (max $max, filter $filter): ${got.size} paths ${got.take(3)}, expected " +
-            s"${expected.size} ${expected.take(3)}")
-          if (expected.nonEmpty && !fromSet.exists(toSet))
-            expect(result.schema("from").dataType == g.vertices.schema,
-              s"from's type ${result.schema("from").dataType}")
+          // The graph as given, and as fromEdges makes it (its vertices: the edges' ends).
+          for ((graph, only) <- Seq((g, (s: Set[Int]) => s), (GraphFrame.fromEdges(g.edges), (s: Set[Int]) => s.intersect(ends)))) {
+            val b = graph.bfs.fromExpr(cond(fromSet)).toExpr(cond(toSet)).maxPathLength(max)
+            val result = (if (filter) b.edgeFilter("eid % 3 != 0") else b).run()
+            val followed = if (filter) keyed.filter(_._3 % 3 != 0) else keyed
+            val expected = allShortestPaths(n, followed, only(fromSet), only(toSet), max)
+            val index = names.zipWithIndex.toMap
+            def vertex(row: Row): Any = row.get(0) match { case s: String => index(s); case l: Long => ((l - 7) / 3).toInt }
+            val got = result.collect().map { row =>
+              row.schema.fieldNames.toSeq.map { c =>
+                val s = row.getAs[Row](c)
+                if (c.startsWith("e")) s.getAs[Long]("eid") else vertex(s)
+              }
+            }.toSet
+            val what = s"bfs ${if (strings) "strings" else "longs"}${if (graph eq g) "" else " fromEdges"}"
+            expect(got == expected && result.count() == expected.size, s"$what " +
+              s"$fromSet -> $toSet (max $max, filter $filter): ${got.size} paths ${got.take(3)}, expected " +
+              s"${expected.size} ${expected.take(3)}")
+            if (expected.nonEmpty && !fromSet.exists(toSet))
+              expect(result.schema("from").dataType == graph.vertices.schema,
+                s"$what: from's type ${result.schema("from").dataType}")
+          }
         }
       }
     }

@@ -3,7 +3,7 @@ package org.lpf.spark.graphframes.lib
 import org.apache.spark.ml.linalg.{Vector, Vectors}
 import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.expressions.Window
-import org.apache.spark.sql.functions.{array, coalesce, col, count, expr, lit, map_filter, map_from_arrays, struct,
+import org.apache.spark.sql.functions.{array, broadcast, coalesce, col, count, expr, lit, map_filter, map_from_arrays, struct,
   transform_values, udf, when}
 import org.apache.spark.sql.types.{LongType, StringType}
 import org.apache.spark.storage.StorageLevel
@@ -334,7 +334,8 @@ final class MaximalIndependentSet private[graphframes] (graph: GraphFrame)
  * an id absent from the vertices are not followed), at most [[maxPathLength]] edges: one row
  * per path, columns `from`, `e0`, `v1`, `e1`, ..., `to` (vertex rows and edge rows as
  * structs); `from` and `to` alone when a vertex meets both; no rows when there is no path.
- * The LPF graph finds the depths (one call); the paths are joined from the targets back.
+ * The LPF graph finds the depths (one call); the paths are joined from the targets back
+ * over the edges from depth k to k + 1 (found by one pass over the edges).
  */
 final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
   private var from: Option[Column] = None
@@ -366,22 +367,45 @@ final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
     val isTo = coalesce(to.getOrElse(throw new IllegalArgumentException("toExpr is required")), lit(false))
     val v = graph.vertices
     val vertexStruct = struct(columnsOf(v): _*)
-    val ids = v.select(col(ID).as(GraphFrame.KeyColumn))
-    val followed = filter.fold(graph.edges)(c => graph.edges.filter(c))
-      .join(ids, col(SRC) === col(GraphFrame.KeyColumn), "left_semi").join(ids, col(DST) === col(GraphFrame.KeyColumn), "left_semi")
-    val marked = v.select(col(ID), (when(isFrom, 1).otherwise(0) + when(isTo, 2).otherwise(0)).as(BFS.Mark))
+    val mark = (when(isFrom, 1).otherwise(0) + when(isTo, 2).otherwise(0)).as(BFS.Mark)
+    // A fromEdges graph's vertices are its edges' ends and have no column but the id: no
+    // edge names an absent vertex, and the marks come from the ends that meet an
+    // expression (a vertex the LPF graph is not told of is unmarked), with no distinct
+    // over every end.
+    val (followed, marked) = if (graph.fromEdgesOnly) {
+      val ends = graph.edges.select(col(SRC).as(ID)).union(graph.edges.select(col(DST).as(ID)))
+      (filter.fold(graph.edges)(c => graph.edges.filter(c)), ends.filter(isFrom || isTo).distinct().select(col(ID), mark))
+    } else {
+      val ids = v.select(col(ID).as(GraphFrame.KeyColumn))
+      (filter.fold(graph.edges)(c => graph.edges.filter(c))
+        .join(ids, col(SRC) === col(GraphFrame.KeyColumn), "left_semi").join(ids, col(DST) === col(GraphFrame.KeyColumn), "left_semi"),
+        v.select(col(ID), mark))
+    }
     val lg = LpfGraph.ofGraphFrame(followed, Some(marked), Some(BFS.Mark))
     val o = calling(lg.callWith(LpfGraphCall.BfsPaths, maxLength.toLong)(identity))
     if (!o.found) return v.filter(lit(false))
     val length = o.rounds.toInt
     if (length == 0) return v.filter(isFrom && isTo).select(vertexStruct.as("from"), vertexStruct.as("to"))
     val depths = o.frame(v.sparkSession, lg.idType)
-      .select(col(LpfGraphCall.IdColumn).as(GraphFrame.KeyColumn), col(LpfGraphCall.BfsPaths.column).as(BFS.Depth))
+      .select(col(LpfGraphCall.IdColumn).cast(v.schema(ID).dataType).as(GraphFrame.KeyColumn),
+        col(LpfGraphCall.BfsPaths.column).as(BFS.Depth))
       .filter(col(BFS.Depth) <= length)
-    val reached = v.join(depths, col(ID) === col(GraphFrame.KeyColumn))
+    // The search's vertices are few next to the edges as a rule: broadcast them, so that
+    // the edges are read once, not shuffled, to find those from depth k to k + 1.
+    val few = depths.count() <= BFS.BroadcastVertices
+    def spread(df: DataFrame) = if (few) broadcast(df) else df
+    // (A nullable id stays nullable, so that `from` and `to` have the vertices' type.)
+    val key = col(GraphFrame.KeyColumn)
+    val reached = if (graph.fromEdgesOnly)
+        depths.select((if (v.schema(ID).nullable) when(key.isNotNull, key) else key).as(ID), col(BFS.Depth))
+      else v.join(spread(depths), col(ID) === col(GraphFrame.KeyColumn)).drop(GraphFrame.KeyColumn)
     def level(k: Int, name: String) =
       reached.filter(col(BFS.Depth) === k).select(col(ID).as(BFS.Head), vertexStruct.as(name))
-    val e = followed.select(col(SRC).as(BFS.EdgeSrc), col(DST).as(BFS.EdgeDst), struct(columnsOf(followed): _*).as(BFS.Edge))
+    val e = followed
+      .join(spread(depths.select(col(GraphFrame.KeyColumn).as(BFS.EdgeSrc), col(BFS.Depth).as(BFS.SrcDepth))), col(SRC) === col(BFS.EdgeSrc))
+      .join(spread(depths.select(col(GraphFrame.KeyColumn).as(BFS.EdgeDst), col(BFS.Depth).as(BFS.DstDepth))), col(DST) === col(BFS.EdgeDst))
+      .filter(col(BFS.DstDepth) === col(BFS.SrcDepth) + 1)
+      .select(col(BFS.EdgeSrc), col(BFS.EdgeDst), struct(columnsOf(followed): _*).as(BFS.Edge))
     var paths = reached.filter(col(BFS.Depth) === length && isTo).select(col(ID).as(BFS.Head), vertexStruct.as("to"))
     for (k <- length - 1 to 0 by -1) {
       val name = if (k == 0) "from" else s"v$k"
@@ -395,10 +419,14 @@ final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
 }
 
 private object BFS {
+  /** The most vertices within the path length that are broadcast rather than shuffled. */
+  val BroadcastVertices = 2000000L
   val Mark = "__lpf_mark"
   val Depth = "__lpf_depth"
   val Head = "__lpf_head"
   val EdgeSrc = "__lpf_esrc"
   val EdgeDst = "__lpf_edst"
+  val SrcDepth = "__lpf_sdepth"
+  val DstDepth = "__lpf_ddepth"
   val Edge = "__lpf_edge"
 }
