@@ -372,13 +372,13 @@ final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
     // edge names an absent vertex, and the marks come from the ends that meet an
     // expression (a vertex the LPF graph is not told of is unmarked), with no distinct
     // over every end.
+    val kept = filter.fold(graph.edges)(c => graph.edges.filter(c))
     val (followed, marked) = if (graph.fromEdgesOnly) {
       val ends = graph.edges.select(col(SRC).as(ID)).union(graph.edges.select(col(DST).as(ID)))
-      (filter.fold(graph.edges)(c => graph.edges.filter(c)), ends.filter(isFrom || isTo).distinct().select(col(ID), mark))
+      (kept, ends.filter(isFrom || isTo).distinct().select(col(ID), mark))
     } else {
       val ids = v.select(col(ID).as(GraphFrame.KeyColumn))
-      (filter.fold(graph.edges)(c => graph.edges.filter(c))
-        .join(ids, col(SRC) === col(GraphFrame.KeyColumn), "left_semi").join(ids, col(DST) === col(GraphFrame.KeyColumn), "left_semi"),
+      (kept.join(ids, col(SRC) === col(GraphFrame.KeyColumn), "left_semi").join(ids, col(DST) === col(GraphFrame.KeyColumn), "left_semi"),
         v.select(col(ID), mark))
     }
     val lg = LpfGraph.ofGraphFrame(followed, Some(marked), Some(BFS.Mark))
