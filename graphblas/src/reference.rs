@@ -65,7 +65,8 @@ pub struct ReferencePaths {
     pub found: bool,
     /// Found: the shortest path's length L; else the deepest level searched.
     pub rounds: usize,
-    /// Found: the depth of every vertex at most L, else `i64::MAX`; not found: all `i64::MAX`.
+    /// Found: the depth of every vertex on a shortest path from a `from` vertex to a `to`
+    /// vertex, else `i64::MAX`; not found: all `i64::MAX`.
     pub depths: Vec<i64>,
 }
 
@@ -94,7 +95,17 @@ pub fn reference_bfs_paths(n: usize, edges: &[(usize, usize)], from: &[bool], to
     }
     let shortest = (0..n).filter(|&v| to[v]).map(|v| dist[v]).min().unwrap_or(i64::MAX);
     if shortest <= max_length as i64 {
-        let depths = dist.iter().map(|&d| if d <= shortest { d } else { i64::MAX }).collect();
+        // The path DAG: the targets at the shortest length, then every edge that steps
+        // from depth k onto it, for k from the length down.
+        let mut on: Vec<bool> = (0..n).map(|v| to[v] && dist[v] == shortest).collect();
+        for k in (0..shortest).rev() {
+            for &(u, v) in edges {
+                if dist[u] == k && dist[v] == k + 1 && on[v] {
+                    on[u] = true;
+                }
+            }
+        }
+        let depths = (0..n).map(|v| if on[v] { dist[v] } else { i64::MAX }).collect();
         return ReferencePaths { found: true, rounds: shortest as usize, depths };
     }
     let deepest = dist.iter().filter(|&&d| d != i64::MAX).max().map_or(0, |&d| (d as usize).min(max_length));
@@ -121,10 +132,16 @@ mod tests {
         let edges = [(0, 1), (1, 2), (2, 3), (4, 3)];
         let (f, t) = ([true, false, false, false, true], [false, false, false, true, false]);
         let r = reference_bfs_paths(5, &edges, &f, &t, 10);
-        assert_eq!(r, ReferencePaths { found: true, rounds: 1, depths: vec![0, 1, i64::MAX, 1, 0] });
+        // Vertex 0 (from) and 1 (depth 1) lead to no target in one step: not on a path.
+        assert_eq!(r, ReferencePaths { found: true, rounds: 1, depths: vec![i64::MAX, i64::MAX, i64::MAX, 1, 0] });
         assert_eq!(reference_bfs_paths(5, &edges, &f, &t, 0), ReferencePaths { found: false, rounds: 0, depths: vec![i64::MAX; 5] });
         let only0 = [true, false, false, false, false];
         assert_eq!(reference_bfs_paths(5, &edges, &only0, &t, 2).rounds, 2);
         assert_eq!(reference_bfs_paths(5, &edges, &only0, &t, 3).depths, vec![0, 1, 2, 3, i64::MAX]);
+        // A diamond 0 -> {1, 2} -> 3 with a dead end 0 -> 4 -> 5 and an edge within a
+        // level, 4 -> 1: the dead end is cut.
+        let diamond = [(0, 1), (0, 2), (1, 3), (2, 3), (0, 4), (4, 5), (4, 1)];
+        let (f, t) = ([true, false, false, false, false, false], [false, false, false, true, false, false]);
+        assert_eq!(reference_bfs_paths(6, &diamond, &f, &t, 5).depths, vec![0, 1, 1, 2, i64::MAX, i64::MAX]);
     }
 }

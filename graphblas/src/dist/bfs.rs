@@ -90,10 +90,11 @@ pub(crate) fn compute(
 
 /// GraphFrames' BFS paths on this block's `marks` ([`FROM`], [`TO`]): a search from
 /// every vertex marked `FROM` that stops after the first level `L` reaching a vertex
-/// marked `TO`, or after level `max_length`. Found: the depths (all `<= L`, the rest
-/// [`UNREACHABLE`]) and `rounds = L`; not found: every depth `UNREACHABLE` and `rounds`
-/// the deepest level searched (0 without a `FROM` vertex). Every shortest path from a
-/// `FROM` vertex to a `TO` vertex runs through depths 0, 1, .., L.
+/// marked `TO`, or after level `max_length`. Found: `rounds = L` and the depth of every
+/// vertex on a shortest path from a `FROM` vertex to a `TO` vertex (the path DAG: its
+/// depth-k vertices lead to a depth-(k + 1) one of it; [`on_shortest_paths`]), the rest
+/// [`UNREACHABLE`]; not found: every depth `UNREACHABLE` and `rounds` the deepest level
+/// searched (0 without a `FROM` vertex).
 pub(crate) fn compute_paths(
     comm: &mut Comm<'_>,
     g: &Graph,
@@ -108,13 +109,58 @@ pub(crate) fn compute_paths(
     let s = levels(comm, &Walk::forward(g.adjacency()), search, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
     let mut depth = s.depth;
     let rounds = match s.found {
-        Some(level) => level,
+        Some(level) => {
+            on_shortest_paths(comm, g.adjacency(), marks, &mut depth, level)?;
+            level
+        }
         None => {
             depth.fill(UNREACHABLE);
             s.levels.saturating_sub(1)
         }
     };
     Ok((Computed { values: depth, rounds, seconds: t1.elapsed().as_secs_f64() }, s.found.is_some()))
+}
+
+/// Keeps the depths (this block's, of a search that first reached a `TO` vertex at
+/// `length`) of the vertices on a shortest path from a `FROM` vertex to a `TO` vertex,
+/// and sets the others to [`UNREACHABLE`]: the `TO` vertices at depth `length`, then,
+/// level by level backwards, the depth-k vertices with an out-edge to one kept at
+/// k + 1. One allgatherv of the kept ids per level, so that a caller who joins the
+/// paths reads only the vertices they run through (a search to a hub reaches most of
+/// the graph within a few levels; its paths, few vertices). Collective.
+fn on_shortest_paths(comm: &mut Comm<'_>, adj: &Adjacency, marks: &[u8], depth: &mut [i64], length: usize) -> DistResult<()> {
+    let (n, lo) = (adj.n, adj.lo);
+    let out = adj.out.csr();
+    let at = |k: usize| depth.iter().enumerate().filter(move |&(_, &d)| d == k as i64).map(|(v, _)| v);
+    let mut kept: Vec<u32> = at(length).filter(|&v| marks[v] & TO != 0).map(|v| (lo + v) as u32).collect();
+    let mut keep = vec![false; depth.len()];
+    // Bit w of `next`: vertex w is kept at the level below the one being decided.
+    let mut next = comm.agree(try_filled((n + 63) / 64, 0u64, comm.me, "the kept vertices of a BFS level"))?;
+    for k in (0..length).rev() {
+        for &w in &kept {
+            keep[w as usize - lo] = true;
+        }
+        let (all, _) = comm.allgatherv(&kept)?;
+        for &w in &all {
+            next[w as usize / 64] |= 1 << (w % 64);
+        }
+        kept = at(k)
+            .filter(|&v| out.line(v).0.iter().any(|&w| next[w as usize / 64] >> (w % 64) & 1 != 0))
+            .map(|v| (lo + v) as u32)
+            .collect();
+        for &w in &all {
+            next[w as usize / 64] = 0;
+        }
+    }
+    for &w in &kept {
+        keep[w as usize - lo] = true;
+    }
+    for (d, keep) in depth.iter_mut().zip(keep) {
+        if !keep {
+            *d = UNREACHABLE;
+        }
+    }
+    Ok(())
 }
 
 /// Where a search starts and where it stops.

@@ -76,6 +76,18 @@ impl VertexIds {
             VertexIds::Bytes(k) => quoted(k.get(i)),
         }
     }
+
+    /// The ids `i` with `keep(i)`, in their order.
+    fn select(&self, keep: impl Fn(usize) -> bool) -> VertexIds {
+        match self {
+            VertexIds::Integral(v) => VertexIds::Integral(v.iter().enumerate().filter(|&(i, _)| keep(i)).map(|(_, &x)| x).collect()),
+            VertexIds::Bytes(k) => {
+                let mut out = ByteKeys::new();
+                (0..k.len()).filter(|&i| keep(i)).for_each(|i| out.push(k.get(i)));
+                VertexIds::Bytes(out)
+            }
+        }
+    }
 }
 
 /// One vertex id (a kernel's source).
@@ -130,8 +142,9 @@ pub struct VertexSection {
 /// GraphFrames' BFS paths ([`Graph::bfs_paths`]): the depths and whether a path was found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyedPaths {
-    /// Found: the depth of every vertex at most the path length L (`rounds` = L), the
-    /// others `i64::MAX`; not found: `i64::MAX` everywhere, `rounds` the deepest level
+    /// Found: the depth of every vertex on a shortest path from a `FROM` vertex to a `TO`
+    /// vertex (`rounds` = L, their length), the others `i64::MAX`; not found: `i64::MAX`
+    /// everywhere, `rounds` the deepest level
     /// searched.
     pub depths: KeyedValues<Vec<i64>>,
     pub found: bool,
@@ -190,6 +203,19 @@ pub struct KeyedValues<V> {
     pub compute_seconds: f64,
     /// Translating the results back to ids, seconds (this process).
     pub id_seconds: f64,
+}
+
+impl<T> KeyedValues<Vec<T>> {
+    /// Only the vertices whose value `keep`s (e.g. a sparse reply: the vertices a BFS
+    /// path runs through).
+    pub fn retain(self, keep: impl Fn(&T) -> bool) -> KeyedValues<Vec<T>> {
+        let kept: Vec<bool> = self.values.iter().map(keep).collect();
+        KeyedValues {
+            ids: self.ids.select(|i| kept[i]),
+            values: self.values.into_iter().zip(&kept).filter(|&(_, &k)| k).map(|(v, _)| v).collect(),
+            ..self
+        }
+    }
 }
 
 /// PageRank on a keyed graph: the ranks and how the iteration ended.
@@ -797,8 +823,8 @@ impl Graph {
     /// GraphFrames' BFS paths: a search from every vertex marked [`super::FROM`]
     /// following edges forward, level by level, that stops after the first level L
     /// reaching a vertex marked [`super::TO`] or after level `max_length` (see
-    /// [`KeyedPaths`]). Every shortest path from a `FROM` vertex to a `TO` vertex runs
-    /// through depths 0, 1, .., L. `marks` come from [`Graph::load_with`] or
+    /// [`KeyedPaths`]): the depths of the vertices on its shortest paths, through which
+    /// every such path runs at depths 0, 1, .., L. `marks` come from [`Graph::load_with`] or
     /// [`Graph::marks`] on this graph.
     pub fn bfs_paths(&self, ctx: &mut Context, marks: &VertexMarks, max_length: usize, threads: usize, observe: Observer<'_>) -> DistResult<KeyedPaths> {
         self.collective(ctx, threads, |g, comm| {

@@ -61,7 +61,9 @@
 //!
 //! BFS paths (kernel 13, GraphFrames' bfs): a search from every vertex marked "from",
 //! following edges forward level by level, stops after the first level L that reaches a
-//! vertex marked "to", or after level maxPathLength. With flag 4 (a kept graph) the
+//! vertex marked "to", or after level maxPathLength. Its reply is sparse: only the
+//! vertices on a shortest path from a "from" vertex to a "to" one, with their depths
+//! (none when no path was found). With flag 4 (a kept graph) the
 //! vertex section lists only marked ids (v of them, then their marks), each looked up in
 //! the kept graph: an id that is no vertex of it is refused, naming it. The marks belong
 //! to the call; a kept graph keeps none.
@@ -88,7 +90,7 @@
 //! | 72 | u64 | k, vertices in this reply (0 for a load only) |
 //! | 80 | u64 | native bytes of the graph this process keeps (flags 3 and 4; else 0) |
 //! | 88 | | k ids: i64 each, or (u32 len, bytes) each; ascending |
-//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; GraphX PageRank f64 rank, summing to n, or personalized to 1; triangle count, k-core i64; MIS i64 1 in the set, 0 not; BFS paths i64 depth when found and at most L, else i64::MAX; WCC/CDLP/SCC with flag 7 an i64 vertex number), or for WCC/CDLP/SCC ids in the ids' encoding; kind 4/5: k·w values (shortest paths: the hops to each landmark, i64::MAX unreachable; GraphX PageRank with flag 9: each source's rank) |
+//! | .. | | k values: 8 bytes each (BFS i64 depth, i64::MAX unreachable; SSSP f64 distance, inf unreachable; LCC f64; PageRank f64 rank; GraphX PageRank f64 rank, summing to n, or personalized to 1; triangle count, k-core i64; MIS i64 1 in the set, 0 not; BFS paths i64 depth 0..L (only the vertices on a shortest path are listed); WCC/CDLP/SCC with flag 7 an i64 vertex number), or for WCC/CDLP/SCC ids in the ids' encoding; kind 4/5: k·w values (shortest paths: the hops to each landmark, i64::MAX unreachable; GraphX PageRank with flag 9: each source's rank) |
 //!
 //! Over all processes every vertex comes once; process q's block precedes q+1's.
 
@@ -908,7 +910,8 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             let marks = marks.as_ref().expect("checked: BFS paths has marks");
             let r = graph.bfs_paths(ctx, marks, max_length, threads, observe)?;
             t.flags = if r.found { FOUND } else { 0 };
-            reply(&r.depths, &t)?
+            // Only the vertices a shortest path runs through: the caller joins those.
+            reply(&r.depths.retain(|&d| d != graphblas::algorithms::UNREACHABLE), &t)?
         }
         Kernel::GraphxPageRank { reset_probability, tol, max_iters, vector } => {
             let cfg = GraphxPageRankConfig { reset_probability, tol, max_iters };
@@ -1825,7 +1828,9 @@ mod tests {
             assert_eq!((n, rounds, flags, kind), (id.len() as u64, want.rounds as u64, if want.found { FOUND } else { 0 }, 1), "{what}");
         }
         let got = pairs(out, bytes);
-        let expected: Vec<(Id, Value)> = id.iter().cloned().zip(want.depths.iter().map(|&d| Value::Int(d))).collect();
+        // Sparse: the vertices on a path only.
+        let expected: Vec<(Id, Value)> =
+            id.iter().cloned().zip(want.depths.iter().copied()).filter(|&(_, d)| d != i64::MAX).map(|(v, d)| (v, Value::Int(d))).collect();
         assert_eq!(got, expected, "{what}");
     }
 

@@ -406,11 +406,13 @@ object LpfGraph {
 
   /**
    * The graph of a GraphFrame: columns `src`, `dst`, `id`; the vertex ids must be distinct
-   * (UNIQUE: a duplicate is refused natively, naming it); with `marks`, the vertex
-   * DataFrame's column of that name is each vertex's mark (bit 0 from, bit 1 to; BFS paths).
+   * unless `uniqueIds` is false (UNIQUE: a duplicate is refused natively, naming it); with
+   * `marks`, the vertex DataFrame's column of that name is each vertex's mark (bit 0 from,
+   * bit 1 to; BFS paths; an id listed twice has the OR of its marks).
    */
-  private[spark] def ofGraphFrame(edges: DataFrame, vertices: Option[DataFrame], marks: Option[String] = None): LpfGraph =
-    new LpfGraph(edges, vertices, "src", "dst", "id", uniqueIds = true, markColumn = marks)
+  private[spark] def ofGraphFrame(edges: DataFrame, vertices: Option[DataFrame], marks: Option[String] = None,
+                                  uniqueIds: Boolean = true): LpfGraph =
+    new LpfGraph(edges, vertices, "src", "dst", "id", uniqueIds = uniqueIds, markColumn = marks)
 
   /** A top-level column by its exact name (dots and back-ticks in it are not paths). */
   private def column(f: StructField) = col("`" + f.name.replace("`", "``") + "`")

@@ -435,13 +435,15 @@ private[spark] object LpfGraphCall {
    * rows into a request (in the barrier task; for rows moved first, reading the moved
    * pieces), `callSeconds` the whole call as the driver sees it. `parts`: where each
    * process ran and what it keeps; `missing`: a call on a resident graph that some
-   * process did not find (nothing else is set then).
+   * process did not find (nothing else is set then); `listed`: the vertices the replies
+   * list (every vertex but for BFS paths, which lists those on a path).
    */
   final case class Outcome(replies: RDD[(Int, Array[Byte])], kernel: Kernel, vertices: Long, edges: Long,
                            rounds: Long, residual: Double, converged: Boolean, exchange: String, loadSeconds: Double,
                            computeSeconds: Double, idSeconds: Double, processes: Int, setupSeconds: Double,
                            ingestSeconds: Double, bootstrapSeconds: Double, callSeconds: Double, parts: Seq[Part],
-                           missing: Boolean = false, kind: Int = 0, width: Int = 0, found: Boolean = false) {
+                           missing: Boolean = false, kind: Int = 0, width: Int = 0, found: Boolean = false,
+                           listed: Long = 0) {
     /** The result `(id, value)` as a DataFrame, ids of type `idType`, read from the replies' bytes. */
     def frame(spark: SparkSession, idType: DataType): DataFrame = {
       val (k, w) = (kind, width)
@@ -571,16 +573,18 @@ private[spark] object LpfGraphCall {
           missing = true, kind = valueKind(call), width = call.sources.fold(0)(_.length))
       else {
         val n = figures.headOption.map(_.vertices).getOrElse(0L)
-        val covered = if (call.kernel == Load) 0L else n
-        if (figures.length != p || figures.exists(_.missing) || figures.map(_.count).sum != covered)
+        // BFS paths lists only the vertices on a path; the others list every vertex once.
+        val listed = figures.map(_.count).sum
+        val covered = call.kernel match { case Load => Some(0L); case BfsPaths => None; case _ => Some(n) }
+        if (figures.length != p || figures.exists(_.missing) || covered.exists(_ != listed) || listed > n)
           throw new LpfException(-1, "driver", "hook", s"expected $p native ${call.kernel.name} replies covering " +
-            s"$covered vertices, got ${figures.length} covering ${figures.map(_.count).sum}")
+            s"${covered.getOrElse(s"at most $n")} vertices, got ${figures.length} covering $listed")
         val h = figures.head
         Outcome(replies, call.kernel, n, h.edges, h.rounds, h.residual, h.converged,
           if (h.exchange == 2) "plan" else "allgather", figures.map(_.loadSeconds).max,
           figures.map(_.computeSeconds).max, figures.map(_.idSeconds).max, p, setupSeconds,
           both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max, seconds, parts, kind = valueKind(call),
-          width = call.sources.fold(0)(_.length), found = h.found)
+          width = call.sources.fold(0)(_.length), found = h.found, listed = listed)
       }
     } finally {
       sc.setLocalProperty("callSite.short", short)

@@ -373,6 +373,7 @@ object GraphFrameTests {
     }
 
     test("graphframe-bfs-paths-vs-model") {
+      val LocalRowsKey = "spark.lpf.graphframes.bfs.localRows"
       val n = 120
       val r = new Random(5L)
       val edges = Seq.fill(260)((r.nextInt(n), r.nextInt(n))) ++ Seq((3, 4), (3, 4)) // a multi-edge: two paths
@@ -388,10 +389,14 @@ object GraphFrameTests {
         for ((fromSet, toSet, max, filter) <- if (strings) Seq(cases(1), cases(3), cases(4)) else cases) {
           def cond(s: Set[Int]) = if (strings) s"id in (${s.map(i => s"'${names(i)}'").mkString(",")})"
             else s"id in (${s.map(idOf).mkString(",")})"
-          // The graph as given, and as fromEdges makes it (its vertices: the edges' ends).
-          for ((graph, only) <- Seq((g, (s: Set[Int]) => s), (GraphFrame.fromEdges(g.edges), (s: Set[Int]) => s.intersect(ends)))) {
+          // The graph as given, and as fromEdges makes it (its vertices: the edges' ends);
+          // the paths put together on the driver (the default), by Spark joins over the
+          // vertices and edges (0), and mixed (4: some cases' paths or edges exceed it).
+          for ((graph, only) <- Seq((g, (s: Set[Int]) => s), (GraphFrame.fromEdges(g.edges), (s: Set[Int]) => s.intersect(ends)));
+               localRows <- if (strings) Seq(None, Some(0)) else Seq(None, Some(0), Some(4))) {
             val b = graph.bfs.fromExpr(cond(fromSet)).toExpr(cond(toSet)).maxPathLength(max)
-            val result = (if (filter) b.edgeFilter("eid % 3 != 0") else b).run()
+            localRows.fold(spark.conf.unset(LocalRowsKey))(k => spark.conf.set(LocalRowsKey, k.toLong))
+            val result = try { (if (filter) b.edgeFilter("eid % 3 != 0") else b).run() } finally spark.conf.unset(LocalRowsKey)
             val followed = if (filter) keyed.filter(_._3 % 3 != 0) else keyed
             val expected = allShortestPaths(n, followed, only(fromSet), only(toSet), max)
             val index = names.zipWithIndex.toMap
@@ -402,7 +407,8 @@ object GraphFrameTests {
                 if (c.startsWith("e")) s.getAs[Long]("eid") else vertex(s)
               }
             }.toSet
-            val what = s"bfs ${if (strings) "strings" else "longs"}${if (graph eq g) "" else " fromEdges"}"
+            val what = s"bfs ${if (strings) "strings" else "longs"}${if (graph eq g) "" else " fromEdges"}" +
+              localRows.fold("")(k => s", localRows $k")
             expect(got == expected && result.count() == expected.size, s"$what " +
               s"$fromSet -> $toSet (max $max, filter $filter): ${got.size} paths ${got.take(3)}, expected " +
               s"${expected.size} ${expected.take(3)}")

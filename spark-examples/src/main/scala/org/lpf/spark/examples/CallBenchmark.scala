@@ -185,8 +185,9 @@ object CallBenchmark {
     val out = new File(o.out)
     out.mkdirs()
     val csvFile = new File(out, "calls.csv")
-    val all = ResultsCsv.earlier(csvFile, o.append, parse).filterNot(r => r.graph == graph) ++ rows
-    ResultsCsv.write(csvFile, Header, all, (r: Result) => r.csv)
+    val all = ResultsCsv.update(csvFile, Header, parse, (r: Result) => r.csv) { earlier =>
+      (if (o.append) earlier else Vector.empty).filterNot(r => r.graph == graph) ++ rows
+    }
     val graphs = all.map(_.graph).distinct
     def panel(title: String, f: Result => Double, paths: Seq[String]) =
       Chart.Panel(title, "s", all.filter(r => paths.contains(r.path)).map(r => (r.graph, r.path) -> f(r)).toMap)

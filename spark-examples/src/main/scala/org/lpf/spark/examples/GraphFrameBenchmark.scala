@@ -156,11 +156,11 @@ object GraphFrameBenchmark {
     sc.addSparkListener(stageCount)
     new File(out).mkdirs()
     val csvFile = new File(out, "graphframes.csv")
-    var rows = ResultsCsv.earlier(csvFile, append = true, parse)
     def record(r: Result): Unit = {
-      rows = rows.filterNot(_.key == r.key) :+ r
-      val sorted = rows.sortBy(x => (x.scale, Algorithms.indexOf(x.algorithm), Contenders.indexOf(x.contender), x.round))
-      ResultsCsv.write(csvFile, Header, sorted, (x: Result) => x.csv)
+      val sorted = ResultsCsv.update(csvFile, Header, parse, (x: Result) => x.csv) { rows =>
+        (rows.filterNot(_.key == r.key) :+ r)
+          .sortBy(x => (x.scale, Algorithms.indexOf(x.algorithm), Contenders.indexOf(x.contender), x.round))
+      }
       summarise(new File(out, "graphframes-median.csv"), new File(out, "graphframes.png"), sorted)
     }
     val load0 = ScaleBenchmark.loadAverage()

@@ -333,8 +333,9 @@ object KernelBenchmark {
     val out = new File(o.out)
     out.mkdirs()
     val csvFile = new File(out, "kernels.csv")
-    val all = ResultsCsv.earlier(csvFile, o.append, parse).filterNot(r => r.graph == graph) ++ rows
-    ResultsCsv.write(csvFile, Header, all, (r: Result) => r.csv)
+    val all = ResultsCsv.update(csvFile, Header, parse, (r: Result) => r.csv) { earlier =>
+      (if (o.append) earlier else Vector.empty).filterNot(r => r.graph == graph) ++ rows
+    }
     val graphs = all.map(_.graph).distinct
     def group(r: Result) = if (graphs.length > 1) s"${r.graph} ${r.kernel}" else r.kernel
     Chart.write(new File(out, "kernels.png"), s"Graph kernels from Spark, end to end ($graph, ${sc.master})",

@@ -271,10 +271,10 @@ object ScaleBenchmark {
     sc.addSparkListener(stageCount)
     val csvFile = new File(out, "scale.csv")
     new File(out).mkdirs()
-    var rows = ResultsCsv.earlier(csvFile, append = true, parse)
     def record(r: Result): Unit = {
-      rows = rows.filterNot(_.key == r.key) :+ r
-      ResultsCsv.write(csvFile, Header, rows.sortBy(x => (x.scale, Contenders.indexOf(x.contender), RowOrder.indexOf(x.kernel))), (x: Result) => x.csv)
+      val rows = ResultsCsv.update(csvFile, Header, parse, (x: Result) => x.csv) { rows =>
+        (rows.filterNot(_.key == r.key) :+ r).sortBy(x => (x.scale, Contenders.indexOf(x.contender), RowOrder.indexOf(x.kernel)))
+      }
       chart(new File(out, "scale.png"), rows)
     }
     val load0 = loadAverage()

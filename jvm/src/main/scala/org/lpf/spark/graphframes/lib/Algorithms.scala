@@ -1,11 +1,11 @@
 package org.lpf.spark.graphframes.lib
 
 import org.apache.spark.ml.linalg.{Vector, Vectors}
-import org.apache.spark.sql.{Column, DataFrame}
+import org.apache.spark.sql.{Column, DataFrame, Row}
 import org.apache.spark.sql.expressions.Window
-import org.apache.spark.sql.functions.{array, broadcast, coalesce, col, count, expr, lit, map_filter, map_from_arrays, struct,
+import org.apache.spark.sql.functions.{array, coalesce, col, count, explode, expr, lit, map_filter, map_from_arrays, struct,
   transform_values, udf, when}
-import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.types.{LongType, StringType, StructField, StructType}
 import org.apache.spark.storage.StorageLevel
 
 import org.lpf.spark.{LpfException, LpfGraph, LpfGraphCall}
@@ -370,60 +370,140 @@ final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
     val mark = (when(isFrom, 1).otherwise(0) + when(isTo, 2).otherwise(0)).as(BFS.Mark)
     // A fromEdges graph's vertices are its edges' ends and have no column but the id: no
     // edge names an absent vertex, and the marks come from the ends that meet an
-    // expression (a vertex the LPF graph is not told of is unmarked), with no distinct
-    // over every end.
+    // expression, each as often as it ends an edge (the native load ORs the marks of an
+    // id listed twice: no distinct, no shuffle), read from the edges' own partitions (so
+    // that the barrier stage can read both in place); a vertex the LPF graph is not told
+    // of is unmarked.
     val kept = filter.fold(graph.edges)(c => graph.edges.filter(c))
     val (followed, marked) = if (graph.fromEdgesOnly) {
-      val ends = graph.edges.select(col(SRC).as(ID)).union(graph.edges.select(col(DST).as(ID)))
-      (kept, ends.filter(isFrom || isTo).distinct().select(col(ID), mark))
+      val ends = graph.edges.select(explode(array(col(SRC), col(DST))).as(ID))
+      (kept, ends.filter(isFrom || isTo).select(col(ID), mark))
     } else {
       val ids = v.select(col(ID).as(GraphFrame.KeyColumn))
       (kept.join(ids, col(SRC) === col(GraphFrame.KeyColumn), "left_semi").join(ids, col(DST) === col(GraphFrame.KeyColumn), "left_semi"),
         v.select(col(ID), mark))
     }
-    val lg = LpfGraph.ofGraphFrame(followed, Some(marked), Some(BFS.Mark))
+    val lg = LpfGraph.ofGraphFrame(followed, Some(marked), Some(BFS.Mark), uniqueIds = !graph.fromEdgesOnly)
     val o = calling(lg.callWith(LpfGraphCall.BfsPaths, maxLength.toLong)(identity))
     if (!o.found) return v.filter(lit(false))
     val length = o.rounds.toInt
     if (length == 0) return v.filter(isFrom && isTo).select(vertexStruct.as("from"), vertexStruct.as("to"))
+    // The reply lists only the vertices on a shortest path, with their depths: few, as a
+    // rule, even when the search reached most of the graph. Ids are compared as the LPF
+    // graph reads them (bigint, or strings), whatever integral type each column has.
+    val keyType = if (lg.idType == StringType) StringType else LongType
+    def key(c: String) = col(c).cast(keyType)
     val depths = o.frame(v.sparkSession, lg.idType)
-      .select(col(LpfGraphCall.IdColumn).cast(v.schema(ID).dataType).as(GraphFrame.KeyColumn),
-        col(LpfGraphCall.BfsPaths.column).as(BFS.Depth))
-      .filter(col(BFS.Depth) <= length)
-    // The search's vertices are few next to the edges as a rule: broadcast them, so that
-    // the edges are read once, not shuffled, to find those from depth k to k + 1.
-    val few = depths.count() <= BFS.BroadcastVertices
-    def spread(df: DataFrame) = if (few) broadcast(df) else df
-    // (A nullable id stays nullable, so that `from` and `to` have the vertices' type.)
-    val key = col(GraphFrame.KeyColumn)
-    val reached = if (graph.fromEdgesOnly)
-        depths.select((if (v.schema(ID).nullable) when(key.isNotNull, key) else key).as(ID), col(BFS.Depth))
-      else v.join(spread(depths), col(ID) === col(GraphFrame.KeyColumn)).drop(GraphFrame.KeyColumn)
-    def level(k: Int, name: String) =
-      reached.filter(col(BFS.Depth) === k).select(col(ID).as(BFS.Head), vertexStruct.as(name))
-    val e = followed
-      .join(spread(depths.select(col(GraphFrame.KeyColumn).as(BFS.EdgeSrc), col(BFS.Depth).as(BFS.SrcDepth))), col(SRC) === col(BFS.EdgeSrc))
-      .join(spread(depths.select(col(GraphFrame.KeyColumn).as(BFS.EdgeDst), col(BFS.Depth).as(BFS.DstDepth))), col(DST) === col(BFS.EdgeDst))
-      .filter(col(BFS.DstDepth) === col(BFS.SrcDepth) + 1)
-      .select(col(BFS.EdgeSrc), col(BFS.EdgeDst), struct(columnsOf(followed): _*).as(BFS.Edge))
-    var paths = reached.filter(col(BFS.Depth) === length && isTo).select(col(ID).as(BFS.Head), vertexStruct.as("to"))
-    for (k <- length - 1 to 0 by -1) {
-      val name = if (k == 0) "from" else s"v$k"
-      paths = paths.join(e, col(BFS.Head) === col(BFS.EdgeDst)).drop(BFS.Head, BFS.EdgeDst)
-        .withColumnRenamed(BFS.Edge, s"e$k")
-        .join(level(k, name), col(BFS.EdgeSrc) === col(BFS.Head)).drop(BFS.EdgeSrc)
+      .select(col(LpfGraphCall.IdColumn).cast(keyType).as(BFS.Head), col(LpfGraphCall.BfsPaths.column).cast("int").as(BFS.Depth))
+    val vertexRows = (r: DataFrame) => r.select(col(BFS.Head), col(BFS.Depth), vertexStruct.as(BFS.Vertex))
+    // A fromEdges graph's vertex rows are its ids (a nullable id stays nullable, so that
+    // `from` and `to` have the vertices' type).
+    val idOf = col(BFS.Head).cast(v.schema(ID).dataType)
+    def withId(d: DataFrame) = d.withColumn(ID, if (v.schema(ID).nullable) when(col(BFS.Head).isNotNull, idOf) else idOf)
+    val edgeRows = (e: DataFrame) => e.select(key(SRC).as(BFS.EdgeSrc), key(DST).as(BFS.EdgeDst), struct(columnsOf(followed): _*).as(BFS.Edge))
+    val cap = v.sparkSession.conf.getOption(BFS.LocalRowsKey).fold(BFS.LocalRows)(_.toInt)
+    if (o.listed > cap) {
+      // Many: joins over the vertices and edges, the depths shuffled with them.
+      val ends = (name: String, d: String) => depths.select(col(BFS.Head).as(name), col(BFS.Depth).as(d))
+      val reached = vertexRows(if (graph.fromEdgesOnly) withId(depths) else v.join(depths, key(ID) === col(BFS.Head)))
+      val e = edgeRows(followed.join(ends(BFS.SrcKey, BFS.SrcDepth), key(SRC) === col(BFS.SrcKey))
+        .join(ends(BFS.DstKey, BFS.DstDepth), key(DST) === col(BFS.DstKey))
+        .filter(col(BFS.DstDepth) === col(BFS.SrcDepth) + 1))
+      return BFS.joined(reached, e, length)
     }
-    val order = Seq("from") ++ (0 until length).flatMap(k => if (k == 0) Seq("e0") else Seq(s"v$k", s"e$k")) ++ Seq("to")
-    paths.select(order.map(col): _*)
+    // Few: their depths come to the driver and select the paths' vertex rows and edges
+    // as the rows are read (no join), in one job each, and the paths are put together
+    // on the driver unless they are many.
+    val (depthRows, localDepths) = BFS.local(depths)
+    val depthOf: Map[Any, Int] = depthRows.map(r => r.get(0) -> r.getInt(1)).toMap
+    val depthAt = if (keyType == StringType) udf((k: String) => depthOf.getOrElse(k, -1))
+      else udf((k: Long) => depthOf.getOrElse(k, -1))
+    val reached = vertexRows(if (graph.fromEdgesOnly) withId(localDepths)
+      else v.withColumn(BFS.Head, key(ID)).withColumn(BFS.Depth, depthAt(col(BFS.Head))).filter(col(BFS.Depth) >= 0))
+    val edges = followed.withColumn(BFS.SrcDepth, depthAt(key(SRC)))
+      .filter(col(BFS.SrcDepth) >= 0 && depthAt(key(DST)) === col(BFS.SrcDepth) + 1)
+    BFS.assembled(BFS.local(reached), BFS.capped(edgeRows(edges), cap), length, cap)
   }
 }
 
 private object BFS {
-  /** The most vertices within the path length that are broadcast rather than shuffled. */
-  val BroadcastVertices = 2000000L
+  /**
+   * The most rows (vertices on the paths, their edges, the paths) made on the driver; the
+   * Spark SQL setting [[LocalRowsKey]] changes it (0: Spark joins the paths always).
+   */
+  val LocalRows = 200000
+  val LocalRowsKey = "spark.lpf.graphframes.bfs.localRows"
+
+  /** `df`'s rows (all of them: a local relation's, or few), and they as a local relation. */
+  def local(df: DataFrame): (Array[Row], DataFrame) = {
+    val rows = df.collect()
+    (rows, df.sparkSession.createDataFrame(java.util.Arrays.asList(rows: _*), df.schema))
+  }
+
+  /**
+   * `df`'s rows if there are at most `cap` (one job; a partition sends at most one row
+   * more), with `df` as a local relation; else `df` as it is.
+   */
+  def capped(df: DataFrame, cap: Int): (Option[Array[Row]], DataFrame) = {
+    val parts = df.sparkSession.sparkContext.runJob(df.rdd, (it: Iterator[Row]) => it.take(cap + 1).toArray)
+    val rows = parts.flatten
+    if (rows.length > cap) (None, df)
+    else (Some(rows), df.sparkSession.createDataFrame(java.util.Arrays.asList(rows: _*), df.schema))
+  }
+
+  /**
+   * The paths DataFrame (`from`, `e0`, `v1`, ..., `to`) of the vertices `reached` on the
+   * paths (columns [[Head]], [[Depth]] 0..length, [[Vertex]]) and the edges from depth k
+   * to k + 1 between them (`e`: [[EdgeSrc]], [[EdgeDst]], [[Edge]]), both in rows on the
+   * driver: made there when at most `cap` paths, else joined by Spark.
+   */
+  def assembled(reached: (Array[Row], DataFrame), e: (Option[Array[Row]], DataFrame), length: Int, cap: Int): DataFrame = {
+    val (vertexRows, vertices) = reached
+    val edgeRows = e._1.getOrElse(return joined(vertices, e._2, length))
+    val vertex = vertexRows.map(r => r.get(0) -> r.get(2)).toMap
+    val depth = vertexRows.map(r => r.get(0) -> r.getInt(1)).toMap
+    // Into each vertex of the paths, its edges (source, edge row); paths to a vertex counted
+    // from depth 0 up, so that their number is known before any is made.
+    val into = edgeRows.groupBy(_.get(1)).map { case (dst, rs) => dst -> rs.map(r => (r.get(0), r.get(2))).toSeq }
+    val byDepth = vertexRows.map(_.get(0)).groupBy(depth)
+    val count = scala.collection.mutable.Map[Any, Long]()
+    for (k <- 0 to length; u <- byDepth.getOrElse(k, Array.empty))
+      count(u) = if (k == 0) 1L else into.getOrElse(u, Nil).map { case (s, _) => count.getOrElse(s, 0L) }.sum
+    val total = byDepth.getOrElse(length, Array.empty).map(count).sum
+    if (total > cap) return joined(vertices, e._2, length)
+    // A path to `u` (at depth k) as its fields from `from` to `u`.
+    def to(u: Any, k: Int): Iterator[scala.collection.immutable.Vector[Any]] =
+      if (k == 0) Iterator(scala.collection.immutable.Vector(vertex(u)))
+      else into.getOrElse(u, Nil).iterator.flatMap { case (s, edge) => to(s, k - 1).map(_ :+ edge :+ vertex(u)) }
+    val paths = byDepth.getOrElse(length, Array.empty).iterator.flatMap(to(_, length)).map(Row.fromSeq).toSeq
+    val (vt, et) = (vertices.schema(Vertex).dataType, e._2.schema(Edge).dataType)
+    val schema = StructType(names(length).map(n => StructField(n, if (n.startsWith("e")) et else vt, nullable = false)))
+    vertices.sparkSession.createDataFrame(java.util.Arrays.asList(paths: _*), schema)
+  }
+
+  /** The paths' columns: `from`, `e0`, `v1`, `e1`, ..., `to`. */
+  def names(length: Int): Seq[String] =
+    Seq("from") ++ (0 until length).flatMap(k => if (k == 0) Seq("e0") else Seq(s"v$k", s"e$k")) ++ Seq("to")
+
+  /** The paths as Spark joins them, from the targets (depth `length`) back, level by level. */
+  def joined(reached: DataFrame, e: DataFrame, length: Int): DataFrame = {
+    def level(k: Int, name: String) = reached.filter(col(Depth) === k).select(col(Head), col(Vertex).as(name))
+    var paths = level(length, "to")
+    for (k <- length - 1 to 0 by -1) {
+      val name = if (k == 0) "from" else s"v$k"
+      paths = paths.join(e, col(Head) === col(EdgeDst)).drop(Head, EdgeDst)
+        .withColumnRenamed(Edge, s"e$k")
+        .join(level(k, name), col(EdgeSrc) === col(Head)).drop(EdgeSrc)
+    }
+    paths.select(names(length).map(col): _*)
+  }
+
   val Mark = "__lpf_mark"
   val Depth = "__lpf_depth"
   val Head = "__lpf_head"
+  val Vertex = "__lpf_vertex"
+  val SrcKey = "__lpf_skey"
+  val DstKey = "__lpf_dkey"
   val EdgeSrc = "__lpf_esrc"
   val EdgeDst = "__lpf_edst"
   val SrcDepth = "__lpf_sdepth"
