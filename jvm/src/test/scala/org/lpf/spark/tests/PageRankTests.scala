@@ -109,6 +109,21 @@ object PageRankTests {
    */
   private def sparkPool(name: String): Boolean = name.startsWith("block-manager-")
 
+  /**
+   * This process's open descriptors by what they are: a file's path (digits as #), or
+   * `socket`, `pipe`, `anon_inode:[eventfd]`, ...; so that a leak names what leaked.
+   */
+  private def descriptorKinds(): Map[String, Int] =
+    Option(new File("/proc/self/fd").listFiles()).toSeq.flatten.flatMap { f =>
+      try Some(Files.readSymbolicLink(f.toPath).toString.replaceAll("[0-9]+", "#").replaceAll(":\\[#\\]$", ""))
+      catch { case _: java.io.IOException => None } // closed meanwhile
+    }.groupBy(identity).map { case (k, v) => k -> v.length }
+
+  /** What grew from `before` to `after` (counts by name), most first, as "'name' +k". */
+  private def growth(before: Map[String, Int], after: Map[String, Int]): String =
+    after.toSeq.map { case (k, v) => (k, v - before.getOrElse(k, 0)) }.filter(_._2 > 0).sortBy(-_._2)
+      .map { case (k, d) => s"'$k' +$d" }.mkString(", ")
+
   /** Executor-side resource counts: OS threads, open descriptors, resident bytes. */
   private def probe(): (Int, Int, Long) = {
     System.gc()
@@ -439,9 +454,9 @@ object PageRankTests {
     test("twenty-hooks-leak-no-threads-fds-or-memory") {
       val graph = Graphs.rmat(sc, 14, 16, 3L, p).persist(StorageLevel.MEMORY_AND_DISK)
       graph.count()
-      def measure(): Map[String, ((Int, Int, Long), Map[String, Int])] = {
+      def measure(): Map[String, ((Int, Int, Long), Map[String, Int], Map[String, Int])] = {
         sc.parallelize(0 until p, p).barrier().mapPartitions { _ =>
-          Iterator((SparkEnv.get.executorId, (probe(), threadNames())))
+          Iterator((SparkEnv.get.executorId, (probe(), threadNames(), descriptorKinds())))
         }.collect().groupBy(_._1).map { case (e, xs) => e -> xs.map(_._2).maxBy(_._1._3) }
       }
       def hooks(k: Int): Unit = (1 to k).foreach { _ =>
@@ -456,12 +471,11 @@ object PageRankTests {
       val after = measure()
       graph.unpersist()
       val lines = before.keys.toSeq.sorted.map { e =>
-        val (((t0, f0, m0), n0), ((t1, f1, m1), n1)) = (before(e), after.getOrElse(e, throw new Failed(s"executor $e is gone")))
+        val (((t0, f0, m0), n0, d0), ((t1, f1, m1), n1, d1)) = (before(e), after.getOrElse(e, throw new Failed(s"executor $e is gone")))
         println(f"RESULT info executor $e: threads $t0 -> $t1, fds $f0 -> $f1, RSS ${m0 / 1048576.0}%.1f -> ${m1 / 1048576.0}%.1f MiB")
-        val grown = n1.toSeq.filter(t => !sparkPool(t._1)).map { case (k, v) => (k, v - n0.getOrElse(k, 0)) }.filter(_._2 > 0).sortBy(-_._2)
         expect(t1 - t0 <= 2, s"executor $e: $t0 threads before 20 hooks, $t1 after; more of: " +
-          grown.map { case (k, d) => s"'$k' +$d" }.mkString(", "))
-        expect(f1 - f0 <= 4, s"executor $e: $f0 open descriptors before 20 hooks, $f1 after")
+          growth(n0, n1.filter(t => !sparkPool(t._1))))
+        expect(f1 - f0 <= 4, s"executor $e: $f0 open descriptors before 20 hooks, $f1 after; more of: ${growth(d0, d1)}")
         expect(m1 - m0 <= 48L * 1048576, f"executor $e: RSS grew by ${(m1 - m0) / 1048576.0}%.1f MiB over 20 hooks")
         e
       }
