@@ -374,6 +374,14 @@ object GraphFrameTests {
 
     test("graphframe-bfs-paths-vs-model") {
       val LocalRowsKey = "spark.lpf.graphframes.bfs.localRows"
+      // A bound that is no integer from 0 to 2^31 - 2 is refused, naming the setting
+      // (2^31 - 1 would read one row more than an Int holds, and no edge at all).
+      for (bad <- Seq("many", "-1", "2147483647")) {
+        spark.conf.set(LocalRowsKey, bad)
+        val e = try thrown(friends.bfs.fromExpr("id = 'a'").toExpr("id = 'b'").run()) finally spark.conf.unset(LocalRowsKey)
+        expect(e.isInstanceOf[LpfException] && e.getMessage.contains(LocalRowsKey) && e.getMessage.contains(s"'$bad'"),
+          s"localRows '$bad': $e")
+      }
       val n = 120
       val r = new Random(5L)
       val edges = Seq.fill(260)((r.nextInt(n), r.nextInt(n))) ++ Seq((3, 4), (3, 4)) // a multi-edge: two paths

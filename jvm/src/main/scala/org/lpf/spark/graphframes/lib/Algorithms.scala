@@ -366,6 +366,7 @@ final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
     val isFrom = coalesce(from.getOrElse(throw new IllegalArgumentException("fromExpr is required")), lit(false))
     val isTo = coalesce(to.getOrElse(throw new IllegalArgumentException("toExpr is required")), lit(false))
     val v = graph.vertices
+    val cap = BFS.localRows(v.sparkSession.conf.getOption(BFS.LocalRowsKey))
     val vertexStruct = struct(columnsOf(v): _*)
     val mark = (when(isFrom, 1).otherwise(0) + when(isTo, 2).otherwise(0)).as(BFS.Mark)
     // A fromEdges graph's vertices are its edges' ends and have no column but the id: no
@@ -401,7 +402,6 @@ final class BFS private[graphframes] (graph: GraphFrame) extends Serializable {
     val idOf = col(BFS.Head).cast(v.schema(ID).dataType)
     def withId(d: DataFrame) = d.withColumn(ID, if (v.schema(ID).nullable) when(col(BFS.Head).isNotNull, idOf) else idOf)
     val edgeRows = (e: DataFrame) => e.select(key(SRC).as(BFS.EdgeSrc), key(DST).as(BFS.EdgeDst), struct(columnsOf(followed): _*).as(BFS.Edge))
-    val cap = v.sparkSession.conf.getOption(BFS.LocalRowsKey).fold(BFS.LocalRows)(_.toInt)
     if (o.listed > cap) {
       // Many: joins over the vertices and edges, the depths shuffled with them.
       val ends = (name: String, d: String) => depths.select(col(BFS.Head).as(name), col(BFS.Depth).as(d))
@@ -434,10 +434,20 @@ private object BFS {
   val LocalRows = 200000
   val LocalRowsKey = "spark.lpf.graphframes.bfs.localRows"
 
+  /** The bound [[LocalRowsKey]] sets (if set): an integer from 0 to 2^31 - 2. */
+  def localRows(setting: Option[String]): Int = setting.fold(LocalRows) { s =>
+    scala.util.Try(s.trim.toInt).toOption.filter(k => k >= 0 && k < Int.MaxValue).getOrElse(
+      throw LpfException.argument(s"$LocalRowsKey must be an integer from 0 to ${Int.MaxValue - 1}, got '$s'"))
+  }
+
+  /** `rows` of `df` as a local relation. */
+  private def relation(df: DataFrame, rows: Array[Row]): DataFrame =
+    df.sparkSession.createDataFrame(java.util.Arrays.asList(rows: _*), df.schema)
+
   /** `df`'s rows (all of them: a local relation's, or few), and they as a local relation. */
   def local(df: DataFrame): (Array[Row], DataFrame) = {
     val rows = df.collect()
-    (rows, df.sparkSession.createDataFrame(java.util.Arrays.asList(rows: _*), df.schema))
+    (rows, relation(df, rows))
   }
 
   /**
@@ -447,8 +457,7 @@ private object BFS {
   def capped(df: DataFrame, cap: Int): (Option[Array[Row]], DataFrame) = {
     val parts = df.sparkSession.sparkContext.runJob(df.rdd, (it: Iterator[Row]) => it.take(cap + 1).toArray)
     val rows = parts.flatten
-    if (rows.length > cap) (None, df)
-    else (Some(rows), df.sparkSession.createDataFrame(java.util.Arrays.asList(rows: _*), df.schema))
+    if (rows.length > cap) (None, df) else (Some(rows), relation(df, rows))
   }
 
   /**
@@ -461,11 +470,10 @@ private object BFS {
     val (vertexRows, vertices) = reached
     val edgeRows = e._1.getOrElse(return joined(vertices, e._2, length))
     val vertex = vertexRows.map(r => r.get(0) -> r.get(2)).toMap
-    val depth = vertexRows.map(r => r.get(0) -> r.getInt(1)).toMap
     // Into each vertex of the paths, its edges (source, edge row); paths to a vertex counted
     // from depth 0 up, so that their number is known before any is made.
     val into = edgeRows.groupBy(_.get(1)).map { case (dst, rs) => dst -> rs.map(r => (r.get(0), r.get(2))).toSeq }
-    val byDepth = vertexRows.map(_.get(0)).groupBy(depth)
+    val byDepth = vertexRows.groupBy(_.getInt(1)).map { case (k, rs) => k -> rs.map(_.get(0)) }
     val count = scala.collection.mutable.Map[Any, Long]()
     for (k <- 0 to length; u <- byDepth.getOrElse(k, Array.empty))
       count(u) = if (k == 0) 1L else into.getOrElse(u, Nil).map { case (s, _) => count.getOrElse(s, 0L) }.sum
