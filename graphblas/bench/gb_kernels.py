@@ -57,6 +57,9 @@ from graphblas import binary, monoid, semiring  # noqa: E402
 
 ALPHA, BETA = 14, 24
 UNREACHABLE = 9223372036854775807
+FASTSV_SAMPLES = 4  # LG_CC_FastSV6: neighbours sampled per vertex (sampling if nnz > 8 n, n > 1024)
+HASH_SAMPLES = 864  # LG_CC_FastSV6: random parents drawn to estimate the giant component
+SSSP_DELTA = 29  # LAGraph's src/benchmark/do_gap_sssp for GAP-kron (sssp_demo's own default: 2)
 
 
 def load(path):
@@ -104,52 +107,182 @@ def bfs(A, AT, outdeg, indeg, n, src):
     return v.to_dense(fill_value=UNREACHABLE), level
 
 
-def fastsv(S, n):
-    f = gb.Vector.from_dense(np.arange(n, dtype=np.uint32))
-    gf = f.dup()
-    mngf = gf.dup()
+def fastsv_loop(A, parent, gp, mngp, n):
+    """LAGraph's FastSV iteration on A (rows: the edges each vertex looks at), until the
+    grandparents stop changing. Updates parent, gp and mngp in place (uint32 vectors, all
+    entries present); returns the rounds taken. Each round: mngp min= A min.second gp
+    (mxv, by row); stochastic hooking parent(Px(j)) min= mngp(j) as C min.second mngp with
+    C(Px(j), j) packed from the parents (LAGraph's Reduce_assign); parent min= mngp, gp;
+    gp = parent(parent)."""
     indptr = np.arange(n + 1, dtype=np.uint64)
     one = np.ones(1, dtype=bool)
     rounds = 0
     while True:
         rounds += 1
-        mngf << semiring.min_first(gf @ S)
-        parents = f.to_dense().astype(np.uint64)
-        C = gb.Matrix.ss.import_csc(nrows=n, ncols=n, indptr=indptr, row_indices=parents, values=one, is_iso=True, sorted_rows=True)
-        f(binary.min) << semiring.min_second(C @ mngf)
-        f(binary.min) << mngf
-        f(binary.min) << gf
-        gf_new = f[f.to_dense()].new()
-        if gf_new.isequal(gf):
-            break
-        gf = gf_new
-    return f.to_dense(), rounds
+        mngp(binary.min) << semiring.min_second(A @ gp)
+        parents = parent.to_dense().astype(np.uint64)
+        C = gb.Matrix.ss.import_csc(nrows=n, ncols=n, indptr=indptr, row_indices=parents, values=one,
+                                    is_iso=True, sorted_rows=True)
+        parent(binary.min) << semiring.min_second(C @ mngp)
+        parent(binary.min) << mngp.ewise_add(gp, binary.min)
+        gp_new = parent[parent.to_dense()].new()
+        if gp_new.isequal(gp):
+            return rounds
+        gp << gp_new
+
+
+def first_neighbours(indptr, cols, n, k):
+    """The CSR (indptr, columns) of the first k entries of every row (LAGraph's sample T)."""
+    deg = np.diff(indptr).astype(np.int64)
+    take = np.minimum(deg, k)
+    t_indptr = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(take, out=t_indptr[1:])
+    # entry e of T is the (e - t_indptr[row])-th entry of its row in A
+    row = np.repeat(np.arange(n, dtype=np.int64), take)
+    offset = np.arange(len(row), dtype=np.int64) - t_indptr[:-1].astype(np.int64)[row]
+    return t_indptr, cols[indptr[:-1].astype(np.int64)[row] + offset]
+
+
+def without_component(indptr, cols, px, key, n):
+    """LAGraph's pruned matrix for the final FastSV: the rows of vertices whose parent is
+    `key` are empty; every other row keeps the columns whose parent is not `key` and, if it
+    lost any, gains the single column `key` (one edge to the giant component instead of
+    many). Returns (indptr, columns, edges skipped, key links added); rows not sorted."""
+    deg = np.diff(indptr).astype(np.int64)
+    row = np.repeat(np.arange(n, dtype=np.int64), deg)
+    row_kept = px != key
+    col_kept = px[cols] != key
+    keep = row_kept[row] & col_kept
+    lost = np.zeros(n, dtype=bool)
+    lost[row[row_kept[row] & ~col_kept]] = True
+    kept_rows = row[keep]
+    kept_per_row = np.bincount(kept_rows, minlength=n)
+    t_indptr = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(kept_per_row + lost, out=t_indptr[1:])
+    t_cols = np.empty(int(t_indptr[-1]), dtype=np.uint64)
+    kept_start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(kept_per_row, out=kept_start[1:])
+    rank = np.arange(len(kept_rows), dtype=np.int64) - kept_start[kept_rows]
+    t_cols[t_indptr[:-1].astype(np.int64)[kept_rows] + rank] = cols[keep]
+    t_cols[t_indptr[1:].astype(np.int64)[lost] - 1] = key
+    return t_indptr, t_cols, int(len(cols) - keep.sum()), int(lost.sum())
+
+
+def fastsv6(S, n):
+    """LAGraph's LG_CC_FastSV6 on the symmetric S; returns (labels: any member of each
+    component, the same for all of it; FastSV rounds; the sampling phase's facts)."""
+    nvals = S.nvals
+    # warmup: parent(i) = min(i, the smallest neighbour of i), O(n) with min.secondi
+    y = gb.Vector.from_dense(np.arange(n, dtype=np.int32))
+    y(binary.min) << semiring.ss.min_secondi[gb.dtypes.INT32](S @ gb.Vector.from_scalar(0, n, gb.dtypes.INT32))
+    parent = y.dup(gb.dtypes.UINT32)
+    gp, mngp = parent.dup(), parent.dup()
+    facts = {"sampled": 0}
+    rounds = 0
+    A = S
+    if nvals > n * FASTSV_SAMPLES * 2 and n > 1024:
+        # FastSV on T = the first FASTSV_SAMPLES neighbours of every vertex
+        fmt = S.ss.unpack("csr")
+        indptr, cols = fmt["indptr"], fmt["col_indices"]
+        t_indptr, t_cols = first_neighbours(indptr, cols, n, FASTSV_SAMPLES)
+        T = gb.Matrix(bool, n, n)
+        T.ss.pack_csr(indptr=t_indptr, col_indices=t_cols, values=np.ones(1, dtype=bool), is_iso=True,
+                      sorted_cols=fmt["sorted_cols"], take_ownership=True)
+        rounds += fastsv_loop(T, parent, gp, mngp, n)
+        # the giant component's root: the most frequent parent among random samples
+        px = parent.to_dense().astype(np.uint64)
+        sample = px[np.random.default_rng(n).integers(0, n, HASH_SAMPLES)]
+        roots, counts = np.unique(sample, return_counts=True)
+        key = int(roots[np.argmax(counts)])
+        t_indptr, t_cols, skipped, key_links = without_component(indptr, cols, px, key, n)
+        S.ss.pack_csr(**fmt, take_ownership=True)  # S unchanged, as LAGraph packs G->A back
+        A = gb.Matrix(bool, n, n)
+        A.ss.pack_csr(indptr=t_indptr, col_indices=t_cols, values=np.ones(1, dtype=bool), is_iso=True,
+                      sorted_cols=False, take_ownership=True)
+        facts = {"sampled": 1, "sample_key": key, "sample_giant": int(np.count_nonzero(px == key)),
+                 "skipped_edges": skipped, "key_links": key_links, "pruned_nnz": A.nvals}
+    if A.nvals:
+        rounds += fastsv_loop(A, parent, gp, mngp, n)
+    return parent.to_dense(), rounds, facts
+
+
+def smallest_member_labels(labels):
+    """Any-member component labels turned into Graphalytics' (each vertex labelled by the
+    smallest vertex id of its component): a pure relabelling, same partition."""
+    classes, inverse = np.unique(labels, return_inverse=True)
+    smallest = np.full(len(classes), len(labels), dtype=np.int64)
+    np.minimum.at(smallest, inverse, np.arange(len(labels), dtype=np.int64))
+    return smallest[inverse]
 
 
 def load_weighted(path):
-    """A weighted edge list: the matrix of min weights over parallel edges (as ours)."""
-    e = np.loadtxt(path, dtype=np.float64, comments=("#", "%"), ndmin=2)
+    """A weighted edge list: the matrix of min weights over parallel edges (as ours), INT32
+    as LAGraph's GAP benchmark reads the integer-weighted kron graph."""
+    e = np.loadtxt(path, dtype=np.int64, comments=("#", "%"), ndmin=2)
     src, dst = e[:, 0].astype(np.uint64), e[:, 1].astype(np.uint64)
     n = int(max(src.max(), dst.max())) + 1
-    return gb.Matrix.from_coo(src, dst, e[:, 2], nrows=n, ncols=n, dup_op=binary.min), n
+    return gb.Matrix.from_coo(src, dst, e[:, 2].astype(np.int32), nrows=n, ncols=n, dup_op=binary.min), n
 
 
-def sssp(A, n, src):
-    dist = gb.Vector(float, n)
-    dist[:] = np.inf
-    dist[src] = 0.0
-    frontier = gb.Vector(float, n)
-    frontier[src] = 0.0
-    reach = gb.Vector(float, n)
-    better = gb.Vector(bool, n)
-    rounds = 0
-    while frontier.nvals:
-        reach << semiring.min_plus(frontier @ A)
-        better << reach.ewise_mult(dist, binary.lt)
-        frontier(better.V, replace=True) << reach
-        dist(frontier.S) << frontier
-        rounds += 1
-    return dist.to_dense(), rounds
+def sssp(A, n, src, delta):
+    """LAGr_SingleSourceShortestPath's delta-stepping (weights known non-negative, as LAGraph
+    knows from G->emin, so its extra lower-bound select is skipped). AL/AH = the edges of
+    weight <= delta / > delta. Bucket `step` holds the reached vertices with t < (step+1)
+    delta: its light edges are relaxed until no entry of the bucket improves, then the heavy
+    edges of every vertex settled in the bucket once; stop when nothing is reached beyond
+    the processed buckets. Returns (distances, buckets processed, light relaxations)."""
+    inf = np.iinfo(np.int32).max
+    int32 = gb.dtypes.INT32
+    t = gb.Vector.from_scalar(inf, n, int32)
+    t[src] = 0
+    t.ss.config["sparsity_control"] = ["bitmap"]
+    reach = gb.Vector(bool, n)
+    reach.ss.config["sparsity_control"] = ["bitmap"]
+    reach[src] = True
+    s = gb.Vector(bool, n)
+    s[src] = True
+    tmasked = gb.Vector(int32, n)
+    treq = gb.Vector(int32, n)
+    tless = gb.Vector(bool, n)
+    for v in (s, tmasked, treq, tless):
+        v.ss.config["sparsity_control"] = ["sparse"]
+    AL = A.select("valuele", delta).new()
+    AH = A.select("valuegt", delta).new()
+    min_plus = semiring.min_plus[int32]
+    step = light = 0
+    while True:
+        upper = (step + 1) * delta
+        tmasked.clear()
+        tmasked(reach.V) << t
+        tmasked << tmasked.select("valuelt", upper)
+        while tmasked.nvals:
+            treq << min_plus(tmasked @ AL)
+            s(tmasked.S) << True
+            light += 1
+            if treq.nvals == 0:
+                break
+            tless << treq.ewise_mult(t, binary.lt)
+            tless << tless.select("valuene", False)
+            if tless.nvals == 0:
+                break
+            reach(tless.S) << True
+            tmasked.clear()
+            tmasked(tless.S) << treq.select("valuelt", upper)
+            t(tless.S) << treq
+        tmasked.clear()
+        tmasked(s.S) << t
+        treq << min_plus(tmasked @ AH)
+        tless << treq.ewise_mult(t, binary.lt)
+        t(tless.V) << treq
+        reach(tless.V) << True
+        reach(s.S) << gb.Vector(bool, n)  # drop the settled buckets' vertices
+        step += 1
+        if reach.nvals == 0:
+            break
+        s.clear()
+    dist = t.to_dense().astype(np.float64)
+    dist[dist == inf] = np.inf
+    return dist, step, light
 
 
 def cdlp(A, AT, n, iterations):
@@ -224,6 +357,7 @@ def main():
     ap.add_argument("--source", type=int, default=0)
     ap.add_argument("--iterations", type=int, default=10, help="CDLP rounds")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--delta", type=int, default=SSSP_DELTA, help="SSSP delta (integer weights)")
     ap.add_argument("--check")
     a = ap.parse_args()
     gb.ss.config["nthreads"] = a.threads
@@ -242,12 +376,14 @@ def main():
         S, P, order = presort(A, n)
     load_s = time.perf_counter() - t0
     t1 = time.perf_counter()
+    facts = {}
     if a.kernel == "bfs":
         values, rounds = bfs(A, AT, outdeg, indeg, n, a.source)
     elif a.kernel == "wcc":
-        values, rounds = fastsv(S, n)
+        values, rounds, facts = fastsv6(S, n)
     elif a.kernel == "sssp":
-        values, rounds = sssp(A, n, a.source)
+        values, rounds, light = sssp(A, n, a.source, a.delta)
+        facts = {"delta": a.delta, "buckets": rounds, "light_rounds": light}
     elif a.kernel == "lcc":
         values, rounds = lcc(S, P, order, n)
     else:
@@ -255,6 +391,9 @@ def main():
     compute_s = time.perf_counter() - t1
     line = (f"graphblas kernel={a.kernel} n={n} nnz={A.nvals} threads={a.threads} rounds={rounds} "
             f"load_s={load_s:.4f} compute_s={compute_s:.4f} total_s={time.perf_counter() - t0:.4f}")
+    line += "".join(f" {k}={v}" for k, v in facts.items())
+    if a.kernel == "wcc":
+        values = smallest_member_labels(values)  # after the timing: LAGraph returns any member
     if a.check:
         # Our output names only the vertices it has (an edge list's are those some edge
         # names), so compare at its ids.
