@@ -98,6 +98,19 @@ if [ "$(python3 -c 'import networkx; print(networkx.__version__)' 2>/dev/null ||
     fi
 fi
 
+# --- python-graphblas: graphblas/tests/bench_suitesparse.rs runs graphblas/bench/gb_kernels.py
+# (the SuiteSparse side of graphblas/bench/kernels.sh: LAGraph's FastSV6 and delta-stepping)
+# with this python3; numpy comes with it.
+graphblas_version=2025.2.0
+if [ "$(python3 -c 'import graphblas; print(graphblas.__version__)' 2>/dev/null || true)" != "$graphblas_version" ]; then
+    log "installing python-graphblas==$graphblas_version"
+    if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
+        python3 -m pip install -q --break-system-packages "python-graphblas==$graphblas_version"
+    else
+        python3 -m pip install -q "python-graphblas==$graphblas_version"
+    fi
+fi
+
 # --- Spark 3.5 (Scala 2.12) in a virtual environment of its own ---------------
 # The bridge is built and tested for both Spark lines (scripts/build-jar.sh,
 # tests/spark/run.sh): pyspark 3.5 from PyPI ships Spark with Scala 2.12 and its

@@ -7,22 +7,41 @@ BFS: LAGraph's level-only BFS (LAGr_BreadthFirstSearch, SuiteSparse variant):
 v<q> = level; q<!v, replace> = q any.pair A (push, vxm, q kept sparse) or AT any.pair q
 (pull, mxv with the transpose built at load, as LAGraph caches G->AT, q made bitmap as
 LAGraph does before a pull: a sparse q made kron18's pulls 10-30x slower), switched by
-the same Beamer rule (alpha 14, beta 24) as the Rust code. WCC: LAGraph's FastSV loop
-(LG_CC_FastSV6 without its sampling step): mngf = min.second product of S and gf;
-stochastic hooking f min= C min.second mngf with C(f(j), j) packed in O(1) from the
-parents (LAGraph's Reduce_assign; GrB_assign with duplicate indices measured slower);
-f min= mngf; f min= gf; gf = f(f); stop when gf is unchanged. S = A + A' (the
-undirected view LAGraph requires) is built at load; since S is symmetric the product is
-taken as gf min.first S (vxm), which measured 3x faster than S min.second gf here.
-LAGraph's FastSV6 first samples 4 neighbours per vertex to find the giant component and
-skips its edges; that step is not written here (a gap: this FastSV does all edges each
-round).
+the same Beamer rule (alpha 14, beta 24) as the Rust code.
 
-SSSP: frontier Bellman-Ford over min.plus, the Bellman-Ford form of LAGraph's SSSP
-(LAGraph's default, delta-stepping, buckets this same relaxation by distance; not written
-here): distances dense with infinity, a sparse frontier of the vertices improved in the
-last round; reach = frontier min.plus A (vxm); better = reach < dist; the frontier
-becomes reach masked by better, dist takes it; stop when the frontier is empty.
+WCC: LAGraph's LG_CC_FastSV6 (what LAGr_ConnectedComponents runs with SuiteSparse), on
+S = A + A' (the undirected view LAGraph requires, built at load), uint32 labels:
+warmup parent(i) = min(i, the smallest neighbour of i) (min.secondi, O(n)); if nnz(S) >
+8 n and n > 1024, the sampling phase: FastSV on T = the first 4 entries of every row of S
+(S unpacked and packed back, O(1) moves as LAGraph's), the giant component's root `key`
+estimated as the most frequent parent among 864 random vertices, then the main matrix
+pruned: rows of vertices whose parent is `key` emptied, other rows keep the columns whose
+parent is not `key` plus one entry `key` if they lost any; the main FastSV runs on that
+(on kron graphs a few hundred entries are left). FastSV itself, as LAGraph's: mngp min=
+A min.second gp (mxv, by row); stochastic hooking parent(Px(j)) min= mngp(j) as C
+min.second mngp with C(Px(j), j) packed in O(1) from the parents (LAGraph's
+Reduce_assign); parent min= mngp, gp; gp = parent(parent); stop when gp is unchanged.
+The report adds the sampling phase's facts: sampled=1, sample_key, sample_giant (vertices
+whose sampled parent is key), skipped_edges (entries of S not in the main loop's
+matrix), key_links (rows given the entry key), pruned_nnz. LAGraph returns any member of
+each component as its label; the labels are turned into the smallest member's id after
+the timing (a relabelling, same partition). Note on LAGraph's pruning: it is one-sided
+(the giant's rows are emptied, an outside row only points at key), so a component whose
+root is below key and that reaches the giant only through edges the sample missed keeps
+its own label (found on a constructed graph: 1-2-3-4 and 20 attached to 10 of a giant
+rooted at 5); kron graphs give key_links=0, where the result is exact, and --check
+catches any other case.
+
+SSSP: LAGr_SingleSourceShortestPath's delta-stepping, integer weights (INT32, as
+LAGraph's GAP benchmark reads kron), delta 29: what LAGraph's src/benchmark/do_gap_sssp
+passes for GAP-kron (sssp_demo's default is 2; GAP-kron's weights are 1..255, ours
+1..63; --delta sets another). AL / AH = the edges of weight <= / > delta; bucket `step`
+= the reached vertices with t < (step+1) delta: its light edges relaxed (tReq = tmasked
+min.plus AL, improvements tless = tReq < t) until the bucket stops changing, then the
+heavy edges of every vertex the bucket settled, once; stop when nothing reached remains
+outside the settled buckets. LAGraph's lower-bound select for negative weights is skipped
+as LAGraph skips it when G->emin >= 0. The report adds delta, buckets (steps) and
+light_rounds (light relaxations over all buckets).
 
 LCC: LAGraph's LCC with its sort by degree, for directed graphs as ours (Graphalytics:
 neighbours N(v) = in ∪ out without v, directed edges among them over |N(v)|(|N(v)| - 1)):
@@ -40,8 +59,9 @@ smallest label on ties (numpy, as LAGraph's own C loop over the sorted rows); a 
 without neighbours keeps its label. Fixed iteration count (default 10).
 
 usage: gb_kernels.py GRAPH.bin bfs|wcc|cdlp|lcc [--source S] [--iterations N] [--threads T] [--check OURS.txt]
-       gb_kernels.py GRAPH.edges sssp --source S [--threads T] [--check OURS.txt]
-Prints "graphblas kernel=.. n=.. nnz=.. threads=.. rounds=.. load_s=.. compute_s=.. total_s=..",
+       gb_kernels.py GRAPH.wel sssp --source S [--delta D] [--threads T] [--check OURS.txt]
+Prints "graphblas kernel=.. n=.. nnz=.. threads=.. rounds=.. load_s=.. compute_s=.. total_s=.."
+(and the kernel's facts, above),
 and with --check (a `graph --output` file of the same graph and kernel) "equal=1" or
 "equal=0 mismatches=k".
 """
