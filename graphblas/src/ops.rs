@@ -904,33 +904,33 @@ fn search_each(wanted: &[u32], row: &[u32], mut hit: impl FnMut(u32, usize)) {
 /// as c ∈ U(a) ∩ U(b) for b ∈ U(a); all three corners are credited then (a: w(b, c),
 /// b: w(a, c), c: w(a, b)), where the masked products `C⟨S⟩ = S ⊕.⊗ U` of
 /// [`mxm_masked`] would find it again from b and from c. Only the triangles whose
-/// first corner a is in `corners` are counted (a distributed graph's process counts
-/// those of its own vertices, so the rows of `u` needed are those of `corners` and of
-/// their later neighbours; other rows may be absent). The result has one sum per
-/// vertex (length n, all zero outside the triangles counted).
+/// first corner a is one of the ascending rows `corners` are counted (a distributed
+/// graph's process counts those of its own vertices, so the rows of `u` needed are
+/// those of `corners` and of their later neighbours; other rows may be absent). The
+/// result has one sum per vertex (length n, all zero outside the triangles counted).
 ///
 /// Work: Σ_a Σ_{b ∈ U(a)} min(|U(b)|, |U(a)| log |U(b)|): row a's U(a) is marked in a
 /// bitmap of n bits per thread (with its weights and the credits of its c's beside, in
 /// a per-thread workspace touched only at U(a)), then each U(b) is scanned against it,
 /// or, when shorter, U(a) is searched in U(b) (as [`mxm_masked`] chooses). Threads take
 /// row blocks of equal estimated work.
-pub fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: std::ops::Range<usize>, threads: usize) -> GrbResult<Vec<u64>> {
+pub fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: &[u32], threads: usize) -> GrbResult<Vec<u64>> {
     let n = u.nrows();
     dims("triangle_sums", "columns (a square matrix)", n, u.ncols())?;
-    if corners.start > corners.end || corners.end > n {
-        return Err(GrbError::InvalidValue(format!("triangle_sums: corners {}..{} are not rows of the {n} x {n} matrix", corners.start, corners.end)));
+    if corners.windows(2).any(|w| w[0] >= w[1]) || corners.last().is_some_and(|&a| a as usize >= n) {
+        return Err(GrbError::InvalidValue(format!("triangle_sums: the corners are not ascending rows of the {n} x {n} matrix")));
     }
     let c = u.csr();
     // Estimated work of each corner row, as prefix sums (a row pointer array's shape).
     let mut work = Vec::with_capacity(corners.len() + 1);
     work.push(0usize);
-    for a in corners.clone() {
-        let (ua, _) = c.line(a);
+    for &a in corners {
+        let (ua, _) = c.line(a as usize);
         let meet: usize = ua.iter().map(|&b| meet_cost(ua.len(), c.line(b as usize).0.len())).sum();
         work.push(work[work.len() - 1] + ua.len() + meet);
     }
     let bounds = balanced_row_blocks(&work, threads.max(1));
-    let ranges: Vec<(usize, usize)> = bounds.windows(2).map(|w| (corners.start + w[0], corners.start + w[1])).collect();
+    let ranges: Vec<&[u32]> = bounds.windows(2).map(|w| &corners[w[0]..w[1]]).collect();
     #[derive(Clone, Copy)]
     struct Later {
         /// w(a, x) of the current row a.
@@ -938,12 +938,13 @@ pub fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: std::ops::Range<usize
         /// Σ w(a, b) over the b of row a with x ∈ U(b): x's credit from a's triangles.
         credit: u64,
     }
-    let parts = run_blocks(ranges, |_, (lo, hi)| {
+    let parts = run_blocks(ranges, |_, rows| {
         let mut sums = vec![0u64; n];
         let mut marked = vec![0u64; n.div_ceil(64)];
         let mut later = vec![Later { weight: 0, credit: 0 }; n];
         let is_marked = |marked: &[u64], x: usize| marked[x / 64] & (1u64 << (x % 64)) != 0;
-        for a in lo..hi {
+        for &a in rows {
+            let a = a as usize;
             let (ua, wa) = c.line(a);
             if ua.len() < 2 {
                 continue;
@@ -1642,17 +1643,22 @@ mod tests {
                 }
             }
             assert!(want.iter().any(|&x| x > 0), "a graph with triangles");
+            let all: Vec<u32> = (0..n as u32).collect();
             for threads in [1, 2, 3] {
-                assert_eq!(triangle_sums(&u, 0..n, threads).unwrap(), want, "n {n} threads {threads}");
-                // Split into two corner ranges (as two processes would), the sums add up.
-                let cut = n / 3;
-                let (x, y) = (triangle_sums(&u, 0..cut, threads).unwrap(), triangle_sums(&u, cut..n, threads).unwrap());
-                assert_eq!(x.iter().zip(&y).map(|(a, b)| a + b).collect::<Vec<_>>(), want);
+                assert_eq!(triangle_sums(&u, &all, threads).unwrap(), want, "n {n} threads {threads}");
+                // Split into two sets of corners (as two processes would: a block, or
+                // scattered rows as in the counting order), the sums add up.
+                let cut = n as u32 / 3;
+                for (xs, ys) in [all.iter().partition::<Vec<u32>, _>(|&&a| a < cut), all.iter().partition(|&&a| a % 3 == 1)] {
+                    let (x, y) = (triangle_sums(&u, &xs, threads).unwrap(), triangle_sums(&u, &ys, threads).unwrap());
+                    assert_eq!(x.iter().zip(&y).map(|(a, b)| a + b).collect::<Vec<_>>(), want);
+                }
             }
         }
         let square = Matrix::<u32>::from_triples(3, 4, &[], DupPolicy::Error).unwrap();
-        assert!(triangle_sums(&square, 0..3, 1).is_err());
+        assert!(triangle_sums(&square, &[0, 1, 2], 1).is_err());
         let u = Matrix::<u32>::from_triples(3, 3, &[], DupPolicy::Error).unwrap();
-        assert!(triangle_sums(&u, 2..4, 1).is_err());
+        assert!(triangle_sums(&u, &[2, 3], 1).is_err());
+        assert!(triangle_sums(&u, &[1, 0], 1).is_err());
     }
 }

@@ -13,7 +13,7 @@
 //! [`ewise_add_matrix`]) as weights, each triangle found once and credited to its three
 //! corners. The orientation is LAGraph's sort by degree: each edge of S kept once, from
 //! its earlier end in the order "fewer neighbours first, then the smaller number"
-//! ([`counted_before`]; a predicate of [`select_matrix`], so no relabelling), so a hub's
+//! ([`counted_before`]; counted in that order's numbering, [`in_counting_order`]), so a hub's
 //! row is short and the work is about Σ_{(a, b) ∈ U} min(|U(b)|, |U(a)| log |U(b)|),
 //! where LAGraph's masked products `C⟨S⟩ = S plus.pair U` over both directions find
 //! every triangle from each of its corners, twice. The denominator comes from the row
@@ -37,7 +37,12 @@ pub fn lcc<A: Scalar>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<f64>> {
     let degrees = neighbour_counts(&directions, 0);
     let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, i, j), threads)?;
     drop(directions);
-    let sums = triangle_sums(&later, 0..n, threads)?;
+    let rank = counting_order(&degrees);
+    let ranked = in_counting_order(&later, &rank)?;
+    drop(later);
+    let corners: Vec<u32> = (0..n as u32).collect();
+    let sums = triangle_sums(&ranked, &corners, threads)?;
+    let sums: Vec<u64> = rank.iter().map(|&r| sums[r as usize]).collect();
     Ok(coefficients(&sums, &degrees))
 }
 
@@ -58,6 +63,61 @@ pub(crate) fn neighbour_counts(directions: &Matrix<u32>, first: usize) -> Vec<us
 /// so no vertex comes before itself (self-loops drop out).
 pub(crate) fn counted_before(degrees: &[usize], u: usize, w: usize) -> bool {
     (degrees[u], u) < (degrees[w], w)
+}
+
+/// The positions of the vertices in the order LCC counts from ([`counted_before`]):
+/// `rank[v]` is v's place when the vertices are sorted by (neighbour count, number).
+/// The triangles are counted in this numbering ([`in_counting_order`]), as GAP's `tc`
+/// relabels by degree: a hub's marks, credits and sums then sit beside the other hubs'
+/// at the end of the per-thread arrays, which stay in cache while the many short rows
+/// of a skewed graph are scanned against them. A counting sort: O(n + largest count).
+pub(crate) fn counting_order(degrees: &[usize]) -> Vec<u32> {
+    let top = degrees.iter().copied().max().unwrap_or(0);
+    let mut start = vec![0usize; top + 2];
+    for &d in degrees {
+        start[d + 1] += 1;
+    }
+    for d in 0..=top {
+        start[d + 1] += start[d];
+    }
+    // Vertices visited by ascending number, so ties keep number order.
+    degrees
+        .iter()
+        .map(|&d| {
+            let r = start[d];
+            start[d] += 1;
+            r as u32
+        })
+        .collect()
+}
+
+/// The rows of `later` (an orientation by [`counted_before`]: every column of row v
+/// comes after v) renumbered by `rank` ([`counting_order`]): row `rank[v]` holds
+/// `rank[x]` for the x of row v, ascending, with their values. The orientation makes
+/// every column of a row larger than the row in the new numbering as in the old one.
+pub(crate) fn in_counting_order(later: &Matrix<u32>, rank: &[u32]) -> GrbResult<Matrix<u32>> {
+    let n = later.nrows();
+    let c = later.csr();
+    let mut vertex_at = vec![0u32; n];
+    for (v, &r) in rank.iter().enumerate() {
+        vertex_at[r as usize] = v as u32;
+    }
+    let mut ptr = Vec::with_capacity(n + 1);
+    ptr.push(0usize);
+    let mut idx = Vec::with_capacity(c.idx.len());
+    let mut val = Vec::with_capacity(c.idx.len());
+    // One (new column, value) pair per entry packed in a u64, sorted per row.
+    let mut row: Vec<u64> = Vec::new();
+    for &v in &vertex_at {
+        let (cols, vals) = c.line(v as usize);
+        row.clear();
+        row.extend(cols.iter().zip(vals).map(|(&x, &w)| (rank[x as usize] as u64) << 32 | w as u64));
+        row.sort_unstable();
+        idx.extend(row.iter().map(|&e| (e >> 32) as u32));
+        val.extend(row.iter().map(|&e| e as u32));
+        ptr.push(idx.len());
+    }
+    Matrix::from_csr_parts(n, n, ptr, idx, val)
 }
 
 /// The coefficients from each vertex's triangle sum (the directed edges among its

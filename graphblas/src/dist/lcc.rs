@@ -14,10 +14,10 @@ use super::comm::{try_zeroed, Comm};
 use super::graph::{Computed, Graph};
 use super::progress::{Measure, Observer, Rounds};
 use super::{unweighted_kernel, DistResult, Input};
-use crate::algebra::Plus;
-use crate::algorithms::lcc::{coefficients, counted_before, neighbour_counts};
+use crate::algorithms::lcc::{coefficients, counting_order};
 use crate::matrix::Matrix;
-use crate::ops::{ewise_add_matrix, pattern_with, select_matrix, triangle_sums};
+use crate::ops::triangle_sums;
+use crate::parallel::{balanced_row_blocks, run_blocks};
 use lpf::Context;
 use std::time::Instant;
 
@@ -60,6 +60,11 @@ pub(crate) enum Weighing {
 /// the same on every process) and every vertex's neighbour count: each process counts
 /// the triangles whose first corner (in LCC's order) is its own. Reports phase 1
 /// (`candidates`) and phase 2 (`measure`: the sums' total). Collective.
+///
+/// The counting runs in the numbering of LCC's order ([`counting_order`]): each
+/// process writes its rows' later neighbours straight from its out- and in-rows in
+/// that numbering, so no `A + Aᵀ` and no selection is built, and fetches the rows of
+/// those neighbours from their owners (none with one process).
 pub(crate) fn triangle_sums_everywhere(
     comm: &mut Comm<'_>,
     adj: &Adjacency,
@@ -68,44 +73,162 @@ pub(crate) fn triangle_sums_everywhere(
     measure: &'static str,
     progress: &mut Rounds<'_>,
 ) -> DistResult<(Vec<u64>, Vec<usize>)> {
-    let (lo, hi) = (adj.lo, adj.lo + adj.rows());
-    let directions = ewise_add_matrix(&pattern_with(&adj.out, 1u32)?, &pattern_with(&adj.inn, 1u32)?, Plus, threads)?;
-    let mine: Vec<u32> = neighbour_counts(&directions, lo).iter().map(|&d| d as u32).collect();
+    let (lo, hi, n) = (adj.lo, adj.lo + adj.rows(), adj.n);
+    let blocks = row_blocks(adj, threads);
+    let mine: Vec<u32> = run_blocks(blocks.windows(2).map(|w| w[0]..w[1]).collect(), |_, rows| {
+        rows.map(|k| adj.neighbours(k).count() as u32).collect::<Vec<u32>>()
+    })?
+    .concat();
     let (degrees, _) = comm.allgatherv(&mine)?;
+    drop(mine);
     let degrees: Vec<usize> = degrees.into_iter().map(|d| d as usize).collect();
     progress.done(1, "candidates", Measure::Count(degrees.iter().filter(|&&d| d >= 2).count() as u64));
-    let later = select_matrix(&directions, |i, j, _| counted_before(&degrees, lo + i, j), threads)?;
-    drop(directions);
-    let later = match weighing {
-        Weighing::Directions => later,
-        Weighing::Unit => pattern_with(&later, 1u32)?,
+    let rank = counting_order(&degrees);
+    let later = later_rows(adj, &rank, weighing, &blocks)?;
+    let ranked = if comm.p == 1 {
+        placed_rows(n, comm.me, (0..adj.rows()).map(|k| (rank[lo + k] as usize, later.csr().line(k))))?
+    } else {
+        let mut vertex_at = vec![0u32; n];
+        for (v, &r) in rank.iter().enumerate() {
+            vertex_at[r as usize] = v as u32;
+        }
+        let mut wanted: Vec<u32> = later.csr().idx.iter().map(|&r| vertex_at[r as usize]).collect();
+        drop(vertex_at);
+        wanted.extend(lo as u32..hi as u32);
+        wanted.sort_unstable();
+        wanted.dedup();
+        let got = rows_of(comm, adj, &later, &wanted)?;
+        drop(later);
+        comm.agree(placed_rows(n, comm.me, Replies { wanted: &wanted, got: &got, at: 0 }.map(|(u, row)| (rank[u as usize] as usize, row))))?
     };
-    let mut wanted = columns_of(&later);
-    wanted.extend(lo as u32..hi as u32);
-    wanted.sort_unstable();
-    wanted.dedup();
-    let rows = rows_of(comm, adj, &later, &wanted)?;
-    drop(later);
-    let mut sums = triangle_sums(&rows, lo..hi, threads)?;
-    drop(rows);
+    let mut corners: Vec<u32> = rank[lo..hi].to_vec();
+    corners.sort_unstable();
+    let mut sums = triangle_sums(&ranked, &corners, threads)?;
+    drop(ranked);
     comm.allreduce_sum_u64_long(&mut sums)?;
+    let sums: Vec<u64> = rank.iter().map(|&r| sums[r as usize]).collect();
     progress.done(2, measure, Measure::Count(sums.iter().sum()));
     Ok((sums, degrees))
 }
 
-/// The vertices that are a column of `block`, ascending.
-fn columns_of(block: &Matrix<u32>) -> Vec<u32> {
-    let mut wanted: Vec<u32> = block.csr().idx.clone();
-    wanted.sort_unstable();
-    wanted.dedup();
-    wanted
+/// Bounds of `threads` blocks of the adjacency's rows of about equal out- plus in-edges.
+fn row_blocks(adj: &Adjacency, threads: usize) -> Vec<usize> {
+    let (out, inn) = (&adj.out.csr().ptr, &adj.inn.csr().ptr);
+    let both: Vec<usize> = out.iter().zip(inn).map(|(a, b)| a + b).collect();
+    balanced_row_blocks(&both, threads.max(1))
 }
 
-/// An n × n matrix holding, for every vertex of the ascending `wanted`, its row of
-/// `rows` (a block of this process's rows × n, as `adj`'s; fetched from its owner)
-/// with its values, and no other row. Collective: two alltoallv.
-fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<u32>, wanted: &[u32]) -> DistResult<Matrix<u32>> {
-    let (p, me, n) = (comm.p, comm.me, adj.n);
+/// Row k: the neighbours x of vertex `lo + k` that come after it in LCC's order, as
+/// `rank[x]`, ascending, each with its weight (the directed edges between the two, 1
+/// or 2, or 1 for [`Weighing::Unit`]): the block's rows of the orientation `U`,
+/// renumbered. Threads take the row `blocks`.
+fn later_rows(adj: &Adjacency, rank: &[u32], weighing: Weighing, blocks: &[usize]) -> DistResult<Matrix<u32>> {
+    let (out, inn) = (adj.out.csr(), adj.inn.csr());
+    let parts = run_blocks(blocks.windows(2).map(|w| w[0]..w[1]).collect(), |_, rows| {
+        let (mut lens, mut entries) = (Vec::with_capacity(rows.len()), Vec::new());
+        for k in rows {
+            let v = adj.lo + k;
+            let at = entries.len();
+            each_direction(out.line(k).0, inn.line(k).0, v as u32, |x, directions| {
+                if rank[x as usize] > rank[v] {
+                    let w = if weighing == Weighing::Unit { 1 } else { directions };
+                    entries.push((rank[x as usize] as u64) << 32 | w as u64);
+                }
+            });
+            entries[at..].sort_unstable();
+            lens.push(entries.len() - at);
+        }
+        (lens, entries)
+    })?;
+    let mut ptr = Vec::with_capacity(adj.rows() + 1);
+    ptr.push(0usize);
+    let total: usize = parts.iter().map(|(_, e)| e.len()).sum();
+    let (mut idx, mut val) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (lens, entries) in parts {
+        for len in lens {
+            ptr.push(ptr[ptr.len() - 1] + len);
+        }
+        idx.extend(entries.iter().map(|&e| (e >> 32) as u32));
+        val.extend(entries.iter().map(|&e| e as u32));
+    }
+    Ok(Matrix::from_csr_parts(adj.rows(), adj.n, ptr, idx, val)?)
+}
+
+/// Calls `f(x, d)` for every neighbour x ≠ `own` of the ascending rows `out` and `inn`
+/// (each without repeats), ascending, with d the rows holding it (1 or 2).
+fn each_direction(mut out: &[u32], mut inn: &[u32], own: u32, mut f: impl FnMut(u32, u32)) {
+    loop {
+        let (x, d) = match (out.first(), inn.first()) {
+            (Some(&a), Some(&b)) if a == b => {
+                (out, inn) = (&out[1..], &inn[1..]);
+                (a, 2)
+            }
+            (Some(&a), Some(&b)) if a < b => {
+                out = &out[1..];
+                (a, 1)
+            }
+            (_, Some(&b)) => {
+                inn = &inn[1..];
+                (b, 1)
+            }
+            (Some(&a), None) => {
+                out = &out[1..];
+                (a, 1)
+            }
+            (None, None) => return,
+        };
+        if x != own {
+            f(x, d);
+        }
+    }
+}
+
+/// An n × n matrix holding each given row (position, (columns, values)) at its
+/// position, and no other row; its arrays claimed fallibly (process `me` names itself
+/// in the error).
+fn placed_rows<'a>(n: usize, me: usize, rows: impl Iterator<Item = (usize, (&'a [u32], &'a [u32]))> + Clone) -> DistResult<Matrix<u32>> {
+    let mut ptr = try_zeroed::<usize>(n + 1, me, "the row offsets of the neighbours' edges")?;
+    for (at, (cols, _)) in rows.clone() {
+        ptr[at + 1] = cols.len();
+    }
+    for v in 0..n {
+        ptr[v + 1] += ptr[v];
+    }
+    let mut idx = try_zeroed::<u32>(ptr[n], me, "the neighbours' edges")?;
+    let mut val = try_zeroed::<u32>(ptr[n], me, "the neighbours' edge weights")?;
+    for (at, (cols, vals)) in rows {
+        idx[ptr[at]..ptr[at + 1]].copy_from_slice(cols);
+        val[ptr[at]..ptr[at + 1]].copy_from_slice(vals);
+    }
+    Ok(Matrix::from_csr_parts(n, n, ptr, idx, val)?)
+}
+
+/// The rows of `rows_of`'s reply: for each of the ascending `wanted`, its length, its
+/// columns and its values.
+#[derive(Clone)]
+struct Replies<'a> {
+    wanted: &'a [u32],
+    got: &'a [u32],
+    at: usize,
+}
+
+impl<'a> Iterator for Replies<'a> {
+    type Item = (u32, (&'a [u32], &'a [u32]));
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (&u, rest) = self.wanted.split_first()?;
+        let len = self.got[self.at] as usize;
+        let row = &self.got[self.at + 1..self.at + 1 + 2 * len];
+        (self.wanted, self.at) = (rest, self.at + 1 + 2 * len);
+        Some((u, row.split_at(len)))
+    }
+}
+
+/// For every vertex of the ascending `wanted`, its row of `rows` (a block of this
+/// process's rows, as `adj`'s; fetched from its owner) with its values: for each, its
+/// length, its columns and its values ([`Replies`]). Collective: two alltoallv.
+fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<u32>, wanted: &[u32]) -> DistResult<Vec<u32>> {
+    let (p, n) = (comm.p, adj.n);
     // Ascending, so the requests to each owner are contiguous and in owner order.
     let mut counts = vec![0usize; p];
     for &u in wanted {
@@ -129,28 +252,6 @@ fn rows_of(comm: &mut Comm<'_>, adj: &Adjacency, rows: &Matrix<u32>, wanted: &[u
     }
     drop(asked);
     let (got, _) = comm.alltoallv(&reply, &reply_counts)?;
-    drop(reply);
-    // Every process learns whether somebody could not make room.
-    comm.agree(rows_from_replies(n, me, wanted, &got))
+    Ok(got)
 }
 
-/// The matrix of the fetched rows: `got` holds, for each of the ascending `wanted`,
-/// its length, its columns and its values.
-fn rows_from_replies(n: usize, me: usize, wanted: &[u32], got: &[u32]) -> DistResult<Matrix<u32>> {
-    let entries = (got.len() - wanted.len()) / 2;
-    let mut ptr = try_zeroed::<usize>(n + 1, me, "the row offsets of the neighbours' edges")?;
-    let mut idx = try_zeroed::<u32>(entries, me, "the neighbours' edges")?;
-    let mut val = try_zeroed::<u32>(entries, me, "the neighbours' edge weights")?;
-    let (mut pos, mut at) = (0, 0);
-    for &u in wanted {
-        let len = got[pos] as usize;
-        ptr[u as usize + 1] = len;
-        idx[at..at + len].copy_from_slice(&got[pos + 1..pos + 1 + len]);
-        val[at..at + len].copy_from_slice(&got[pos + 1 + len..pos + 1 + 2 * len]);
-        (pos, at) = (pos + 1 + 2 * len, at + len);
-    }
-    for v in 0..n {
-        ptr[v + 1] += ptr[v];
-    }
-    Ok(Matrix::from_csr_parts(n, n, ptr, idx, val)?)
-}
