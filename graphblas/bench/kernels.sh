@@ -28,7 +28,8 @@
 # CDLP (10 iterations), LCC, TC (triangle counting: ours `graph triangles`, GAP's tc; our
 # LCC's summary gives one compute_s for counting and coefficients together, so
 # `graph triangles` is our counting figure). Ours as 1 process x 2 threads (p1x2) and 2 x
-# 1 (p2x1), SuiteSparse with 2 threads (no TC: its LCC is the triangle count), GAP where
+# 1 (p2x1; and p2x1 over the tcp engine, "p2x1 tcp", for the distribution's cost, not
+# counted as "ours" in the ratios), SuiteSparse with 2 threads (no TC: its LCC is the triangle count), GAP where
 # it has the kernel (PR20, BFS, WCC, SSSP, TC). Rounds are interleaved: each round runs
 # every contender of a kernel one after another (ours p1x2, ours p2x1, SuiteSparse, GAP),
 # then the next kernel; RUNS rounds. Results are checked in the first round.
@@ -58,7 +59,9 @@ KERNELS="${KERNELS:-pr pr20 bfs wcc sssp cdlp lcc tc}"
 DATA="${BENCH_DATA:-/tmp/gbpr-bench}"
 GAP_SSSP_DELTA=2  # GAP's benchmark/bench.mk for kron
 mkdir -p "$DATA"
-(cd "$root" && cargo build --release -p graphblas -p graphblas-pagerank --bins >/dev/null)
+(cd "$root" && cargo build --release -p graphblas -p graphblas-pagerank --bins >/dev/null &&
+  cargo build --release -p lpf --bin lpfrun >/dev/null)
+LPFRUN="$CARGO_TARGET_DIR/release/lpfrun"
 PR="$CARGO_TARGET_DIR/release/pagerank"
 GRAPH="$CARGO_TARGET_DIR/release/graph"
 python3 -c "import graphblas" 2>/dev/null || python3 -m pip install --quiet python-graphblas
@@ -83,13 +86,16 @@ row() { echo "$1,$2,$3,$4,$5,$6,$7,$8,$9,${10},$(cut -d' ' -f1 /proc/loadavg)" >
 per() { python3 -c "print(f'{$1 / max($2, 1):.5f}')"; }
 same() { echo "$2" | grep -q "equal=1" || { echo "results differ ($1): $2" >&2; exit 1; }; }
 
-# ours KERNEL P T: one run of ours, its row; prints its summary line.
+# ours KERNEL P T [tcp]: one run of ours, its row (config pPxT), prints its summary line;
+# with tcp, P OS processes started by lpfrun over the tcp engine (config "pPxT tcp").
 ours() {
-  local k=$1 p=$2 t=$3 out it per_it rounds comp args
+  local k=$1 p=$2 t=$3 out it per_it rounds comp args cfg launch=()
+  cfg="p${p}x$t"
+  if [ "${4:-}" = tcp ]; then cfg+=" tcp"; launch=("$LPFRUN" -n "$p" --engine tcp); fi
   if [ "$k" = pr ]; then
-    out=$("$PR" --input "$g" -p "$p" --threads "$t" --quiet | grep ^summary)
+    out=$("${launch[@]}" "$PR" --input "$g" -p "$p" --threads "$t" --quiet | grep ^summary)
     it=$(echo "$out" | field iterations); per_it=$(echo "$out" | field s_per_iter)
-    row "kron$s" pr lpf "p${p}x$t" "$r" "$(echo "$out" | field load_s)" "$(python3 -c "print(f'{$it * $per_it:.4f}')")" \
+    row "kron$s" pr lpf "$cfg" "$r" "$(echo "$out" | field load_s)" "$(python3 -c "print(f'{$it * $per_it:.4f}')")" \
       "$(echo "$out" | field total_s)" "$it" "$per_it"
   else
     args=("$k" --input "$g" --output "$DATA/$k$s.txt")
@@ -99,12 +105,12 @@ ours() {
       pr20) args=(pr --iterations 20 --input "$g" --output "$DATA/$k$s.txt") ;;
       tc) args=(triangles --input "$g" --output "$DATA/$k$s.txt") ;;
     esac
-    out=$("$GRAPH" "${args[@]}" -p "$p" --threads "$t" | grep ^summary)
+    out=$("${launch[@]}" "$GRAPH" "${args[@]}" -p "$p" --threads "$t" | grep ^summary)
     rounds=$(echo "$out" | field rounds); comp=$(echo "$out" | field compute_s)
-    row "kron$s" "$k" lpf "p${p}x$t" "$r" "$(echo "$out" | field load_s)" "$comp" "$(echo "$out" | field total_s)" \
+    row "kron$s" "$k" lpf "$cfg" "$r" "$(echo "$out" | field load_s)" "$comp" "$(echo "$out" | field total_s)" \
       "$rounds" "$(per "$comp" "$rounds")"
   fi
-  echo "kron$s $k p${p}x$t round $r: $out"
+  echo "kron$s $k $cfg round $r: $out"
 }
 
 # suitesparse KERNEL: one run of the SuiteSparse side, checked against ours in round 1.
@@ -186,6 +192,7 @@ PY
     for k in $KERNELS; do
       ours "$k" 1 2
       ours "$k" 2 1
+      ours "$k" 2 1 tcp
       case $k in tc) ;; *) suitesparse "$k" ;; esac
       case $k in pr20|bfs|wcc|sssp|tc) gap "$k" ;; esac
     done

@@ -3,7 +3,8 @@
 rounds of every contender's compute, the ratios GAP / ours and SuiteSparse / ours (ours =
 the better of p1x2 and p2x1; >= 1 means we are at least as fast), PageRank per iteration
 against the bandwidth floor, and the load of our converted binary file against GAP's .sg
-read (both as the BFS runs measure them).
+read (both as the BFS runs measure them), and the distribution's cost: p2x1 over shm and over
+tcp as a ratio to p1x2.
 
 usage: kernels_summary.py kernels.csv kernels.png
 """
@@ -81,6 +82,10 @@ for g in graphs:
             if gp == gp:
                 line += f", GAP pr_spmv {gp:.5f} ({gp / floor:.2f}x; GAP / ours {gp / mine:.2f})"
             print(line)
+    print(f"{g} distribution's cost, median compute as a ratio to p1x2 (p = 2 processes x 1 thread):")
+    for k in kernels:
+        one = med(g, k, "lpf", "p1x2", "compute_s")
+        print(f"  {k:6} shm {ratio(med(g, k, 'lpf', 'p2x1', 'compute_s'), one)}  tcp {ratio(med(g, k, 'lpf', 'p2x1 tcp', 'compute_s'), one)}")
     if "bfs" in kernels:
         mine = ours_best(med, g, "bfs", "load_s")
         gp = med(g, "bfs", "gap", "2 threads", "load_s")
