@@ -25,9 +25,27 @@ pub(crate) struct Comm<'c> {
 }
 
 /// `n` zeroed elements, or the out-of-memory error naming the bytes and `what`.
+///
+/// Claimed zeroed from the allocator (calloc): a large block comes as fresh zero pages,
+/// not written here, so the pages are first touched by whoever fills them (the threads
+/// of a parallel read) instead of by a memset on one thread.
 pub(crate) fn try_zeroed<T: Pod>(n: usize, me: usize, what: &str) -> DistResult<Vec<T>> {
-    // SAFETY: Pod types accept every bit pattern, zero included.
-    try_filled(n, unsafe { std::mem::zeroed::<T>() }, me, what)
+    let fail = || oom(n.saturating_mul(size_of::<T>()), me, what);
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| fail())?;
+    if layout.size() == 0 {
+        // n = 0, or a zero-sized T.
+        // SAFETY: Pod types accept every bit pattern, zero included.
+        return try_filled(n, unsafe { std::mem::zeroed::<T>() }, me, what);
+    }
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        return Err(fail());
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of exactly n T's
+    // (capacity n), and its n elements are zero bytes, a valid T (Pod: every bit
+    // pattern is one).
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// `n` copies of `x`, claimed fallibly: an allocation the machine cannot give is an
