@@ -70,8 +70,8 @@ impl InputArgs {
         if self.input.is_some() == self.rmat.is_some() {
             usage("give exactly one of --input FILE and --rmat SCALE");
         }
-        if self.one_based && (self.rmat.is_some() || matches!(self.format, Format::Mtx | Format::Bin)) {
-            usage("--one-based applies to edge lists only (MatrixMarket is 1-based by definition, binary files and R-MAT 0-based)");
+        if self.one_based && (self.rmat.is_some() || matches!(self.format, Format::Mtx | Format::Bin | Format::Csr)) {
+            usage("--one-based applies to edge lists only (MatrixMarket is 1-based by definition, binary files, converted graphs and R-MAT 0-based)");
         }
         match (&self.input, self.rmat) {
             (Some(path), _) if self.one_based => {

@@ -293,6 +293,25 @@ impl<T: Scalar> Matrix<T> {
         Ok(Matrix { nrows, ncols, csr: Compressed { ptr, idx, val }, csc: std::sync::OnceLock::new() })
     }
 
+    /// [`Matrix::from_csr_parts`] for arrays whose rows the caller has checked (a
+    /// converted graph's rows, checked by the threads that read them: offsets
+    /// ascending, columns strictly increasing and below `ncols`): only the shape is
+    /// checked here, in O(1).
+    pub(crate) fn from_checked_csr_parts(nrows: usize, ncols: usize, ptr: Vec<usize>, idx: Vec<u32>, val: Vec<T>) -> GrbResult<Self> {
+        check_dim(nrows)?;
+        check_dim(ncols)?;
+        if ptr.len() != nrows + 1 || ptr[0] != 0 || ptr[nrows] != idx.len() || val.len() != idx.len() {
+            return Err(GrbError::InvalidValue(format!(
+                "CSR arrays of a {nrows} x {ncols} matrix: {} row offsets ending at {:?} for {} indices and {} values",
+                ptr.len(),
+                ptr.last(),
+                idx.len(),
+                val.len()
+            )));
+        }
+        Ok(Matrix { nrows, ncols, csr: Compressed { ptr, idx, val }, csc: std::sync::OnceLock::new() })
+    }
+
     /// Convenience constructor from `(row, col, value)` triples.
     pub fn from_triples(nrows: usize, ncols: usize, triples: &[(usize, usize, T)], dup: DupPolicy) -> GrbResult<Self> {
         let mut coo = Coo::new_valued(nrows, ncols);

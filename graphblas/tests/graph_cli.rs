@@ -492,3 +492,46 @@ fn gbpr_variables_are_checked() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stderr(&o).matches(": rows ").count(), 2, "one debug line per process: {}", stderr(&o));
 }
+
+#[test]
+fn convert_writes_a_graph_every_kernel_loads_with_the_same_output() {
+    let dir = TempDir::new("gcliconv");
+    let g = test_graph();
+    let el = dir.file("g.el", g.edge_list().as_bytes());
+    let to = dir.path("g.gcsr");
+    let o = run_limited(&mut graph(&["convert", "--input", el.to_str().unwrap(), "--to", to.to_str().unwrap(), "-p", "2", "--threads", "2"]), LIMIT);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let so = String::from_utf8_lossy(&o.stdout);
+    assert!(so.contains("summary kernel=convert ") && so.contains(&format!("converted to {}", to.display())), "{so}");
+    let source = g.edges[0].0.to_string();
+    for (kernel, extra) in [("bfs", vec!["--source", source.as_str()]), ("wcc", vec![])] {
+        let outputs: Vec<(Vec<u64>, Vec<i64>)> = [&el, &to]
+            .iter()
+            .map(|input| {
+                let out = dir.path(&format!("{kernel}.txt"));
+                let mut args = vec![kernel, "--input", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-p", "3"];
+                args.extend(extra.iter().copied());
+                let o = run_limited(&mut graph(&args), LIMIT);
+                assert!(o.status.success(), "{kernel} {}: {}", input.display(), stderr(&o));
+                let r = read_values(&out);
+                std::fs::remove_file(&out).unwrap();
+                r
+            })
+            .collect();
+        assert_eq!(outputs[0], outputs[1], "{kernel} from the edge list and from the converted graph");
+    }
+    // SSSP needs the weights, which this conversion did not keep: exit 1 naming the file.
+    let o = run_limited(&mut graph(&["sssp", "--source", &source, "--input", to.to_str().unwrap()]), LIMIT);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}: SSSP needs edge weights", to.display())), "{}", stderr(&o));
+    for (args, says) in [
+        (vec!["convert", "--input", "x.el"], "convert needs --to FILE"),
+        (vec!["convert", "--input", "x.el", "--to", "y.gcsr", "-o", "z"], "unknown argument \"-o\""),
+        (vec!["bfs", "--source", "1", "--input", "x.gcsr", "--one-based"], "--one-based applies to edge lists only"),
+    ] {
+        let o = run_limited(&mut graph(&args), LIMIT);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(dir.listing(), vec!["g.el", "g.gcsr"]);
+}

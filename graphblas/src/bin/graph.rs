@@ -11,7 +11,8 @@
 //! graph kcore INPUT [RUN] [--output FILE]
 //! graph mis INPUT [RUN] [--mis-seed S] [--output FILE]
 //! graph pr INPUT [RUN] [--iterations N | --tol X [--max-iters M]] [--damping D] [--output FILE]
-//!   INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
+//! graph convert INPUT [RUN] --to FILE.gcsr [--weighted]
+//!   INPUT: --input FILE [--format mtx|edges|bin|csr] [--one-based] | --rmat SCALE [--seed S]
 //!   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]
 //! ```
 //!
@@ -29,14 +30,17 @@
 //! undirected simple graph), MIS 1 for the vertices of the maximal independent set of
 //! priority seed `--mis-seed` (default 12345), else 0, PR the rank: with `--iterations N` Graphalytics' PageRank (exactly N
 //! iterations), else until the L1 change is below `--tol` (default 1e-7, at most
-//! `--max-iters`, default 1000); damping 0.85 unless `--damping`. The
+//! `--max-iters`, default 1000); damping 0.85 unless `--damping`. `convert` writes the
+//! kernels' graph of the input once, as CSR (`--weighted`: with the input's weights, for
+//! SSSP), to a file every kernel then loads (`--input FILE.gcsr`) without routing,
+//! sorting or deduplicating. The
 //! summary goes to stdout (from the OS process hosting LPF pid 0). Exit 1 with the
 //! message on bad input (file:line, a source that is no vertex), 2 on bad usage.
 
 use graphblas::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
 use graphblas::algorithms::cdlp::DEFAULT_ITERATIONS;
 use graphblas::dist::{
-    bfs_spmd_with, cdlp_spmd, kcore_spmd, lcc_spmd, mis_spmd, scc_spmd, triangles_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
+    bfs_spmd_with, cdlp_spmd, convert_to_csr_spmd, kcore_spmd, lcc_spmd, mis_spmd, scc_spmd, triangles_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
 };
 use graphblas::{Direction, PageRankConfig};
 use lpf::Context;
@@ -54,7 +58,9 @@ const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|
        graph mis INPUT [RUN] [--mis-seed S] [--output FILE]   (S default 12345)
        graph pr INPUT [RUN] [--iterations N | --tol X [--max-iters M]] [--damping D] [--output FILE]
                 (--iterations: Graphalytics' fixed count; else tolerance X, default 1e-7)
-  INPUT: --input FILE [--format mtx|edges|bin] [--one-based] | --rmat SCALE [--seed S]
+       graph convert INPUT [RUN] --to FILE.gcsr [--weighted]   (the graph as CSR, loaded fast by every kernel;
+                --weighted keeps the input's weights, for sssp)
+  INPUT: --input FILE [--format mtx|edges|bin|csr] [--one-based] | --rmat SCALE [--seed S]
   RUN:   [--engine shm|tcp|hybrid] [-p P] [--threads T]";
 
 fn usage(msg: &str) -> ! {
@@ -74,6 +80,7 @@ enum Kernel {
     Kcore,
     Mis,
     Pr,
+    Convert,
 }
 
 struct Opts {
@@ -91,6 +98,9 @@ struct Opts {
     damping: f64,
     mis_seed: i64,
     output: Option<PathBuf>,
+    /// `convert`: the file to write and whether with weights.
+    to: Option<PathBuf>,
+    weighted: bool,
 }
 
 fn parse() -> Opts {
@@ -106,11 +116,12 @@ fn parse() -> Opts {
         Some("kcore") => Kernel::Kcore,
         Some("mis") => Kernel::Mis,
         Some("pr") => Kernel::Pr,
+        Some("convert") => Kernel::Convert,
         Some("--help" | "-h") => {
             println!("{USAGE}");
             std::process::exit(0)
         }
-        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp, lcc, scc, triangles, kcore, mis, pr)")),
+        Some(k) => usage(&format!("unknown kernel {k:?} (bfs, wcc, sssp, cdlp, lcc, scc, triangles, kcore, mis, pr, convert)")),
         None => usage("name a kernel"),
     };
     let mut o = Opts {
@@ -127,6 +138,8 @@ fn parse() -> Opts {
         damping: 0.85,
         mis_seed: 12345,
         output: None,
+        to: None,
+        weighted: false,
     };
     let mut i = 1;
     while i < args.len() {
@@ -153,7 +166,13 @@ fn parse() -> Opts {
             "--max-iters" if kernel == Kernel::Pr => o.max_iters = Some(value(usage, a, v)),
             "--damping" if kernel == Kernel::Pr => o.damping = value(usage, a, v),
             "--mis-seed" if kernel == Kernel::Mis => o.mis_seed = value(usage, a, v),
-            "--output" | "-o" => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
+            "--output" | "-o" if kernel != Kernel::Convert => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
+            "--to" if kernel == Kernel::Convert => o.to = Some(PathBuf::from(value::<String>(usage, a, v))),
+            "--weighted" if kernel == Kernel::Convert => {
+                o.weighted = true;
+                i += 1;
+                continue;
+            }
             _ => usage(&format!("unknown argument {a:?} for graph {}", args[0])),
         }
         i += 2;
@@ -169,6 +188,9 @@ fn parse() -> Opts {
         if let Err(e) = pagerank_config(&o).check() {
             usage(&format!("pr: {e} (alpha is --damping; max_iters --iterations or --max-iters)"));
         }
+    }
+    if kernel == Kernel::Convert && o.to.is_none() {
+        usage("convert needs --to FILE (the converted graph, e.g. graph.gcsr)");
     }
     if matches!(kernel, Kernel::Bfs | Kernel::Sssp) && o.source.is_none() {
         usage(&format!("{} needs --source ID (an id of the input)", args[0]));
@@ -200,6 +222,7 @@ fn summary(o: &Opts, ctx: &Context, name: &str, r: &Ran, total: f64) -> String {
         Kernel::Cdlp | Kernel::Pr => format!("iterations {}", r.rounds),
         Kernel::Lcc | Kernel::Triangles => "one triangle count".to_string(),
         Kernel::Scc | Kernel::Kcore | Kernel::Mis => format!("rounds {}", r.rounds),
+        Kernel::Convert => "written".to_string(),
     };
     format!(
         "graph: {} vertices, {} edges; {} processes x {} threads on {}\n{name}: {what}; load {:.3} s, compute {:.3} s, total {:.3} s\n\
@@ -299,6 +322,13 @@ fn main() {
             Kernel::Mis => {
                 let r = mis_spmd(ctx, input.clone(), o.mis_seed, o.threads)?;
                 finish(&o, ctx, "mis", r, t0)
+            }
+            Kernel::Convert => {
+                let to = o.to.as_ref().expect("checked");
+                let (n, nnz) = convert_to_csr_spmd(ctx, input.clone(), to, o.threads, o.weighted)?;
+                let seconds = t0.elapsed().as_secs_f64();
+                let ran = Ran { n, nnz, rounds: 0, load_seconds: seconds, compute_seconds: 0.0 };
+                Ok(format!("{}\nconverted to {}", summary(&o, ctx, "convert", &ran, seconds), to.display()))
             }
             Kernel::Pr => {
                 let r = pagerank_spmd(ctx, input.clone(), &pagerank_config(&o))?;

@@ -25,9 +25,28 @@ pub(crate) struct Comm<'c> {
 }
 
 /// `n` zeroed elements, or the out-of-memory error naming the bytes and `what`.
+///
+/// Claimed zeroed from the allocator (calloc): a large block comes as fresh zero pages,
+/// not written here, so the pages are first touched by whoever fills them (the threads
+/// of a parallel read) instead of by a memset on one thread.
 pub(crate) fn try_zeroed<T: Pod>(n: usize, me: usize, what: &str) -> DistResult<Vec<T>> {
-    // SAFETY: Pod types accept every bit pattern, zero included.
-    try_filled(n, unsafe { std::mem::zeroed::<T>() }, me, what)
+    let fail = || oom(n.saturating_mul(size_of::<T>()), me, what);
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| fail())?;
+    if layout.size() == 0 {
+        // n = 0, or a zero-sized T.
+        // SAFETY: Pod types accept every bit pattern, zero included.
+        return try_filled(n, unsafe { std::mem::zeroed::<T>() }, me, what);
+    }
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
+        return Err(fail());
+    }
+    advise_huge_pages(ptr as *const u8, layout.size());
+    // SAFETY: `ptr` comes from the global allocator with the layout of exactly n T's
+    // (capacity n), and its n elements are zero bytes, a valid T (Pod: every bit
+    // pattern is one).
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// `n` copies of `x`, claimed fallibly: an allocation the machine cannot give is an
@@ -35,8 +54,33 @@ pub(crate) fn try_zeroed<T: Pod>(n: usize, me: usize, what: &str) -> DistResult<
 pub(crate) fn try_filled<T: Clone>(n: usize, x: T, me: usize, what: &str) -> DistResult<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| oom(n.saturating_mul(size_of::<T>()), me, what))?;
+    advise_huge_pages(v.as_ptr() as *const u8, v.capacity() * size_of::<T>());
     v.resize(n, x);
     Ok(v)
+}
+
+/// Asks Linux to back the whole 2 MiB pages of `[ptr, ptr + bytes)`, fresh memory not
+/// yet touched, with huge pages. Transparent huge pages are commonly enabled only where
+/// asked (`madvise` mode); a large array is then faulted in 512 times fewer page faults,
+/// which are most of the cost of filling fresh memory (issue 27: loading a converted
+/// kron20 took 40% less CPU time). Below 4 MiB, or where the kernel does not do it,
+/// nothing changes.
+fn advise_huge_pages(ptr: *const u8, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    if bytes < 2 * HUGE {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + bytes) / HUGE * HUGE;
+    #[cfg(target_os = "linux")]
+    if end > start {
+        // SAFETY: the range lies inside one live allocation of ours; the advice changes
+        // neither its contents nor its validity, only how its pages are backed, and a
+        // refusal (huge pages disabled) is harmless, so its result is not looked at.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, end);
 }
 
 /// The out-of-memory error.
@@ -298,5 +342,22 @@ impl<'c> Comm<'c> {
         let (all, _) = self.allgatherv(&acc)?;
         v.copy_from_slice(&all);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_claims_are_zeroed_or_filled_whole() {
+        for n in [0usize, 1, 1000, (6 << 20) + 3] {
+            let z = try_zeroed::<u32>(n, 0, "test").unwrap();
+            assert!(z.len() == n && z.iter().all(|&x| x == 0), "{n}");
+            let f = try_filled::<u64>(n, 7, 0, "test").unwrap();
+            assert!(f.len() == n && f.iter().all(|&x| x == 7), "{n}");
+        }
+        let e = try_zeroed::<u64>(usize::MAX / 4, 3, "the impossible").unwrap_err();
+        assert!(e.to_string().contains("process 3 cannot allocate") && e.to_string().contains("the impossible"), "{e}");
     }
 }

@@ -24,11 +24,11 @@
 
 use super::adjacency::{build, Adjacency, VertexValues};
 use super::build::{even_owner, even_start, Routed};
-use super::comm::{try_zeroed, Comm};
+use super::comm::{try_filled, try_zeroed, Comm};
 use super::iterate::ExchangeStats;
 use super::graphx_pagerank::GraphxPageRankConfig;
 use super::keys::{forward_numbers_of, keys_of, number_byte_keys, numbers_of, ByteKeys, KeyDictionary, Numbered};
-use super::load::{keyed_weight_error, load_with, RawEdges, Weights};
+use super::load::{check_before_loading, keyed_weight_error, load_with, read_csr_block, CsrBlock, RawEdges, Weights};
 use super::marks::{gather, send_to_owners, VertexMarks};
 use super::progress::Observer;
 use super::relabel::relabel_with_extra;
@@ -379,13 +379,74 @@ impl Graph {
         weights: Weights,
         kernel: &str,
     ) -> DistResult<Graph> {
+        Graph::from_input_with(comm, input, threads, weights, weights == Weights::Ignored, kernel)
+    }
+
+    /// [`Graph::from_input`] with the adjacency built or not as `adjacency` says.
+    pub(crate) fn from_input_with(
+        comm: &mut Comm<'_>,
+        input: Input,
+        threads: usize,
+        weights: Weights,
+        adjacency: bool,
+        kernel: &str,
+    ) -> DistResult<Graph> {
         let t0 = Instant::now();
         let what = input.describe();
+        if let Some(path) = input.csr_path() {
+            return Graph::from_csr(comm, path, threads, weights, adjacency, kernel, what, t0);
+        }
         let mut raw = load_with(comm, input, threads, weights)?;
         require_vertices(raw.n, &what, kernel)?;
         let labels = raw.labels.take().expect("the loader names every vertex");
-        let adjacency = weights == Weights::Ignored;
         Graph::build(comm, raw, what, Names::Labels { labels, signed: false }, adjacency, t0, 0.0)
+    }
+
+    /// A converted graph ([`super::Format::Csr`]): this block's rows read as they are
+    /// stored, nothing routed, sorted or deduplicated.
+    #[allow(clippy::too_many_arguments)]
+    fn from_csr(
+        comm: &mut Comm<'_>,
+        path: &std::path::Path,
+        threads: usize,
+        weights: Weights,
+        adjacency: bool,
+        kernel: &str,
+        what: String,
+        t0: Instant,
+    ) -> DistResult<Graph> {
+        check_before_loading(threads)?;
+        let CsrBlock { n, m, lo, hi, labels, out, inn, weights: w } = read_csr_block(comm, path, threads, adjacency, adjacency, weights)?;
+        require_vertices(n, &what, kernel)?;
+        let (rows, me) = (hi - lo, comm.me);
+        let made = (|| -> DistResult<(Option<Adjacency>, Option<Matrix<f64>>)> {
+            let mut out = out;
+            let weighted = match w {
+                Some(w) => {
+                    let (ptr, idx) = match (&out, adjacency) {
+                        (Some((ptr, idx)), true) => (ptr.clone(), idx.clone()),
+                        _ => out.take().expect("the out-edges are read with the weights"),
+                    };
+                    Some(Matrix::from_checked_csr_parts(rows, n, ptr, idx, w)?)
+                }
+                None => None,
+            };
+            let adj = match (out, inn) {
+                (Some((out_ptr, out_idx)), Some((in_ptr, in_idx))) if adjacency => {
+                    let in_vals = try_filled(in_idx.len(), true, me, "the in-edge pattern")?;
+                    let out_vals = try_filled(out_idx.len(), true, me, "the out-edge pattern")?;
+                    // The rows were checked as they were read.
+                    let inn = Matrix::from_checked_csr_parts(rows, n, in_ptr, in_idx, in_vals)?;
+                    let out = Matrix::from_checked_csr_parts(rows, n, out_ptr, out_idx, out_vals)?;
+                    Some(Adjacency { n, nnz: m, lo, inn, out })
+                }
+                _ => None,
+            };
+            Ok((adj, weighted))
+        })();
+        let (adj, weighted) = comm.agree(made)?;
+        let names = Names::Labels { labels, signed: false };
+        Ok(Graph { what, n, nnz: m, lo, hi, adj, weighted, names, load_seconds: t0.elapsed().as_secs_f64(), id_seconds: 0.0 })
     }
 
     fn build(
@@ -453,6 +514,17 @@ impl Graph {
 
     pub(crate) fn adjacency(&self) -> &Adjacency {
         self.adj.as_ref().expect("kernels that read the adjacency run on a non-empty graph loaded with it")
+    }
+
+    /// The input path: the id of every vertex number, ascending.
+    pub(crate) fn labels(&self) -> &[u64] {
+        let Names::Labels { labels, .. } = &self.names else { unreachable!("input graphs are labelled") };
+        labels
+    }
+
+    /// The weighted out-edges of the block, if loaded with them.
+    pub(crate) fn weighted_edges(&self) -> Option<&Matrix<f64>> {
+        self.weighted.as_ref()
     }
 
     pub(crate) fn block(&self) -> (usize, usize) {

@@ -70,7 +70,7 @@ pub use mis::{mis_spmd, mis_spmd_observed};
 pub use scc::{scc_spmd, scc_spmd_observed};
 pub use sssp::{sssp_spmd, sssp_spmd_observed};
 pub use triangles::{triangles_spmd, triangles_spmd_observed};
-pub use output::{convert_to_binary_spmd, write_ranks_spmd, write_values_spmd};
+pub use output::{convert_to_binary_spmd, convert_to_csr_spmd, write_ranks_spmd, write_values_spmd};
 pub use progress::{Measure, Observer, RoundProgress};
 pub use wcc::{wcc_spmd, wcc_spmd_observed};
 
@@ -89,7 +89,8 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// From the extension: `.mtx` MatrixMarket, `.edges`/`.txt`/`.el` edge list,
-    /// `.bin` the crate's binary format.
+    /// `.bin` the crate's binary format, `.gcsr` a converted graph; a file with another
+    /// extension that starts with the converted graph's magic is one.
     Auto,
     /// MatrixMarket coordinate (pattern/real/integer, general/symmetric); 1-based ids
     /// below the declared size.
@@ -101,6 +102,10 @@ pub enum Format {
     EdgesOneBased,
     /// The binary format of [`crate::io::write_binary`]; ids are the record's u32s.
     Bin,
+    /// The kernels' graph as written by [`convert_to_csr_spmd`] (`graph convert`): the
+    /// in- and out-adjacency as CSR, the ids, the weights if converted with them; read
+    /// without routing or sorting (see [`crate::io::CsrHeader`]).
+    Csr,
 }
 
 impl Format {
@@ -110,16 +115,32 @@ impl Format {
             "mtx" => Some(Format::Mtx),
             "edges" | "txt" | "el" => Some(Format::Edges),
             "bin" => Some(Format::Bin),
+            "gcsr" => Some(Format::Csr),
             _ => None,
         }
     }
 
-    /// Parses `mtx`, `edges` (also `txt`, `el`), `bin`.
+    /// The format `Auto` means for `path`: the extension's, else a converted graph's
+    /// when the file starts with its magic.
+    pub fn of_file(path: &Path) -> Option<Format> {
+        Format::from_extension(path).or_else(|| crate::io::is_csr_file(path).then_some(Format::Csr))
+    }
+
+    /// This format, or for `Auto` the one [`Format::of_file`] finds.
+    pub fn resolve(self, path: &Path) -> Option<Format> {
+        match self {
+            Format::Auto => Format::of_file(path),
+            f => Some(f),
+        }
+    }
+
+    /// Parses `mtx`, `edges` (also `txt`, `el`), `bin`, `csr` (also `gcsr`).
     pub fn parse(s: &str) -> Option<Format> {
         match s {
             "mtx" => Some(Format::Mtx),
             "edges" | "txt" | "el" => Some(Format::Edges),
             "bin" => Some(Format::Bin),
+            "csr" | "gcsr" => Some(Format::Csr),
             "auto" => Some(Format::Auto),
             _ => None,
         }
@@ -158,6 +179,15 @@ impl Input {
     /// A file whose format follows from its extension.
     pub fn file(path: impl Into<PathBuf>) -> Input {
         Input::File { path: path.into(), format: Format::Auto }
+    }
+
+    /// The path of a converted graph ([`Format::Csr`], given or found by
+    /// [`Format::of_file`]), which loads without the routing of the other inputs.
+    pub(crate) fn csr_path(&self) -> Option<&Path> {
+        match self {
+            Input::File { path, format } if format.resolve(path) == Some(Format::Csr) => Some(path),
+            _ => None,
+        }
     }
 
     /// What errors call the input: the file's path, "the R-MAT graph", "the given edges".
@@ -510,11 +540,23 @@ fn run(
     cfg.check().map_err(DistError::Invalid)?;
     let t0 = Instant::now();
     let what = input.describe();
-    let mut raw = load::load(comm, input, cfg.threads.max(1))?;
-    require_vertices(raw.n, &what, "PageRank")?;
-    let user_ids = raw.labels.take();
-    // PageRank needs only the in-edges: not the kernels' whole adjacency.
-    let routed = build::route_and_dedup(comm, raw)?;
+    let (routed, user_ids) = match input.csr_path() {
+        // A converted graph's in-side is the routed, deduplicated in-edges already.
+        Some(path) => {
+            load::check_before_loading(cfg.threads.max(1))?;
+            let b = load::read_csr_block(comm, path, cfg.threads.max(1), false, true, Weights::Ignored)?;
+            require_vertices(b.n, &what, "PageRank")?;
+            let (ptr, src) = b.inn.expect("the in-edges were asked for");
+            (build::Routed { n: b.n, lo: b.lo, ptr, src }, Some(b.labels))
+        }
+        None => {
+            let mut raw = load::load(comm, input, cfg.threads.max(1))?;
+            require_vertices(raw.n, &what, "PageRank")?;
+            let user_ids = raw.labels.take();
+            // PageRank needs only the in-edges: not the kernels' whole adjacency.
+            (build::route_and_dedup(comm, raw)?, user_ids)
+        }
+    };
     let Ranked { graph: g, out, stats, load_seconds } = rank(comm, routed, cfg, opts, observe, t0)?;
     let index: Vec<u64> = g.orig.iter().map(|&v| v as u64).collect();
     let ids = match &user_ids {

@@ -5,8 +5,10 @@
 
 use super::build::{even_owner, even_start, route_and_dedup};
 use super::comm::Comm;
+use super::graph::Graph;
+use super::load::Weights;
 use super::{finish, load, DistError, DistResult, DistributedResult, Input};
-use crate::io::{BINARY_MAGIC, BINARY_VERSION};
+use crate::io::{CsrHeader, CsrSide, BINARY_MAGIC, BINARY_VERSION};
 use lpf::Context;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -115,6 +117,73 @@ fn convert(comm: &mut Comm<'_>, input: Input, path: &Path, threads: usize) -> Di
     Ok((n, nnz))
 }
 
+/// Reads `input` in parallel and writes the kernels' graph of it to `path` in the CSR
+/// format of [`crate::io::CsrHeader`]: the ids (when not `0..n`), the in- and the
+/// out-adjacency, and with `weighted` the out-edges' weights (of parallel edges the
+/// smallest; an input without weights is then an error). Every process writes its
+/// block's rows at their offsets (the offsets of the blocks follow from one allgather
+/// of the edge counts), so nothing is gathered; the file appears complete or not at
+/// all. Returns (vertices, edges). Collective.
+pub fn convert_to_csr_spmd(ctx: &mut Context, input: Input, path: &Path, threads: usize, weighted: bool) -> DistResult<(u64, u64)> {
+    let mut comm = Comm::new(ctx)?;
+    let r = convert_csr(&mut comm, input, path, threads.max(1), weighted);
+    finish(comm, r)
+}
+
+fn convert_csr(comm: &mut Comm<'_>, input: Input, path: &Path, threads: usize, weighted: bool) -> DistResult<(u64, u64)> {
+    let weights = if weighted { Weights::Required { kernel: "convert --weighted" } } else { Weights::Ignored };
+    let g = Graph::from_input_with(comm, input, threads, weights, true, "convert")?;
+    let (p, me) = (comm.p, comm.me);
+    let adj = g.adjacency();
+    let (out, inn) = (adj.out.csr(), adj.inn.csr());
+    let w = g.weighted_edges();
+    // The weights are parallel to the out-indices: both are the block's distinct edges,
+    // row by row, targets ascending.
+    let parallel = w.is_none_or(|w| w.csr().ptr == out.ptr && w.csr().idx == out.idx);
+    comm.agree(if parallel { Ok(()) } else { Err(DistError::Invalid(format!("process {me}: the weighted edges differ from the adjacency"))) })?;
+    let labels = g.labels();
+    let has_ids = labels.iter().enumerate().any(|(k, &x)| x != k as u64);
+    let hdr = CsrHeader { n: g.n(), m: g.nnz(), has_ids, has_weights: w.is_some() };
+    let out_before: u64 = comm.allgather_u64(out.idx.len() as u64)?[..me].iter().sum();
+    let in_before: u64 = comm.allgather_u64(inn.idx.len() as u64)?[..me].iter().sum();
+    let (lo, hi) = g.block();
+    let le = |xs: &mut Vec<u8>, x: &[u8]| xs.extend_from_slice(x);
+    let mut head = Vec::new();
+    if me == 0 {
+        le(&mut head, &hdr.encode());
+        if has_ids {
+            labels.iter().for_each(|x| le(&mut head, &x.to_le_bytes()));
+        }
+    }
+    // A side's offsets of rows lo..hi (and the closing m on the last process) and its
+    // indices, at their places.
+    let side = |c: &crate::matrix::Compressed<bool>, before: u64| {
+        let mut offsets = Vec::with_capacity((hi - lo + 1) * 8);
+        let rows = if me + 1 == p { hi - lo + 1 } else { hi - lo };
+        c.ptr[..rows].iter().for_each(|&x| le(&mut offsets, &(before + x as u64).to_le_bytes()));
+        let mut indices = Vec::with_capacity(c.idx.len() * 4);
+        c.idx.iter().for_each(|x| le(&mut indices, &x.to_le_bytes()));
+        (offsets, indices)
+    };
+    let (out_offsets, out_indices) = side(out, out_before);
+    let (in_offsets, in_indices) = side(inn, in_before);
+    let mut weights = Vec::new();
+    if let Some(w) = w {
+        w.csr().val.iter().for_each(|x| le(&mut weights, &x.to_le_bytes()));
+    }
+    let pieces: [(u64, &[u8]); 6] = [
+        (0, &head),
+        (hdr.offsets_at(CsrSide::Out) + lo as u64 * 8, &out_offsets),
+        (hdr.indices_at(CsrSide::Out) + out_before * 4, &out_indices),
+        (hdr.offsets_at(CsrSide::In) + lo as u64 * 8, &in_offsets),
+        (hdr.indices_at(CsrSide::In) + in_before * 4, &in_indices),
+        (hdr.weights_at() + out_before * 8, &weights),
+    ];
+    let total = hdr.weights_at() + if hdr.has_weights { hdr.m * 8 } else { 0 };
+    write_pieces(comm, path, total, &pieces)?;
+    Ok((hdr.n, hdr.m))
+}
+
 fn out_err(path: &Path, what: &str, e: std::io::Error) -> DistError {
     DistError::Output { path: path.to_path_buf(), message: format!("{what}: {e}") }
 }
@@ -126,6 +195,15 @@ fn write_parts(comm: &mut Comm<'_>, path: &Path, mine: &[u8]) -> DistResult<()> 
     let lens = comm.allgather_u64(mine.len() as u64)?;
     let offset: u64 = lens[..me].iter().sum();
     let total: u64 = lens.iter().sum();
+    write_pieces(comm, path, total, &[(offset, mine)])
+}
+
+/// Writes every process's `pieces` (each bytes at an offset) into a file of `total`
+/// bytes at `path`, through a temp file in the same directory that process 0 renames
+/// at the end (removed on any failure). The pieces of all processes together must
+/// cover the file.
+fn write_pieces(comm: &mut Comm<'_>, path: &Path, total: u64, pieces: &[(u64, &[u8])]) -> DistResult<()> {
+    let me = comm.me;
     // Process 0 names the temp file; everyone learns the name (processes may be
     // different OS processes).
     let mut name = Vec::new();
@@ -151,7 +229,7 @@ fn write_parts(comm: &mut Comm<'_>, path: &Path, mine: &[u8]) -> DistResult<()> 
         let wrote = std::fs::OpenOptions::new()
             .write(true)
             .open(&tmp)
-            .and_then(|f| f.write_all_at(mine, offset))
+            .and_then(|f| pieces.iter().try_for_each(|&(offset, bytes)| f.write_all_at(bytes, offset)))
             .map_err(|e| out_err(path, "cannot write the output file", e));
         comm.agree(wrote)?;
         let renamed = if me == 0 {

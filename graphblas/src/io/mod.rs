@@ -11,6 +11,7 @@
 //! only the sum over all ranges can be validated.
 
 mod binary;
+mod csr;
 mod edgelist;
 mod mtx;
 mod scan;
@@ -18,6 +19,9 @@ mod scan;
 pub use binary::{
     alloc_binary_range, binary_records_in, read_binary, read_binary_header, read_binary_labels, read_binary_range, read_binary_range_into,
     write_binary, BinaryHeader, BINARY_MAGIC, BINARY_VERSION};
+pub use csr::{
+    is_csr_file, read_csr_header, read_csr_ids, read_csr_indices, read_csr_offsets, read_csr_weights, CsrHeader, CsrSide, CSR_HEADER_LEN, CSR_MAGIC,
+    CSR_VERSION};
 pub use edgelist::{read_edge_list, read_edge_list_ids_range, read_edge_list_range, EdgeIds, EdgeIdsChunk, EdgeListChunk, EdgeListOptions};
 pub use mtx::{check_mtx_entry_count, read_mtx, read_mtx_header, read_mtx_range, read_mtx_range_checked, MtxChunk, MtxField, MtxHeader, MtxSymmetry};
 pub use scan::count_newlines;
