@@ -33,7 +33,9 @@
 # it has the kernel (PR20, BFS, WCC, SSSP, TC). Rounds are interleaved: each round runs
 # every contender of a kernel one after another (ours p1x2, ours p2x1, SuiteSparse, GAP),
 # then the next kernel; RUNS rounds. Results are checked in the first round.
-# Inputs: the binary file of `pagerank --rmat S --convert-to`; kron$s.el / kron$s.wel
+# Inputs: the binary file of `pagerank --rmat S --convert-to` (SuiteSparse's input), and
+# for ours that graph converted once by `graph convert` into kron$s.gcsr (kron${s}w.gcsr,
+# --weighted, from the .wel for SSSP), as GAP reads its converted .sg; kron$s.el / kron$s.wel
 # are the same edges as text ("u v", "u v w" with w in 1..63 from numpy, seed 1; our SSSP
 # and SuiteSparse's read the .wel: neither side reads weights from the binary format).
 # BFS and SSSP start at the source of the file's first edge.
@@ -43,7 +45,7 @@
 # prints a summary: per kernel and graph, min and median over rounds of every contender,
 # GAP / ours and SuiteSparse / ours on compute (ours = the better of p1x2 and p2x1; >= 1
 # means we are at least as fast), PageRank s/iter against the floor, and the load of our
-# converted binary file against GAP's .sg read. load = read the file and build what the
+# converted .gcsr file against GAP's .sg read. load = read the file and build what the
 # kernel walks; compute = the kernel; total = the program's own measure of its whole run
 # (GAP: read + trial). load_avg = the first field of /proc/loadavg when the row is
 # written. The floor row: impl=floor, per_round_s = (12 bytes per edge + 32 per vertex)
@@ -93,17 +95,17 @@ ours() {
   cfg="p${p}x$t"
   if [ "${4:-}" = tcp ]; then cfg+=" tcp"; launch=("$LPFRUN" -n "$p" --engine tcp); fi
   if [ "$k" = pr ]; then
-    out=$("${launch[@]}" "$PR" --input "$g" -p "$p" --threads "$t" --quiet | grep ^summary)
+    out=$("${launch[@]}" "$PR" --input "$gc" -p "$p" --threads "$t" --quiet | grep ^summary)
     it=$(echo "$out" | field iterations); per_it=$(echo "$out" | field s_per_iter)
     row "kron$s" pr lpf "$cfg" "$r" "$(echo "$out" | field load_s)" "$(python3 -c "print(f'{$it * $per_it:.4f}')")" \
       "$(echo "$out" | field total_s)" "$it" "$per_it"
   else
-    args=("$k" --input "$g" --output "$DATA/$k$s.txt")
+    args=("$k" --input "$gc" --output "$DATA/$k$s.txt")
     case $k in
       bfs) args+=(--source "$src") ;;
-      sssp) args=(sssp --input "$wel" --format edges --source "$src" --output "$DATA/$k$s.txt") ;;
-      pr20) args=(pr --iterations 20 --input "$g" --output "$DATA/$k$s.txt") ;;
-      tc) args=(triangles --input "$g" --output "$DATA/$k$s.txt") ;;
+      sssp) args=(sssp --input "$wgc" --source "$src" --output "$DATA/$k$s.txt") ;;
+      pr20) args=(pr --iterations 20 --input "$gc" --output "$DATA/$k$s.txt") ;;
+      tc) args=(triangles --input "$gc" --output "$DATA/$k$s.txt") ;;
     esac
     out=$("${launch[@]}" "$GRAPH" "${args[@]}" -p "$p" --threads "$t" | grep ^summary)
     rounds=$(echo "$out" | field rounds); comp=$(echo "$out" | field compute_s)
@@ -169,6 +171,7 @@ gap() {
 for s in $SCALES; do
   g="$DATA/kron$s.bin"; el="$DATA/kron$s.el"; wel="$DATA/kron$s.wel"
   sg="$DATA/kron$s.sg"; wsg="$DATA/kron$s.wsg"; usg="$DATA/kron${s}U.sg"
+  gc="$DATA/kron$s.gcsr"; wgc="$DATA/kron${s}w.gcsr"
   [ -f "$g" ] || "$PR" --rmat "$s" --convert-to "$g" -p 2 --quiet
   [ -f "$el" ] && [ -f "$wel" ] || python3 - "$g" "$el" "$wel" <<'PY'
 import os, sys, numpy as np
@@ -180,6 +183,9 @@ for path, cols in ((el, rec), (wel, np.column_stack([rec, weights]))):
     np.savetxt(path + ".part", cols, fmt="%d")
     os.replace(path + ".part", path)
 PY
+  # Ours converted once, as GAP's .sg: `graph convert` (CSR, loaded without routing).
+  [ -f "$gc" ] || "$GRAPH" convert --input "$g" --to "$gc" -p 1 --threads 2 >/dev/null
+  [ -f "$wgc" ] || "$GRAPH" convert --input "$wel" --format edges --weighted --to "$wgc" -p 1 --threads 2 >/dev/null
   [ -f "$sg" ] || "$GAPBS_DIR/converter" -f "$el" -b "$sg" >/dev/null
   [ -f "$wsg" ] || "$GAPBS_DIR/converter" -f "$wel" -w -b "$wsg" >/dev/null
   [ -f "$usg" ] || "$GAPBS_DIR/converter" -f "$el" -s -b "$usg" >/dev/null

@@ -2,7 +2,7 @@
 """The summary and plot of kernels.sh's CSV: per graph and kernel, min and median over the
 rounds of every contender's compute, the ratios GAP / ours and SuiteSparse / ours (ours =
 the better of p1x2 and p2x1; >= 1 means we are at least as fast), PageRank per iteration
-against the bandwidth floor, and the load of our converted binary file against GAP's .sg
+against the bandwidth floor, and the load of our converted .gcsr file against GAP's .sg
 read (both as the BFS runs measure them), and the distribution's cost: p2x1 over shm and over
 tcp as a ratio to p1x2.
 
@@ -89,7 +89,7 @@ for g in graphs:
     if "bfs" in kernels:
         mine = ours_best(med, g, "bfs", "load_s")
         gp = med(g, "bfs", "gap", "2 threads", "load_s")
-        print(f"{g} load (bfs runs, median): ours binary file {mine:.4f} s, GAP .sg read {gp:.4f} s (GAP / ours {ratio(gp, mine)})")
+        print(f"{g} load (bfs runs, median): ours .gcsr {mine:.4f} s, GAP .sg read {gp:.4f} s (GAP / ours {ratio(gp, mine)})")
 
 fig, axes = plt.subplots(2, len(graphs), figsize=(6 * len(graphs), 8), squeeze=False)
 width = 0.8 / len(CONTENDERS)
