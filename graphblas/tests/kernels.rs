@@ -12,7 +12,7 @@ mod common;
 
 use common::*;
 use graphblas::algorithms;
-use graphblas::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas::dist::{bfs_spmd_observed, bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, Measure, VertexValues};
 use graphblas::kron::KronParams;
 use graphblas::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
@@ -361,6 +361,20 @@ fn bfs_deep_and_wide_graphs_from_block_boundaries() {
                     assert_eq!(got, want, "BFS of {} from {s} [{engine} p={p} threads={threads} {direction:?}]", g.name);
                     let levels = want.iter().filter(|&&d| d != UNREACHABLE).max().unwrap() + 1;
                     assert_eq!(res[0].as_ref().unwrap().rounds, levels as usize, "{} from {s}: the levels", g.name);
+                }
+                // Every process observes each level with the size of its whole frontier.
+                let f = file.clone();
+                let seen = run_all(shm, p, LIMIT, move |ctx| {
+                    let mut seen = Vec::new();
+                    bfs_spmd_observed(ctx, Input::file(f.clone()), s as u64, 2, &mut |r| seen.push((r.round, r.value))).map(|_| seen)
+                });
+                let sizes: Vec<(usize, Measure)> = (0..)
+                    .map(|d| (d as usize, want.iter().filter(|&&x| x == d).count() as u64))
+                    .take_while(|&(_, c)| c > 0)
+                    .map(|(d, c)| (d, Measure::Count(c)))
+                    .collect();
+                for r in seen {
+                    assert_eq!(r.unwrap(), sizes, "{} from {s} at p={p}: the frontiers observed", g.name);
                 }
             }
         }
