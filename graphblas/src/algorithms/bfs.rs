@@ -25,8 +25,8 @@ use crate::algebra::Cast;
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::{Compressed, Matrix};
 use crate::ops::Direction;
-use crate::parallel::{even_blocks, run_blocks, split_by_bounds};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::parallel::run_blocks;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// Depth of a vertex the source does not reach.
 pub const UNREACHABLE: i64 = i64::MAX;
@@ -183,9 +183,9 @@ const PUSH_CHUNK: usize = 64;
 /// Rows a thread takes at a time in a pull level: whole words of the next bitmap.
 const PULL_CHUNK: usize = 1024;
 
-/// The direction-optimising search over `block`. Depths are `u32` (0: unvisited, d + 1:
-/// depth d) while it runs, so that a claim is one compare-and-swap on 4 bytes, and
-/// `i64` at the end. `forced` `Push` or `Pull` takes that direction at every level;
+/// The direction-optimising search over `block`: a claim is a compare-and-swap on the
+/// vertex's i64 depth, which becomes the result without a copy. `forced` `Push` or
+/// `Pull` takes that direction at every level;
 /// `expanded` is told of every level with vertices. Collective over the blocks.
 pub(crate) fn search<X: Exchange>(
     x: &mut X,
@@ -210,15 +210,12 @@ fn search_with<X: Exchange>(
     expanded: &mut dyn FnMut(&Expanded),
 ) -> Result<Searched, X::Error> {
     let n = block.n;
-    if n >= u32::MAX as usize {
-        return Err(GrbError::InvalidValue(format!("BFS counts levels in 32 bits: {n} vertices are too many")).into());
-    }
     let p = block.starts.len() - 1;
     let rows = block.push.ptr.len() - 1;
     let mut s = Search::new(block, start.targets, threads.max(1), parallel_work)?;
     let mut tally = Tally::default();
     for &k in &start.sources {
-        s.depth[k as usize].store(1, Relaxed);
+        s.depth[k as usize].store(0, Relaxed);
         s.count(&mut tally, k as usize);
     }
     let mut frontier = Frontier::List(start.sources);
@@ -235,19 +232,18 @@ fn search_with<X: Exchange>(
         }
         let [vertices, edges, explored, reached] = counts;
         if vertices == 0 {
-            return Ok(Searched { depth: s.depths()?, levels: level, found: None });
+            return Ok(Searched { depth: s.depths(), levels: level, found: None });
         }
         if reached > 0 || level >= start.last_level {
             expanded(&Expanded { level, direction, vertices, edges });
-            return Ok(Searched { depth: s.depths()?, levels: level + 1, found: (reached > 0).then_some(level) });
+            return Ok(Searched { depth: s.depths(), levels: level + 1, found: (reached > 0).then_some(level) });
         }
         unexplored = unexplored.saturating_sub(explored);
         direction = match forced {
             Direction::Auto => next_direction(direction, n as u64, vertices, edges, unexplored),
             d => d,
         };
-        // Depth level + 1, stored + 1; below u32::MAX as levels < n.
-        let stored = level as u32 + 2;
+        let depth = level as i64 + 1;
         if direction == Direction::Pull {
             if let Frontier::List(list) = &frontier {
                 if bits.is_empty() {
@@ -274,7 +270,7 @@ fn search_with<X: Exchange>(
             } else {
                 &bits
             };
-            tally = s.pull(front, &next_bits, stored)?;
+            tally = s.pull(front, &next_bits, depth)?;
             s.open_known = true;
             std::mem::swap(&mut bits, &mut next_bits);
         } else {
@@ -282,11 +278,11 @@ fn search_with<X: Exchange>(
                 Frontier::List(list) => list,
                 Frontier::Bits => set_bits(&bits),
             };
-            let pushed = s.push(&list, stored, p)?;
+            let pushed = s.push(&list, depth, p)?;
             let (mut next, mut t) = (pushed.claimed, pushed.tally);
             if p > 1 {
                 let received = x.route(&pushed.send, &pushed.counts)?;
-                let (claimed, got) = s.claim(&received, stored)?;
+                let (claimed, got) = s.claim(&received, depth)?;
                 next.extend(claimed);
                 t.add(&got);
             }
@@ -340,7 +336,8 @@ struct Search<'a> {
     block: &'a Block<'a>,
     lo: usize,
     rows: usize,
-    depth: Vec<AtomicU32>,
+    /// The block's depths, [`UNREACHABLE`] while unvisited.
+    depth: Vec<AtomicI64>,
     /// From the first pull level on (`open_known`), the bit of every block vertex that
     /// a pull must still look at: not visited, with an in-edge. Pulls then skip the
     /// visited and unreachable ones a word at a time instead of testing each.
@@ -424,7 +421,7 @@ impl<'a> Search<'a> {
         let rows = block.push.ptr.len() - 1;
         let mut depth = Vec::new();
         depth.try_reserve_exact(rows).map_err(|_| out_of_memory(rows * 4, "the BFS depths"))?;
-        depth.resize_with(rows, || AtomicU32::new(0));
+        depth.resize_with(rows, || AtomicI64::new(UNREACHABLE));
         Ok(Search { block, lo: block.lo, rows, depth, open: Vec::new(), open_known: false, targets, threads, parallel_work })
     }
 
@@ -448,12 +445,12 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Whether this call visits block vertex k (at depth `stored` - 1): one claim wins
-    /// however many threads reach k in the level.
+    /// Whether this call visits block vertex k (at `depth`): one claim wins however many
+    /// threads reach k in the level.
     #[inline]
-    fn visit(&self, k: usize, stored: u32) -> bool {
+    fn visit(&self, k: usize, depth: i64) -> bool {
         let d = &self.depth[k];
-        let won = d.load(Relaxed) == 0 && d.compare_exchange(0, stored, Relaxed, Relaxed).is_ok();
+        let won = d.load(Relaxed) == UNREACHABLE && d.compare_exchange(UNREACHABLE, depth, Relaxed, Relaxed).is_ok();
         if won && self.open_known {
             self.open[k / 64].fetch_and(!(1 << (k % 64)), Relaxed);
         }
@@ -467,7 +464,7 @@ impl<'a> Search<'a> {
     }
 
     /// A push level from the block vertices `frontier` over `p` blocks.
-    fn push(&self, frontier: &[u32], stored: u32, p: usize) -> GrbResult<Pushed> {
+    fn push(&self, frontier: &[u32], depth: i64, p: usize) -> GrbResult<Pushed> {
         let (push, lo, rows) = (self.block.push, self.lo, self.rows);
         let work: usize = frontier.iter().map(|&v| push.len(v as usize) as usize).sum();
         let chunks = frontier.len().div_ceil(PUSH_CHUNK);
@@ -480,7 +477,7 @@ impl<'a> Search<'a> {
                     for &w in push.row(v as usize) {
                         let k = (w as usize).wrapping_sub(lo);
                         if k < rows {
-                            if self.visit(k, stored) {
+                            if self.visit(k, depth) {
                                 claimed.push(k as u32);
                                 self.count(tally, k);
                             }
@@ -508,7 +505,7 @@ impl<'a> Search<'a> {
     /// Visits the vertices `received` (of this block, numbered in the whole graph; a
     /// vertex may come several times) that are not yet visited: the claimed ones (block
     /// offsets) and their tally.
-    fn claim(&self, received: &[u32], stored: u32) -> GrbResult<(Vec<u32>, Tally)> {
+    fn claim(&self, received: &[u32], depth: i64) -> GrbResult<(Vec<u32>, Tally)> {
         let lo = self.lo;
         let chunks = received.len().div_ceil(PULL_CHUNK);
         let states = chunked(
@@ -518,7 +515,7 @@ impl<'a> Search<'a> {
             |(claimed, tally): &mut (Vec<u32>, Tally), c| {
                 for &w in &received[c * PULL_CHUNK..received.len().min((c + 1) * PULL_CHUNK)] {
                     let k = w as usize - lo;
-                    if self.visit(k, stored) {
+                    if self.visit(k, depth) {
                         claimed.push(k as u32);
                         self.count(tally, k);
                     }
@@ -536,7 +533,7 @@ impl<'a> Search<'a> {
     /// A pull level: `front` has the bit of every frontier vertex of the whole graph;
     /// `next` gets this block's bits of the next frontier (every word written). The
     /// first one finds the open vertices from the depths and the rows.
-    fn pull(&self, front: &[AtomicU64], next: &[AtomicU64], stored: u32) -> GrbResult<Tally> {
+    fn pull(&self, front: &[AtomicU64], next: &[AtomicU64], depth: i64) -> GrbResult<Tally> {
         let (pull, rows) = (self.block.pull, self.rows);
         const WORDS: usize = PULL_CHUNK / 64;
         let states = chunked(self.threads_for(rows), rows.div_ceil(PULL_CHUNK), Tally::default, |tally, c| {
@@ -546,7 +543,7 @@ impl<'a> Search<'a> {
                     self.open[j].load(Relaxed)
                 } else {
                     (base..rows.min(base + 64))
-                        .map(|k| ((self.depth[k].load(Relaxed) == 0 && pull.len(k) > 0) as u64) << (k - base))
+                        .map(|k| ((self.depth[k].load(Relaxed) == UNREACHABLE && pull.len(k) > 0) as u64) << (k - base))
                         .fold(0, |a, b| a | b)
                 };
                 let (mut rest, mut found) = (open, 0u64);
@@ -556,7 +553,7 @@ impl<'a> Search<'a> {
                     let k = base + i as usize;
                     for &w in pull.row(k) {
                         if front[w as usize / 64].load(Relaxed) >> (w % 64) & 1 != 0 {
-                            self.depth[k].store(stored, Relaxed);
+                            self.depth[k].store(depth, Relaxed);
                             found |= 1 << i;
                             self.count(tally, k);
                             break;
@@ -572,23 +569,10 @@ impl<'a> Search<'a> {
         Ok(tally)
     }
 
-    /// The depths as the search returns them.
-    fn depths(&self) -> GrbResult<Vec<i64>> {
-        let rows = self.rows;
-        let mut out = Vec::new();
-        out.try_reserve_exact(rows).map_err(|_| out_of_memory(rows * 8, "the BFS depths"))?;
-        out.resize(rows, UNREACHABLE);
-        let threads = self.threads_for(rows);
-        let bounds = even_blocks(rows, threads);
-        run_blocks(split_by_bounds(&mut out, &bounds), |b, part| {
-            for (d, s) in part.iter_mut().zip(&self.depth[bounds[b]..bounds[b + 1]]) {
-                match s.load(Relaxed) {
-                    0 => {}
-                    s => *d = s as i64 - 1,
-                }
-            }
-        })?;
-        Ok(out)
+    /// The depths as the search returns them (in place: an atomic has the layout of
+    /// its integer).
+    fn depths(self) -> Vec<i64> {
+        self.depth.into_iter().map(AtomicI64::into_inner).collect()
     }
 }
 
