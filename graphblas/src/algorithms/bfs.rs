@@ -185,8 +185,8 @@ const PULL_CHUNK: usize = 1024;
 
 /// The direction-optimising search over `block`: a claim is a compare-and-swap on the
 /// vertex's i64 depth, which becomes the result without a copy. `forced` `Push` or
-/// `Pull` takes that direction at every level;
-/// `expanded` is told of every level with vertices. Collective over the blocks.
+/// `Pull` takes that direction at every level; `expanded` is told of every level with
+/// vertices. Collective over the blocks.
 pub(crate) fn search<X: Exchange>(
     x: &mut X,
     block: &Block<'_>,
