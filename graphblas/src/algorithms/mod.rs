@@ -3,7 +3,7 @@
 //! (`docs/graph-kernels.md`). Each module holds the process-local kernel; the
 //! distributed versions (in [`crate::dist`]) run the same algebra on each process's
 //! block of rows and add only the communication. BFS is a native level loop over the
-//! rows of a block ([`bfs`]'s `search`), which the distributed BFS runs per process.
+//! rows of a block (`bfs::search`), which the distributed BFS runs per process.
 
 pub mod bfs;
 pub mod cdlp;
