@@ -270,7 +270,10 @@ fn search_with<X: Exchange>(
             } else {
                 &bits
             };
-            tally = s.pull(front, &next_bits, depth)?;
+            // Once the open vertices are known, a pull reads their words and at most the
+            // edges left to explore (this block's share, roughly).
+            let work = if s.open_known { words + (unexplored / p as u64) as usize } else { rows };
+            tally = s.pull(front, &next_bits, depth, work)?;
             s.open_known = true;
             std::mem::swap(&mut bits, &mut next_bits);
         } else {
@@ -530,13 +533,14 @@ impl<'a> Search<'a> {
         Ok((claimed, tally))
     }
 
-    /// A pull level: `front` has the bit of every frontier vertex of the whole graph;
-    /// `next` gets this block's bits of the next frontier (every word written). The
-    /// first one finds the open vertices from the depths and the rows.
-    fn pull(&self, front: &[AtomicU64], next: &[AtomicU64], depth: i64) -> GrbResult<Tally> {
+    /// A pull level of about `work` steps: `front` has the bit of every frontier vertex
+    /// of the whole graph; `next` gets this block's bits of the next frontier (every
+    /// word written). The first one finds the open vertices from the depths and the
+    /// rows.
+    fn pull(&self, front: &[AtomicU64], next: &[AtomicU64], depth: i64, work: usize) -> GrbResult<Tally> {
         let (pull, rows) = (self.block.pull, self.rows);
         const WORDS: usize = PULL_CHUNK / 64;
-        let states = chunked(self.threads_for(rows), rows.div_ceil(PULL_CHUNK), Tally::default, |tally, c| {
+        let states = chunked(self.threads_for(work), rows.div_ceil(PULL_CHUNK), Tally::default, |tally, c| {
             for j in c * WORDS..next.len().min((c + 1) * WORDS) {
                 let base = j * 64;
                 let open = if self.open_known {
