@@ -12,7 +12,7 @@ mod common;
 
 use common::*;
 use graphblas::algorithms;
-use graphblas::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, VertexValues};
+use graphblas::dist::{bfs_spmd_observed, bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, Measure, VertexValues};
 use graphblas::kron::KronParams;
 use graphblas::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
@@ -314,6 +314,71 @@ fn rmat_unweighted_kernels() {
     check_cdlp(&c, &launchers());
     check_lcc(&c, &launchers());
     check_pr_fixed(&c, &launchers());
+}
+
+/// BFS on graphs that take every path of the level loop, from the binary input: deep
+/// ones (a path: one vertex a level; a path with a hub midway: push, pull around the
+/// hub, push again) and wide ones (a star both ways and R-MAT, with blocks of more than
+/// 16,384 rows so that levels run on two threads), from the first vertex, the last, the
+/// first edge's source and the first vertex of every block (n not a multiple of p:
+/// uneven blocks). On shm every direction, forced and chosen, at p = 1..4 and threads 1,
+/// 2; on TCP and hybrid the chosen one, threads 2, on the hub path and the star.
+#[test]
+fn bfs_deep_and_wide_graphs_from_block_boundaries() {
+    let dir = TempDir::new("kbfsdeep");
+    let path = Graph::new("path", 601, &(0..600).map(|v| (v, v + 1)).collect::<Vec<_>>());
+    let mut hub_edges: Vec<(usize, usize)> = (0..700).map(|v| (v, v + 1)).collect();
+    hub_edges.extend((0..700).step_by(3).map(|v| (350, v)));
+    let hub = Graph::new("path with a hub midway", 701, &hub_edges);
+    let star = Graph::new("star both ways", 70_001, &(1..70_001).flat_map(|v| [(0, v), (v, 0)]).collect::<Vec<_>>());
+    let rmat = kron_graph(&KronParams::graph500(15, 7));
+    let network: [(&'static str, Launcher); 2] = [("tcp", tcp), ("hybrid", hybrid)];
+    for (k, g) in [path, hub, star, rmat].iter().enumerate() {
+        let file = dir.path(&format!("g{k}.bin"));
+        g.binary(&file);
+        let ids: Vec<u64> = (0..g.n as u64).collect();
+        let on_network = g.name.contains("hub") || g.name.contains("star");
+        for p in PS {
+            let mut sources = vec![0, g.n - 1, g.edges[0].0];
+            sources.extend((1..p as usize).map(|q| q * g.n / p as usize));
+            sources.sort_unstable();
+            sources.dedup();
+            for s in sources {
+                let want = reference_bfs(g.n, &g.edges, s);
+                let mut runs: Vec<(&str, Launcher, usize, Direction)> = Vec::new();
+                for threads in THREADS {
+                    for direction in [Direction::Auto, Direction::Push, Direction::Pull] {
+                        runs.push(("shm", shm, threads, direction));
+                    }
+                }
+                if on_network {
+                    runs.extend(network.iter().map(|&(name, launch)| (name, launch, 2, Direction::Auto)));
+                }
+                for (engine, launch, threads, direction) in runs {
+                    let f = file.clone();
+                    let res = run_all(launch, p, LIMIT, move |ctx| bfs_spmd_with(ctx, Input::file(f.clone()), s as u64, threads, direction));
+                    let got = gather(&res, &ids);
+                    assert_eq!(got, want, "BFS of {} from {s} [{engine} p={p} threads={threads} {direction:?}]", g.name);
+                    let levels = want.iter().filter(|&&d| d != UNREACHABLE).max().unwrap() + 1;
+                    assert_eq!(res[0].as_ref().unwrap().rounds, levels as usize, "{} from {s}: the levels", g.name);
+                }
+                // Every process observes each level with the size of its whole frontier.
+                let f = file.clone();
+                let seen = run_all(shm, p, LIMIT, move |ctx| {
+                    let mut seen = Vec::new();
+                    bfs_spmd_observed(ctx, Input::file(f.clone()), s as u64, 2, &mut |r| seen.push((r.round, r.value))).map(|_| seen)
+                });
+                let sizes: Vec<(usize, Measure)> = (0..)
+                    .map(|d| (d as usize, want.iter().filter(|&&x| x == d).count() as u64))
+                    .take_while(|&(_, c)| c > 0)
+                    .map(|(d, c)| (d, Measure::Count(c)))
+                    .collect();
+                for r in seen {
+                    assert_eq!(r.unwrap(), sizes, "{} from {s} at p={p}: the frontiers observed", g.name);
+                }
+            }
+        }
+    }
 }
 
 #[test]

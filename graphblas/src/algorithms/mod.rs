@@ -2,7 +2,8 @@
 //! [`crate::algebra`] semirings), with the LDBC Graphalytics semantics
 //! (`docs/graph-kernels.md`). Each module holds the process-local kernel; the
 //! distributed versions (in [`crate::dist`]) run the same algebra on each process's
-//! block of rows and add only the communication.
+//! block of rows and add only the communication. BFS is a native level loop over the
+//! rows of a block (`bfs::search`), which the distributed BFS runs per process.
 
 pub mod bfs;
 pub mod cdlp;

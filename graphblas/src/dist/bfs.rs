@@ -1,34 +1,34 @@
-//! Distributed direction-optimising BFS. Each level, on every process's block:
+//! Distributed direction-optimising BFS: the level loop of
+//! [`crate::algorithms::bfs`] ([`search`]) on every process's block of vertices, the
+//! blocks' exchanges by [`Comm`]:
 //!
-//! * **push** (small frontier): `reach = frontier any.pair A_out` over the block's
-//!   out-edges ([`vxm`], push), the reached ids go to their owners (alltoallv), and
-//!   each owner keeps the ones not yet visited;
-//! * **pull** (large frontier): the frontier is gathered on every process
-//!   (allgatherv of its ids, in pid order hence sorted), and every unvisited vertex of
-//!   the block looks for one in-neighbour in it (`next⟨¬visited⟩ = A_in any.pair
-//!   frontier`, [`mxv`], pull: a row stops at its first hit).
+//! * **push** (small frontier): each process walks the out-rows of its frontier
+//!   vertices, claims the unvisited neighbours of its block and sends the others to
+//!   their owners (alltoallv), which claim them;
+//! * **pull** (large frontier): the blocks' frontier bitmaps are gathered on every
+//!   process (allgatherv, n/8 bytes in all), and every unvisited vertex of the block
+//!   looks for one in-neighbour in it, stopping at the first.
 //!
-//! One allreduce per level sums the frontier's size, its out-edges and the in-edges of
-//! the newly visited vertices, so every process takes the same direction
-//! ([`next_direction`]) and stops at the same level.
+//! One allreduce per level sums the frontier's size, its out-edges, its in-edges and
+//! the targets it reached, so every process takes the same direction and stops at the
+//! same level. One process exchanges nothing.
 //!
 //! The same levels walk the edges backwards (push over the in-rows, pull over the
 //! out-rows) or both ways (both over their union): the hop distances *to* landmarks
 //! ([`distances_to`], GraphX's ShortestPaths), one search per landmark.
 
 use super::adjacency::{Adjacency, VertexValues};
-use super::build::even_owner;
+use super::build::even_start;
 use super::comm::{try_filled, Comm};
 use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
-use super::{finish, DistResult, Input};
-use crate::algebra::{LOr, ANY_PAIR};
+use super::{finish, DistError, DistResult, Input};
+use crate::algebra::LOr;
 use super::marks::{FROM, TO};
-use crate::algorithms::bfs::{next_direction, UNREACHABLE};
+use crate::algorithms::bfs::{search, Block, Exchange, Expanded, Rows, Searched, Start, Targets, UNREACHABLE};
 use crate::matrix::Matrix;
-use crate::ops::{apply, assign_scalar, ewise_add_matrix, mxv, vxm, Descriptor, Direction};
-use crate::vector::{Mask, Vector};
+use crate::ops::{ewise_add_matrix, Direction};
 use lpf::Context;
 use std::time::Instant;
 
@@ -83,8 +83,8 @@ pub(crate) fn compute(
     let t1 = Instant::now();
     let (lo, hi) = g.block();
     let sources = if (lo..hi).contains(&source) { vec![(source - lo) as u32] } else { Vec::new() };
-    let search = Search { sources, targets: None, last_level: usize::MAX };
-    let s = levels(comm, &Walk::forward(g.adjacency()), search, threads, forced, &mut Rounds::start("level", observe))?;
+    let start = Start { sources, targets: None, last_level: usize::MAX };
+    let s = levels(comm, &Walk::forward(g.adjacency()), start, threads, forced, &mut Rounds::start("level", observe))?;
     Ok(Computed { values: s.depth, rounds: s.levels, seconds: t1.elapsed().as_secs_f64() })
 }
 
@@ -105,8 +105,8 @@ pub(crate) fn compute_paths(
 ) -> DistResult<(Computed<i64>, bool)> {
     let t1 = Instant::now();
     let sources = marks.iter().enumerate().filter(|(_, &m)| m & FROM != 0).map(|(k, _)| k as u32).collect();
-    let search = Search { sources, targets: Some(marks), last_level: max_length };
-    let s = levels(comm, &Walk::forward(g.adjacency()), search, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
+    let start = Start { sources, targets: Some(Targets { marks, bit: TO }), last_level: max_length };
+    let s = levels(comm, &Walk::forward(g.adjacency()), start, threads, Direction::Auto, &mut Rounds::start("level", observe))?;
     let mut depth = s.depth;
     let rounds = match s.found {
         Some(level) => {
@@ -163,28 +163,6 @@ fn on_shortest_paths(comm: &mut Comm<'_>, adj: &Adjacency, marks: &[u8], depth: 
     Ok(())
 }
 
-/// Where a search starts and where it stops.
-pub(crate) struct Search<'a> {
-    /// This block's sources (offsets into the block), ascending: level 0.
-    pub sources: Vec<u32>,
-    /// The vertex marks of this block: the search stops after the first level that
-    /// reaches a vertex marked [`TO`] (none: it runs until no vertex is left).
-    pub targets: Option<&'a [u8]>,
-    /// The last level whose vertices get depths (they are not expanded).
-    pub last_level: usize,
-}
-
-/// How a search ended.
-pub(crate) struct Searched {
-    /// The depth of every vertex of the block, [`UNREACHABLE`] where the search did not
-    /// come.
-    pub depth: Vec<i64>,
-    /// Levels with vertices (the largest depth + 1).
-    pub levels: usize,
-    /// The first level that reached a target, if one did.
-    pub found: Option<usize>,
-}
-
 /// The hop distance from every vertex of this process's block to each of `landmarks`
 /// (vertex numbers), following the edges forward (`undirected`: either way):
 /// `landmarks.len()` values per vertex, vertex by vertex, [`UNREACHABLE`] where a vertex
@@ -214,7 +192,7 @@ pub(crate) fn distances_to(
     let mut rounds = 0;
     for (k, &landmark) in landmarks.iter().enumerate() {
         let sources = if (adj.lo..adj.lo + adj.rows()).contains(&landmark) { vec![(landmark - adj.lo) as u32] } else { Vec::new() };
-        let s = levels(comm, &walk, Search { sources, targets: None, last_level: usize::MAX }, threads, Direction::Auto, &mut progress)?;
+        let s = levels(comm, &walk, Start { sources, targets: None, last_level: usize::MAX }, threads, Direction::Auto, &mut progress)?;
         for (i, d) in s.depth.into_iter().enumerate() {
             values[i * w + k] = d;
         }
@@ -242,90 +220,50 @@ impl Walk<'_> {
     }
 }
 
+/// The search of [`crate::algorithms::bfs`] over this process's block: the blocks of
+/// all processes, the exchanges by `comm`.
 fn levels(
     comm: &mut Comm<'_>,
     walk: &Walk<'_>,
-    search: Search<'_>,
+    start: Start<'_>,
     threads: usize,
     forced: Direction,
     progress: &mut Rounds<'_>,
 ) -> DistResult<Searched> {
-    let (p, n, lo, rows) = (comm.p, walk.n, walk.lo, walk.push.nrows());
-    let (outdeg, indeg) = (walk.push.row_counts(), walk.pull.row_counts());
-    let desc = Descriptor::with_threads(threads);
-    let mut depth: Vector<i64> = Vector::empty(rows);
-    let Search { sources, targets, last_level } = search;
-    let mut frontier: Vector<bool> = Vector::Sparse { n: rows, val: vec![true; sources.len()], idx: sources };
-    let mut unexplored = walk.edges;
-    let mut direction = Direction::Push;
+    let (p, n) = (comm.p, walk.n);
+    let starts: Vec<usize> = (0..=p).map(|q| even_start(q, n, p)).collect();
+    let block = Block { n, starts: &starts, lo: walk.lo, push: Rows::of(walk.push.csr()), pull: Rows::of(walk.pull.csr()), edges: walk.edges };
     let debug = crate::settings::Settings::from_env()?.debug;
-    for level in 0.. {
-        let t = Instant::now();
-        assign_scalar(&mut depth, Some(&Mask::structure(&frontier)), None, level, &desc)?;
-        let mut stats = [frontier.nvals() as u64, 0, 0, 0];
-        for (v, _) in frontier.entries() {
-            stats[1] += outdeg[v] as u64;
-            stats[2] += indeg[v] as u64;
-            stats[3] += targets.is_some_and(|m| m[v] & TO != 0) as u64;
-        }
-        comm.allreduce_u64(&mut stats, |a, b| *a += *b)?;
-        let [frontier_vertices, frontier_edges, explored, reached_targets] = stats;
-        let level = level as usize;
-        let searched = |depth: &Vector<i64>, found| Searched { depth: depth.to_dense_with(UNREACHABLE), levels: level + 1, found };
-        if frontier_vertices == 0 {
-            return Ok(Searched { levels: level, ..searched(&depth, None) });
-        }
-        if reached_targets > 0 || level >= last_level {
-            progress.done(level, "frontier", Measure::Count(frontier_vertices));
-            return Ok(searched(&depth, (reached_targets > 0).then_some(level)));
-        }
-        unexplored = unexplored.saturating_sub(explored);
-        direction = match forced {
-            Direction::Auto => next_direction(direction, n as u64, frontier_vertices, frontier_edges, unexplored),
-            d => d,
-        };
-        let unvisited = Mask::structure(&depth).complement();
-        let mut next = Vector::empty(rows);
-        if direction == Direction::Pull {
-            let mine: Vec<u32> = sparse_indices(&frontier).iter().map(|&k| (lo + k as usize) as u32).collect();
-            let (all, _) = comm.allgatherv(&mine)?;
-            let whole = Vector::Sparse { n, val: vec![true; all.len()], idx: all };
-            mxv(&mut next, Some(&unvisited), None, ANY_PAIR, walk.pull, &whole, &desc.replace().direction(Direction::Pull))?;
-        } else {
-            let mut reach = Vector::empty(n);
-            vxm(&mut reach, None, None, ANY_PAIR, &frontier, walk.push, &desc.direction(Direction::Push))?;
-            let reached = sparse_indices(&reach);
-            let mut counts = vec![0usize; p];
-            for &v in &reached {
-                counts[even_owner(v as usize, n, p)] += 1;
-            }
-            // `reached` is ascending, so it is already grouped by owner.
-            let (mut got, _) = comm.alltoallv(&reached, &counts)?;
-            for v in got.iter_mut() {
-                *v -= lo as u32;
-            }
-            got.sort_unstable();
-            got.dedup();
-            let candidates = Vector::Sparse { n: rows, val: vec![true; got.len()], idx: got };
-            apply(&mut next, Some(&unvisited), None, |x| x, &candidates, &desc.replace())?;
-        }
+    let me = comm.me;
+    let mut t = Instant::now();
+    let mut expanded = |e: &Expanded| {
         if debug {
-            eprintln!(
-                "bfs process {}: level {level} {direction:?}: frontier {frontier_vertices} vertices, {frontier_edges} edges; {:.6} s",
-                comm.me,
-                t.elapsed().as_secs_f64()
-            );
+            let (level, direction, vertices, edges) = (e.level, e.direction, e.vertices, e.edges);
+            eprintln!("bfs process {me}: level {level} {direction:?}: frontier {vertices} vertices, {edges} edges; {:.6} s", t.elapsed().as_secs_f64());
+            t = Instant::now();
         }
-        progress.done(level, "frontier", Measure::Count(frontier_vertices));
-        frontier = next;
-    }
-    unreachable!("the levels are unbounded")
+        progress.done(e.level, "frontier", Measure::Count(e.vertices));
+    };
+    search(&mut Processes { comm }, &block, start, threads, forced, &mut expanded)
 }
 
-/// The indices of the present entries.
-fn sparse_indices(v: &Vector<bool>) -> Vec<u32> {
-    match v {
-        Vector::Sparse { idx, .. } => idx.clone(),
-        Vector::Dense(d) => (0..d.len() as u32).collect(),
+/// The exchanges of a search between the processes.
+struct Processes<'a, 'c> {
+    comm: &'a mut Comm<'c>,
+}
+
+impl Exchange for Processes<'_, '_> {
+    type Error = DistError;
+
+    fn sum(&mut self, counts: &mut [u64]) -> DistResult<()> {
+        self.comm.allreduce_u64(counts, |a, b| *a += *b)
+    }
+
+    fn route(&mut self, send: &[u32], counts: &[usize]) -> DistResult<Vec<u32>> {
+        Ok(self.comm.alltoallv(send, counts)?.0)
+    }
+
+    fn gather(&mut self, mine: &[u64]) -> DistResult<Vec<u64>> {
+        Ok(self.comm.allgatherv(mine)?.0)
     }
 }
