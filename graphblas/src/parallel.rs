@@ -17,6 +17,8 @@
 //! refuses ends the call with the same error once the threads started are joined.
 
 use crate::error::{GrbError, GrbResult};
+use std::sync::atomic::{AtomicUsize, Ordering::{AcqRel, Acquire, Relaxed, Release}};
+use std::sync::{Condvar, Mutex};
 
 /// The most threads an operation runs on: LPF's limit of processes per section,
 /// far above what a machine holds, but below counts whose block tables alone
@@ -198,14 +200,51 @@ fn refused_thread(threads: usize, why: Option<std::io::Error>, started: usize) -
 
 /// Threads that run a loop in lock-step phases, meeting at [`Team::wait`].
 pub struct Team {
-    barrier: std::sync::Barrier,
+    threads: usize,
+    /// Threads at the current barrier.
+    arrived: AtomicUsize,
+    /// Barriers passed; a waiter leaves when it changes.
+    passed: AtomicUsize,
+    park: Mutex<()>,
+    wake: Condvar,
 }
 
+/// Polls of a waiter before it sleeps: phases of short supersteps end within
+/// microseconds of each other, and a futex sleep and wake-up costs more than that;
+/// on a machine with more threads than cores the waiter soon gives its core up.
+const SPINS: usize = 4000;
+
 impl Team {
+    fn new(threads: usize) -> Team {
+        Team { threads, arrived: AtomicUsize::new(0), passed: AtomicUsize::new(0), park: Mutex::new(()), wake: Condvar::new() }
+    }
+
     /// Returns once every thread of the team has called it (the phase's writes are
     /// then visible to all).
     pub fn wait(&self) {
-        self.barrier.wait();
+        let passed = self.passed.load(Acquire);
+        // The AcqRel chain of arrivals makes every earlier arrival's writes the last
+        // one's, and its Release of `passed` hands them all to the waiters.
+        if self.arrived.fetch_add(1, AcqRel) + 1 == self.threads {
+            // Reset before the release: a waiter arrives at the next barrier only
+            // after it has seen `passed` change.
+            self.arrived.store(0, Relaxed);
+            let _parked = self.park.lock().expect("team poisoned");
+            self.passed.store(passed + 1, Release);
+            self.wake.notify_all();
+            return;
+        }
+        for _ in 0..SPINS {
+            if self.passed.load(Acquire) != passed {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        // `passed` changes under the lock, so a sleeper cannot miss the wake-up.
+        let mut parked = self.park.lock().expect("team poisoned");
+        while self.passed.load(Acquire) == passed {
+            parked = self.wake.wait(parked).expect("team poisoned");
+        }
     }
 }
 
@@ -218,7 +257,7 @@ impl Team {
 /// ones waiting for it; `lead` then does not run.
 pub fn run_team<R>(threads: usize, lead: impl FnOnce(&Team) -> R, member: impl Fn(usize, &Team) + Sync) -> GrbResult<R> {
     let threads = threads.max(1);
-    let team = Team { barrier: std::sync::Barrier::new(threads) };
+    let team = Team::new(threads);
     if threads == 1 {
         return Ok(lead(&team));
     }

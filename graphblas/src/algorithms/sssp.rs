@@ -256,6 +256,10 @@ struct Shared<'a> {
     lo: usize,
     delta: f64,
     dist: Distances,
+    /// The smallest distance sent to each vertex's owner so far (all n vertices; empty
+    /// with one process): a relaxation no smaller cannot lower the owner's distance,
+    /// which is at most that, so it is not sent.
+    sent: Distances,
     /// The entries of the current bucket, taken `CHUNK` at a time from `next`.
     list: RwLock<Vec<Entry>>,
     next: AtomicUsize,
@@ -282,7 +286,7 @@ impl Shared<'_> {
                     w.bins.push(bucket(d, self.delta), Entry { v: local as u32, d });
                     w.improved += 1;
                 }
-            } else {
+            } else if self.sent.lower(t as usize, d) {
                 w.remote[owner(t as usize)].push([t as u64, d.to_bits()]);
             }
         }
@@ -343,6 +347,7 @@ pub(crate) fn delta_stepping<P: Processes>(
         lo,
         delta,
         dist: Distances::new(rows),
+        sent: Distances::new(if p > 1 { n } else { 0 }),
         list: RwLock::new(Vec::new()),
         next: AtomicUsize::new(0),
         workers: (0..threads)
