@@ -3,8 +3,9 @@
 //! vertices' weighted out-edges (all n columns). Per superstep: the threads relax the
 //! current bucket's vertices of the block (and go on locally with the vertices they
 //! improve into the same bucket, bucket fusion); the relaxations of edges into other
-//! blocks go to their owners as `(vertex, distance)` pairs (one alltoallv, 16 bytes a
-//! pair, plus its 2p-word count exchange), each owner keeps the smaller distances and
+//! blocks that are below every distance sent to that vertex before go to their owners
+//! as `(vertex, distance)` pairs (one alltoallv, 16 bytes a pair, plus its 2p-word
+//! count exchange), each owner keeps the smaller distances and
 //! bins the vertices that improved; one allgather of 2 words per process (the
 //! smallest bucket holding entries, the vertices improved) names the next bucket, the
 //! same everywhere, and ends the loop when no process holds any. With one process
