@@ -28,12 +28,18 @@
 //! `-0.0` (a weight `-0.0` passes the loaders' `w >= 0` check, but `+0.0 + -0.0` and
 //! `x + -0.0` are `+0.0` and `x`), so the order holds. Improvements are strict (a
 //! relaxation that only equals a distance changes nothing), so zero-weight cycles end.
+//!
+//! When every weight is an integer and no path can reach `u32::MAX` (n · the largest
+//! weight below it; [`exact_in_u32`]), the supersteps run on `u32` distances and
+//! weights instead (`AtomicU32::fetch_min`): the same sums exactly, in half the bytes
+//! per distance and per edge weight, which is what a relaxation's random access to
+//! its target's distance and the scan of the edges cost.
 
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
 use crate::parallel::{run_team, Team};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, RwLock};
 
 /// Distances from `source` in the graph with weighted adjacency matrix `a` (`a(i, j)`:
@@ -60,7 +66,9 @@ pub fn sssp_with_delta(a: &Matrix<f64>, source: usize, threads: usize, delta: Op
         Some(d) => check_delta(d)?,
         None => default_delta(weights.iter().sum(), weights.len() as u64, n),
     };
-    let (dist, _) = delta_stepping(a, 0, source, delta, threads, &mut OneProcess, |_, _| {})?;
+    let (integral, max_weight) = integral_and_max(weights);
+    let in_u32 = exact_in_u32(integral, max_weight, n);
+    let (dist, _) = delta_stepping(a, 0, source, delta, in_u32, threads, &mut OneProcess, |_, _| {})?;
     Ok(dist)
 }
 
@@ -150,30 +158,122 @@ fn bucket(d: f64, delta: f64) -> u64 {
     (d / delta).min(MAX_BUCKET as f64) as u64
 }
 
-/// Tentative distances as the bits of non-negative `f64`s, which order as the
-/// distances do (module documentation): `fetch_min` on them is an atomic minimum.
-struct Distances(Vec<AtomicU64>);
+/// A distance type of the supersteps. `f64` takes any weights ≥ 0; `u32` holds the
+/// same sums exactly when every weight is an integer and no path can reach
+/// `u32::MAX` ([`exact_in_u32`]), in half the bytes (the distances of a block fit the
+/// caches better, and so do the edges' weights).
+pub(crate) trait Distance: Copy + PartialEq + Send + Sync + 'static {
+    type Atomic: Send + Sync;
+    const ZERO: Self;
+    fn unreached() -> Self::Atomic;
+    fn load(a: &Self::Atomic) -> Self;
+    /// Lowers `a` to `d` if `d` is smaller; whether it was.
+    fn lower(a: &Self::Atomic, d: Self) -> bool;
+    fn plus(self, w: Self) -> Self;
+    /// As `f64`, unreached as infinity.
+    fn to_f64(self) -> f64;
+    /// The 64 bits a distance travels in to its owner, and back.
+    fn to_wire(self) -> u64;
+    fn from_wire(bits: u64) -> Self;
+}
 
-impl Distances {
-    fn new(rows: usize) -> Distances {
-        Distances((0..rows).map(|_| AtomicU64::new(f64::INFINITY.to_bits())).collect())
+/// Distances as the bits of non-negative `f64`s, which order as the distances do
+/// (module documentation): `fetch_min` on them is an atomic minimum.
+impl Distance for f64 {
+    type Atomic = AtomicU64;
+    const ZERO: f64 = 0.0;
+    fn unreached() -> AtomicU64 {
+        AtomicU64::new(f64::INFINITY.to_bits())
     }
-
-    fn get(&self, v: usize) -> f64 {
-        f64::from_bits(self.0[v].load(Relaxed))
+    fn load(a: &AtomicU64) -> f64 {
+        f64::from_bits(a.load(Relaxed))
     }
-
-    /// Lowers vertex `v`'s distance to `d` (≥ 0) if `d` is smaller; whether it was.
-    fn lower(&self, v: usize, d: f64) -> bool {
+    fn lower(a: &AtomicU64, d: f64) -> bool {
         let bits = d.to_bits();
-        let slot = &self.0[v];
         // The plain load first: most relaxations do not improve, and a read does not
         // take the cache line from the other threads.
-        bits < slot.load(Relaxed) && bits < slot.fetch_min(bits, Relaxed)
+        bits < a.load(Relaxed) && bits < a.fetch_min(bits, Relaxed)
+    }
+    fn plus(self, w: f64) -> f64 {
+        self + w
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn to_wire(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_wire(bits: u64) -> f64 {
+        f64::from_bits(bits)
+    }
+}
+
+/// Integer distances, `u32::MAX` for unreached (no path reaches it: [`exact_in_u32`]).
+impl Distance for u32 {
+    type Atomic = AtomicU32;
+    const ZERO: u32 = 0;
+    fn unreached() -> AtomicU32 {
+        AtomicU32::new(u32::MAX)
+    }
+    fn load(a: &AtomicU32) -> u32 {
+        a.load(Relaxed)
+    }
+    fn lower(a: &AtomicU32, d: u32) -> bool {
+        d < a.load(Relaxed) && d < a.fetch_min(d, Relaxed)
+    }
+    fn plus(self, w: u32) -> u32 {
+        // Never saturates under the bound of `exact_in_u32`; if it did, the sum would
+        // read as unreached and improve nothing rather than wrap to a small number.
+        self.saturating_add(w)
+    }
+    fn to_f64(self) -> f64 {
+        if self == u32::MAX {
+            f64::INFINITY
+        } else {
+            self as f64
+        }
+    }
+    fn to_wire(self) -> u64 {
+        self as u64
+    }
+    fn from_wire(bits: u64) -> u32 {
+        bits as u32
+    }
+}
+
+/// Whether the distances over `n` vertices with weights that are all integers
+/// (`integral`) of at most `max_weight` are exact in `u32`: a tentative distance is
+/// the length of a simple path (an improvement through a cycle would need the cycle's
+/// vertex to improve on itself), so below n · max_weight, which must stay below
+/// `u32::MAX` (unreached). Then every sum is the same integer as in `f64`.
+pub(crate) fn exact_in_u32(integral: bool, max_weight: f64, n: usize) -> bool {
+    integral && max_weight * (n as f64) < u32::MAX as f64
+}
+
+/// Whether every weight is an integer (≥ 0 is checked at load), and the largest one.
+pub(crate) fn integral_and_max(weights: &[f64]) -> (bool, f64) {
+    weights.iter().fold((true, 0.0f64), |(int, max), &w| (int && w.fract() == 0.0, max.max(w)))
+}
+
+/// Tentative distances of a block's vertices.
+struct Distances<D: Distance>(Vec<D::Atomic>);
+
+impl<D: Distance> Distances<D> {
+    fn new(rows: usize) -> Distances<D> {
+        Distances((0..rows).map(|_| D::unreached()).collect())
+    }
+
+    fn get(&self, v: usize) -> D {
+        D::load(&self.0[v])
+    }
+
+    /// Lowers vertex `v`'s distance to `d` if `d` is smaller; whether it was.
+    fn lower(&self, v: usize, d: D) -> bool {
+        D::lower(&self.0[v], d)
     }
 
     fn into_values(self) -> Vec<f64> {
-        self.0.into_iter().map(|d| f64::from_bits(d.into_inner())).collect()
+        self.0.iter().map(|d| D::load(d).to_f64()).collect()
     }
 }
 
@@ -181,26 +281,26 @@ impl Distances {
 /// entry is stale once the vertex's distance has fallen further (a newer entry holds
 /// it).
 #[derive(Clone, Copy)]
-struct Entry {
+struct Entry<D> {
     v: u32,
-    d: f64,
+    d: D,
 }
 
 /// One thread's bins: the buckets `current..current + NEAR` in a ring, later ones
 /// in a map (with a tiny delta the buckets are many and sparse). No bucket before
 /// `current` has entries.
-struct Bins {
+struct Bins<D> {
     current: u64,
-    near: Vec<Vec<Entry>>,
-    far: BTreeMap<u64, Vec<Entry>>,
+    near: Vec<Vec<Entry<D>>>,
+    far: BTreeMap<u64, Vec<Entry<D>>>,
 }
 
-impl Bins {
-    fn new() -> Bins {
+impl<D> Bins<D> {
+    fn new() -> Bins<D> {
         Bins { current: 0, near: (0..NEAR).map(|_| Vec::new()).collect(), far: BTreeMap::new() }
     }
 
-    fn push(&mut self, b: u64, e: Entry) {
+    fn push(&mut self, b: u64, e: Entry<D>) {
         debug_assert!(b >= self.current);
         if b - self.current < NEAR {
             self.near[(b % NEAR) as usize].push(e);
@@ -210,7 +310,7 @@ impl Bins {
     }
 
     /// The bin of the current bucket.
-    fn current_bin(&mut self) -> &mut Vec<Entry> {
+    fn current_bin(&mut self) -> &mut Vec<Entry<D>> {
         &mut self.near[(self.current % NEAR) as usize]
     }
 
@@ -222,7 +322,7 @@ impl Bins {
 
     /// Makes `b` (no earlier bucket has entries) the current bucket and moves its
     /// entries to the end of `to`.
-    fn take(&mut self, b: u64, to: &mut Vec<Entry>) {
+    fn take(&mut self, b: u64, to: &mut Vec<Entry<D>>) {
         debug_assert!(b >= self.current && b <= MAX_BUCKET);
         self.current = b;
         while let Some(e) = self.far.first_entry() {
@@ -242,8 +342,8 @@ impl Bins {
 }
 
 /// What one thread keeps between supersteps; the lead reads it between two waits.
-struct Worker {
-    bins: Bins,
+struct Worker<D> {
+    bins: Bins<D>,
     /// Relaxations of edges into other processes' blocks, per owner: `[vertex, bits]`.
     remote: Vec<Vec<[u64; 2]>>,
     /// Vertices whose distance this thread lowered in this superstep.
@@ -251,43 +351,48 @@ struct Worker {
 }
 
 /// The state the team shares.
-struct Shared<'a> {
-    csr: &'a crate::matrix::Compressed<f64>,
+struct Shared<'a, D: Distance> {
+    /// The block's out-edges: row k's targets `cols[ptr[k]..ptr[k + 1]]`, their
+    /// weights at the same positions of `weights`.
+    ptr: &'a [usize],
+    cols: &'a [u32],
+    weights: &'a [D],
     lo: usize,
     delta: f64,
-    dist: Distances,
+    dist: Distances<D>,
     /// The smallest distance sent to each vertex's owner so far (all n vertices; empty
     /// with one process): a relaxation no smaller cannot lower the owner's distance,
     /// which is at most that, so it is not sent.
-    sent: Distances,
+    sent: Distances<D>,
     /// The entries of the current bucket, taken `CHUNK` at a time from `next`.
-    list: RwLock<Vec<Entry>>,
+    list: RwLock<Vec<Entry<D>>>,
     next: AtomicUsize,
-    workers: Vec<Mutex<Worker>>,
+    workers: Vec<Mutex<Worker<D>>>,
     /// Set by the lead when no bucket is left (or an exchange failed).
     done: AtomicBool,
     fuse_below: usize,
 }
 
-impl Shared<'_> {
+impl<D: Distance> Shared<'_, D> {
     /// Relaxes the out-edges of `e`'s vertex unless the entry is stale: an improved
     /// local vertex goes to `w`'s bins, an edge into another block to `w.remote`.
-    fn relax(&self, e: Entry, w: &mut Worker, owner: &(dyn Fn(usize) -> usize + Sync)) {
-        if self.dist.get(e.v as usize) != e.d {
+    fn relax(&self, e: Entry<D>, w: &mut Worker<D>, owner: &(dyn Fn(usize) -> usize + Sync)) {
+        let v = e.v as usize;
+        if self.dist.get(v) != e.d {
             return;
         }
-        let (cols, weights) = self.csr.line(e.v as usize);
+        let (from, to) = (self.ptr[v], self.ptr[v + 1]);
         let rows = self.dist.0.len();
-        for (&t, &weight) in cols.iter().zip(weights) {
-            let d = e.d + weight;
+        for (&t, &weight) in self.cols[from..to].iter().zip(&self.weights[from..to]) {
+            let d = e.d.plus(weight);
             let local = (t as usize).wrapping_sub(self.lo);
             if local < rows {
                 if self.dist.lower(local, d) {
-                    w.bins.push(bucket(d, self.delta), Entry { v: local as u32, d });
+                    w.bins.push(bucket(d.to_f64(), self.delta), Entry { v: local as u32, d });
                     w.improved += 1;
                 }
             } else if self.sent.lower(t as usize, d) {
-                w.remote[owner(t as usize)].push([t as u64, d.to_bits()]);
+                w.remote[owner(t as usize)].push([t as u64, d.to_wire()]);
             }
         }
     }
@@ -335,6 +440,30 @@ pub(crate) fn delta_stepping<P: Processes>(
     lo: usize,
     source: usize,
     delta: f64,
+    in_u32: bool,
+    threads: usize,
+    processes: &mut P,
+    observe: impl FnMut(usize, u64),
+) -> Result<(Vec<f64>, usize), P::Error> {
+    let csr = out.csr();
+    if in_u32 {
+        // Exact: integers below 2^32 (`exact_in_u32`).
+        let weights: Vec<u32> = csr.val.iter().map(|&w| w as u32).collect();
+        supersteps(out, &weights, lo, source, delta, threads, processes, observe)
+    } else {
+        supersteps(out, &csr.val, lo, source, delta, threads, processes, observe)
+    }
+}
+
+/// [`delta_stepping`] with distances of type `D`, the weights of `out`'s entries
+/// (in its CSR order) as `weights`.
+#[allow(clippy::too_many_arguments)]
+fn supersteps<D: Distance, P: Processes>(
+    out: &Matrix<f64>,
+    weights: &[D],
+    lo: usize,
+    source: usize,
+    delta: f64,
     threads: usize,
     processes: &mut P,
     mut observe: impl FnMut(usize, u64),
@@ -342,8 +471,11 @@ pub(crate) fn delta_stepping<P: Processes>(
     let (rows, n) = (out.nrows(), out.ncols());
     let p = processes.count();
     let threads = threads.max(1);
+    let csr = out.csr();
     let state = Shared {
-        csr: out.csr(),
+        ptr: &csr.ptr,
+        cols: &csr.idx,
+        weights,
         lo,
         delta,
         dist: Distances::new(rows),
@@ -358,8 +490,8 @@ pub(crate) fn delta_stepping<P: Processes>(
         fuse_below: if threads == 1 { usize::MAX } else { FUSE_BELOW },
     };
     if (lo..lo + rows).contains(&source) {
-        state.dist.lower(source - lo, 0.0);
-        state.list.write().expect("list poisoned").push(Entry { v: (source - lo) as u32, d: 0.0 });
+        state.dist.lower(source - lo, D::ZERO);
+        state.list.write().expect("list poisoned").push(Entry { v: (source - lo) as u32, d: D::ZERO });
     }
     let shared = &state;
     let owner = &|v: usize| P::owner(v, n, p);
@@ -373,7 +505,7 @@ pub(crate) fn delta_stepping<P: Processes>(
             // lead's until then.
             let mut workers: Vec<_> = shared.workers.iter().map(|w| w.lock().expect("worker poisoned")).collect();
             let mut improved: u64 = workers.iter_mut().map(|w| std::mem::take(&mut w.improved)).sum();
-            let first = |workers: &[std::sync::MutexGuard<'_, Worker>]| workers.iter().map(|w| w.bins.first()).min().unwrap_or(NO_BUCKET);
+            let first = |workers: &[std::sync::MutexGuard<'_, Worker<D>>]| workers.iter().map(|w| w.bins.first()).min().unwrap_or(NO_BUCKET);
             let decided = if p == 1 {
                 Ok(first(&workers))
             } else {
@@ -388,9 +520,9 @@ pub(crate) fn delta_stepping<P: Processes>(
                 processes.exchange(&send, &counts).and_then(|got| {
                     let bins = &mut workers[0].bins;
                     for [v, bits] in got {
-                        let (v, d) = (v as usize - lo, f64::from_bits(bits));
+                        let (v, d) = (v as usize - lo, D::from_wire(bits));
                         if shared.dist.lower(v, d) {
-                            bins.push(bucket(d, delta), Entry { v: v as u32, d });
+                            bins.push(bucket(d.to_f64(), delta), Entry { v: v as u32, d });
                             improved += 1;
                         }
                     }
@@ -471,7 +603,7 @@ mod tests {
         for a in xs {
             for b in xs {
                 assert_eq!(a.to_bits() < b.to_bits(), a < b, "{a} {b}");
-                let d = Distances::new(1);
+                let d = Distances::<f64>::new(1);
                 d.lower(0, a);
                 assert_eq!(d.lower(0, b), b < a, "{a} then {b}");
                 assert_eq!(d.get(0), a.min(b));
@@ -488,9 +620,39 @@ mod tests {
             assert!(d.iter().all(|x| x.to_bits() == 0.0f64.to_bits()), "{d:?}");
         }
         // Equal is no improvement: a zero-weight cycle ends.
-        let d = Distances::new(1);
+        let d = Distances::<f64>::new(1);
         assert!(d.lower(0, 0.0));
         assert!(!d.lower(0, 0.0));
+    }
+
+    /// Integer weights run in `u32` when no path can reach `u32::MAX`, else in `f64`;
+    /// both give the same distances.
+    #[test]
+    fn integer_weights_in_u32_only_below_the_bound() {
+        assert!(exact_in_u32(true, 63.0, 1 << 20));
+        assert!(!exact_in_u32(false, 63.0, 10));
+        assert!(!exact_in_u32(true, 2f64.powi(31), 3));
+        assert_eq!(integral_and_max(&[1.0, 0.0, 7.0]), (true, 7.0));
+        assert_eq!(integral_and_max(&[1.0, 0.5]), (false, 1.0));
+        // 0 -> 1 -> 2 of 2^31 each: 2^32 does not fit, the f64 path keeps it exact.
+        let big = 2f64.powi(31);
+        let a = Matrix::from_triples(3, 3, &[(0, 1, big), (1, 2, big)], DupPolicy::Min).unwrap();
+        assert_eq!(sssp(&a, 0, 2).unwrap(), vec![0.0, big, 2.0 * big]);
+        // The same integer graph both ways.
+        let t: Vec<(usize, usize, f64)> = (0..300).map(|k| (k % 97, (k * 31 + 5) % 97, ((k * 7) % 11) as f64)).collect();
+        let a = Matrix::from_triples(97, 97, &t, DupPolicy::Min).unwrap();
+        for delta in [0.5, 3.0, f64::INFINITY] {
+            for threads in [1, 2] {
+                let run = |in_u32| delta_stepping(&a, 0, 0, delta, in_u32, threads, &mut OneProcess, |_, _| {}).unwrap();
+                let (d32, s32) = run(true);
+                let (d64, s64) = run(false);
+                assert_eq!(d32, d64, "delta {delta} threads {threads}");
+                assert!(d32.iter().filter(|d| d.is_finite()).count() > 20 && d32.iter().any(|d| d.is_infinite()));
+                if threads == 1 {
+                    assert_eq!(s32, s64, "the same supersteps");
+                }
+            }
+        }
     }
 
     #[test]
@@ -508,7 +670,7 @@ mod tests {
 
     #[test]
     fn bins_keep_near_and_far_buckets() {
-        let e = |v| Entry { v, d: 0.0 };
+        let e = |v| Entry { v, d: 0.0f64 };
         let mut bins = Bins::new();
         assert_eq!(bins.first(), NO_BUCKET);
         bins.push(3, e(1));

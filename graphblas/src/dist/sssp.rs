@@ -22,7 +22,7 @@ use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistError, DistResult, Input};
-use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, Processes};
+use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, exact_in_u32, integral_and_max, Processes};
 use crate::matrix::{Coo, DupPolicy, Matrix};
 use lpf::Context;
 use std::time::Instant;
@@ -79,20 +79,22 @@ pub(crate) fn compute(
     let out = g.weighted("SSSP")?;
     let (lo, _) = g.block();
     let t1 = Instant::now();
+    // Every process sums the same numbers in the same (process) order: the same delta
+    // everywhere, as the bucket numbers must be, and the same distance type.
+    let weights = &out.csr().val;
+    let (integral, max_weight) = integral_and_max(weights);
+    let local = [weights.iter().sum::<f64>().to_bits(), weights.len() as u64, integral as u64, max_weight.to_bits()];
+    let all = comm.allgather_u64s(&local)?;
+    let each = || all.chunks(4);
     let delta = match delta {
         Some(d) => d,
-        None => {
-            // Every process sums the same numbers in the same (process) order: the
-            // same delta everywhere, as the bucket numbers must be.
-            let local = [out.csr().val.iter().sum::<f64>().to_bits(), out.nvals() as u64];
-            let all = comm.allgather_u64s(&local)?;
-            let weight_sum = all.chunks(2).map(|c| f64::from_bits(c[0])).sum();
-            let edges = all.chunks(2).map(|c| c[1]).sum();
-            default_delta(weight_sum, edges, g.n() as usize)
-        }
+        None => default_delta(each().map(|c| f64::from_bits(c[0])).sum(), each().map(|c| c[1]).sum(), g.n() as usize),
     };
+    let integral = each().all(|c| c[2] == 1);
+    let max_weight = each().map(|c| f64::from_bits(c[3])).fold(0.0, f64::max);
+    let in_u32 = exact_in_u32(integral, max_weight, g.n() as usize);
     let mut progress = Rounds::start("round", observe);
-    let (dist, rounds) = delta_stepping(out, lo, source, delta, threads, &mut Owners { comm }, |k, c| {
+    let (dist, rounds) = delta_stepping(out, lo, source, delta, in_u32, threads, &mut Owners { comm }, |k, c| {
         progress.done(k, "improved", Measure::Count(c))
     })?;
     Ok(Computed { values: dist, rounds, seconds: t1.elapsed().as_secs_f64() })
