@@ -23,7 +23,7 @@
 //! weighted distance from the source (`infinity` where it does not lead; the input
 //! must carry non-negative weights: a MatrixMarket real or integer file or an edge
 //! list with a weight column; `--delta X`, X > 0 or `inf`, the width of the
-//! delta-stepping buckets, by default the mean weight over the mean out-degree), CDLP the vertex's label (an id) after N iterations of
+//! delta-stepping buckets, by default the largest weight over the mean out-degree), CDLP the vertex's label (an id) after N iterations of
 //! label propagation (default 10, Graphalytics'), LCC the local clustering
 //! coefficient, SCC the smallest id of the vertex's strongly connected component,
 //! triangles the number of triangles at the vertex and kcore its coreness (both in the
@@ -48,7 +48,7 @@ use std::time::Instant;
 const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
        graph wcc INPUT [RUN] [--output FILE]
        graph sssp --source ID INPUT [RUN] [--delta X] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights;
-                X: bucket width > 0, default mean weight / mean out-degree)
+                X: bucket width > 0, default largest weight / mean out-degree)
        graph cdlp INPUT [RUN] [--iterations N] [--output FILE]   (N default 10)
        graph lcc INPUT [RUN] [--output FILE]
        graph scc INPUT [RUN] [--output FILE]

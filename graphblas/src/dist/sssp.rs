@@ -79,19 +79,19 @@ pub(crate) fn compute(
     let out = g.weighted("SSSP")?;
     let (lo, _) = g.block();
     let t1 = Instant::now();
-    // Every process sums the same numbers in the same (process) order: the same delta
+    // Every process learns the same counts and largest weight: the same delta
     // everywhere, as the bucket numbers must be, and the same distance type.
     let weights = &out.csr().val;
     let (integral, max_weight) = integral_and_max(weights);
-    let local = [weights.iter().sum::<f64>().to_bits(), weights.len() as u64, integral as u64, max_weight.to_bits()];
+    let local = [weights.len() as u64, integral as u64, max_weight.to_bits()];
     let all = comm.allgather_u64s(&local)?;
-    let each = || all.chunks(4);
+    let each = || all.chunks(3);
+    let integral = each().all(|c| c[1] == 1);
+    let max_weight = each().map(|c| f64::from_bits(c[2])).fold(0.0, f64::max);
     let delta = match delta {
         Some(d) => d,
-        None => default_delta(each().map(|c| f64::from_bits(c[0])).sum(), each().map(|c| c[1]).sum(), g.n() as usize),
+        None => default_delta(max_weight, each().map(|c| c[0]).sum(), g.n() as usize),
     };
-    let integral = each().all(|c| c[2] == 1);
-    let max_weight = each().map(|c| f64::from_bits(c[3])).fold(0.0, f64::max);
     let in_u32 = exact_in_u32(integral, max_weight, g.n() as usize);
     let mut progress = Rounds::start("round", observe);
     let (dist, rounds) = delta_stepping(out, lo, source, delta, in_u32, threads, &mut Owners { comm }, |k, c| {
