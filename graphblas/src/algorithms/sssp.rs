@@ -37,7 +37,7 @@
 
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
-use crate::parallel::{run_team, Team};
+use crate::parallel::{even_blocks, run_blocks, run_team, split_by_bounds, Team};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, RwLock};
@@ -62,12 +62,12 @@ pub fn sssp_with_delta(a: &Matrix<f64>, source: usize, threads: usize, delta: Op
     if let Some(w) = weights.iter().find(|w| !(**w >= 0.0)) {
         return Err(GrbError::InvalidValue(format!("SSSP needs edge weights >= 0, the matrix holds {w}")));
     }
-    let (integral, max_weight) = integral_and_max(weights);
+    let (as_u32, max_weight) = weights_in_u32(weights, threads)?;
     let delta = match delta {
         Some(d) => check_delta(d)?,
         None => default_delta(max_weight, weights.len() as u64, n),
     };
-    let in_u32 = exact_in_u32(integral, max_weight, n);
+    let in_u32 = as_u32.as_deref().filter(|_| exact_in_u32(true, max_weight, n));
     let (dist, _) = delta_stepping(a, 0, source, delta, in_u32, threads, &mut OneProcess, |_, _| {})?;
     Ok(dist)
 }
@@ -249,11 +249,6 @@ impl Distance for u32 {
 /// `u32::MAX` (unreached). Then every sum is the same integer as in `f64`.
 pub(crate) fn exact_in_u32(integral: bool, max_weight: f64, n: usize) -> bool {
     integral && max_weight * (n as f64) < u32::MAX as f64
-}
-
-/// Whether every weight is an integer (≥ 0 is checked at load), and the largest one.
-pub(crate) fn integral_and_max(weights: &[f64]) -> (bool, f64) {
-    weights.iter().fold((true, 0.0f64), |(int, max), &w| (int && w.fract() == 0.0, max.max(w)))
 }
 
 /// Tentative distances of a block's vertices.
@@ -441,19 +436,37 @@ pub(crate) fn delta_stepping<P: Processes>(
     lo: usize,
     source: usize,
     delta: f64,
-    in_u32: bool,
+    in_u32: Option<&[u32]>,
     threads: usize,
     processes: &mut P,
     observe: impl FnMut(usize, u64),
 ) -> Result<(Vec<f64>, usize), P::Error> {
-    let csr = out.csr();
-    if in_u32 {
-        // Exact: integers below 2^32 (`exact_in_u32`).
-        let weights: Vec<u32> = csr.val.iter().map(|&w| w as u32).collect();
-        supersteps(out, &weights, lo, source, delta, threads, processes, observe)
-    } else {
-        supersteps(out, &csr.val, lo, source, delta, threads, processes, observe)
+    match in_u32 {
+        Some(weights) => supersteps(out, weights, lo, source, delta, threads, processes, observe),
+        None => supersteps(out, &out.csr().val, lo, source, delta, threads, processes, observe),
     }
+}
+
+/// The weights `vals` as `u32` if every one is an integer below 2^32 (they are ≥ 0),
+/// and the largest weight (0 without any): one pass on `threads` threads.
+pub(crate) fn weights_in_u32(vals: &[f64], threads: usize) -> GrbResult<(Option<Vec<u32>>, f64)> {
+    let mut weights = vec![0u32; vals.len()];
+    let bounds = even_blocks(vals.len(), threads.max(1));
+    let parts: Vec<(usize, &mut [u32])> = split_by_bounds(&mut weights, &bounds).into_iter().enumerate().collect();
+    let blocks = run_blocks(parts, |_, (k, part)| {
+        let (mut exact, mut max) = (true, 0.0f64);
+        for (w, &x) in part.iter_mut().zip(&vals[bounds[k]..]) {
+            // The cast saturates, so a weight of 2^32 or more, or with a fraction, does
+            // not come back equal.
+            *w = x as u32;
+            exact &= *w as f64 == x;
+            max = max.max(x);
+        }
+        (exact, max)
+    })?;
+    let exact = blocks.iter().all(|b| b.0);
+    let max = blocks.iter().fold(0.0f64, |m, b| m.max(b.1));
+    Ok((exact.then_some(weights), max))
 }
 
 /// [`delta_stepping`] with distances of type `D`, the weights of `out`'s entries
@@ -633,8 +646,12 @@ mod tests {
         assert!(exact_in_u32(true, 63.0, 1 << 20));
         assert!(!exact_in_u32(false, 63.0, 10));
         assert!(!exact_in_u32(true, 2f64.powi(31), 3));
-        assert_eq!(integral_and_max(&[1.0, 0.0, 7.0]), (true, 7.0));
-        assert_eq!(integral_and_max(&[1.0, 0.5]), (false, 1.0));
+        for threads in [1, 2, 3] {
+            assert_eq!(weights_in_u32(&[1.0, 0.0, 7.0], threads).unwrap(), (Some(vec![1, 0, 7]), 7.0));
+            assert_eq!(weights_in_u32(&[1.0, 0.5], threads).unwrap(), (None, 1.0));
+            assert_eq!(weights_in_u32(&[4294967296.0, 1.0], threads).unwrap(), (None, 4294967296.0));
+            assert_eq!(weights_in_u32(&[], threads).unwrap(), (Some(vec![]), 0.0));
+        }
         // 0 -> 1 -> 2 of 2^31 each: 2^32 does not fit, the f64 path keeps it exact.
         let big = 2f64.powi(31);
         let a = Matrix::from_triples(3, 3, &[(0, 1, big), (1, 2, big)], DupPolicy::Min).unwrap();
@@ -644,9 +661,10 @@ mod tests {
         let a = Matrix::from_triples(97, 97, &t, DupPolicy::Min).unwrap();
         for delta in [0.5, 3.0, f64::INFINITY] {
             for threads in [1, 2] {
+                let w = weights_in_u32(&a.csr().val, threads).unwrap().0.unwrap();
                 let run = |in_u32| delta_stepping(&a, 0, 0, delta, in_u32, threads, &mut OneProcess, |_, _| {}).unwrap();
-                let (d32, s32) = run(true);
-                let (d64, s64) = run(false);
+                let (d32, s32) = run(Some(&w));
+                let (d64, s64) = run(None);
                 assert_eq!(d32, d64, "delta {delta} threads {threads}");
                 assert!(d32.iter().filter(|d| d.is_finite()).count() > 20 && d32.iter().any(|d| d.is_infinite()));
                 if threads == 1 {

@@ -22,7 +22,7 @@ use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistError, DistResult, Input};
-use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, exact_in_u32, integral_and_max, Processes};
+use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, exact_in_u32, weights_in_u32, Processes};
 use crate::matrix::{Coo, DupPolicy, Matrix};
 use lpf::Context;
 use std::time::Instant;
@@ -82,8 +82,8 @@ pub(crate) fn compute(
     // Every process learns the same counts and largest weight: the same delta
     // everywhere, as the bucket numbers must be, and the same distance type.
     let weights = &out.csr().val;
-    let (integral, max_weight) = integral_and_max(weights);
-    let local = [weights.len() as u64, integral as u64, max_weight.to_bits()];
+    let (as_u32, max_weight) = comm.agree(weights_in_u32(weights, threads).map_err(DistError::from))?;
+    let local = [weights.len() as u64, as_u32.is_some() as u64, max_weight.to_bits()];
     let all = comm.allgather_u64s(&local)?;
     let each = || all.chunks(3);
     let integral = each().all(|c| c[1] == 1);
@@ -92,7 +92,7 @@ pub(crate) fn compute(
         Some(d) => d,
         None => default_delta(max_weight, each().map(|c| c[0]).sum(), g.n() as usize),
     };
-    let in_u32 = exact_in_u32(integral, max_weight, g.n() as usize);
+    let in_u32 = as_u32.as_deref().filter(|_| exact_in_u32(integral, max_weight, g.n() as usize));
     let mut progress = Rounds::start("round", observe);
     let (dist, rounds) = delta_stepping(out, lo, source, delta, in_u32, threads, &mut Owners { comm }, |k, c| {
         progress.done(k, "improved", Measure::Count(c))
