@@ -588,24 +588,6 @@ pub fn ewise_mult<T: Scalar, B: BinaryOp<T>>(
     write_back("ewise_mult", w, t, mask, accum, desc.replace)
 }
 
-/// `w<mask> = accum(w, u⟨keep(u(i), v(i))⟩)`: the entries of `u` that `keep` accepts
-/// given the entry of `v` at the same position (`None` where `v` has none) — GrB_select
-/// with a predicate comparing against a second vector. Frontier Bellman-Ford keeps the
-/// tentative distances that improve on the known ones.
-pub fn select_by<T: Scalar, F: Fn(T, Option<T>) -> bool + Sync>(
-    w: &mut Vector<T>,
-    mask: Option<&Mask>,
-    accum: Option<Accum<T>>,
-    keep: F,
-    u: &Vector<T>,
-    v: &Vector<T>,
-    desc: &Descriptor,
-) -> GrbResult<()> {
-    dims("select_by", "second operand length", u.len(), v.len())?;
-    let t = elementwise(u, v, mask, desc.threads.max(1), |a, b| a.filter(|&x| keep(x, b)), true)?;
-    write_back("select_by", w, t, mask, accum, desc.replace)
-}
-
 /// `w(i) = mode { u(j) : (i, j) an entry of any of `lines` }`: the most frequent value
 /// among the entries' columns, counted with multiplicity across the operands (an entry
 /// in two of them counts twice), ties to the smallest value; `w(i)` absent where row `i`

@@ -17,6 +17,8 @@
 //! refuses ends the call with the same error once the threads started are joined.
 
 use crate::error::{GrbError, GrbResult};
+use std::sync::atomic::{AtomicUsize, Ordering::{AcqRel, Acquire, Relaxed, Release}};
+use std::sync::{Condvar, Mutex};
 
 /// The most threads an operation runs on: LPF's limit of processes per section,
 /// far above what a machine holds, but below counts whose block tables alone
@@ -152,9 +154,8 @@ where
         return Ok(items.into_iter().enumerate().map(|(k, w)| f(k, w)).collect());
     }
     let threads = items.len();
-    let unavailable = |message: String| GrbError::ThreadsUnavailable { threads, message };
     lpf::shm::check_room_for_threads(threads - 1)
-        .map_err(|e| unavailable(e.message().to_string()))?;
+        .map_err(|e| GrbError::ThreadsUnavailable { threads, message: e.message().to_string() })?;
     let f = &f;
     std::thread::scope(|scope| {
         let mut iter = items.into_iter().enumerate();
@@ -176,14 +177,130 @@ where
         let joined: Vec<R> = handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect();
         match (first, refused) {
             (Some(r0), None) => Ok(std::iter::once(r0).chain(joined).collect()),
-            (_, why) => Err(unavailable(format!(
-                "the OS refused to create a thread ({}) after {} of the {} new ones were started: lower the \
-                 thread count or raise the limits on threads and memory (ulimit -u, ulimit -v, \
-                 /proc/sys/kernel/threads-max)",
-                why.map_or_else(String::new, |e| e.to_string()),
-                joined.len(),
-                threads - 1
-            ))),
+            (_, why) => Err(refused_thread(threads, why, joined.len())),
+        }
+    })
+}
+
+/// The error of a spawn the OS refused after `started` of the `threads - 1` new
+/// threads had started.
+fn refused_thread(threads: usize, why: Option<std::io::Error>, started: usize) -> GrbError {
+    GrbError::ThreadsUnavailable {
+        threads,
+        message: format!(
+            "the OS refused to create a thread ({}) after {} of the {} new ones were started: lower the \
+             thread count or raise the limits on threads and memory (ulimit -u, ulimit -v, \
+             /proc/sys/kernel/threads-max)",
+            why.map_or_else(String::new, |e| e.to_string()),
+            started,
+            threads - 1
+        ),
+    }
+}
+
+/// Threads that run a loop in lock-step phases, meeting at [`Team::wait`].
+pub struct Team {
+    threads: usize,
+    /// Threads at the current barrier.
+    arrived: AtomicUsize,
+    /// Barriers passed; a waiter leaves when it changes.
+    passed: AtomicUsize,
+    park: Mutex<()>,
+    wake: Condvar,
+}
+
+/// Polls of a waiter before it sleeps: phases of short supersteps end within
+/// microseconds of each other, and a futex sleep and wake-up costs more than that;
+/// on a machine with more threads than cores the waiter soon gives its core up.
+const SPINS: usize = 4000;
+
+impl Team {
+    fn new(threads: usize) -> Team {
+        Team { threads, arrived: AtomicUsize::new(0), passed: AtomicUsize::new(0), park: Mutex::new(()), wake: Condvar::new() }
+    }
+
+    /// Returns once every thread of the team has called it (the phase's writes are
+    /// then visible to all).
+    pub fn wait(&self) {
+        let passed = self.passed.load(Acquire);
+        // The AcqRel chain of arrivals makes every earlier arrival's writes the last
+        // one's, and its Release of `passed` hands them all to the waiters.
+        if self.arrived.fetch_add(1, AcqRel) + 1 == self.threads {
+            // Reset before the release: a waiter arrives at the next barrier only
+            // after it has seen `passed` change.
+            self.arrived.store(0, Relaxed);
+            let _parked = self.park.lock().expect("team poisoned");
+            self.passed.store(passed + 1, Release);
+            self.wake.notify_all();
+            return;
+        }
+        for _ in 0..SPINS {
+            if self.passed.load(Acquire) != passed {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        // `passed` changes under the lock, so a sleeper cannot miss the wake-up.
+        let mut parked = self.park.lock().expect("team poisoned");
+        while self.passed.load(Acquire) == passed {
+            parked = self.wake.wait(parked).expect("team poisoned");
+        }
+    }
+}
+
+/// Runs `lead(&team)` on the calling thread and `member(k, &team)` for k in
+/// `1..threads` on new threads, all members of one [`Team`], and returns what `lead`
+/// returns once every member has ended. `lead` may hold what cannot cross threads (an
+/// LPF context): it does the team's serial steps between two waits. No member starts
+/// its work before all threads exist, so a thread the OS refuses ends the call with
+/// [`GrbError::ThreadsUnavailable`] (as [`run_blocks`]) instead of leaving the started
+/// ones waiting for it; `lead` then does not run.
+pub fn run_team<R>(threads: usize, lead: impl FnOnce(&Team) -> R, member: impl Fn(usize, &Team) + Sync) -> GrbResult<R> {
+    let threads = threads.max(1);
+    let team = Team::new(threads);
+    if threads == 1 {
+        return Ok(lead(&team));
+    }
+    lpf::shm::check_room_for_threads(threads - 1)
+        .map_err(|e| GrbError::ThreadsUnavailable { threads, message: e.message().to_string() })?;
+    // None until every thread exists, then whether the team runs.
+    let start = (std::sync::Mutex::new(None::<bool>), std::sync::Condvar::new());
+    let open = |run: bool| {
+        *start.0.lock().expect("team start poisoned") = Some(run);
+        start.1.notify_all();
+    };
+    let (team, start_ref, member) = (&team, &start, &member);
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(threads - 1);
+        let mut refused = None;
+        for k in 1..threads {
+            let run = move || {
+                let mut go = start_ref.0.lock().expect("team start poisoned");
+                while go.is_none() {
+                    go = start_ref.1.wait(go).expect("team start poisoned");
+                }
+                if go.unwrap_or(false) {
+                    drop(go);
+                    member(k, team);
+                }
+            };
+            match std::thread::Builder::new().spawn_scoped(scope, run) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        open(refused.is_none());
+        let r = refused.is_none().then(|| lead(team));
+        let started = handles.len();
+        for h in handles {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        match (r, refused) {
+            (Some(r), None) => Ok(r),
+            (_, why) => Err(refused_thread(threads, why, started)),
         }
     })
 }
@@ -220,6 +337,43 @@ mod tests {
         assert_eq!(b.last(), Some(&1));
         assert!(b.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(even_blocks(10, 3), vec![0, 3, 6, 10]);
+    }
+
+    #[test]
+    fn a_team_meets_at_every_wait() {
+        // Each phase every member adds 1 to the shared count; the lead checks between
+        // two waits that all did, and tells them to stop after the last phase.
+        for threads in [1, 2, 4] {
+            let count = std::sync::atomic::AtomicUsize::new(0);
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let phases = 50;
+            let step = |team: &Team| {
+                count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                team.wait();
+            };
+            let seen = run_team(
+                threads,
+                |team| {
+                    let mut seen = Vec::new();
+                    for phase in 1..=phases {
+                        step(team);
+                        seen.push(count.load(std::sync::atomic::Ordering::Relaxed));
+                        stop.store(phase == phases, std::sync::atomic::Ordering::Relaxed);
+                        team.wait();
+                    }
+                    seen
+                },
+                |_, team| loop {
+                    step(team);
+                    team.wait();
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, (1..=phases).map(|k| k * threads).collect::<Vec<_>>(), "threads {threads}");
+        }
     }
 
     #[test]

@@ -68,7 +68,14 @@ fn bfs_and_wcc_outputs_match_the_references_on_every_engine() {
         (&mtx, mtx_ids.clone(), reference_bfs(g.n, &g.edges, source), reference_wcc(g.n, &g.edges).iter().map(|&r| mtx_ids[r] as i64).collect::<Vec<_>>(), source as u64 + 1),
         (&el, named.clone(), reference_bfs(named.len(), &named_edges, k(source)), reference_wcc(named.len(), &named_edges).iter().map(|&r| named[r] as i64).collect(), source as u64),
     ];
-    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("shm", vec!["-p", "1"]),
+        ("shm", vec!["-p", "3", "--threads", "2"]),
+        ("shm", vec!["-p", "2", "--delta", "0.001"]),
+        ("shm", vec!["-p", "2", "--threads", "2", "--delta", "inf"]),
+        ("tcp", vec![]),
+        ("hybrid", vec![]),
+    ];
     for (input, ids, bfs_want, wcc_want, src) in &cases {
         for (engine, extra) in &runs {
             for kernel in ["bfs", "wcc"] {
@@ -189,7 +196,14 @@ fn sssp_outputs_match_dijkstra_on_every_engine() {
         (&mtx, (1..=g.n as u64).collect::<Vec<_>>(), reference_sssp(g.n, &g.edges, source), source as u64 + 1),
         (&el, named.clone(), reference_sssp(named.len(), &named_edges, k), source as u64),
     ];
-    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("shm", vec!["-p", "1"]),
+        ("shm", vec!["-p", "3", "--threads", "2"]),
+        ("shm", vec!["-p", "2", "--delta", "0.001"]),
+        ("shm", vec!["-p", "2", "--threads", "2", "--delta", "inf"]),
+        ("tcp", vec![]),
+        ("hybrid", vec![]),
+    ];
     for (input, ids, want, src) in &cases {
         assert!(want.iter().any(|d| d.is_infinite()) && want.iter().filter(|d| d.is_finite()).count() > 2, "a useful test graph");
         for (engine, extra) in &runs {
@@ -234,6 +248,12 @@ fn sssp_bad_input_fails_everywhere_with_no_output() {
     let o = run_limited(&mut graph(&["sssp", "--input", "x.el"]), LIMIT);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("sssp needs --source"), "{}", stderr(&o));
+    for delta in ["0", "-2", "NaN", "x"] {
+        let o = run_limited(&mut graph(&["sssp", "--source", "1", "--input", el.to_str().unwrap(), "--delta", delta]), LIMIT);
+        assert_eq!(o.status.code(), Some(2), "--delta {delta}: {}", stderr(&o));
+    }
+    let o = run_limited(&mut graph(&["bfs", "--source", "1", "--input", el.to_str().unwrap(), "--delta", "2"]), LIMIT);
+    assert_eq!(o.status.code(), Some(2), "--delta is SSSP's: {}", stderr(&o));
 }
 
 #[test]
@@ -246,7 +266,14 @@ fn cdlp_outputs_match_the_plain_loop_on_every_engine() {
     let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
     let named_edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
     let mtx_ids: Vec<u64> = (1..=g.n as u64).collect();
-    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("shm", vec!["-p", "1"]),
+        ("shm", vec!["-p", "3", "--threads", "2"]),
+        ("shm", vec!["-p", "2", "--delta", "0.001"]),
+        ("shm", vec!["-p", "2", "--threads", "2", "--delta", "inf"]),
+        ("tcp", vec![]),
+        ("hybrid", vec![]),
+    ];
     // (input, ids, edges on 0..ids.len(), --iterations or the default 10)
     for (input, ids, edges) in [(&mtx, &mtx_ids, &g.edges), (&el, &named, &named_edges)] {
         for iterations in [None, Some(3)] {
@@ -289,7 +316,14 @@ fn lcc_and_pr_outputs_match_the_references_on_every_engine() {
     let k = |v: usize| named.binary_search(&(v as u64)).unwrap();
     let named_edges: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v)| (k(u), k(v))).collect();
     let mtx_ids: Vec<u64> = (1..=g.n as u64).collect();
-    let runs: Vec<(&str, Vec<&str>)> = vec![("shm", vec!["-p", "1"]), ("shm", vec!["-p", "3", "--threads", "2"]), ("tcp", vec![]), ("hybrid", vec![])];
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("shm", vec!["-p", "1"]),
+        ("shm", vec!["-p", "3", "--threads", "2"]),
+        ("shm", vec!["-p", "2", "--delta", "0.001"]),
+        ("shm", vec!["-p", "2", "--threads", "2", "--delta", "inf"]),
+        ("tcp", vec![]),
+        ("hybrid", vec![]),
+    ];
     for (input, ids, edges) in [(&mtx, &mtx_ids, &g.edges), (&el, &named, &named_edges)] {
         let lcc = reference_lcc(ids.len(), edges);
         assert!(lcc.iter().any(|&c| c > 0.0 && c < 1.0), "a useful test graph");

@@ -12,7 +12,7 @@ mod common;
 
 use common::*;
 use graphblas::algorithms;
-use graphblas::dist::{bfs_spmd_observed, bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, DistError, Input, Measure, VertexValues};
+use graphblas::dist::{bfs_spmd_observed, bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, sssp_spmd_with, wcc_spmd, DistError, Input, Measure, VertexValues};
 use graphblas::kron::KronParams;
 use graphblas::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
@@ -569,6 +569,152 @@ fn local_sssp_matches_dijkstra() {
             }
         }
     }
+}
+
+/// Graphs for delta-stepping's special paths (weights are integers or halves and
+/// quarters, so every sum is exact): weights spanning many bucket widths, zero-weight
+/// edges and cycles (a vertex re-enters the current bucket), a long path (one bucket
+/// after another), parallel edges of different weights, vertices the source does not
+/// reach.
+fn delta_graphs() -> Vec<WeightedGraph> {
+    let spread = {
+        let g = random_graph(5, 120, 420);
+        let mut rng = graphblas::prng::Xoshiro256::new(9);
+        // 0, small, and up to 2^10: from inside one bucket to hundreds of them.
+        let edges = g.edges.iter().map(|&(u, v)| (u, v, (rng.below(11) as f64).exp2().floor() - 1.0 + rng.below(3) as f64 * 0.25)).collect();
+        WeightedGraph { name: "weights over many deltas".into(), n: g.n, edges }
+    };
+    let zero = WeightedGraph {
+        name: "zero weights and zero cycles".into(),
+        n: 9,
+        edges: vec![
+            (0, 1, 0.0), (1, 2, 0.0), (2, 0, 0.0), (2, 3, 0.0), (3, 3, 0.0), (3, 4, 1.0), (4, 5, 0.0), (5, 4, 0.0),
+            (5, 6, 0.0), (6, 4, 0.0), (0, 6, 5.0), (6, 7, 2.0), (1, 7, 3.0), (7, 1, 0.0),
+        ],
+    };
+    // 0 -> 1 -> ... -> 299 alternating 1 and 0.5, a heavy shortcut 0 -> 299 (200) that
+    // loses, a light one 0 -> 150 (3) that wins, and a tail 300..310 off the path.
+    let mut path: Vec<(usize, usize, f64)> = (0..299).map(|k| (k, k + 1, if k % 2 == 0 { 1.0 } else { 0.5 })).collect();
+    path.extend([(0, 299, 200.0), (0, 150, 3.0)]);
+    path.extend((300..310).map(|k| (k, k + 1, 1.0)));
+    let long = WeightedGraph { name: "long path".into(), n: 311, edges: path };
+    let parallel = WeightedGraph {
+        name: "parallel edges".into(),
+        n: 6,
+        edges: vec![(0, 1, 5.0), (0, 1, 2.0), (0, 1, 9.0), (1, 2, 3.0), (1, 2, 0.0), (0, 2, 2.5), (2, 3, 4.0), (2, 3, 4.0), (3, 4, 1.0), (3, 4, 0.25)],
+    };
+    vec![spread, zero, long, parallel]
+}
+
+/// The bucket widths tried: tiny (Dijkstra-like: a bucket per distance), small and
+/// medium, huge and infinite (Bellman-Ford-like: one bucket), and the default.
+const DELTAS: [Option<f64>; 6] = [Some(1e-6), Some(0.3), Some(4.0), Some(1e12), Some(f64::INFINITY), None];
+
+/// Sources: the ones [`sources`] picks, and the vertices on both sides of every block
+/// boundary at p = 2..4.
+fn delta_sources(g: &WeightedGraph) -> Vec<usize> {
+    let plain: Vec<(usize, usize)> = g.edges.iter().map(|&(u, v, _)| (u, v)).collect();
+    let mut s = sources(g.n, &plain);
+    for p in 2..=4 {
+        for q in 1..p {
+            let start = q * g.n / p;
+            s.extend([start - 1, start]);
+        }
+    }
+    s.sort_unstable();
+    s.dedup();
+    s
+}
+
+#[test]
+fn sssp_delta_stepping_against_dijkstra() {
+    for g in delta_graphs() {
+        let a = Matrix::from_triples(g.n, g.n, &g.edges, DupPolicy::Min).unwrap();
+        for s in delta_sources(&g) {
+            let want = reference_sssp(g.n, &g.edges, s);
+            for delta in DELTAS {
+                for threads in [1, 2, 4] {
+                    assert_eq!(algorithms::sssp_with_delta(&a, s, threads, delta).unwrap(), want, "{} from {s}, delta {delta:?}, {threads} threads", g.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sssp_delta_stepping_distributed_against_dijkstra() {
+    for g in delta_graphs() {
+        let ids: Vec<u64> = (0..g.n as u64).collect();
+        let input = |g: &WeightedGraph, pid: usize, p: usize| {
+            // Each process passes a share of the edges (the loader sends them to their owners).
+            let mine: Vec<&(usize, usize, f64)> = g.edges.iter().skip(pid).step_by(p).collect();
+            Input::WeightedNumberedEdges {
+                n: g.n as u64,
+                edges: mine.iter().map(|e| (e.0 as u64, e.1 as u64)).collect(),
+                weights: mine.iter().map(|e| e.2).collect(),
+            }
+        };
+        for s in delta_sources(&g) {
+            let want = reference_sssp(g.n, &g.edges, s);
+            for (engine, launch) in launchers() {
+                // Every width on shm; the tiny, huge and default ones on the network engines.
+                let deltas: &[Option<f64>] = if engine == "shm" { &DELTAS } else { &[Some(1e-6), Some(1e12), None] };
+                for &delta in deltas {
+                    for p in PS {
+                        for threads in THREADS {
+                            let g2 = WeightedGraph { name: g.name.clone(), n: g.n, edges: g.edges.clone() };
+                            let res = run_all(launch, p, LIMIT, move |ctx| {
+                                let i = input(&g2, ctx.pid() as usize, p as usize);
+                                sssp_spmd_with(ctx, i, s as u64, threads, delta, &mut |_| {})
+                            });
+                            assert_eq!(gather(&res, &ids), want, "{} from {s}, delta {delta:?} [{engine} p={p} threads={threads}]", g.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A superstep's progress: numbered from 1, the improvements summed over the
+/// processes, the last superstep improving nothing; on a path of unit weights every
+/// vertex improves once. A bucket width that is not a positive number is refused
+/// everywhere.
+#[test]
+fn sssp_supersteps_and_delta_checks() {
+    let n = 40;
+    let edges: Vec<(u64, u64)> = (0..n - 1).map(|k| (k, k + 1)).collect();
+    for p in PS {
+        for delta in [Some(0.5), Some(3.0), None] {
+            let e = edges.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| {
+                let mut seen = Vec::new();
+                let me = ctx.pid() as usize;
+                let mine: Vec<(u64, u64)> = e.iter().copied().skip(me).step_by(p as usize).collect();
+                let w = vec![1.0; mine.len()];
+                let input = Input::WeightedNumberedEdges { n, edges: mine, weights: w };
+                let r = sssp_spmd_with(ctx, input, 0, 2, delta, &mut |x| seen.push((x.round, x.measure, x.value)))?;
+                Ok::<_, DistError>((r.rounds, seen))
+            });
+            let (rounds, seen) = res[0].as_ref().unwrap().clone();
+            for r in &res {
+                assert_eq!(r.as_ref().unwrap(), &(rounds, seen.clone()), "p={p} delta {delta:?}: every process reports the same");
+            }
+            assert_eq!(seen.len(), rounds, "p={p} delta {delta:?}");
+            assert!(seen.iter().enumerate().all(|(k, x)| x.0 == k + 1 && x.1 == "improved"), "p={p} delta {delta:?}: {seen:?}");
+            let improved: u64 = seen.iter().map(|x| match x.2 { graphblas::dist::Measure::Count(c) => c, _ => panic!("a count") }).sum();
+            assert_eq!(improved, n - 1, "p={p} delta {delta:?}: {seen:?}");
+            assert_eq!(seen.last().unwrap().2, graphblas::dist::Measure::Count(0), "p={p} delta {delta:?}");
+        }
+        for bad in [0.0, -1.0, f64::NAN] {
+            let res = run_all(shm, p, LIMIT, move |ctx| {
+                sssp_spmd_with(ctx, Input::WeightedNumberedEdges { n: 2, edges: vec![(0, 1)], weights: vec![1.0] }, 0, 1, Some(bad), &mut |_| {})
+            });
+            assert!(same_error(&res).contains("delta must be > 0"), "p={p} delta {bad}");
+        }
+    }
+    let a = Matrix::from_triples(2, 2, &[(0, 1, 1.0)], DupPolicy::Min).unwrap();
+    assert!(algorithms::sssp_with_delta(&a, 0, 1, Some(0.0)).is_err());
 }
 
 #[test]

@@ -15,5 +15,5 @@ pub mod wcc;
 pub use bfs::{bfs, UNREACHABLE};
 pub use cdlp::cdlp;
 pub use lcc::lcc;
-pub use sssp::sssp;
+pub use sssp::{sssp, sssp_with_delta};
 pub use wcc::wcc;

@@ -3,7 +3,7 @@
 //! ```text
 //! graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
 //! graph wcc INPUT [RUN] [--output FILE]
-//! graph sssp --source ID INPUT [RUN] [--output FILE]
+//! graph sssp --source ID INPUT [RUN] [--delta X] [--output FILE]
 //! graph cdlp INPUT [RUN] [--iterations N] [--output FILE]
 //! graph lcc INPUT [RUN] [--output FILE]
 //! graph scc INPUT [RUN] [--output FILE]
@@ -23,7 +23,8 @@
 //! not lead), WCC the smallest id of the vertex's weakly connected component, SSSP the
 //! weighted distance from the source (`infinity` where it does not lead; the input
 //! must carry non-negative weights: a MatrixMarket real or integer file or an edge
-//! list with a weight column), CDLP the vertex's label (an id) after N iterations of
+//! list with a weight column; `--delta X`, X > 0 or `inf`, the width of the
+//! delta-stepping buckets, by default the largest weight over the mean out-degree), CDLP the vertex's label (an id) after N iterations of
 //! label propagation (default 10, Graphalytics'), LCC the local clustering
 //! coefficient, SCC the smallest id of the vertex's strongly connected component,
 //! triangles the number of triangles at the vertex and kcore its coreness (both in the
@@ -39,8 +40,9 @@
 
 use graphblas::cli::{print_stderr_line, run_job, set_engine, value, InputArgs};
 use graphblas::algorithms::cdlp::DEFAULT_ITERATIONS;
+use graphblas::algorithms::sssp::check_delta;
 use graphblas::dist::{
-    bfs_spmd_with, cdlp_spmd, convert_to_csr_spmd, kcore_spmd, lcc_spmd, mis_spmd, scc_spmd, triangles_spmd, pagerank_spmd, sssp_spmd, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
+    bfs_spmd_with, cdlp_spmd, convert_to_csr_spmd, kcore_spmd, lcc_spmd, mis_spmd, scc_spmd, triangles_spmd, pagerank_spmd, sssp_spmd_with, wcc_spmd, write_ranks_spmd, write_values_spmd, DistError, VertexValues,
 };
 use graphblas::{Direction, PageRankConfig};
 use lpf::Context;
@@ -49,7 +51,8 @@ use std::time::Instant;
 
 const USAGE: &str = "usage: graph bfs --source ID INPUT [RUN] [--direction auto|push|pull] [--output FILE]
        graph wcc INPUT [RUN] [--output FILE]
-       graph sssp --source ID INPUT [RUN] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights)
+       graph sssp --source ID INPUT [RUN] [--delta X] [--output FILE]   (weighted input: .mtx real/integer, edge list with weights;
+                X: bucket width > 0, default largest weight / mean out-degree)
        graph cdlp INPUT [RUN] [--iterations N] [--output FILE]   (N default 10)
        graph lcc INPUT [RUN] [--output FILE]
        graph scc INPUT [RUN] [--output FILE]
@@ -97,6 +100,8 @@ struct Opts {
     max_iters: Option<usize>,
     damping: f64,
     mis_seed: i64,
+    /// SSSP's bucket width (None: the kernel's default).
+    delta: Option<f64>,
     output: Option<PathBuf>,
     /// `convert`: the file to write and whether with weights.
     to: Option<PathBuf>,
@@ -137,6 +142,7 @@ fn parse() -> Opts {
         max_iters: None,
         damping: 0.85,
         mis_seed: 12345,
+        delta: None,
         output: None,
         to: None,
         weighted: false,
@@ -166,6 +172,7 @@ fn parse() -> Opts {
             "--max-iters" if kernel == Kernel::Pr => o.max_iters = Some(value(usage, a, v)),
             "--damping" if kernel == Kernel::Pr => o.damping = value(usage, a, v),
             "--mis-seed" if kernel == Kernel::Mis => o.mis_seed = value(usage, a, v),
+            "--delta" if kernel == Kernel::Sssp => o.delta = Some(value(usage, a, v)),
             "--output" | "-o" if kernel != Kernel::Convert => o.output = Some(PathBuf::from(value::<String>(usage, a, v))),
             "--to" if kernel == Kernel::Convert => o.to = Some(PathBuf::from(value::<String>(usage, a, v))),
             "--weighted" if kernel == Kernel::Convert => {
@@ -179,6 +186,9 @@ fn parse() -> Opts {
     }
     if o.p == Some(0) || o.threads == 0 {
         usage("-p and --threads must be at least 1");
+    }
+    if let Some(Err(e)) = o.delta.map(check_delta) {
+        usage(&format!("sssp: {e}"));
     }
     if o.iterations.is_some() && (o.tol.is_some() || o.max_iters.is_some()) {
         usage("pr takes either --iterations N (Graphalytics' fixed count) or --tol X [--max-iters M], not both");
@@ -218,7 +228,7 @@ fn summary(o: &Opts, ctx: &Context, name: &str, r: &Ran, total: f64) -> String {
     let what = match o.kernel {
         Kernel::Bfs => format!("levels {}", r.rounds),
         Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
-        Kernel::Sssp => format!("Bellman-Ford rounds {}", r.rounds),
+        Kernel::Sssp => format!("delta-stepping supersteps {}", r.rounds),
         Kernel::Cdlp | Kernel::Pr => format!("iterations {}", r.rounds),
         Kernel::Lcc | Kernel::Triangles => "one triangle count".to_string(),
         Kernel::Scc | Kernel::Kcore | Kernel::Mis => format!("rounds {}", r.rounds),
@@ -294,7 +304,7 @@ fn main() {
                 finish(&o, ctx, "wcc", r, t0)
             }
             Kernel::Sssp => {
-                let r = sssp_spmd(ctx, input.clone(), o.source.expect("checked"), o.threads)?;
+                let r = sssp_spmd_with(ctx, input.clone(), o.source.expect("checked"), o.threads, o.delta, &mut |_| {})?;
                 let values = r.values.iter().map(|&d| Distance(d)).collect();
                 let r = VertexValues { n: r.n, nnz: r.nnz, ids: r.ids, values, first_index: r.first_index, rounds: r.rounds, load_seconds: r.load_seconds, compute_seconds: r.compute_seconds };
                 finish(&o, ctx, "sssp", r, t0)

@@ -34,7 +34,7 @@ pub struct VertexValues<T> {
     /// Position of `ids[0]` in the ascending order of all ids.
     pub first_index: u64,
     /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds; SSSP:
-    /// Bellman-Ford rounds (the last one found no improvement); CDLP: iterations; LCC: 1
+    /// delta-stepping supersteps (the last one improved nothing); CDLP: iterations; LCC: 1
     /// (one triangle count).
     pub rounds: usize,
     /// Read/generate, route and build, seconds (this process).

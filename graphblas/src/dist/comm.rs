@@ -133,8 +133,14 @@ impl<'c> Comm<'c> {
 
     /// Every process's `x`, in process order.
     pub fn allgather_u64(&mut self, x: u64) -> DistResult<Vec<u64>> {
-        let mut all = vec![0u64; self.p];
-        self.coll.allgather(self.ctx, &[x], &mut all)?;
+        self.allgather_u64s(&[x])
+    }
+
+    /// Every process's `xs` (the same length everywhere), concatenated in process
+    /// order: one superstep.
+    pub fn allgather_u64s(&mut self, xs: &[u64]) -> DistResult<Vec<u64>> {
+        let mut all = vec![0u64; self.p * xs.len()];
+        self.coll.allgather(self.ctx, xs, &mut all)?;
         Ok(all)
     }
 

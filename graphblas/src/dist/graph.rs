@@ -197,7 +197,8 @@ pub struct KeyedValues<V> {
     /// (infinity unreachable), LCC coefficient, PageRank rank; WCC the smallest id of
     /// the component, CDLP the label's id.
     pub values: V,
-    /// BFS levels, WCC rounds, CDLP or PageRank iterations, SSSP rounds; LCC 1.
+    /// BFS levels, WCC rounds, CDLP or PageRank iterations, SSSP delta-stepping
+    /// supersteps; LCC 1.
     pub rounds: usize,
     /// The kernel, seconds (this process).
     pub compute_seconds: f64,
@@ -782,7 +783,7 @@ impl Graph {
     pub fn sssp(&self, ctx: &mut Context, source: &VertexId, threads: usize, observe: Observer<'_>) -> DistResult<KeyedValues<Vec<f64>>> {
         self.collective(ctx, threads, |g, comm| {
             let s = g.source(comm, source, "SSSP")?;
-            let c = super::sssp::compute(comm, g, s, threads.max(1), observe)?;
+            let c = super::sssp::compute(comm, g, s, threads.max(1), None, observe)?;
             g.keyed(comm, c)
         })
     }

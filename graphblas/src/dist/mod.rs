@@ -68,7 +68,7 @@ pub use kcore::{kcore_spmd, kcore_spmd_observed};
 pub use lcc::{lcc_spmd, lcc_spmd_observed};
 pub use mis::{mis_spmd, mis_spmd_observed};
 pub use scc::{scc_spmd, scc_spmd_observed};
-pub use sssp::{sssp_spmd, sssp_spmd_observed};
+pub use sssp::{sssp_spmd, sssp_spmd_observed, sssp_spmd_with};
 pub use triangles::{triangles_spmd, triangles_spmd_observed};
 pub use output::{convert_to_binary_spmd, convert_to_csr_spmd, write_ranks_spmd, write_values_spmd};
 pub use progress::{Measure, Observer, RoundProgress};

@@ -1,9 +1,15 @@
-//! Distributed single-source shortest paths: the frontier Bellman-Ford rounds of
+//! Distributed single-source shortest paths: the delta-stepping supersteps of
 //! [`crate::algorithms::sssp`] on each process's block of vertices, which holds its
-//! vertices' weighted out-edges (all n columns). A round's tentative distances over
-//! all vertices go to their owners (one alltoallv of `(vertex, distance)` pairs), the
-//! owner keeps the smallest per vertex ([`assign_indices`] with min) and the
-//! improvements; one sum over the processes says whether anything improved.
+//! vertices' weighted out-edges (all n columns). Per superstep: the threads relax the
+//! current bucket's vertices of the block (and go on locally with the vertices they
+//! improve into the same bucket, bucket fusion); the relaxations of edges into other
+//! blocks that are below every distance sent to that vertex before go to their owners
+//! as `(vertex, distance)` pairs (one alltoallv, 16 bytes a pair, plus its 2p-word
+//! count exchange), each owner keeps the smaller distances and
+//! bins the vertices that improved; one allgather of 2 words per process (the
+//! smallest bucket holding entries, the vertices improved) names the next bucket, the
+//! same everywhere, and ends the loop when no process holds any. With one process
+//! there is neither exchange nor collective in the loop.
 //!
 //! Loading is the kernels' (`dist::load` with the weights required, relabelled as
 //! every input is); each weighted edge goes to the owner of its source, and parallel
@@ -16,11 +22,8 @@ use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistError, DistResult, Input};
-use crate::algebra::Min;
-use crate::algorithms::sssp::{frontier_bellman_ford, Blocks};
+use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, exact_in_u32, weights_in_u32, Processes};
 use crate::matrix::{Coo, DupPolicy, Matrix};
-use crate::ops::assign_indices;
-use crate::vector::Vector;
 use lpf::Context;
 use std::time::Instant;
 
@@ -30,32 +33,68 @@ use std::time::Instant;
 /// MatrixMarket real or integer file, an edge list with a weight column); a source
 /// that is no vertex is an error. Collective; the same result or error everywhere.
 pub fn sssp_spmd(ctx: &mut Context, input: Input, source: u64, threads: usize) -> DistResult<VertexValues<f64>> {
-    sssp_spmd_observed(ctx, input, source, threads, &mut |_| {})
+    sssp_spmd_with(ctx, input, source, threads, None, &mut |_| {})
 }
 
-/// As [`sssp_spmd`], calling `observe` on every process after each round (`round k,
-/// improved c`: the vertices whose distance fell, 0 in the last round).
+/// As [`sssp_spmd`], calling `observe` on every process after each superstep
+/// (`round k, improved c`: the vertices whose distance fell, 0 in the last).
 pub fn sssp_spmd_observed(ctx: &mut Context, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
+    sssp_spmd_with(ctx, input, source, threads, None, observe)
+}
+
+/// As [`sssp_spmd_observed`] with buckets of width `delta` (> 0, infinity: one bucket;
+/// the same on every process); `None`: [`default_delta`] of the whole graph.
+pub fn sssp_spmd_with(
+    ctx: &mut Context,
+    input: Input,
+    source: u64,
+    threads: usize,
+    delta: Option<f64>,
+    observe: Observer<'_>,
+) -> DistResult<VertexValues<f64>> {
     let mut comm = Comm::new(ctx)?;
-    let r = run(&mut comm, input, source, threads.max(1), observe);
+    let r = run(&mut comm, input, source, threads.max(1), delta, observe);
     finish(comm, r)
 }
 
-fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
+fn run(comm: &mut Comm<'_>, input: Input, source: u64, threads: usize, delta: Option<f64>, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
+    let delta = delta.map(check_delta).transpose()?;
     let g = Graph::from_input(comm, input, threads, Weights::Required { kernel: "SSSP" }, "SSSP")?;
     let s = g.label_number(source, "SSSP source")?;
     let load_seconds = g.load_seconds();
-    let c = compute(comm, &g, s, threads, observe)?;
+    let c = compute(comm, &g, s, threads, delta, observe)?;
     Ok(g.vertex_values(c, load_seconds))
 }
 
-/// The distances of this process's block from vertex number `source`.
-pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, source: usize, threads: usize, observe: Observer<'_>) -> DistResult<Computed<f64>> {
+/// The distances of this process's block from vertex number `source`, with buckets
+/// of width `delta` (`None`: [`default_delta`]).
+pub(crate) fn compute(
+    comm: &mut Comm<'_>,
+    g: &Graph,
+    source: usize,
+    threads: usize,
+    delta: Option<f64>,
+    observe: Observer<'_>,
+) -> DistResult<Computed<f64>> {
     let out = g.weighted("SSSP")?;
-    let (lo, hi) = g.block();
+    let (lo, _) = g.block();
     let t1 = Instant::now();
+    // Every process learns the same counts and largest weight: the same delta
+    // everywhere, as the bucket numbers must be, and the same distance type.
+    let weights = &out.csr().val;
+    let (as_u32, max_weight) = comm.agree(weights_in_u32(weights, threads).map_err(DistError::from))?;
+    let local = [weights.len() as u64, as_u32.is_some() as u64, max_weight.to_bits()];
+    let all = comm.allgather_u64s(&local)?;
+    let each = || all.chunks(3);
+    let integral = each().all(|c| c[1] == 1);
+    let max_weight = each().map(|c| f64::from_bits(c[2])).fold(0.0, f64::max);
+    let delta = match delta {
+        Some(d) => d,
+        None => default_delta(max_weight, each().map(|c| c[0]).sum(), g.n() as usize),
+    };
+    let in_u32 = as_u32.as_deref().filter(|_| exact_in_u32(integral, max_weight, g.n() as usize));
     let mut progress = Rounds::start("round", observe);
-    let (dist, rounds) = frontier_bellman_ford(out, lo, source, threads, &mut Owners { comm, lo, hi }, |k, c| {
+    let (dist, rounds) = delta_stepping(out, lo, source, delta, in_u32, threads, &mut Owners { comm }, |k, c| {
         progress.done(k, "improved", Measure::Count(c))
     })?;
     Ok(Computed { values: dist, rounds, seconds: t1.elapsed().as_secs_f64() })
@@ -94,37 +133,28 @@ pub(crate) fn weighted_out_edges(
     Ok(Matrix::from_coo(&coo, DupPolicy::Min)?)
 }
 
-/// The processes' blocks, `lo..hi` this one's.
+/// The processes, each owning an even block of the vertices.
 struct Owners<'a, 'c> {
     comm: &'a mut Comm<'c>,
-    lo: usize,
-    hi: usize,
 }
 
-impl Blocks for Owners<'_, '_> {
+impl Processes for Owners<'_, '_> {
     type Error = DistError;
 
-    /// The round's tentative distances over all n vertices to their owners; this
-    /// block's vertices with the smallest distance any process proposed.
-    fn to_block(&mut self, reach: Vector<f64>) -> DistResult<Vector<f64>> {
-        let (p, n) = (self.comm.p, reach.len());
-        let entries = reach.entries();
-        // `entries` is ascending, so grouped by owner already.
-        let mut counts = vec![0usize; p];
-        let mut send = Vec::with_capacity(entries.len());
-        for &(v, d) in &entries {
-            counts[even_owner(v, n, p)] += 1;
-            send.push([v as u64, d.to_bits()]);
-        }
-        let (got, _) = self.comm.alltoallv(&send, &counts)?;
-        let indices: Vec<u32> = got.iter().map(|e| (e[0] as usize - self.lo) as u32).collect();
-        let values = Vector::dense(got.iter().map(|e| f64::from_bits(e[1])).collect());
-        let mut mine = Vector::empty(self.hi - self.lo);
-        assign_indices(&mut mine, Min, &values, &indices)?;
-        Ok(mine)
+    fn count(&self) -> usize {
+        self.comm.p
     }
 
-    fn total(&mut self, k: u64) -> DistResult<u64> {
-        self.comm.sum_u64(k)
+    fn owner(v: usize, n: usize, p: usize) -> usize {
+        even_owner(v, n, p)
+    }
+
+    fn exchange(&mut self, send: &[[u64; 2]], counts: &[usize]) -> DistResult<Vec<[u64; 2]>> {
+        Ok(self.comm.alltoallv(send, counts)?.0)
+    }
+
+    fn agree(&mut self, next_bucket: u64, improved: u64) -> DistResult<(u64, u64)> {
+        let all = self.comm.allgather_u64s(&[next_bucket, improved])?;
+        Ok((all.chunks(2).map(|c| c[0]).min().unwrap_or(next_bucket), all.chunks(2).map(|c| c[1]).sum()))
     }
 }

@@ -175,7 +175,9 @@ object ProgressTests {
       eq(bfs.map(_._4), Seq.fill(n)("1"), "BFS frontiers")
       val sssp = rounds("SSSP")(g.sssp(0L, "w", 2, 0, settings))
       numbered("SSSP", sssp, "round", 1, "improved")
-      eq(sssp.map(_._4), Seq.fill(n - 1)("1") :+ "0", "SSSP vertices improved per round")
+      // Delta-stepping supersteps: a bucket may hold several path vertices (bucket
+      // fusion), but every path vertex improves once and the last superstep improves none.
+      eq((sssp.map(_._4.toLong).sum, sssp.last._4), (n - 1L, "0"), "SSSP vertices improved in all (per round: " + sssp.map(_._4).mkString(",") + ")")
       val wcc = rounds("WCC")(g.wcc(2, 0, settings))
       numbered("WCC", wcc, "round", 1, "changed")
       expect(wcc.last._4 == "0" && wcc.init.forall(_._4 != "0"), s"WCC changed per round: ${wcc.map(_._4)}")
