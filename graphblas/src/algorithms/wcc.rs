@@ -25,9 +25,8 @@
 use crate::algebra::Scalar;
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::{Compressed, Matrix};
-use crate::parallel::run_dynamic;
+use crate::parallel::{run_team, Member};
 use crate::prng::Xoshiro256;
-use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Out-neighbours each vertex is linked with before the giant component is chosen.
@@ -99,33 +98,36 @@ impl Forest {
     }
 
     /// The whole of Afforest on a graph held by one process (`edges` the block of all
-    /// vertices): the sampling, the giant component, one full pass and the final
-    /// compression. Returns the forest (every vertex pointing at its root) and the
-    /// links of the full pass that joined two trees.
+    /// vertices), its phases on one team of `threads` threads: the sampling, the giant
+    /// component, one full pass and the final compression. Returns the forest (every
+    /// vertex pointing at its root) and the links of the full pass that joined two trees.
     pub(crate) fn single(n: usize, edges: &BlockEdges<'_>, threads: usize) -> GrbResult<(Forest, u64)> {
         debug_assert_eq!((edges.lo, edges.rows()), (0, n), "one block of all the vertices");
         let forest = Forest::singletons(n);
-        forest.sample(edges, threads)?;
-        let giant = forest.giant();
-        let joined = forest.link_rest(edges, giant, SAMPLED_NEIGHBOURS, threads)?;
-        forest.compress(threads)?;
-        Ok((forest, joined))
+        let joined = run_team(threads, |m| {
+            forest.sample(edges, m);
+            // Every member draws the same root (the forest is the same for all after
+            // the compression's barrier).
+            let joined = forest.link_rest(edges, forest.giant(), SAMPLED_NEIGHBOURS, m);
+            forest.compress(m);
+            joined
+        })?;
+        Ok((forest, joined.iter().sum()))
     }
 
     /// Step 1 of the module documentation: each vertex of the block linked with its
     /// first [`SAMPLED_NEIGHBOURS`] out-neighbours, a compression after each.
-    pub(crate) fn sample(&self, edges: &BlockEdges<'_>, threads: usize) -> GrbResult<()> {
+    pub(crate) fn sample(&self, edges: &BlockEdges<'_>, m: &Member<'_>) {
         for r in 0..SAMPLED_NEIGHBOURS {
-            in_pieces(edges.rows(), threads, |rows| {
+            m.share(edges.rows(), piece(edges.rows(), m), |rows| {
                 for k in rows {
                     if let Some(&v) = edges.out.line(k).get(r) {
                         self.link((edges.lo + k) as u32, v);
                     }
                 }
-            })?;
-            self.compress(threads)?;
+            });
+            self.compress(m);
         }
-        Ok(())
     }
 
     /// The most frequent root among [`SAMPLES`] vertices drawn with a fixed seed (the
@@ -150,11 +152,11 @@ impl Forest {
 
     /// Step 3: every vertex of the block whose parent is not `giant` linked with its
     /// out-neighbours from the `skip`-th on and all its in-neighbours. Returns the
-    /// links that joined two trees. A vertex whose parent is `giant` is in the giant
-    /// tree for good (trees only merge), so it is skipped.
-    pub(crate) fn link_rest(&self, edges: &BlockEdges<'_>, giant: u32, skip: usize, threads: usize) -> GrbResult<u64> {
-        let joined = in_pieces(edges.rows(), threads, |rows| {
-            let mut joined = 0u64;
+    /// links that joined two trees, of this member. A vertex whose parent is `giant` is
+    /// in the giant tree for good (trees only merge), so it is skipped.
+    pub(crate) fn link_rest(&self, edges: &BlockEdges<'_>, giant: u32, skip: usize, m: &Member<'_>) -> u64 {
+        let mut joined = 0u64;
+        m.share(edges.rows(), piece(edges.rows(), m), |rows| {
             for k in rows {
                 let u = (edges.lo + k) as u32;
                 if self.parent_of(u) == giant {
@@ -167,14 +169,13 @@ impl Forest {
                     joined += self.link(u, v) as u64;
                 }
             }
-            joined
-        })?;
-        Ok(joined.iter().sum())
+        });
+        joined
     }
 
     /// Points every vertex at its root (no link runs meanwhile, so the roots stay).
-    pub(crate) fn compress(&self, threads: usize) -> GrbResult<()> {
-        in_pieces(self.parent.len(), threads, |vertices| {
+    pub(crate) fn compress(&self, m: &Member<'_>) {
+        m.share(self.parent.len(), piece(self.parent.len(), m), |vertices| {
             for v in vertices {
                 let cell = &self.parent[v];
                 loop {
@@ -187,8 +188,7 @@ impl Forest {
                     cell.store(grandparent, Relaxed);
                 }
             }
-        })?;
-        Ok(())
+        });
     }
 
     /// Runs `f` on the parents as plain numbers (the distributed kernel combines them
@@ -253,17 +253,14 @@ impl Forest {
     }
 }
 
-/// Vertices a thread takes at a time.
+/// The most vertices a thread takes at a time.
 const PIECE: usize = 16384;
 
-/// `f` on pieces of `0..len` taken by `threads` threads from a queue (a thread that
-/// the machine holds up leaves its share to the others); at least 8 pieces a thread
-/// when `len` allows, at most [`PIECE`] vertices each.
-fn in_pieces<R: Send>(len: usize, threads: usize, f: impl Fn(Range<usize>) -> R + Sync) -> GrbResult<Vec<R>> {
-    let threads = threads.max(1);
-    let piece = len.div_ceil(threads * 8).clamp(1, PIECE);
-    let pieces: Vec<Range<usize>> = (0..len).step_by(piece).map(|s| s..(s + piece).min(len)).collect();
-    run_dynamic(pieces, threads, |_, rows| f(rows))
+/// The pieces of a phase over `len` vertices: at least 8 per member when `len` allows
+/// (a member that the machine holds up leaves its share to the others), at most
+/// [`PIECE`] vertices each.
+fn piece(len: usize, m: &Member<'_>) -> usize {
+    len.div_ceil(m.threads() * 8).clamp(1, PIECE)
 }
 
 #[cfg(test)]

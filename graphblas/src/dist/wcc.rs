@@ -29,6 +29,7 @@ use super::graph::{Computed, Graph};
 use super::progress::{Measure, Observer, Rounds};
 use super::{unweighted_kernel, DistResult, Input};
 use crate::algorithms::wcc::{BlockEdges, Forest, Rows};
+use crate::parallel::run_team;
 use lpf::Context;
 use std::time::Instant;
 
@@ -59,7 +60,7 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
         (forest, 1)
     } else {
         let mut forest = Forest::singletons(adj.n);
-        forest.sample(&edges, threads)?;
+        run_team(threads, |m| forest.sample(&edges, m))?;
         combine(comm, &mut forest, threads)?;
         let mut pass = 1;
         loop {
@@ -68,7 +69,8 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
             let giant = forest.giant();
             // Every edge of the non-giant vertices: the combine may have dropped
             // sampled links of this process.
-            let joined = comm.sum_u64(forest.link_rest(&edges, giant, 0, threads)?)?;
+            let mine: u64 = run_team(threads, |m| forest.link_rest(&edges, giant, 0, m))?.iter().sum();
+            let joined = comm.sum_u64(mine)?;
             progress.done(pass, "changed", Measure::Count(joined));
             if joined == 0 {
                 // No tree changed in this pass: the forest is still the compressed
@@ -87,5 +89,6 @@ pub(crate) fn compute(comm: &mut Comm<'_>, g: &Graph, threads: usize, observe: O
 /// every process.
 fn combine(comm: &mut Comm<'_>, forest: &mut Forest, threads: usize) -> DistResult<()> {
     forest.with_parents(|parents| comm.allreduce_long(parents, |a, b| a.min(b)))?;
-    Ok(forest.compress(threads)?)
+    run_team(threads, |m| forest.compress(m))?;
+    Ok(())
 }
