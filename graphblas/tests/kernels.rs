@@ -304,6 +304,95 @@ fn wcc_every_input_path_against_union_find() {
     }
 }
 
+/// Graphs for WCC's special paths, numbered at random so that every process's block
+/// holds part of each component: a giant component with many small ones and isolated
+/// vertices; vertices joined to the giant component only as the third or later
+/// out-neighbour of a giant vertex (so only by their in-edges, the giant vertices being
+/// skipped) and small components joined only through a third neighbour; a path and a
+/// star, edges in both directions, whose links are split among the processes (the
+/// combined forests lose links and the passes repeat).
+fn wcc_graphs() -> Vec<Graph> {
+    let shuffled = |name: &str, n: usize, edges: &[(usize, usize)], seed: u64| {
+        let perm = graphblas::prng::permutation(n, seed);
+        let renamed: Vec<(usize, usize)> = edges.iter().map(|&(u, v)| (perm[u] as usize, perm[v] as usize)).collect();
+        Graph::new(name, n, &renamed)
+    };
+    let mut rng = graphblas::prng::Xoshiro256::new(17);
+    let mut below = |k: usize| rng.below(k as u64) as usize;
+    // Giant: 0..1000 (a random tree, edges either way, and 1500 more edges); triangles
+    // and pairs on 1000..1600; 1600..2000 isolated.
+    let mut giant: Vec<(usize, usize)> = (1..1000).map(|v| if v % 3 == 0 { (below(v), v) } else { (v, below(v)) }).collect();
+    giant.extend((0..1500).map(|_| (below(1000), below(1000))));
+    for t in (1000..1600).step_by(3) {
+        giant.push((t + 1, t));
+        if t % 2 == 0 {
+            giant.push((t + 1, t + 2));
+        }
+    }
+    // Giant: 0..200 (a path out of 0, with 0 -> 1, 0 -> 2 first); each 10k < 200
+    // also points at 200 + 5k, its third or later out-neighbour, which has no
+    // out-edge; 200 + 5k + 1 points at 200 + 5k + 2, 200 + 5k + 3 and, third, at
+    // 200 + 5k + 4.
+    let mut late: Vec<(usize, usize)> = (1..200).map(|v| (v - 1, v)).collect();
+    late.push((0, 2));
+    for k in 0..20 {
+        let (g, w) = (10 * k, 200 + 5 * k);
+        late.extend([(g, g / 3), (g, g / 2 + 1), (g, w), (w + 1, w + 2), (w + 1, w + 3), (w + 1, w + 4)]);
+    }
+    let n_path = 500;
+    let path: Vec<(usize, usize)> = (1..n_path).map(|v| if v % 2 == 0 { (v - 1, v) } else { (v, v - 1) }).collect();
+    let n_star = 60;
+    let star: Vec<(usize, usize)> = (0..n_star - 1).map(|v| if v % 2 == 0 { (v, n_star - 1) } else { (n_star - 1, v) }).collect();
+    vec![
+        shuffled("giant, small components and isolated vertices", 2000, &giant, 1),
+        shuffled("joined only by in-edges or a third neighbour", 300, &late, 2),
+        shuffled("path, edges split among the blocks", n_path, &path, 3),
+        Graph::new("star, hub in the last block", n_star, &star),
+    ]
+}
+
+#[test]
+fn wcc_special_paths_on_every_engine() {
+    let dir = TempDir::new("kwccspecial");
+    let engines: [(&'static str, Launcher); 3] = [("shm", shm), ("tcp", tcp), ("hybrid", hybrid)];
+    for (k, g) in wcc_graphs().iter().enumerate() {
+        let want = reference_wcc(g.n, &g.edges);
+        for threads in [1, 2, 3] {
+            let a = Matrix::<bool>::from_edges(g.n, g.n, &g.edges).unwrap();
+            let local: Vec<usize> = algorithms::wcc(&a, threads).unwrap().into_iter().map(|x| x as usize).collect();
+            assert_eq!(local, want, "local WCC of {} [threads={threads}]", g.name);
+        }
+        for c in cases(&dir, &format!("w{k}"), g).into_iter().filter(|c| c.name.ends_with("(bin)")) {
+            check_wcc(&c, &engines);
+        }
+    }
+}
+
+/// One process links every edge in one pass; with more, the path's links are split
+/// among the processes, the first combined forest misses some, and the passes repeat
+/// until one joins no trees.
+#[test]
+fn wcc_passes_repeat_only_when_the_processes_split_the_links() {
+    let dir = TempDir::new("kwccrounds");
+    let g = wcc_graphs().into_iter().find(|g| g.name.starts_with("path")).expect("the path");
+    let bin = dir.path("path.bin");
+    g.binary(&bin);
+    for p in PS {
+        for threads in THREADS {
+            let f = bin.clone();
+            let res = run_all(shm, p, LIMIT, move |ctx| wcc_spmd(ctx, Input::file(f.clone()), threads));
+            let rounds = res[0].as_ref().expect("WCC ran").rounds;
+            assert_eq!(gather(&res, &(0..g.n as u64).collect::<Vec<_>>()), vec![0; g.n], "p={p} threads={threads}");
+            if p == 1 {
+                assert_eq!(rounds, 1, "threads={threads}");
+            } else {
+                assert!(rounds >= 2, "p={p} threads={threads}: {rounds} passes");
+            }
+            eprintln!("path p={p} threads={threads}: {rounds} passes");
+        }
+    }
+}
+
 #[test]
 fn rmat_unweighted_kernels() {
     let params = KronParams::graph500(9, 3);

@@ -227,7 +227,7 @@ impl<T> From<&VertexValues<T>> for Ran {
 fn summary(o: &Opts, ctx: &Context, name: &str, r: &Ran, total: f64) -> String {
     let what = match o.kernel {
         Kernel::Bfs => format!("levels {}", r.rounds),
-        Kernel::Wcc => format!("FastSV rounds {}", r.rounds),
+        Kernel::Wcc => format!("link passes {}", r.rounds),
         Kernel::Sssp => format!("delta-stepping supersteps {}", r.rounds),
         Kernel::Cdlp | Kernel::Pr => format!("iterations {}", r.rounds),
         Kernel::Lcc | Kernel::Triangles => "one triangle count".to_string(),

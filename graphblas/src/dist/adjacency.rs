@@ -33,7 +33,8 @@ pub struct VertexValues<T> {
     pub values: Vec<T>,
     /// Position of `ids[0]` in the ascending order of all ids.
     pub first_index: u64,
-    /// BFS: levels run (the largest finite depth + 1); WCC: FastSV rounds; SSSP:
+    /// BFS: levels run (the largest finite depth + 1); WCC: Afforest link passes (1 on one
+    /// process; with more, until a pass joins no trees); SSSP:
     /// delta-stepping supersteps (the last one improved nothing); CDLP: iterations; LCC: 1
     /// (one triangle count).
     pub rounds: usize,

@@ -18,8 +18,8 @@ pub struct RoundProgress {
     pub round: usize,
     /// What `value` is (one word): `residual` (PageRank: the iteration's L1 change),
     /// `change` (GraphX PageRank: the iteration's largest per-vertex change),
-    /// `frontier` (BFS: vertices at this level), `changed` (WCC: vertices whose
-    /// grandparent changed; CDLP: vertices whose label changed), `improved` (SSSP:
+    /// `frontier` (BFS: vertices at this level), `changed` (WCC: links of the pass that
+    /// joined two trees; CDLP: vertices whose label changed), `improved` (SSSP:
     /// vertices whose distance fell), `candidates` (LCC phase 1: vertices with two or
     /// more neighbours), `links` (LCC phase 2: edges among the vertices' neighbours,
     /// summed over the vertices), `peeled` (k-core: the vertices of this coreness).
