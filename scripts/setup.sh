@@ -88,28 +88,24 @@ fi
 # --- networkx: tests/spark/networkx_graphs.py writes its classic graphs (karate club,
 # les miserables, florentine families, davis southern women) for GraphFrameTests, with
 # the python3 that tests/spark/run.sh runs it with.
-networkx_version=3.6.1
-if [ "$(python3 -c 'import networkx; print(networkx.__version__)' 2>/dev/null || true)" != "$networkx_version" ]; then
-    log "installing networkx==$networkx_version"
-    if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
-        python3 -m pip install -q --break-system-packages "networkx==$networkx_version"
-    else
-        python3 -m pip install -q "networkx==$networkx_version"
+# pip_pinned MODULE PACKAGE VERSION: installs PACKAGE==VERSION into python3 unless MODULE
+# already reports that version.
+pip_pinned() {
+    if [ "$(python3 -c "import $1; print($1.__version__)" 2>/dev/null || true)" != "$3" ]; then
+        log "installing $2==$3"
+        if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
+            python3 -m pip install -q --break-system-packages "$2==$3"
+        else
+            python3 -m pip install -q "$2==$3"
+        fi
     fi
-fi
+}
+pip_pinned networkx networkx 3.6.1
 
 # --- python-graphblas: graphblas/tests/bench_suitesparse.rs runs graphblas/bench/gb_kernels.py
 # (the SuiteSparse side of graphblas/bench/kernels.sh: LAGraph's FastSV6 and delta-stepping)
 # with this python3; numpy comes with it.
-graphblas_version=2025.2.0
-if [ "$(python3 -c 'import graphblas; print(graphblas.__version__)' 2>/dev/null || true)" != "$graphblas_version" ]; then
-    log "installing python-graphblas==$graphblas_version"
-    if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
-        python3 -m pip install -q --break-system-packages "python-graphblas==$graphblas_version"
-    else
-        python3 -m pip install -q "python-graphblas==$graphblas_version"
-    fi
-fi
+pip_pinned graphblas python-graphblas 2025.2.0
 
 # --- Spark 3.5 (Scala 2.12) in a virtual environment of its own ---------------
 # The bridge is built and tested for both Spark lines (scripts/build-jar.sh,
