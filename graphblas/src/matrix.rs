@@ -107,6 +107,35 @@ impl<T: Scalar> Coo<T> {
     }
 }
 
+/// The lines of one compressed orientation without their values (the pattern a graph
+/// kernel walks): line k lists the minor indices `idx[ptr[k]..ptr[k + 1]]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Rows<'a> {
+    ptr: &'a [usize],
+    idx: &'a [u32],
+}
+
+impl<'a> Rows<'a> {
+    pub(crate) fn of<T>(c: &'a Compressed<T>) -> Rows<'a> {
+        Rows { ptr: &c.ptr, idx: &c.idx }
+    }
+
+    #[inline]
+    pub(crate) fn line(&self, k: usize) -> &'a [u32] {
+        &self.idx[self.ptr[k]..self.ptr[k + 1]]
+    }
+
+    #[inline]
+    pub(crate) fn len(&self, k: usize) -> u64 {
+        (self.ptr[k + 1] - self.ptr[k]) as u64
+    }
+
+    /// The number of lines.
+    pub(crate) fn count(&self) -> usize {
+        self.ptr.len() - 1
+    }
+}
+
 /// One compressed orientation: CSR (rows are "major") or CSC seen as the
 /// CSR of the transpose.
 #[derive(Clone, Debug, PartialEq)]

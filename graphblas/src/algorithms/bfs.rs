@@ -23,7 +23,7 @@
 
 use crate::algebra::Cast;
 use crate::error::{GrbError, GrbResult};
-use crate::matrix::{Compressed, Matrix};
+use crate::matrix::{Matrix, Rows};
 use crate::ops::Direction;
 use crate::parallel::run_blocks;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -63,30 +63,6 @@ pub fn bfs<A: Cast<bool>>(a: &Matrix<A>, source: usize, threads: usize) -> GrbRe
     let block = Block { n, starts: &[0, n], lo: 0, push: Rows::of(a.csr()), pull: Rows::of(a.csc()), edges: a.nvals() as u64 };
     let start = Start { sources: vec![source as u32], targets: None, last_level: usize::MAX };
     Ok(search(&mut Alone, &block, start, threads, Direction::Auto, &mut |_| {})?.depth)
-}
-
-/// The rows of one orientation of a block's edges (a [`Compressed`] without its
-/// values): row k, of block vertex k, lists vertex numbers of the whole graph.
-#[derive(Clone, Copy)]
-pub(crate) struct Rows<'a> {
-    ptr: &'a [usize],
-    idx: &'a [u32],
-}
-
-impl<'a> Rows<'a> {
-    pub(crate) fn of<T>(c: &'a Compressed<T>) -> Rows<'a> {
-        Rows { ptr: &c.ptr, idx: &c.idx }
-    }
-
-    #[inline]
-    fn row(&self, k: usize) -> &'a [u32] {
-        &self.idx[self.ptr[k]..self.ptr[k + 1]]
-    }
-
-    #[inline]
-    fn len(&self, k: usize) -> u64 {
-        (self.ptr[k + 1] - self.ptr[k]) as u64
-    }
 }
 
 /// One block of the graph as a search walks it: vertices `starts[b]..starts[b + 1]`
@@ -211,7 +187,7 @@ fn search_with<X: Exchange>(
 ) -> Result<Searched, X::Error> {
     let n = block.n;
     let p = block.starts.len() - 1;
-    let rows = block.push.ptr.len() - 1;
+    let rows = block.push.count();
     let mut s = Search::new(block, start.targets, threads.max(1), parallel_work)?;
     let mut tally = Tally::default();
     for &k in &start.sources {
@@ -421,7 +397,7 @@ fn chunked<R: Send>(threads: usize, chunks: usize, make: impl Fn() -> R + Sync, 
 
 impl<'a> Search<'a> {
     fn new(block: &'a Block<'a>, targets: Option<Targets<'a>>, threads: usize, parallel_work: usize) -> GrbResult<Search<'a>> {
-        let rows = block.push.ptr.len() - 1;
+        let rows = block.push.count();
         let mut depth = Vec::new();
         depth.try_reserve_exact(rows).map_err(|_| out_of_memory(rows * 4, "the BFS depths"))?;
         depth.resize_with(rows, || AtomicI64::new(UNREACHABLE));
@@ -477,7 +453,7 @@ impl<'a> Search<'a> {
             || (Vec::new(), Tally::default(), vec![Vec::new(); p]),
             |(claimed, tally, away): &mut (Vec<u32>, Tally, Vec<Vec<u32>>), c| {
                 for &v in &frontier[c * PUSH_CHUNK..frontier.len().min((c + 1) * PUSH_CHUNK)] {
-                    for &w in push.row(v as usize) {
+                    for &w in push.line(v as usize) {
                         let k = (w as usize).wrapping_sub(lo);
                         if k < rows {
                             if self.visit(k, depth) {
@@ -555,7 +531,7 @@ impl<'a> Search<'a> {
                     let i = rest.trailing_zeros();
                     rest &= rest - 1;
                     let k = base + i as usize;
-                    for &w in pull.row(k) {
+                    for &w in pull.line(k) {
                         if front[w as usize / 64].load(Relaxed) >> (w % 64) & 1 != 0 {
                             self.depth[k].store(depth, Relaxed);
                             found |= 1 << i;

@@ -24,7 +24,7 @@
 
 use crate::algebra::Scalar;
 use crate::error::{GrbError, GrbResult};
-use crate::matrix::{Compressed, Matrix};
+use crate::matrix::{Matrix, Rows};
 use crate::parallel::{run_phases, Member};
 use crate::prng::Xoshiro256;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -52,24 +52,6 @@ pub fn wcc<A: Scalar>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<u32>> {
     Ok(forest.into_labels(0, n))
 }
 
-/// The rows of one CSR orientation: `idx[ptr[k]..ptr[k + 1]]` are row k's neighbours.
-#[derive(Clone, Copy)]
-pub(crate) struct Rows<'a> {
-    ptr: &'a [usize],
-    idx: &'a [u32],
-}
-
-impl<'a> Rows<'a> {
-    pub(crate) fn of<T>(c: &'a Compressed<T>) -> Rows<'a> {
-        Rows { ptr: &c.ptr, idx: &c.idx }
-    }
-
-    #[inline]
-    fn line(&self, k: usize) -> &'a [u32] {
-        &self.idx[self.ptr[k]..self.ptr[k + 1]]
-    }
-}
-
 /// The edges of the vertices `lo..lo + rows`: row k of `out` holds the out-neighbours
 /// of vertex `lo + k`, row k of `inn` its in-neighbours (vertex numbers of the whole
 /// graph).
@@ -81,7 +63,7 @@ pub(crate) struct BlockEdges<'a> {
 
 impl BlockEdges<'_> {
     fn rows(&self) -> usize {
-        self.out.ptr.len() - 1
+        self.out.count()
     }
 }
 
