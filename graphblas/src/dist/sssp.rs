@@ -82,7 +82,15 @@ pub(crate) fn compute(
     // Every process learns the same counts and largest weight: the same delta
     // everywhere, as the bucket numbers must be, and the same distance type.
     let weights = &out.csr().val;
-    let (as_u32, max_weight) = comm.agree(weights_in_u32(weights, threads).map_err(DistError::from))?;
+    // Made at load (the same on every process: the same load path everywhere).
+    let made;
+    let (as_u32, max_weight) = match g.weights_u32() {
+        Some((w, max)) => (w.as_deref(), *max),
+        None => {
+            made = comm.agree(weights_in_u32(weights, threads).map_err(DistError::from))?;
+            (made.0.as_deref(), made.1)
+        }
+    };
     let local = [weights.len() as u64, as_u32.is_some() as u64, max_weight.to_bits()];
     let all = comm.allgather_u64s(&local)?;
     let each = || all.chunks(3);
@@ -92,7 +100,7 @@ pub(crate) fn compute(
         Some(d) => d,
         None => default_delta(max_weight, each().map(|c| c[0]).sum(), g.n() as usize),
     };
-    let in_u32 = as_u32.as_deref().filter(|_| exact_in_u32(integral, max_weight, g.n() as usize));
+    let in_u32 = as_u32.filter(|_| exact_in_u32(integral, max_weight, g.n() as usize));
     let mut progress = Rounds::start("round", observe);
     let (dist, rounds) = delta_stepping(out, lo, source, delta, in_u32, threads, &mut Owners { comm }, |k, c| {
         progress.done(k, "improved", Measure::Count(c))
