@@ -76,13 +76,13 @@ pub(crate) struct Neighbours<'a> {
     own: u32,
 }
 
-impl Iterator for Neighbours<'_> {
-    type Item = u32;
-
+impl Neighbours<'_> {
+    /// The next neighbour with the number of the two rows holding it (1 or 2: the
+    /// directed edges between it and the vertex).
     #[inline]
-    fn next(&mut self) -> Option<u32> {
+    pub fn next_with_directions(&mut self) -> Option<(u32, u32)> {
         loop {
-            let u = match (self.out.first(), self.inn.first()) {
+            let (u, d) = match (self.out.first(), self.inn.first()) {
                 (Some(&a), Some(&b)) => {
                     if a <= b {
                         self.out = &self.out[1..];
@@ -90,22 +90,31 @@ impl Iterator for Neighbours<'_> {
                     if b <= a {
                         self.inn = &self.inn[1..];
                     }
-                    a.min(b)
+                    (a.min(b), if a == b { 2 } else { 1 })
                 }
                 (Some(&a), None) => {
                     self.out = &self.out[1..];
-                    a
+                    (a, 1)
                 }
                 (None, Some(&b)) => {
                     self.inn = &self.inn[1..];
-                    b
+                    (b, 1)
                 }
                 (None, None) => return None,
             };
             if u != self.own {
-                return Some(u);
+                return Some((u, d));
             }
         }
+    }
+}
+
+impl Iterator for Neighbours<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        self.next_with_directions().map(|(u, _)| u)
     }
 }
 

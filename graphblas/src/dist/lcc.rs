@@ -123,18 +123,18 @@ fn row_blocks(adj: &Adjacency, threads: usize) -> Vec<usize> {
 /// or 2, or 1 for [`Weighing::Unit`]): the block's rows of the orientation `U`,
 /// renumbered. Threads take the row `blocks`.
 fn later_rows(adj: &Adjacency, rank: &[u32], weighing: Weighing, blocks: &[usize]) -> DistResult<Matrix<u32>> {
-    let (out, inn) = (adj.out.csr(), adj.inn.csr());
     let parts = run_blocks(blocks.windows(2).map(|w| w[0]..w[1]).collect(), |_, rows| {
         let (mut lens, mut entries) = (Vec::with_capacity(rows.len()), Vec::new());
         for k in rows {
             let v = adj.lo + k;
             let at = entries.len();
-            each_direction(out.line(k).0, inn.line(k).0, v as u32, |x, directions| {
+            let mut neighbours = adj.neighbours(k);
+            while let Some((x, directions)) = neighbours.next_with_directions() {
                 if rank[x as usize] > rank[v] {
                     let w = if weighing == Weighing::Unit { 1 } else { directions };
                     entries.push((rank[x as usize] as u64) << 32 | w as u64);
                 }
-            });
+            }
             entries[at..].sort_unstable();
             lens.push(entries.len() - at);
         }
@@ -152,35 +152,6 @@ fn later_rows(adj: &Adjacency, rank: &[u32], weighing: Weighing, blocks: &[usize
         val.extend(entries.iter().map(|&e| e as u32));
     }
     Ok(Matrix::from_csr_parts(adj.rows(), adj.n, ptr, idx, val)?)
-}
-
-/// Calls `f(x, d)` for every neighbour x ≠ `own` of the ascending rows `out` and `inn`
-/// (each without repeats), ascending, with d the rows holding it (1 or 2).
-fn each_direction(mut out: &[u32], mut inn: &[u32], own: u32, mut f: impl FnMut(u32, u32)) {
-    loop {
-        let (x, d) = match (out.first(), inn.first()) {
-            (Some(&a), Some(&b)) if a == b => {
-                (out, inn) = (&out[1..], &inn[1..]);
-                (a, 2)
-            }
-            (Some(&a), Some(&b)) if a < b => {
-                out = &out[1..];
-                (a, 1)
-            }
-            (_, Some(&b)) => {
-                inn = &inn[1..];
-                (b, 1)
-            }
-            (Some(&a), None) => {
-                out = &out[1..];
-                (a, 1)
-            }
-            (None, None) => return,
-        };
-        if x != own {
-            f(x, d);
-        }
-    }
 }
 
 /// An n × n matrix holding each given row (position, (columns, values)) at its
