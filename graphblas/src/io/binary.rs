@@ -11,7 +11,7 @@
 //! processes. Binary files have no lines, so errors give record numbers and
 //! byte offsets instead.
 
-use super::{file_len, open, read_at_full, InputError, InputErrorKind as K, InputResult};
+use super::{checked_header, file_len, open, read_at_full, InputError, InputErrorKind as K, InputResult};
 use crate::matrix::Coo;
 use std::io::Write;
 use std::path::Path;
@@ -77,20 +77,10 @@ pub fn write_binary(path: &Path, coo: &Coo<f64>) -> InputResult<()> {
 /// for the declared records (a truncated file is detected here, by everyone).
 pub fn read_binary_header(path: &Path) -> InputResult<BinaryHeader> {
     let file = open(path)?;
-    let mut h = [0u8; HEADER_LEN as usize];
-    let got = read_at_full(path, &file, 0, &mut h)?;
-    if got < 8 || h[..8] != BINARY_MAGIC {
-        return Err(InputError::new(path, None, K::Header, "not a graphblas-pagerank binary file (bad magic)"));
-    }
-    if got < HEADER_LEN as usize {
-        return Err(InputError::new(path, None, K::Truncated, format!("truncated header: {got} of {HEADER_LEN} bytes")));
-    }
+    let h: [u8; HEADER_LEN as usize] =
+        checked_header(path, &file, &BINARY_MAGIC, BINARY_VERSION, "not a graphblas-pagerank binary file (bad magic)", "format")?;
     let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
-    let version = u32_at(8);
-    if version != BINARY_VERSION {
-        return Err(InputError::new(path, None, K::Unsupported, format!("format version {version} (this reader supports {BINARY_VERSION})")));
-    }
     let flags = u32_at(12);
     if flags & !3 != 0 {
         return Err(InputError::new(path, None, K::Header, format!("unknown flags {flags:#x}")));

@@ -20,7 +20,7 @@
 //! and ending at `m`, indices below `n` and strictly ascending in a row), so a damaged
 //! file is an error naming it and the byte offset, never a wrong graph.
 
-use super::{file_len, open, read_at_full, InputError, InputErrorKind as K, InputResult};
+use super::{checked_header, file_len, open, read_at_full, InputError, InputErrorKind as K, InputResult};
 use std::fs::File;
 use std::path::Path;
 
@@ -119,20 +119,10 @@ pub fn is_csr_file(path: &Path) -> bool {
 /// declares (a truncated file is found here, by every reader).
 pub fn read_csr_header(path: &Path) -> InputResult<CsrHeader> {
     let file = open(path)?;
-    let mut h = [0u8; CSR_HEADER_LEN as usize];
-    let got = read_at_full(path, &file, 0, &mut h)?;
-    if got < 8 || h[..8] != CSR_MAGIC {
-        return Err(InputError::new(path, None, K::Header, "not a graph CSR file (bad magic; write one with `graph convert`)"));
-    }
-    if got < h.len() {
-        return Err(InputError::new(path, None, K::Truncated, format!("truncated header: {got} of {CSR_HEADER_LEN} bytes")));
-    }
+    let h: [u8; CSR_HEADER_LEN as usize] =
+        checked_header(path, &file, &CSR_MAGIC, CSR_VERSION, "not a graph CSR file (bad magic; write one with `graph convert`)", "CSR format")?;
     let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
-    let version = u32_at(8);
-    if version != CSR_VERSION {
-        return Err(InputError::new(path, None, K::Unsupported, format!("CSR format version {version} (this reader supports {CSR_VERSION})")));
-    }
     let flags = u32_at(12);
     if flags & !(HAS_IDS | HAS_WEIGHTS) != 0 {
         return Err(InputError::new(path, None, K::Header, format!("unknown flags {flags:#x}")));

@@ -117,6 +117,26 @@ pub(crate) fn open(path: &Path) -> InputResult<File> {
     File::open(path).map_err(|e| InputError::new(path, None, InputErrorKind::Io, format!("cannot open: {e}")))
 }
 
+/// The `N`-byte header at the start of one of the crate's binary formats, checked
+/// for its 8-byte `magic` (else `not_ours`), its length (a truncated header) and its
+/// u32 version at byte 8 (`format` names the format in that error); the caller reads
+/// the rest.
+pub(crate) fn checked_header<const N: usize>(path: &Path, file: &File, magic: &[u8; 8], version: u32, not_ours: &str, format: &str) -> InputResult<[u8; N]> {
+    let mut h = [0u8; N];
+    let got = read_at_full(path, file, 0, &mut h)?;
+    if got < 8 || h[..8] != magic[..] {
+        return Err(InputError::new(path, None, InputErrorKind::Header, not_ours));
+    }
+    if got < N {
+        return Err(InputError::new(path, None, InputErrorKind::Truncated, format!("truncated header: {got} of {N} bytes")));
+    }
+    let found = u32::from_le_bytes(h[8..12].try_into().unwrap());
+    if found != version {
+        return Err(InputError::new(path, None, InputErrorKind::Unsupported, format!("{format} version {found} (this reader supports {version})")));
+    }
+    Ok(h)
+}
+
 /// Reads up to `buf.len()` bytes at `offset`, retrying short reads; returns
 /// how many bytes were read (less only at end of file).
 pub(crate) fn read_at_full(path: &Path, file: &File, mut offset: u64, buf: &mut [u8]) -> InputResult<usize> {
