@@ -38,6 +38,7 @@
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
 use crate::parallel::{even_blocks, run_blocks, run_team, split_by_bounds, Team};
+use crossbeam_utils::CachePadded;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, RwLock};
@@ -58,14 +59,13 @@ pub fn sssp_with_delta(a: &Matrix<f64>, source: usize, threads: usize, delta: Op
     if source >= n {
         return Err(GrbError::InvalidValue(format!("SSSP source {source} is not a vertex (the graph has {n})")));
     }
-    let weights = &a.csr().val;
-    if let Some(w) = weights.iter().find(|w| !(**w >= 0.0)) {
+    if let Some(w) = a.csr().val.iter().find(|w| !(**w >= 0.0)) {
         return Err(GrbError::InvalidValue(format!("SSSP needs edge weights >= 0, the matrix holds {w}")));
     }
-    let (as_u32, max_weight) = weights_in_u32(weights, threads)?;
+    let (as_u32, max_weight) = edges_in_u32(a, threads)?;
     let delta = match delta {
         Some(d) => check_delta(d)?,
-        None => default_delta(max_weight, weights.len() as u64, n),
+        None => default_delta(max_weight, a.nvals() as u64, n),
     };
     let in_u32 = as_u32.as_deref().filter(|_| exact_in_u32(true, max_weight, n));
     let (dist, _) = delta_stepping(a, 0, source, delta, in_u32, threads, &mut OneProcess, |_, _| {})?;
@@ -191,15 +191,18 @@ impl Distance for f64 {
     fn unreached() -> AtomicU64 {
         AtomicU64::new(f64::INFINITY.to_bits())
     }
+    #[inline]
     fn load(a: &AtomicU64) -> f64 {
         f64::from_bits(a.load(Relaxed))
     }
+    #[inline]
     fn lower(a: &AtomicU64, d: f64) -> bool {
         let bits = d.to_bits();
         // The plain load first: most relaxations do not improve, and a read does not
         // take the cache line from the other threads.
         bits < a.load(Relaxed) && bits < a.fetch_min(bits, Relaxed)
     }
+    #[inline]
     fn plus(self, w: f64) -> f64 {
         self + w
     }
@@ -221,12 +224,15 @@ impl Distance for u32 {
     fn unreached() -> AtomicU32 {
         AtomicU32::new(u32::MAX)
     }
+    #[inline]
     fn load(a: &AtomicU32) -> u32 {
         a.load(Relaxed)
     }
+    #[inline]
     fn lower(a: &AtomicU32, d: u32) -> bool {
         d < a.load(Relaxed) && d < a.fetch_min(d, Relaxed)
     }
+    #[inline]
     fn plus(self, w: u32) -> u32 {
         // Never saturates under the bound of `exact_in_u32`; if it did, the sum would
         // read as unreached and improve nothing rather than wrap to a small number.
@@ -264,11 +270,13 @@ impl<D: Distance> Distances<D> {
         Distances((0..rows).map(|_| D::unreached()).collect())
     }
 
+    #[inline]
     fn get(&self, v: usize) -> D {
         D::load(&self.0[v])
     }
 
     /// Lowers vertex `v`'s distance to `d` if `d` is smaller; whether it was.
+    #[inline]
     fn lower(&self, v: usize, d: D) -> bool {
         D::lower(&self.0[v], d)
     }
@@ -276,6 +284,32 @@ impl<D: Distance> Distances<D> {
     fn into_values(self) -> Vec<f64> {
         self.0.iter().map(|d| D::load(d).to_f64()).collect()
     }
+}
+
+/// An out-edge as a relaxation reads it: the target and the weight side by side, so
+/// that a vertex's edges are one run of memory (one stream of cache lines where
+/// separate target and weight arrays are two, each starting with a miss of its own at
+/// every vertex taken from a bucket).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(crate) struct Edge<D> {
+    pub(crate) target: u32,
+    pub(crate) weight: D,
+}
+
+/// The out-edges of `out` in its CSR order, their weights converted by `weight`, made
+/// on `threads` threads.
+fn edges_of<D: Copy + Send + Default>(out: &Matrix<f64>, threads: usize, weight: impl Fn(f64) -> D + Sync) -> GrbResult<Vec<Edge<D>>> {
+    let csr = out.csr();
+    let mut edges = vec![Edge { target: 0, weight: D::default() }; csr.val.len()];
+    let bounds = even_blocks(edges.len(), threads.max(1));
+    let parts: Vec<(usize, &mut [Edge<D>])> = split_by_bounds(&mut edges, &bounds).into_iter().enumerate().collect();
+    run_blocks(parts, |_, (k, part)| {
+        for ((e, &t), &w) in part.iter_mut().zip(&csr.idx[bounds[k]..]).zip(&csr.val[bounds[k]..]) {
+            *e = Edge { target: t, weight: weight(w) };
+        }
+    })?;
+    Ok(edges)
 }
 
 /// A vertex (offset in the block) put in a bin with the distance it had then; the
@@ -353,11 +387,9 @@ struct Worker<D> {
 
 /// The state the team shares.
 struct Shared<'a, D: Distance> {
-    /// The block's out-edges: row k's targets `cols[ptr[k]..ptr[k + 1]]`, their
-    /// weights at the same positions of `weights`.
+    /// The block's out-edges: row k's `edges[ptr[k]..ptr[k + 1]]`.
     ptr: &'a [usize],
-    cols: &'a [u32],
-    weights: &'a [D],
+    edges: &'a [Edge<D>],
     lo: usize,
     /// 1 / delta ([`bucket`]).
     per_delta: f64,
@@ -369,7 +401,9 @@ struct Shared<'a, D: Distance> {
     /// The entries of the current bucket, taken `CHUNK` at a time from `next`.
     list: RwLock<Vec<Entry<D>>>,
     next: AtomicUsize,
-    workers: Vec<Mutex<Worker<D>>>,
+    /// Each on cache lines of its own: a thread writes its worker at every improvement
+    /// (bins, count), and two workers on one line would move it between the cores.
+    workers: Vec<CachePadded<Mutex<Worker<D>>>>,
     /// Set by the lead when no bucket is left (or an exchange failed).
     done: AtomicBool,
     fuse_below: usize,
@@ -385,7 +419,7 @@ impl<D: Distance> Shared<'_, D> {
         }
         let (from, to) = (self.ptr[v], self.ptr[v + 1]);
         let rows = self.dist.0.len();
-        for (&t, &weight) in self.cols[from..to].iter().zip(&self.weights[from..to]) {
+        for &Edge { target: t, weight } in &self.edges[from..to] {
             let d = e.d.plus(weight);
             let local = (t as usize).wrapping_sub(self.lo);
             if local < rows {
@@ -396,6 +430,22 @@ impl<D: Distance> Shared<'_, D> {
             } else if self.sent.lower(t as usize, d) {
                 w.remote[owner(t as usize)].push([t as u64, d.to_wire()]);
             }
+        }
+    }
+
+    /// [`Shared::relax`] for each entry of `entries`, asking the cache `AHEAD` entries in
+    /// advance for the vertex's distance and row start: both are random reads (the
+    /// entries come in the order their vertices improved), and a miss on each, one after
+    /// the other, before the row can be scanned was what a relaxation waited for most.
+    fn relax_all(&self, entries: &[Entry<D>], w: &mut Worker<D>, owner: &(dyn Fn(usize) -> usize + Sync)) {
+        const AHEAD: usize = 8;
+        for (k, &e) in entries.iter().enumerate() {
+            if let Some(later) = entries.get(k + AHEAD) {
+                let v = later.v as usize;
+                prefetch(&self.dist.0[v]);
+                prefetch(&self.ptr[v]);
+            }
+            self.relax(e, w, owner);
         }
     }
 
@@ -410,9 +460,7 @@ impl<D: Distance> Shared<'_, D> {
                 if at >= list.len() {
                     break;
                 }
-                for &e in &list[at..(at + CHUNK).min(list.len())] {
-                    self.relax(e, &mut w, owner);
-                }
+                self.relax_all(&list[at..(at + CHUNK).min(list.len())], &mut w, owner);
             }
         }
         loop {
@@ -420,11 +468,24 @@ impl<D: Distance> Shared<'_, D> {
             if bin.is_empty() || bin.len() >= self.fuse_below {
                 break;
             }
-            for e in std::mem::take(bin) {
-                self.relax(e, &mut w, owner);
-            }
+            let entries = std::mem::take(bin);
+            self.relax_all(&entries, &mut w, owner);
         }
     }
+}
+
+/// Asks the cache for the line holding `x`, to be read soon; a hint, no effect on the
+/// program's meaning.
+#[inline]
+fn prefetch<T>(x: &T) {
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault (on any
+    // address); the intrinsic's target feature, SSE, is part of every x86_64.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const T).cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Delta-stepping over the rows `lo..lo + out.nrows()` of a graph whose out-edges from
@@ -442,37 +503,36 @@ pub(crate) fn delta_stepping<P: Processes>(
     lo: usize,
     source: usize,
     delta: f64,
-    in_u32: Option<&[u32]>,
+    in_u32: Option<&[Edge<u32>]>,
     threads: usize,
     processes: &mut P,
     observe: impl FnMut(usize, u64),
 ) -> Result<(Vec<f64>, usize), P::Error> {
     match in_u32 {
-        Some(weights) => supersteps(out, weights, lo, source, delta, threads, processes, observe),
-        None => supersteps(out, &out.csr().val, lo, source, delta, threads, processes, observe),
+        Some(edges) => supersteps(out, edges, lo, source, delta, threads, processes, observe),
+        None => {
+            let edges = edges_of(out, threads, |w| w)?;
+            supersteps(out, &edges, lo, source, delta, threads, processes, observe)
+        }
     }
 }
 
-/// The weights `vals` as `u32` if every one is an integer below 2^32 (they are ≥ 0),
-/// and the largest weight (0 without any): one pass on `threads` threads.
-pub(crate) fn weights_in_u32(vals: &[f64], threads: usize) -> GrbResult<(Option<Vec<u32>>, f64)> {
-    let mut weights = vec![0u32; vals.len()];
+/// The out-edges of `out` with `u32` weights if every weight is an integer below 2^32
+/// (they are ≥ 0), and the largest weight (0 without any): on `threads` threads.
+pub(crate) fn edges_in_u32(out: &Matrix<f64>, threads: usize) -> GrbResult<(Option<Vec<Edge<u32>>>, f64)> {
+    let vals = &out.csr().val;
     let bounds = even_blocks(vals.len(), threads.max(1));
-    let parts: Vec<(usize, &mut [u32])> = split_by_bounds(&mut weights, &bounds).into_iter().enumerate().collect();
-    let blocks = run_blocks(parts, |_, (k, part)| {
-        let (mut exact, mut max) = (true, 0.0f64);
-        for (w, &x) in part.iter_mut().zip(&vals[bounds[k]..]) {
-            // The cast saturates, so a weight of 2^32 or more, or with a fraction, does
-            // not come back equal.
-            *w = x as u32;
-            exact &= *w as f64 == x;
-            max = max.max(x);
-        }
-        (exact, max)
+    let parts: Vec<&[f64]> = bounds.windows(2).map(|b| &vals[b[0]..b[1]]).collect();
+    let blocks = run_blocks(parts, |_, part| {
+        // The cast saturates, so a weight of 2^32 or more, or with a fraction, does
+        // not come back equal.
+        let exact = part.iter().all(|&x| x as u32 as f64 == x);
+        (exact, part.iter().fold(0.0f64, |m, &x| m.max(x)))
     })?;
     let exact = blocks.iter().all(|b| b.0);
     let max = blocks.iter().fold(0.0f64, |m, b| m.max(b.1));
-    Ok((exact.then_some(weights), max))
+    let edges = if exact { Some(edges_of(out, threads, |w| w as u32)?) } else { None };
+    Ok((edges, max))
 }
 
 /// [`delta_stepping`] with distances of type `D`, the weights of `out`'s entries
@@ -480,7 +540,7 @@ pub(crate) fn weights_in_u32(vals: &[f64], threads: usize) -> GrbResult<(Option<
 #[allow(clippy::too_many_arguments)]
 fn supersteps<D: Distance, P: Processes>(
     out: &Matrix<f64>,
-    weights: &[D],
+    edges: &[Edge<D>],
     lo: usize,
     source: usize,
     delta: f64,
@@ -491,11 +551,9 @@ fn supersteps<D: Distance, P: Processes>(
     let (rows, n) = (out.nrows(), out.ncols());
     let p = processes.count();
     let threads = threads.max(1);
-    let csr = out.csr();
     let state = Shared {
-        ptr: &csr.ptr,
-        cols: &csr.idx,
-        weights,
+        ptr: &out.csr().ptr,
+        edges,
         lo,
         per_delta: 1.0 / delta,
         dist: Distances::new(rows),
@@ -503,7 +561,7 @@ fn supersteps<D: Distance, P: Processes>(
         list: RwLock::new(Vec::new()),
         next: AtomicUsize::new(0),
         workers: (0..threads)
-            .map(|_| Mutex::new(Worker { bins: Bins::new(), remote: (0..p).map(|_| Vec::new()).collect(), improved: 0 }))
+            .map(|_| CachePadded::new(Mutex::new(Worker { bins: Bins::new(), remote: (0..p).map(|_| Vec::new()).collect(), improved: 0 })))
             .collect(),
         done: AtomicBool::new(false),
         // One thread never waits for others: it keeps the whole bucket to itself.
@@ -652,11 +710,21 @@ mod tests {
         assert!(exact_in_u32(true, 63.0, 1 << 20));
         assert!(!exact_in_u32(false, 63.0, 10));
         assert!(!exact_in_u32(true, 2f64.powi(31), 3));
+        // One row, an edge to column j of weight ws[j]: the u32 weights (if any) beside
+        // their targets, and the largest weight.
+        let in_u32 = |ws: &[f64], threads| {
+            let t: Vec<(usize, usize, f64)> = ws.iter().enumerate().map(|(j, &w)| (0, j, w)).collect();
+            let (edges, max) = edges_in_u32(&Matrix::from_triples(1, ws.len(), &t, DupPolicy::Min).unwrap(), threads).unwrap();
+            if let Some(edges) = &edges {
+                assert!(edges.iter().enumerate().all(|(j, e)| e.target as usize == j));
+            }
+            (edges.map(|es| es.iter().map(|e| e.weight).collect::<Vec<u32>>()), max)
+        };
         for threads in [1, 2, 3] {
-            assert_eq!(weights_in_u32(&[1.0, 0.0, 7.0], threads).unwrap(), (Some(vec![1, 0, 7]), 7.0));
-            assert_eq!(weights_in_u32(&[1.0, 0.5], threads).unwrap(), (None, 1.0));
-            assert_eq!(weights_in_u32(&[4294967296.0, 1.0], threads).unwrap(), (None, 4294967296.0));
-            assert_eq!(weights_in_u32(&[], threads).unwrap(), (Some(vec![]), 0.0));
+            assert_eq!(in_u32(&[1.0, 0.0, 7.0], threads), (Some(vec![1, 0, 7]), 7.0));
+            assert_eq!(in_u32(&[1.0, 0.5], threads), (None, 1.0));
+            assert_eq!(in_u32(&[4294967296.0, 1.0], threads), (None, 4294967296.0));
+            assert_eq!(in_u32(&[], threads), (Some(vec![]), 0.0));
         }
         // 0 -> 1 -> 2 of 2^31 each: 2^32 does not fit, the f64 path keeps it exact.
         let big = 2f64.powi(31);
@@ -667,7 +735,7 @@ mod tests {
         let a = Matrix::from_triples(97, 97, &t, DupPolicy::Min).unwrap();
         for delta in [0.5, 3.0, f64::INFINITY] {
             for threads in [1, 2] {
-                let w = weights_in_u32(&a.csr().val, threads).unwrap().0.unwrap();
+                let w = edges_in_u32(&a, threads).unwrap().0.unwrap();
                 let run = |in_u32| delta_stepping(&a, 0, 0, delta, in_u32, threads, &mut OneProcess, |_, _| {}).unwrap();
                 let (d32, s32) = run(Some(&w));
                 let (d64, s64) = run(None);

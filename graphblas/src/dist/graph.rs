@@ -33,7 +33,7 @@ use super::marks::{gather, send_to_owners, VertexMarks};
 use super::progress::Observer;
 use super::relabel::relabel_with_extra;
 use super::sssp::weighted_out_edges;
-use crate::algorithms::sssp::weights_in_u32;
+use crate::algorithms::sssp::{edges_in_u32, Edge};
 use super::{finish, require_vertices, vertex_of, DistError, DistOptions, DistResult, Input, IterationProgress};
 use crate::algorithms::pagerank::PageRankConfig;
 use crate::matrix::Matrix;
@@ -174,12 +174,13 @@ pub struct Graph {
     adj: Option<Adjacency>,
     /// Rows `lo..hi` of the weighted adjacency, parallel edges at their smallest weight.
     weighted: Option<Matrix<f64>>,
-    /// `weighted`'s weights as `u32` if every one is an integer below 2^32, and the
-    /// largest weight ([`weights_in_u32`]), made as the graph is loaded: SSSP runs on
-    /// `u32` distances and weights from them, and a graph in GAP's form holds its
-    /// integer weights as such (converting them in the kernel cost SSSP 15-20% of its
-    /// time on kron18 and kron20). `None` if the graph was built without them.
-    weights_u32: Option<(Option<Vec<u32>>, f64)>,
+    /// `weighted`'s out-edges with their weights as `u32`, target and weight side by
+    /// side, if every weight is an integer below 2^32, and the largest weight
+    /// ([`edges_in_u32`]), made as the graph is loaded: SSSP runs on `u32` distances
+    /// and weights from them, and a graph in GAP's form holds its integer weights as
+    /// such (converting them in the kernel cost SSSP 15-20% of its time on kron18 and
+    /// kron20). `None` if the graph was built without them.
+    edges_u32: Option<(Option<Vec<Edge<u32>>>, f64)>,
     names: Names,
     load_seconds: f64,
     id_seconds: f64,
@@ -409,14 +410,14 @@ impl Graph {
             let labels = raw.labels.take().expect("the loader names every vertex");
             Graph::build(comm, raw, what, Names::Labels { labels, signed: false }, adjacency, t0, 0.0)?
         };
-        g.with_weights_in_u32(comm, threads, t0)
+        g.with_edges_in_u32(comm, threads, t0)
     }
 
-    /// The graph with [`Graph::weights_u32`] made if it has weights (part of the load
+    /// The graph with [`Graph::edges_u32`] made if it has weights (part of the load
     /// seconds, counted from `t0`). Collective.
-    fn with_weights_in_u32(mut self, comm: &mut Comm<'_>, threads: usize, t0: Instant) -> DistResult<Graph> {
-        let made = self.weighted.as_ref().map(|w| weights_in_u32(&w.csr().val, threads)).transpose();
-        self.weights_u32 = comm.agree(made.map_err(DistError::from))?;
+    fn with_edges_in_u32(mut self, comm: &mut Comm<'_>, threads: usize, t0: Instant) -> DistResult<Graph> {
+        let made = self.weighted.as_ref().map(|w| edges_in_u32(w, threads)).transpose();
+        self.edges_u32 = comm.agree(made.map_err(DistError::from))?;
         self.load_seconds = t0.elapsed().as_secs_f64();
         Ok(self)
     }
@@ -465,7 +466,7 @@ impl Graph {
         })();
         let (adj, weighted) = comm.agree(made)?;
         let names = Names::Labels { labels, signed: false };
-        Ok(Graph { what, n, nnz: m, lo, hi, adj, weighted, weights_u32: None, names, load_seconds: t0.elapsed().as_secs_f64(), id_seconds: 0.0 })
+        Ok(Graph { what, n, nnz: m, lo, hi, adj, weighted, edges_u32: None, names, load_seconds: t0.elapsed().as_secs_f64(), id_seconds: 0.0 })
     }
 
     fn build(
@@ -492,7 +493,7 @@ impl Graph {
                 adj = Some(a);
             }
         }
-        Ok(Graph { what, n, nnz, lo, hi, adj, weighted, weights_u32: None, names, load_seconds: t0.elapsed().as_secs_f64(), id_seconds })
+        Ok(Graph { what, n, nnz, lo, hi, adj, weighted, edges_u32: None, names, load_seconds: t0.elapsed().as_secs_f64(), id_seconds })
     }
 
     /// Vertices of the whole graph.
@@ -524,7 +525,7 @@ impl Graph {
     pub fn native_bytes(&self) -> usize {
         let adj = self.adj.as_ref().map_or(0, |a| a.inn.capacity_bytes() + a.out.capacity_bytes());
         let weighted = self.weighted.as_ref().map_or(0, Matrix::capacity_bytes);
-        let weighted = weighted + self.weights_u32.as_ref().and_then(|w| w.0.as_ref()).map_or(0, |w| w.capacity() * 4);
+        let weighted = weighted + self.edges_u32.as_ref().and_then(|w| w.0.as_ref()).map_or(0, |w| w.capacity() * std::mem::size_of::<Edge<u32>>());
         let names = match &self.names {
             Names::Labels { labels, .. } => labels.capacity() * 8,
             Names::Bytes(dict) => dict.capacity_bytes(),
@@ -551,10 +552,10 @@ impl Graph {
         (self.lo, self.hi)
     }
 
-    /// The weights of [`Graph::weighted`] as `u32` if all are integers below 2^32, and
-    /// the largest weight, if made at load ([`weights_in_u32`]).
-    pub(crate) fn weights_u32(&self) -> Option<&(Option<Vec<u32>>, f64)> {
-        self.weights_u32.as_ref()
+    /// The out-edges of [`Graph::weighted`] with `u32` weights if all are integers
+    /// below 2^32, and the largest weight, if made at load ([`edges_in_u32`]).
+    pub(crate) fn edges_u32(&self) -> Option<&(Option<Vec<Edge<u32>>>, f64)> {
+        self.edges_u32.as_ref()
     }
 
     /// The weighted out-edges of the block, or the error naming `kernel`.

@@ -22,7 +22,7 @@ use super::graph::{Computed, Graph};
 use super::load::Weights;
 use super::progress::{Measure, Observer, Rounds};
 use super::{finish, DistError, DistResult, Input};
-use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, exact_in_u32, weights_in_u32, Processes};
+use crate::algorithms::sssp::{check_delta, default_delta, delta_stepping, edges_in_u32, exact_in_u32, Processes};
 use crate::matrix::{Coo, DupPolicy, Matrix};
 use lpf::Context;
 use std::time::Instant;
@@ -81,17 +81,16 @@ pub(crate) fn compute(
     let t1 = Instant::now();
     // Every process learns the same counts and largest weight: the same delta
     // everywhere, as the bucket numbers must be, and the same distance type.
-    let weights = &out.csr().val;
     // Made at load (the same on every process: the same load path everywhere).
     let made;
-    let (as_u32, max_weight) = match g.weights_u32() {
+    let (as_u32, max_weight) = match g.edges_u32() {
         Some((w, max)) => (w.as_deref(), *max),
         None => {
-            made = comm.agree(weights_in_u32(weights, threads).map_err(DistError::from))?;
+            made = comm.agree(edges_in_u32(out, threads).map_err(DistError::from))?;
             (made.0.as_deref(), made.1)
         }
     };
-    let local = [weights.len() as u64, as_u32.is_some() as u64, max_weight.to_bits()];
+    let local = [out.nvals() as u64, as_u32.is_some() as u64, max_weight.to_bits()];
     let all = comm.allgather_u64s(&local)?;
     let each = || all.chunks(3);
     let integral = each().all(|c| c[1] == 1);
