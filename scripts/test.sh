@@ -54,9 +54,9 @@ count() {
 # The Rust tests run under cargo nextest: each test in its own process with a time
 # bound (.config/nextest.toml), so a deadlock is a failed test, not a hung suite. The
 # whole step has a bound too (the build included), as do the doc tests.
-echo "=== cargo nextest run --workspace --release"
+echo "=== cargo nextest run --workspace --release --features graphblas/full-sweep"
 timeout -k 60 "${LPF_CARGO_TIMEOUT:-3000}" \
-    cargo nextest run --workspace --release --no-fail-fast 2>&1 | tee "$work/cargo.log"
+    cargo nextest run --workspace --release --no-fail-fast --features graphblas/full-sweep 2>&1 | tee "$work/cargo.log"
 cargo_rc=${PIPESTATUS[0]}
 # "Summary [ 45s] 307 tests run: 305 passed (1 slow), 1 failed, 1 timed out, 2 skipped"
 cargo_line=$(strip_ansi <"$work/cargo.log" | grep -E '^ *Summary \[' | tail -n 1)

@@ -7,6 +7,9 @@
 //! all six also on the TCP and hybrid engines in-process (`every_kernel_on_tcp_and_hybrid`). Bad input
 //! (absent source, missing or malformed file, empty graph; for SSSP negative or NaN
 //! weights and inputs without weights) is the same clear error on every process. Every run is bounded by the launcher's watchdog (`run_all`).
+//! The two slowest sweeps (`bfs_deep_and_wide_graphs_from_block_boundaries`,
+//! `sssp_delta_stepping_distributed_against_dijkstra`) run whole with the feature
+//! `full-sweep` (the test command's), else at p = 2 and 3 with 2 threads.
 
 mod common;
 
@@ -18,6 +21,18 @@ use graphblas::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
 const PS: [u32; 4] = [1, 2, 3, 4];
 const THREADS: [usize; 2] = [1, 2];
+
+/// Whether the slowest sweeps run whole (feature `full-sweep`, which the test command
+/// sets) or their subset: p = 2 and 3 (an even and an uneven block split), 2 threads.
+const FULL: bool = cfg!(feature = "full-sweep");
+
+/// The process counts and thread counts of a sweep: all of them, or the subset.
+fn sweep_ps() -> &'static [u32] {
+    if FULL { &PS } else { &[2, 3] }
+}
+fn sweep_threads() -> &'static [usize] {
+    if FULL { &THREADS } else { &[2] }
+}
 
 /// One process's results put together in id order, checking that each id of `ids`
 /// comes exactly once, blocks in pid order, and every process agrees on n and rounds.
@@ -427,7 +442,7 @@ fn bfs_deep_and_wide_graphs_from_block_boundaries() {
         g.binary(&file);
         let ids: Vec<u64> = (0..g.n as u64).collect();
         let on_network = g.name.contains("hub") || g.name.contains("star");
-        for p in PS {
+        for &p in sweep_ps() {
             let mut sources = vec![0, g.n - 1, g.edges[0].0];
             sources.extend((1..p as usize).map(|q| q * g.n / p as usize));
             sources.sort_unstable();
@@ -435,7 +450,7 @@ fn bfs_deep_and_wide_graphs_from_block_boundaries() {
             for s in sources {
                 let want = reference_bfs(g.n, &g.edges, s);
                 let mut runs: Vec<(&str, Launcher, usize, Direction)> = Vec::new();
-                for threads in THREADS {
+                for &threads in sweep_threads() {
                     for direction in [Direction::Auto, Direction::Push, Direction::Pull] {
                         runs.push(("shm", shm, threads, direction));
                     }
@@ -746,11 +761,17 @@ fn sssp_delta_stepping_distributed_against_dijkstra() {
         for s in delta_sources(&g) {
             let want = reference_sssp(g.n, &g.edges, s);
             for (engine, launch) in launchers() {
-                // Every width on shm; the tiny, huge and default ones on the network engines.
-                let deltas: &[Option<f64>] = if engine == "shm" { &DELTAS } else { &[Some(1e-6), Some(1e12), None] };
+                // Every width on shm; the tiny, huge and default ones on the network engines
+                // (the subset: tiny, infinite and default on shm, the default elsewhere).
+                let deltas: &[Option<f64>] = match (engine == "shm", FULL) {
+                    (true, true) => &DELTAS,
+                    (false, true) => &[Some(1e-6), Some(1e12), None],
+                    (true, false) => &[Some(1e-6), Some(f64::INFINITY), None],
+                    (false, false) => &[None],
+                };
                 for &delta in deltas {
-                    for p in PS {
-                        for threads in THREADS {
+                    for &p in sweep_ps() {
+                        for &threads in sweep_threads() {
                             let g2 = WeightedGraph { name: g.name.clone(), n: g.n, edges: g.edges.clone() };
                             let res = run_all(launch, p, LIMIT, move |ctx| {
                                 let i = input(&g2, ctx.pid() as usize, p as usize);
