@@ -8,7 +8,8 @@
  *   operator: the fold order is the group order everywhere), combine and
  *   allcombine (element-wise max and sum), a strided group (even pids) with
  *   broadcast and allgather, a too-large reduce (LPF_ERR_OUT_OF_MEMORY, no
- *   effect), LPF_INVALID_COLL and lpf_collectives_get_context.
+ *   effect), LPF_INVALID_COLL and lpf_collectives_get_context; a slot
+ *   registered in the init's superstep used right after it; overflowing sizes.
  * Failures are summed at pid 0, which returns the total through args.output
  * (with lpf_hook each process also returns its own); the exit status is
  * non-zero when any check failed.
@@ -240,6 +241,34 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
     if (s % 2 == 0)
         OK(lpf_collectives_destroy(even));
     OK(lpf_collectives_destroy(coll));
+
+    /* A slot registered in the superstep of lpf_collectives_init is usable by the
+     * collectives right after it: the init syncs (as the reference's does, and as
+     * its tests and ALP assume). Before, the allgather was refused ("registered in
+     * this superstep"). */
+    {
+        uint64_t *late = calloc(p, sizeof(uint64_t));
+        lpf_memslot_t slate = LPF_INVALID_MEMSLOT;
+        elem[0] = 100 + s;
+        OK(lpf_register_global(ctx, late, p * sizeof(uint64_t), &slate));
+        OK(lpf_collectives_init(ctx, s, p, 1, 0, p * sizeof(uint64_t), &coll));
+        OK(lpf_allgather(coll, selem, slate, sizeof(uint64_t), 0));
+        OK(lpf_sync(ctx, LPF_SYNC_DEFAULT));
+        for (k = 0; k < p; ++k)
+            CHECK(late[k] == 100 + k, "allgather into a slot of the init's superstep: [%u] = %llu",
+                  k, (unsigned long long)late[k]);
+        OK(lpf_collectives_destroy(coll));
+        OK(lpf_deregister(ctx, slate));
+        free(late);
+    }
+    /* Buffer sizes that overflow size_t (with the header of the allocation too)
+     * are LPF_ERR_OUT_OF_MEMORY, never a tiny buffer; before, SIZE_MAX at P = 1
+     * wrapped around and succeeded. */
+    CHECK(lpf_collectives_init(ctx, s, p, 1 << 7, (size_t)-1, 1 << 7, &coll) == LPF_ERR_OUT_OF_MEMORY,
+          "collectives_init with max_elem_size SIZE_MAX");
+    if (p > 1)
+        CHECK(lpf_collectives_init(ctx, s, p, 1 << 7, (size_t)-1 / p + 1, 1 << 7, &coll) ==
+              LPF_ERR_OUT_OF_MEMORY, "collectives_init with P x max_elem_size overflowing");
 
     /* every process's failure count to pid 0 */
     memset(total, 0, sizeof total);

@@ -8,8 +8,12 @@
 //! BSPlib superstep is up to four LPF supersteps:
 //!
 //! 1. **counts**: every process writes its row (puts, gets and bsmp bytes per peer, its
-//!    number of pushes) into a global P x R table at every process. All processes then
-//!    know the whole table and take the same decisions.
+//!    numbers of pushes and pops, its next tag size, and the size of each push and the
+//!    number of each registration it pops) into a global P x R table at every process.
+//!    All processes then know the whole table and take the same decisions: mismatches
+//!    are errors everywhere, and puts and gets are later checked against the sizes
+//!    every process registered. A row marked "exit" comes from `bsplib_destroy`, which
+//!    is a superstep of this kind too.
 //! 2. **resize** (only when the table asks for more than was reserved): message queue
 //!    and memory register grow (at least doubling), then a sync.
 //! 3. **gets and inbox** (only when some process gets or sends bsmp messages): the
@@ -83,10 +87,16 @@ fn err<T>(code: bsplib_err_t, msg: impl Into<String>) -> R<T> {
     Err(BspErr(code, msg.into()))
 }
 
-/// One registration: the ident the program names it by, its size here, its LPF slot.
+/// One registration: the ident the program names it by, its LPF slot, its number
+/// (registrations are numbered in the order they are made, the same on every process,
+/// so `seq` names one registration everywhere whatever address each process gave it)
+/// and the size every process registered (indexed by pid; puts and gets are checked
+/// against the size at the process they access).
 struct Reg {
     ident: usize,
     slot: Memslot,
+    seq: u64,
+    sizes: Vec<usize>,
 }
 
 enum PutSrc {
@@ -114,10 +124,11 @@ struct Get {
 
 struct Send {
     pid: lpf_pid_t,
-    /// Offset of the encoded message in `outbox` (buffered) ...
+    /// Offset of the encoded message in `outbox`: its length and tag, copied at the
+    /// call, then (buffered) its payload ...
     at: usize,
-    /// ... or the program's tag and payload, read at the sync (unbuffered).
-    hp: Option<(*const u8, *const u8)>,
+    /// ... or (unbuffered, `bsp_hpsend`) the program's payload, read at the sync.
+    hp: Option<*const u8>,
     payload: usize,
 }
 
@@ -128,12 +139,21 @@ pub struct BSPlib {
     p: lpf_pid_t,
     start: Instant,
     regs: Vec<Reg>,
+    /// The number the next registration gets (`Reg::seq`).
+    next_seq: u64,
     pushes: Vec<(usize, usize)>,
-    pops: Vec<usize>,
+    /// The registrations popped in this superstep, by number, in call order.
+    pops: Vec<u64>,
     mem_cap: usize,
     msg_cap: usize,
+    /// The count table: a row per process (`row_len` words).
     table: Vec<u64>,
     table_slot: Memslot,
+    /// Room for registration entries (push sizes, popped numbers) in a row.
+    entries_cap: usize,
+    /// Some process has called `bsplib_destroy` (or this one did and failed): the
+    /// instance takes part in no further superstep.
+    ended: bool,
     stage: Vec<u8>,
     puts: Vec<Put>,
     gets: Vec<Get>,
@@ -148,13 +168,94 @@ pub struct BSPlib {
     received_tagsize: usize,
 }
 
-/// Internal slots: the count table, the inbox, the put and the get staging areas.
+/// Internal slots: the count table, the inbox, the put and the get staging areas (and,
+/// while the table grows, its successor, in place of the inbox and staging areas).
 const OWN_SLOTS: usize = 4;
 const LEN: usize = 8;
 
+/// A row of the count table: the puts, gets and message bytes to/from each peer (3·P
+/// words), then these fields, then the row's registration entries: the size of each
+/// `push_reg` of the superstep, then the number of each registration it pops.
+const F_PUSHES: usize = 0;
+const F_POPS: usize = 1;
+const F_TAGSIZE: usize = 2;
+/// Nonzero in the row a process sends from `bsplib_destroy`.
+const F_EXIT: usize = 3;
+const FIELDS: usize = 4;
+/// Registration entries a row holds at first (it grows on demand).
+const ENTRIES_AT_FIRST: usize = 16;
+
 impl BSPlib {
     fn row_len(&self) -> usize {
-        3 * self.p as usize + 1
+        3 * self.p as usize + FIELDS + self.entries_cap
+    }
+
+    /// The index of field `f` in a row.
+    fn field(&self, f: usize) -> usize {
+        3 * self.p as usize + f
+    }
+
+    /// Word `i` of process `q`'s row.
+    fn cell(&self, q: usize, i: usize) -> u64 {
+        self.table[q * self.row_len() + i]
+    }
+
+    /// Registration entry `k` of process `q`'s row.
+    fn entry(&self, q: usize, k: usize) -> u64 {
+        self.cell(q, self.field(FIELDS) + k)
+    }
+
+    /// One superstep: `row` (`row_len` words) becomes this process's row of every
+    /// process's table.
+    fn exchange_row(&mut self, row: &[u64]) -> R<()> {
+        let c = self.ctx()?;
+        let (me, rl) = (self.pid as usize, self.row_len());
+        self.table[me * rl..(me + 1) * rl].copy_from_slice(row);
+        for q in 0..self.p {
+            if q as usize != me {
+                c.put(self.table_slot, me * rl * 8, q, self.table_slot, me * rl * 8, rl * 8, 0)?;
+            }
+        }
+        c.sync(SYNC_DEFAULT)?;
+        Ok(())
+    }
+
+    /// The processes other than this one whose last row was sent by `bsplib_destroy`.
+    fn exited_peers(&self) -> Vec<usize> {
+        (0..self.p as usize).filter(|&q| q != self.pid as usize && self.cell(q, self.field(F_EXIT)) != 0).collect()
+    }
+
+    /// Rows get room for at least `entries` registration entries: a new table is
+    /// registered and activated (a superstep every process takes, as all decide it from
+    /// the same table), then the old one is released.
+    fn grow_table(&mut self, entries: usize) -> R<()> {
+        let c = self.ctx()?;
+        let cap = entries.max(2 * self.entries_cap);
+        let len = self.p as usize * (3 * self.p as usize + FIELDS + cap);
+        let mut table = Vec::new();
+        table.try_reserve_exact(len).map_err(|_| BspErr(BSPLIB_ERR_OUT_OF_MEMORY, format!("bsp_sync: cannot allocate a count table of {len} words")))?;
+        table.resize(len, 0u64);
+        // SAFETY: `table` is moved into `self.table` below without reallocating, and
+        // stays registered exactly as long as it is the instance's table.
+        let slot = unsafe { c.register_global_raw(table.as_mut_ptr() as *mut u8, len * 8)? };
+        c.sync(SYNC_DEFAULT)?;
+        c.deregister(self.table_slot)?;
+        self.table = table;
+        self.table_slot = slot;
+        self.entries_cap = cap;
+        Ok(())
+    }
+
+    /// Drops what the program asked for in this superstep (after a mismatch, which
+    /// every process detects alike, so the instance stays consistent).
+    fn abandon(&mut self) {
+        self.pushes.clear();
+        self.pops.clear();
+        self.puts.clear();
+        self.gets.clear();
+        self.sends.clear();
+        self.stage.clear();
+        self.outbox.clear();
     }
 
     fn ctx(&self) -> R<&'static mut lpf::Context> {
@@ -173,12 +274,15 @@ impl BSPlib {
             p,
             start: Instant::now(),
             regs: Vec::new(),
+            next_seq: 0,
             pushes: Vec::new(),
             pops: Vec::new(),
             mem_cap: OWN_SLOTS + 16,
             msg_cap: 4 * p as usize + 16,
             table: Vec::new(),
             table_slot: Memslot::INVALID,
+            entries_cap: ENTRIES_AT_FIRST,
+            ended: false,
             stage: Vec::new(),
             puts: Vec::new(),
             gets: Vec::new(),
@@ -200,7 +304,26 @@ impl BSPlib {
         Ok(b)
     }
 
-    fn destroy(self: Box<BSPlib>) -> R<()> {
+    /// The instance's last superstep: every process sends a row marked "exit"; when
+    /// every other process did too, the registrations are released. A process still in
+    /// `bsp_sync` gets this superstep as the first of its sync and fails with
+    /// BSPLIB_ERR_FATAL, as does this destroy; neither takes a further superstep, so
+    /// unequal numbers of syncs end in errors on every process, with the LPF context
+    /// intact. A failed destroy keeps its registrations (a peer may still write to
+    /// them): the caller leaks the instance.
+    fn destroy(&mut self) -> R<()> {
+        if self.ended {
+            return err(BSPLIB_ERR_FATAL, "bsplib_destroy: another process called bsplib_destroy while this one was in bsp_sync (the processes called bsp_sync different numbers of times)");
+        }
+        self.ended = true;
+        let mut row = vec![0u64; self.row_len()];
+        row[self.field(F_EXIT)] = 1;
+        self.exchange_row(&row)?;
+        let exited = self.exited_peers();
+        let syncing: Vec<usize> = (0..self.p as usize).filter(|&q| q != self.pid as usize && !exited.contains(&q)).collect();
+        if !syncing.is_empty() {
+            return err(BSPLIB_ERR_FATAL, format!("bsplib_destroy: process(es) {syncing:?} called bsp_sync instead (the processes called bsp_sync different numbers of times)"));
+        }
         let c = self.ctx()?;
         for r in self.regs.iter().rev() {
             c.deregister(r.slot)?;
@@ -216,13 +339,19 @@ impl BSPlib {
         Ok(())
     }
 
-    /// The most recent registration named `ident`.
-    fn lookup(&self, ident: *const c_void, what: &str) -> R<Memslot> {
-        // NULL is a valid name: a process that exposes nothing may register NULL, 0.
-        match self.regs.iter().rev().find(|r| r.ident == ident as usize) {
-            Some(r) => Ok(r.slot),
-            None => err(BSPLIB_ERR_MEMORY_NOT_REGISTERED, format!("{what}: {ident:p} was not registered with bsp_push_reg (or its registration is not active yet: it is after the next bsp_sync)")),
+    /// The slot of `size` bytes at `offset` in the registration named `ident` (its
+    /// most recent, popped in this superstep or not) at process `pid`, checked in the
+    /// reference's order: registered, pid, within the size `pid` registered.
+    fn remote(&self, ident: *const c_void, pid: lpf_pid_t, offset: usize, size: usize, what: &str) -> R<Memslot> {
+        let Some(r) = self.regs.iter().rev().find(|r| r.ident == ident as usize) else {
+            return err(BSPLIB_ERR_MEMORY_NOT_REGISTERED, format!("{what}: {ident:p} was not registered with bsp_push_reg (or its registration is not active yet: it is after the next bsp_sync)"));
+        };
+        self.check_pid(pid, what)?;
+        let limit = r.sizes[pid as usize];
+        if size > limit - offset.min(limit) {
+            return err(BSPLIB_ERR_MEMORY_ACCESS_OUT_OF_RANGE, format!("{what}: {size} bytes at offset {offset} exceed the {limit} bytes process {pid} registered for {ident:p}"));
         }
+        Ok(r.slot)
     }
 
     fn push_reg(&mut self, ident: *const c_void, size: usize) -> R<()> {
@@ -233,28 +362,31 @@ impl BSPlib {
         Ok(())
     }
 
+    /// Pops the most recent registration of `ident` not yet popped in this superstep
+    /// (it stays usable until the sync). Which registration that is must agree on
+    /// every process (checked at the sync).
     fn pop_reg(&mut self, ident: *const c_void) -> R<()> {
-        if !self.regs.iter().any(|r| r.ident == ident as usize) {
-            return err(BSPLIB_ERR_MEMORY_NOT_REGISTERED, format!("bsp_pop_reg: {ident:p} is not registered"));
+        let named = |r: &&Reg| r.ident == ident as usize;
+        match self.regs.iter().rev().filter(named).find(|r| !self.pops.contains(&r.seq)) {
+            Some(r) => {
+                self.pops.push(r.seq);
+                Ok(())
+            }
+            None if self.regs.iter().any(|r| named(&r)) => err(BSPLIB_ERR_MEMORY_NOT_REGISTERED, format!("bsp_pop_reg: every registration of {ident:p} is already popped in this superstep")),
+            None => err(BSPLIB_ERR_MEMORY_NOT_REGISTERED, format!("bsp_pop_reg: {ident:p} is not registered")),
         }
-        let pending = self.pops.iter().filter(|&&i| i == ident as usize).count();
-        if self.regs.iter().filter(|r| r.ident == ident as usize).count() <= pending {
-            return err(BSPLIB_ERR_POPREG_MISMATCH, format!("bsp_pop_reg: {ident:p} is already popped {pending} time(s) in this superstep"));
-        }
-        self.pops.push(ident as usize);
-        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
     fn put(&mut self, pid: lpf_pid_t, src: *const c_void, dst: *const c_void, offset: usize, size: usize, buffered: bool, what: &str) -> R<()> {
-        self.check_pid(pid, what)?;
-        let slot = self.lookup(dst, what)?;
+        // As the reference: a zero-byte put does nothing, whatever it names.
         if size == 0 {
             return Ok(());
         }
-        if src.is_null() {
-            return err(BSPLIB_ERR_NULL_POINTER, format!("{what}: the source is NULL"));
+        if src.is_null() || dst.is_null() {
+            return err(BSPLIB_ERR_NULL_POINTER, format!("{what}: the source ({src:p}) or the destination ({dst:p}) is NULL"));
         }
+        let slot = self.remote(dst, pid, offset, size, what)?;
         let src = if buffered {
             let at = self.stage.len();
             // SAFETY: the program passes `size` readable bytes at `src`.
@@ -268,14 +400,14 @@ impl BSPlib {
     }
 
     fn get(&mut self, pid: lpf_pid_t, src: *const c_void, offset: usize, dst: *mut c_void, size: usize, what: &str) -> R<()> {
-        self.check_pid(pid, what)?;
-        let slot = self.lookup(src, what)?;
+        // As the reference: a zero-byte get does nothing, whatever it names.
         if size == 0 {
             return Ok(());
         }
-        if dst.is_null() {
-            return err(BSPLIB_ERR_NULL_POINTER, format!("{what}: the destination is NULL"));
+        if src.is_null() || dst.is_null() {
+            return err(BSPLIB_ERR_NULL_POINTER, format!("{what}: the source ({src:p}) or the destination ({dst:p}) is NULL"));
         }
+        let slot = self.remote(src, pid, offset, size, what)?;
         self.gets.push(Get { pid, slot, offset, dst: dst as *mut u8, size });
         Ok(())
     }
@@ -285,21 +417,21 @@ impl BSPlib {
         if (tag.is_null() && self.tagsize > 0) || (payload.is_null() && size > 0) {
             return err(BSPLIB_ERR_NULL_POINTER, format!("{what}: NULL tag (tag size {}) or payload ({size} bytes)", self.tagsize));
         }
+        // The tag is copied at the call also by bsp_hpsend (BSPlib: only its payload is
+        // unbuffered), so the program may reuse the tag's variable at once.
         let at = self.outbox.len();
-        let hp = if buffered {
-            self.outbox.extend_from_slice(&(size as u64).to_le_bytes());
-            unsafe {
-                if self.tagsize > 0 {
-                    self.outbox.extend_from_slice(std::slice::from_raw_parts(tag as *const u8, self.tagsize));
-                }
-                if size > 0 {
-                    self.outbox.extend_from_slice(std::slice::from_raw_parts(payload as *const u8, size));
-                }
+        self.outbox.extend_from_slice(&(size as u64).to_le_bytes());
+        // SAFETY: the program passes tagsize readable bytes at `tag` (checked non-NULL
+        // above when tagsize > 0) and, when buffered, `size` at `payload`.
+        unsafe {
+            if self.tagsize > 0 {
+                self.outbox.extend_from_slice(std::slice::from_raw_parts(tag as *const u8, self.tagsize));
             }
-            None
-        } else {
-            Some((tag as *const u8, payload as *const u8))
-        };
+            if buffered && size > 0 {
+                self.outbox.extend_from_slice(std::slice::from_raw_parts(payload as *const u8, size));
+            }
+        }
+        let hp = if buffered { None } else { Some(payload as *const u8) };
         self.sends.push(Send { pid, at, hp, payload: size });
         Ok(())
     }
@@ -308,52 +440,93 @@ impl BSPlib {
         LEN + self.tagsize + payload
     }
 
+    /// Step 1 of a sync: every process's row (counts, fields and registration
+    /// entries) in every table, the table grown first when some row's entries do not
+    /// fit; then the checks every process makes alike on the same table.
+    fn exchange_counts(&mut self) -> R<()> {
+        let (p, me) = (self.p as usize, self.pid as usize);
+        let entries: Vec<u64> = self.pushes.iter().map(|&(_, size)| size as u64).chain(self.pops.iter().copied()).collect();
+        loop {
+            let mut row = vec![0u64; self.row_len()];
+            for x in &self.puts {
+                row[x.pid as usize] += 1;
+            }
+            for x in &self.gets {
+                row[p + x.pid as usize] += 1;
+            }
+            for x in &self.sends {
+                row[2 * p + x.pid as usize] += self.encoded(x.payload) as u64;
+            }
+            for d in 0..p {
+                if row[2 * p + d] > 0 {
+                    row[d] += 1;
+                }
+            }
+            row[self.field(F_PUSHES)] = self.pushes.len() as u64;
+            row[self.field(F_POPS)] = self.pops.len() as u64;
+            row[self.field(F_TAGSIZE)] = self.next_tagsize as u64;
+            if entries.len() <= self.entries_cap {
+                let at = self.field(FIELDS);
+                row[at..at + entries.len()].copy_from_slice(&entries);
+            }
+            self.exchange_row(&row)?;
+            let exited = self.exited_peers();
+            if !exited.is_empty() {
+                self.ended = true;
+                return err(BSPLIB_ERR_FATAL, format!("bsp_sync: process(es) {exited:?} called bsplib_destroy instead (the processes called bsp_sync different numbers of times)"));
+            }
+            let most = (0..p).map(|q| (self.cell(q, self.field(F_PUSHES)) + self.cell(q, self.field(F_POPS))) as usize).max().unwrap_or(0);
+            if most <= self.entries_cap {
+                break;
+            }
+            self.grow_table(most)?;
+        }
+        let by_pid = |f: usize| -> Vec<u64> { (0..p).map(|q| self.cell(q, self.field(f))).collect() };
+        let (pushes, pops, tagsizes) = (by_pid(F_PUSHES), by_pid(F_POPS), by_pid(F_TAGSIZE));
+        if pushes[me] != self.pushes.len() as u64 || pops[me] != self.pops.len() as u64 {
+            return err(BSPLIB_ERR_FATAL, "bsp_sync: the count table is inconsistent");
+        }
+        let mismatch = if pushes.iter().any(|&n| n != pushes[0]) {
+            Some((BSPLIB_ERR_PUSHREG_MISMATCH, format!("the processes registered different numbers of areas in this superstep (bsp_push_reg counts by pid: {pushes:?})")))
+        } else if pops.iter().any(|&n| n != pops[0]) {
+            Some((BSPLIB_ERR_POPREG_MISMATCH, format!("the processes deregistered different numbers of areas in this superstep (bsp_pop_reg counts by pid: {pops:?})")))
+        } else if tagsizes.iter().any(|&n| n != tagsizes[0]) {
+            Some((BSPLIB_ERR_TAGSIZE_MISMATCH, format!("the processes set different tag sizes for the next superstep (by pid: {tagsizes:?})")))
+        } else {
+            let first = self.pushes.len();
+            (0..self.pops.len()).find(|&k| (0..p).any(|q| self.entry(q, first + k) != self.entry(0, first + k))).map(|k| {
+                let seqs: Vec<u64> = (0..p).map(|q| self.entry(q, first + k)).collect();
+                (BSPLIB_ERR_POPREG_MISMATCH, format!("bsp_pop_reg number {k} of this superstep names different registrations on different processes (registration numbers by pid: {seqs:?}; a process pops the most recent registration of the address it names)"))
+            })
+        };
+        if let Some((code, msg)) = mismatch {
+            self.abandon();
+            return err(code, format!("bsp_sync: {msg}; this superstep's requests are dropped"));
+        }
+        Ok(())
+    }
+
     fn sync(&mut self) -> R<()> {
+        if self.ended {
+            return err(BSPLIB_ERR_FATAL, "bsp_sync: another process has called bsplib_destroy (the processes called bsp_sync different numbers of times)");
+        }
+        // 1. counts and registration entries
+        self.exchange_counts()?;
         let c = self.ctx()?;
         let (p, me, rl) = (self.p as usize, self.pid as usize, self.row_len());
-        // 1. counts
-        let mut row = vec![0u64; rl];
-        for x in &self.puts {
-            row[x.pid as usize] += 1;
-        }
-        for x in &self.gets {
-            row[p + x.pid as usize] += 1;
-        }
-        for x in &self.sends {
-            row[2 * p + x.pid as usize] += self.encoded(x.payload) as u64;
-        }
-        for d in 0..p {
-            if row[2 * p + d] > 0 {
-                row[d] += 1;
-            }
-        }
-        row[3 * p] = self.pushes.len() as u64;
-        self.table[me * rl..(me + 1) * rl].copy_from_slice(&row);
-        for q in 0..p {
-            if q != me {
-                c.put(self.table_slot, me * rl * 8, q as lpf_pid_t, self.table_slot, me * rl * 8, rl * 8, 0)?;
-            }
-        }
-        c.sync(SYNC_DEFAULT)?;
         let t = |q: usize, i: usize| self.table[q * rl + i] as usize;
+        // The size every process gives each new registration.
+        let push_sizes: Vec<Vec<usize>> = (0..self.pushes.len()).map(|k| (0..p).map(|q| self.entry(q, k) as usize).collect()).collect();
         // 2. resize
         let mut need_msgs = 0;
         let mut any_two_phase = false;
-        let mut max_push = 0;
         for q in 0..p {
             let out: usize = (0..p).map(|d| t(q, d) + t(q, p + d)).sum();
             let inn: usize = (0..p).map(|s| t(s, q) + t(s, p + q)).sum();
             need_msgs = need_msgs.max(out + inn);
             any_two_phase |= (0..p).any(|d| t(q, p + d) > 0 || t(q, 2 * p + d) > 0);
-            max_push = max_push.max(t(q, 3 * p));
         }
-        if t(me, 3 * p) != self.pushes.len() {
-            return err(BSPLIB_ERR_FATAL, "bsp_sync: the count table is inconsistent");
-        }
-        let push_counts: Vec<usize> = (0..p).map(|q| t(q, 3 * p)).collect();
-        if push_counts.iter().any(|&n| n != push_counts[0]) {
-            return err(BSPLIB_ERR_PUSHREG_MISMATCH, format!("bsp_sync: the processes registered different numbers of areas in this superstep (bsp_push_reg counts by pid: {push_counts:?})"));
-        }
+        let max_push = self.pushes.len();
         let need_msgs = need_msgs + 2 * p;
         let need_regs = self.regs.len() + max_push + OWN_SLOTS;
         if need_msgs > self.msg_cap || need_regs > self.mem_cap {
@@ -409,15 +582,14 @@ impl BSPlib {
                         let n = self.encoded(s.payload);
                         self.stage.extend_from_slice(&self.outbox[s.at..s.at + n]);
                     }
-                    Some((tag, payload)) => unsafe {
-                        self.stage.extend_from_slice(&(s.payload as u64).to_le_bytes());
-                        if self.tagsize > 0 {
-                            self.stage.extend_from_slice(std::slice::from_raw_parts(tag, self.tagsize));
-                        }
+                    Some(payload) => {
+                        let n = self.encoded(0);
+                        self.stage.extend_from_slice(&self.outbox[s.at..s.at + n]);
                         if s.payload > 0 {
-                            self.stage.extend_from_slice(std::slice::from_raw_parts(payload, s.payload));
+                            // SAFETY: bsp_hpsend's payload stays readable until the sync.
+                            self.stage.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, s.payload) });
                         }
-                    },
+                    }
                 }
             }
             if self.stage.len() > start {
@@ -439,18 +611,21 @@ impl BSPlib {
             c.put(sslot, start, d as lpf_pid_t, inbox_slot, offset, len, 0)?;
         }
         let mut new_regs = Vec::new();
-        for &(ident, size) in &self.pushes {
+        for (&(ident, size), sizes) in self.pushes.iter().zip(push_sizes) {
             let ptr = if ident == 0 { std::ptr::null_mut() } else { ident as *mut u8 };
-            new_regs.push(Reg { ident, slot: unsafe { c.register_global_raw(ptr, size)? } });
+            let slot = unsafe { c.register_global_raw(ptr, size)? };
+            new_regs.push(Reg { ident, slot, seq: self.next_seq, sizes });
+            self.next_seq += 1;
         }
         c.sync(SYNC_DEFAULT)?;
         c.deregister(sslot)?;
         if inbox_slot != Memslot::INVALID {
             c.deregister(inbox_slot)?;
         }
-        // Pops name registrations made before this superstep, most recent first.
-        for ident in std::mem::take(&mut self.pops) {
-            if let Some(i) = self.regs.iter().rposition(|r| r.ident == ident) {
+        // Pops name registrations made before this superstep (by number, the same on
+        // every process: checked in step 1).
+        for seq in std::mem::take(&mut self.pops) {
+            if let Some(i) = self.regs.iter().position(|r| r.seq == seq) {
                 c.deregister(self.regs[i].slot)?;
                 self.regs.remove(i);
             }
@@ -538,8 +713,11 @@ pub unsafe extern "C" fn bsplib_create(ctx: lpf_t, pid: lpf_pid_t, nprocs: lpf_p
 #[no_mangle]
 pub unsafe extern "C" fn bsplib_destroy(bsplib: bsplib_t) -> bsplib_err_t {
     call("bsplib_destroy", || {
-        inst(bsplib, "bsplib_destroy")?;
-        Box::from_raw(bsplib).destroy()
+        inst(bsplib, "bsplib_destroy")?.destroy()?;
+        // Freed only once released everywhere; a failed destroy leaks the instance,
+        // whose registrations may still be written to by a peer.
+        drop(Box::from_raw(bsplib));
+        Ok(())
     })
 }
 

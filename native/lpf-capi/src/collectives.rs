@@ -6,6 +6,9 @@
 //! `P · max(max_elem_size, max_byte_size)` bytes and its global slot, the group size
 //! `P` and this process's index `s` in it.
 //!
+//! * `lpf_collectives_init` (over the whole context) registers the scratch buffer and
+//!   syncs, as the reference's does: slots the caller registered in the same
+//!   superstep are usable by the collectives right after it.
 //! * broadcast, gather, scatter, allgather, alltoall only *queue* puts or gets on the
 //!   caller's slots (one superstep, h = (P-1)·size at the busiest process): they are
 //!   complete when the caller's next `lpf_sync` returns, as published.
@@ -106,10 +109,12 @@ unsafe fn init(ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, members: Vec<lpf_pid_t>, 
         None => return Err(Error::fatal(format!("process {s} is not a member of the group {members:?}"))),
     };
     let per = max_elem.max(max_bytes);
-    let bytes = per.checked_mul(group).ok_or_else(|| Error::out_of_memory(format!("{group} x {per} bytes overflow")))?;
+    let overflow = || Error::out_of_memory(format!("a buffer of {group} x {per} bytes (and its header) overflows the address space"));
+    let bytes = per.checked_mul(group).ok_or_else(overflow)?;
+    let allocation = bytes.checked_add(HEADER).ok_or_else(overflow)?;
     let mut data = Vec::new();
-    data.try_reserve_exact(bytes + HEADER).map_err(|_| Error::out_of_memory(format!("cannot allocate a {bytes}-byte buffer")))?;
-    data.resize(bytes + HEADER, 0);
+    data.try_reserve_exact(allocation).map_err(|_| Error::out_of_memory(format!("cannot allocate a {bytes}-byte buffer")))?;
+    data.resize(allocation, 0);
     let mut sc = Box::new(Scratch { data, max_elem, max_bytes, nprocs_ctx: p });
     let base = sc.data.as_mut_ptr().add(HEADER);
     // Global registration is collective over the whole context: a strided group
@@ -125,6 +130,14 @@ unsafe fn init(ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, members: Vec<lpf_pid_t>, 
     let raw = Box::into_raw(sc);
     *(((*raw).data.as_mut_ptr()) as *mut *mut Scratch) = raw;
     *coll = lpf_coll_t { ctx, inv_translate, translate, buffer: base.cast(), slot: slot.to_raw(), P: group as lpf_pid_t, s: index as lpf_pid_t };
+    // The init is collective over the context, as the reference's: a sync activates
+    // the scratch slot, and with it every slot the caller registered (and executes
+    // every request the caller queued) in this superstep, so collectives may use
+    // those slots right after the init (the reference's tests and ALP rely on it).
+    // A group without a slot is called by its members only and must not sync.
+    if slot != Memslot::INVALID {
+        c.sync(SYNC_DEFAULT)?;
+    }
     Ok(())
 }
 
