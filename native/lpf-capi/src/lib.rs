@@ -133,7 +133,7 @@ fn record(e: &Error) -> lpf_err_t {
 /// The end of a failed call: in debug mode a fatal error aborts the process
 /// ([`debug::abort_on_misuse`]); otherwise it is recorded and its code returned.
 fn fail_call(e: Error) -> lpf_err_t {
-    debug::abort_on_misuse(&e);
+    debug::abort_on_misuse(&e, debug::Ending::Job);
     record(&e)
 }
 
@@ -368,12 +368,21 @@ impl Init {
 
 #[no_mangle]
 pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
-    guarded("lpf_hook", || {
-        debug::check_args(&args)?;
+    let checked = debug::check_args(&args).and_then(|()| {
         if init.is_null() {
             return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
         }
-        let f = CSpmd::new(spmd, &args, "lpf_hook")?;
+        CSpmd::new(spmd, &args, "lpf_hook")
+    });
+    let f = match checked {
+        Ok(f) => f,
+        Err(e) => {
+            let e = e.context("lpf_hook");
+            debug::abort_on_misuse(&e, debug::Ending::Process);
+            return record(&e);
+        }
+    };
+    guarded("lpf_hook", || {
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         match &*(init as *const Init) {
             Init::Pthread(i) => i.hook(&run, rust_args(&args)),
@@ -753,7 +762,9 @@ pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lp
     })
 }
 
-/// `lpf/abort.h`: ends the whole program at once, as an unrecoverable failure.
+/// `lpf/abort.h`: ends the whole job at once with exit status 6, as the reference's
+/// engines do (its pthread engine by `quick_exit(6)`, its MPI engines by
+/// `MPI_Abort(MPI_COMM_WORLD, 6)`): see [`lpf::abort_job`].
 #[no_mangle]
 pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
     let who = if ctx.is_null() || is_root(ctx) {
@@ -761,9 +772,14 @@ pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
     } else {
         LiveContexts::find(ctx).map_or_else(|| format!("(context {ctx:p}, not alive on this thread)"), |c| (*c).pid().to_string())
     };
-    eprintln!("lpf: lpf_abort called by process {who}");
-    std::process::abort()
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(format!("lpf: lpf_abort called by process {who}\n").as_bytes());
+    lpf::abort_job(ABORT_EXIT_STATUS)
 }
+
+/// The exit status of a job ended by `lpf_abort` (and by the debug layer on misuse):
+/// the reference's, which its debug tests expect ("Exit code: 6").
+pub(crate) const ABORT_EXIT_STATUS: i32 = 6;
 
 #[cfg(test)]
 mod tests {
