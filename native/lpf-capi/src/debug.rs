@@ -33,6 +33,19 @@ pub(crate) enum Ending {
     Process,
 }
 
+impl Ending {
+    /// How misuse found in the call `call` ends the process. Misuse `lpf_hook` returns
+    /// can only be of its own arguments (or init): misuse inside the section it runs
+    /// ended the job in the call that made it.
+    pub(crate) fn of(call: &str) -> Ending {
+        if call == "lpf_hook" {
+            Ending::Process
+        } else {
+            Ending::Job
+        }
+    }
+}
+
 /// Whether `e` is this process's misuse of LPF rather than a failure it suffered: the
 /// reference's debug layer ends the job on the misuse it finds (bad arguments, unknown
 /// slots, collective calls out of step) but returns `LPF_ERR_FATAL` from a sync that

@@ -130,10 +130,11 @@ fn record(e: &Error) -> lpf_err_t {
     e.kind().code()
 }
 
-/// The end of a failed call: in debug mode a fatal error aborts the process
-/// ([`debug::abort_on_misuse`]); otherwise it is recorded and its code returned.
-fn fail_call(e: Error) -> lpf_err_t {
-    debug::abort_on_misuse(&e, debug::Ending::Job);
+/// The end of a failed call `what`: in debug mode misuse ends the job (or, from
+/// `lpf_hook`, the process: [`debug::Ending::of`]) there ([`debug::abort_on_misuse`]);
+/// otherwise it is recorded and its code returned.
+fn fail_call(what: &str, e: Error) -> lpf_err_t {
+    debug::abort_on_misuse(&e, debug::Ending::of(what));
     record(&e)
 }
 
@@ -142,8 +143,8 @@ fn fail_call(e: Error) -> lpf_err_t {
 fn guarded(what: &str, body: impl FnOnce() -> lpf::Result<()>) -> lpf_err_t {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SUCCESS,
-        Ok(Err(e)) => fail_call(e.context(what)),
-        Err(p) => fail_call(Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
+        Ok(Err(e)) => fail_call(what, e.context(what)),
+        Err(p) => fail_call(what, Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
     }
 }
 
@@ -368,21 +369,12 @@ impl Init {
 
 #[no_mangle]
 pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
-    let checked = debug::check_args(&args).and_then(|()| {
+    guarded("lpf_hook", || {
+        debug::check_args(&args)?;
         if init.is_null() {
             return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
         }
-        CSpmd::new(spmd, &args, "lpf_hook")
-    });
-    let f = match checked {
-        Ok(f) => f,
-        Err(e) => {
-            let e = e.context("lpf_hook");
-            debug::abort_on_misuse(&e, debug::Ending::Process);
-            return record(&e);
-        }
-    };
-    guarded("lpf_hook", || {
+        let f = CSpmd::new(spmd, &args, "lpf_hook")?;
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
         match &*(init as *const Init) {
             Init::Pthread(i) => i.hook(&run, rust_args(&args)),
