@@ -7,7 +7,7 @@
  * (LPF_DEBUG=1, or this file built with -DTEST_DEBUG_HEADER, which includes
  * debug/lpf/core.h) the library must abort the process with a message naming
  * the call: reaching the end of main is then a failure (exit status 3); run.sh
- * checks the abort and the message.
+ * checks the abort (exit status 6, as lpf_abort) and the message.
  *
  * Modes:
  *   dereg-queued     deregister the source of a put queued in this superstep,
@@ -22,6 +22,24 @@
  *                    pid 0 sees NULL and 0)
  *   sync-attr        lpf_sync with attribute 42 (default: ignored)
  *   msg-attr         lpf_put with attribute 7 (default: ignored, data arrives)
+ *   queue-full       a fifth put with room for four in the queue (default:
+ *                    LPF_ERR_OUT_OF_MEMORY, the four arrive)
+ *   register-full    a fifth registration with room for four in the register
+ *                    (default: LPF_ERR_OUT_OF_MEMORY)
+ *   queue-incoming   three puts to the right neighbour each, queue of four:
+ *                    every process issues 3 and receives 3, 6 messages as the
+ *                    specification counts them (default: only the issued ones
+ *                    are counted, the data arrives)
+ *   dereg-remote     deregister (collectively) the global slot a queued put
+ *                    names as its destination (default: the deregistration
+ *                    succeeds, the sync is FATAL and writes nothing)
+ *   small-slot       put to the slot id LPF_INVALID_MEMSLOT + 2, never handed
+ *                    out (FATAL in both modes)
+ *   peer-left        process 1 returns from its SPMD function, the others
+ *                    sync once more: their sync and the exec return FATAL, in
+ *                    debug mode too (no abort: exit 0)
+ *   lpf-abort        process 1 calls lpf_abort: the program ends with exit
+ *                    status 6 in both modes
  */
 #ifdef TEST_DEBUG_HEADER
 #  include <debug/lpf/core.h>
@@ -116,6 +134,53 @@ static void spmd(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
         EXPECT(&bad, s, rc == LPF_SUCCESS, "put with attribute 7: %d (%s)", rc, test_error_text());
         EXPECT(&bad, s, lpf_sync(ctx, LPF_SYNC_DEFAULT) == LPF_SUCCESS, "sync");
         EXPECT(&bad, s, window[0] == (s + p - 1) % p + 1u, "window[0] = %llu", (unsigned long long)window[0]);
+    } else if (is("queue-full")) {
+        int k;
+        EXPECT(&bad, s, lpf_register_local(ctx, mine, sizeof mine, &local) == LPF_SUCCESS, "register local");
+        for (k = 0; k < 4; ++k)
+            EXPECT(&bad, s, lpf_put(ctx, local, 0, s, global, 0, 8, LPF_MSG_DEFAULT) == LPF_SUCCESS, "put %d", k);
+        rc = lpf_put(ctx, local, 0, s, global, 0, 8, LPF_MSG_DEFAULT);
+        EXPECT(&bad, s, rc == LPF_ERR_OUT_OF_MEMORY, "fifth put with room for four: %d (%s)", rc, test_error_text());
+        (void)lpf_sync(ctx, LPF_SYNC_DEFAULT); /* a put to itself counts twice: 8 > 4 */
+    } else if (is("register-full")) {
+        lpf_memslot_t more[3];
+        EXPECT(&bad, s, lpf_register_local(ctx, mine, sizeof mine, &more[0]) == LPF_SUCCESS, "register 3");
+        EXPECT(&bad, s, lpf_register_local(ctx, mine, sizeof mine, &more[1]) == LPF_SUCCESS, "register 4");
+        rc = lpf_register_local(ctx, mine, sizeof mine, &more[2]);
+        EXPECT(&bad, s, rc == LPF_ERR_OUT_OF_MEMORY, "fifth registration with room for four: %d (%s)", rc,
+               test_error_text());
+    } else if (is("queue-incoming")) {
+        int k;
+        EXPECT(&bad, s, lpf_register_local(ctx, mine, sizeof mine, &local) == LPF_SUCCESS, "register local");
+        for (k = 0; k < 3; ++k)
+            EXPECT(&bad, s, lpf_put(ctx, local, 0, right, global, 8 * (k % 2), 8, LPF_MSG_DEFAULT) == LPF_SUCCESS,
+                   "put %d", k);
+        rc = lpf_sync(ctx, LPF_SYNC_DEFAULT);
+        EXPECT(&bad, s, rc == LPF_SUCCESS, "sync: %d (%s)", rc, test_error_text());
+        EXPECT(&bad, s, window[1] == (s + p - 1) % p + 1u, "window[1] = %llu", (unsigned long long)window[1]);
+    } else if (is("dereg-remote")) {
+        EXPECT(&bad, s, lpf_register_local(ctx, mine, sizeof mine, &local) == LPF_SUCCESS, "register local");
+        EXPECT(&bad, s, lpf_put(ctx, local, 0, right, global, 0, 8, LPF_MSG_DEFAULT) == LPF_SUCCESS, "put");
+        rc = lpf_deregister(ctx, global);
+        EXPECT(&bad, s, rc == LPF_SUCCESS, "deregister of a queued put's destination: %d (%s)", rc,
+               test_error_text());
+        rc = lpf_sync(ctx, LPF_SYNC_DEFAULT);
+        EXPECT(&bad, s, rc == LPF_ERR_FATAL, "sync after the destination's deregistration: %d", rc);
+        EXPECT(&bad, s, window[0] == 0, "window changed to %llu", (unsigned long long)window[0]);
+    } else if (is("small-slot")) {
+        EXPECT(&bad, s, lpf_register_local(ctx, mine, sizeof mine, &local) == LPF_SUCCESS, "register local");
+        rc = lpf_put(ctx, local, 0, right, LPF_INVALID_MEMSLOT + 2, 0, 8, LPF_MSG_DEFAULT);
+        EXPECT(&bad, s, rc == LPF_ERR_FATAL && message_has("lpf_put", "not registered"),
+               "put to the slot id LPF_INVALID_MEMSLOT + 2: %d (%s)", rc, test_error_text());
+    } else if (is("peer-left")) {
+        if (s != 1) {
+            rc = lpf_sync(ctx, LPF_SYNC_DEFAULT);
+            EXPECT(&bad, s, rc == LPF_ERR_FATAL, "sync after process 1 left: %d (%s)", rc, test_error_text());
+        }
+    } else if (is("lpf-abort")) {
+        if (s == 1)
+            lpf_abort(ctx);
+        (void)lpf_sync(ctx, LPF_SYNC_DEFAULT);
     } else if (!is("null-input")) {
         fprintf(stderr, "unknown mode %s\n", mode);
         ++bad;
@@ -142,11 +207,28 @@ int main(int argc, char **argv)
     if (is("null-input"))
         args.input_size = 8;
     rc = lpf_exec(LPF_ROOT, LPF_MAX_P, spmd, args);
+    if (is("lpf-abort")) {
+        fprintf(stderr, "%s: lpf_abort returned (exec returned %d)\n", mode, rc);
+        return 3;
+    }
+    if (is("peer-left")) {
+        /* Not misuse: the same outcome in both modes. */
+        if (rc != LPF_ERR_FATAL || bad_total) {
+            fprintf(stderr, "%s: exec returned %d, expected %d; %d failed checks\n", mode, rc, LPF_ERR_FATAL,
+                    bad_total);
+            return 1;
+        }
+        printf("%s: ok\n", mode);
+        return 0;
+    }
     if (debug) {
         fprintf(stderr, "%s: not aborted in debug mode (exec returned %d)\n", mode, rc);
         return 3;
     }
-    expected = is("dereg-queued") || is("put-after-dereg") || is("unregistered") ? LPF_ERR_FATAL : LPF_SUCCESS;
+    expected = is("dereg-queued") || is("put-after-dereg") || is("unregistered") || is("dereg-remote") ||
+                       is("small-slot")
+                   ? LPF_ERR_FATAL
+                   : LPF_SUCCESS;
     if (is("dereg-count") || is("dereg-order") || is("conflict"))
         expected = rc; /* undefined: only no crash and no hang */
     if (rc != expected) {

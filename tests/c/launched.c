@@ -58,7 +58,7 @@ static void section(lpf_t ctx, lpf_pid_t pid, lpf_pid_t nprocs, lpf_args_t args)
     printf("launched: section of %u on pid %u\n", nprocs, pid);
     fflush(stdout);
 
-    if (lpf_resize_memory_register(ctx, 2) != LPF_SUCCESS || lpf_resize_message_queue(ctx, nprocs) != LPF_SUCCESS ||
+    if (lpf_resize_memory_register(ctx, 2) != LPF_SUCCESS || lpf_resize_message_queue(ctx, nprocs + 1) != LPF_SUCCESS ||
         lpf_sync(ctx, LPF_SYNC_DEFAULT) != LPF_SUCCESS || all == NULL)
         goto out;
     if (lpf_register_local(ctx, mine, sizeof mine, &src) != LPF_SUCCESS ||

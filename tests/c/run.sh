@@ -570,6 +570,19 @@ if [ "$lib_ok" = 1 ] && [ -x "$libdir/lpfrun" ]; then
     if [ -x "$build/shared/launched" ]; then
         check "run.launched.shared.shm.p3" launched_once 3 env LPF_MAX_PROCS=3 "$build/shared/launched"
     fi
+    # Built with the debug layer's header (as the reference builds its tests): only pid 0
+    # runs main and makes debug calls, and its lpf_exec must put the processes serving
+    # it in debug mode too, or the collective checks of a sync run on pid 0 alone.
+    link_launched_debug() {
+        "$CC" "${cflags[@]}" -include debug/lpf/core.h "$here/launched.c" -o "$build/shared/launched_debug" \
+            -L"$libdir" -llpf_core -Wl,-rpath,"$libdir" -lpthread
+    }
+    if step link.launched_debug.shared link_launched_debug; then
+        check "run.launched_debug.shared.lpfrun-tcp.n3" launched_once 3 \
+            env LPF_LOG=quiet "$libdir/lpfrun" -n 3 --engine tcp "$build/shared/launched_debug"
+        check "run.launched_debug.shared.lpfrun-hybrid.2x2" launched_once 4 \
+            env LPF_LOG=quiet "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/shared/launched_debug"
+    fi
 fi
 
 # --- lpf/mpi.h, lpf_mpi_initialize_with_mpicomm, port strings (#17 item 8) ----------
@@ -940,7 +953,10 @@ fi
 # default mode the program checks the defined result (exit 0); dereg-queued and
 # put-after-dereg also under memcheck (no read of freed memory through a deregistered
 # slot). In debug mode (LPF_DEBUG=1; and the program built with debug/lpf/core.h, which
-# adds the call site) the process must abort with "lpf debug: ..." naming the call.
+# adds the call site) the job must end as lpf_abort ends it, with exit status 6 (the
+# reference's, which its debug tests expect), after "lpf debug: ..." naming the call.
+# Modes peer-left (a sync after a peer left is no misuse: FATAL returned, in debug
+# mode too) and lpf-abort (exit status 6) have one outcome in both modes.
 if [ "$lib_ok" = 1 ]; then
     link_debug_header() {
         "$CC" "${cflags[@]}" -DTEST_DEBUG_HEADER "$here/debug_misuse.c" -o "$build/shared/debug_misuse_hdr" \
@@ -949,8 +965,8 @@ if [ "$lib_ok" = 1 ]; then
     step link.debug_misuse.shared link_shared debug_misuse
     step link.debug_misuse_hdr.shared link_debug_header
     declare -A debug_expect=(
-        [dereg-queued]='lpf_deregister: deregister: local slot #0 (generation 0) is the local side of a put or get queued in this superstep'
-        [put-after-dereg]='lpf_put: local slot #0 (generation 0) is not registered'
+        [dereg-queued]='lpf_deregister: deregister: local slot #0 (generation 1) is the local side of a put or get queued in this superstep'
+        [put-after-dereg]='lpf_put: local slot #0 (generation 1) is not registered'
         [unregistered]='lpf_put: local slot #2121 (generation 0) is not registered'
         [dereg-count]='lpf_sync: sync: process 1 deregistered 2 global slots in this superstep, process 0 deregistered 1'
         [dereg-order]='lpf_sync: sync: processes 0 and 1 deregistered their 2 global slots of this superstep in different orders'
@@ -958,8 +974,13 @@ if [ "$lib_ok" = 1 ]; then
         [null-input]='lpf_exec: args.input is NULL but its size is 8'
         [sync-attr]='lpf_sync: sync: unknown sync attribute 42'
         [msg-attr]='lpf_put: put: unknown message attribute 7'
+        [queue-full]='lpf_put: message queue full: 4 messages reserved'
+        [register-full]='lpf_register_local: memory register full: 4 of 4 slots in use'
+        [queue-incoming]='lpf_sync: sync: too many messages at process '
+        [dereg-remote]='lpf_deregister: deregister: global slot #0 (generation 1) is the remote side of this process'"'"'s request 0 queued in this superstep'
+        [small-slot]='lpf_put: put destination: global slot #0 (generation 0) is not registered'
     )
-    # debug_aborts MODE SITE_RE CMD...: CMD MODE (2 processes) dies of SIGABRT after
+    # debug_aborts MODE SITE_RE CMD...: CMD MODE (2 processes) exits with status 6 after
     # "lpf debug: <SITE_RE>LPF_ERR_FATAL: <the mode's expected message>".
     debug_aborts() {
         local mode=$1 site=$2 out rc
@@ -968,8 +989,26 @@ if [ "$lib_ok" = 1 ]; then
         rc=$?
         echo "$out"
         echo "(exit status $rc)"
-        [ "$rc" = 134 ] && grep -E "^lpf debug: ${site}LPF_ERR_FATAL: " <<<"$out" | grep -qF "${debug_expect[$mode]}"
+        [ "$rc" = 6 ] && grep -E "^lpf debug: ${site}LPF_ERR_FATAL: " <<<"$out" | grep -qF "${debug_expect[$mode]}"
     }
+    # ends_by_lpf_abort CMD...: CMD lpf-abort (2 processes) exits with status 6 after
+    # process 1's "lpf_abort called" line.
+    ends_by_lpf_abort() {
+        local out rc
+        out=$(LPF_MAX_PROCS=2 timeout -k 5 60 "$@" lpf-abort 2>&1)
+        rc=$?
+        echo "$out"
+        echo "(exit status $rc)"
+        [ "$rc" = 6 ] && grep -qx "lpf: lpf_abort called by process 1" <<<"$out"
+    }
+    if [ -x "$build/shared/debug_misuse" ]; then
+        run_one run.debug_misuse.default.peer-left.p2 2 env LPF_LOG=quiet "$build/shared/debug_misuse" peer-left
+        run_one run.debug_misuse.LPF_DEBUG.peer-left.p3 3 env LPF_LOG=quiet LPF_DEBUG=1 "$build/shared/debug_misuse" peer-left
+        check run.debug_misuse.default.lpf-abort ends_by_lpf_abort "$build/shared/debug_misuse"
+    fi
+    if [ -x "$build/shared/debug_misuse_hdr" ]; then
+        run_one run.debug_misuse.header.peer-left.p2 2 env LPF_LOG=quiet "$build/shared/debug_misuse_hdr" peer-left
+    fi
     for mode in "${!debug_expect[@]}"; do
         if [ -x "$build/shared/debug_misuse" ]; then
             run_one "run.debug_misuse.default.$mode.p2" 2 env LPF_LOG=quiet "$build/shared/debug_misuse" "$mode"
@@ -980,12 +1019,18 @@ if [ "$lib_ok" = 1 ]; then
                 "$build/shared/debug_misuse_hdr"
         fi
     done
-    # The sync checks over TCP (separate OS processes under lpfrun; it exits with the
-    # status of the aborted process).
+    # The sync checks over TCP and hybrid (separate OS processes under lpfrun; it exits
+    # with the status of the aborted process); lpf_abort and a peer leaving there too.
     if [ -x "$build/shared/debug_misuse" ] && [ -x "$libdir/lpfrun" ]; then
-        for mode in conflict dereg-order; do
-            check "run.debug_misuse.LPF_DEBUG.$mode.lpfrun-tcp" debug_aborts "$mode" "" \
-                env LPF_DEBUG=1 "$libdir/lpfrun" -n 2 --engine tcp "$build/shared/debug_misuse"
+        for engine in tcp hybrid; do
+            for mode in conflict dereg-order queue-incoming; do
+                check "run.debug_misuse.LPF_DEBUG.$mode.lpfrun-$engine" debug_aborts "$mode" "" \
+                    env LPF_DEBUG=1 "$libdir/lpfrun" -n 2 --engine $engine "$build/shared/debug_misuse"
+            done
+            check "run.debug_misuse.default.lpf-abort.lpfrun-$engine" ends_by_lpf_abort \
+                "$libdir/lpfrun" -n 2 --engine $engine "$build/shared/debug_misuse"
+            run_one "run.debug_misuse.LPF_DEBUG.peer-left.lpfrun-$engine" 2 env LPF_LOG=quiet LPF_DEBUG=1 \
+                "$libdir/lpfrun" -n 3 --engine $engine "$build/shared/debug_misuse" peer-left
         done
     fi
     if ! command -v valgrind >/dev/null 2>&1; then

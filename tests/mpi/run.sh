@@ -36,7 +36,10 @@
 #   - tests/c/launched.c: only rank 0 runs main, the others serve its lpf_exec calls,
 #     P below the ranks included (mpimsg, mpirma at n = 1, 3; hybrid over mpimsg
 #     2 x 2 threads; #17 item 3); mpi_ring.c and mpi_errors.c define
-#     LPF_MPI_AUTO_INITIALIZE as 0 and run main on every rank.
+#     LPF_MPI_AUTO_INITIALIZE as 0 and run main on every rank;
+#   - tests/c/debug_misuse.c in debug mode: misuse and lpf_abort end the job with status
+#     6 through MPI_Abort, a sync after a peer left returns LPF_ERR_FATAL; launched.c
+#     built with the debug header (issue 28).
 #
 # Builds with --features mpi,ibverbs into $LPF_MPI_TARGET_DIR (default
 # <repo>/target/mpi-features, apart from the feature-less build). Prints
@@ -470,6 +473,32 @@ for prog in collectives bsplib_ctx bsp_std bsp_mcbsp; do
     fi
 done
 
+# ---- the debug layer and lpf_abort under mpirun (issue 28) -----------------------------
+# tests/c/debug_misuse.c on mpimsg, mpirma and hybrid over mpimsg at n = 2: misuse found
+# in debug mode (at a call: queue-full; collectively at a sync: conflict, queue-incoming)
+# and lpf_abort end the job through MPI_Abort with status 6, which mpirun exits with;
+# a sync after a peer left returns LPF_ERR_FATAL in debug mode too (peer-left: exit 0).
+if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/debug_misuse.c" -L"$rel" -llpf_core \
+    -Wl,-rpath,"$rel" -lpthread -o "$build/debug_misuse" >"$build/cc-debug_misuse.log" 2>&1; then
+    for engine in mpimsg mpirma hybrid; do
+        for mode in queue-full conflict queue-incoming lpf-abort peer-left; do
+            log=$build/debug_misuse-$engine-$mode.log
+            want=6
+            [ "$mode" = peer-left ] && want=0
+            LPF_DEBUG=1 LPF_LOG=quiet LPF_HYBRID_NET=mpimsg timeout 60 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE="$engine" \
+                -x LPF_DEBUG -x LPF_LOG -x LPF_HYBRID_NET -n 2 "$build/debug_misuse" "$mode" >"$log" 2>&1
+            rc=$?
+            if [ "$rc" = "$want" ]; then
+                pass "C debug_misuse $mode $engine n=2 (LPF_DEBUG=1): exit status $want"
+            else
+                fail "C debug_misuse $mode $engine n=2 (LPF_DEBUG=1): status $rc, expected $want" "$log"
+            fi
+        done
+    done
+else
+    fail "build C debug_misuse.c with mpicc" "$build/cc-debug_misuse.log"
+fi
+
 # ---- LPF_ROOT as a context and lpf_probe under mpirun (#17 items 1, 2) ---------------------
 # tests/c/root_context.c: rank 0 (the only rank running main, #17 item 3) uses LPF_ROOT
 # as a context of one process, then execs over all ranks. tests/c/probe_nested.c: p is the job's LPF processes on
@@ -563,6 +592,24 @@ if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" "$root/tests/c/launched.c" 
     fi
 else
     fail "build C launched.c against the MPI-enabled library" "$build/cc-launched.log"
+fi
+# Built with the debug layer's header: rank 0's lpf_exec puts the serving ranks in debug
+# mode too (the checks at a sync are collective; issue 28).
+if mpicc -std=c99 -O2 -Wall -Wextra -Werror -I"$inc" -include debug/lpf/core.h "$root/tests/c/launched.c" \
+    -L"$rel" -llpf_core -Wl,-rpath,"$rel" -o "$build/launched_debug" >"$build/cc-launched_debug.log" 2>&1; then
+    for engine in mpimsg mpirma; do
+        log=$build/launched_debug-$engine-3.log
+        LPF_LOG=quiet timeout 120 mpirun "${mpirun_opts[@]}" -x LPF_ENGINE="$engine" -x LPF_LOG -n 3 \
+            "$build/launched_debug" >"$log" 2>&1
+        rc=$?
+        if [ "$rc" = 0 ] && launched_ok "$log" 3; then
+            pass "C launched (debug header) $engine n=3: the serving ranks run the debug checks too"
+        else
+            fail "C launched (debug header) $engine n=3 (status $rc)" "$log"
+        fi
+    done
+else
+    fail "build C launched.c with the debug header against the MPI-enabled library" "$build/cc-launched_debug.log"
 fi
 
 finish

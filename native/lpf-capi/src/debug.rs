@@ -3,13 +3,16 @@
 //! macros route every `lpf_*` call through the `lpf_debug_*` functions here with the
 //! caller's file and line.
 //!
-//! In debug mode a fatal error of any call is misuse: the process prints one line naming
-//! the call (and the call site when known) and aborts, as the reference's debug layer
-//! does. The checks themselves live in [`lpf::checks`] (those needing the context) and
-//! in [`check_args`] (C pointers, which the Rust interface cannot express).
+//! In debug mode a fatal error that is this process's misuse of LPF (see [`is_misuse`])
+//! prints one line naming the call (and the call site when known) and ends the job as
+//! `lpf_abort` does (exit status 6 on every engine), as the reference's debug layer
+//! does; misuse of `lpf_hook`'s own arguments ends this process with `abort()` instead
+//! ([`Ending::Process`]). The checks themselves live in [`lpf::checks`] (those needing
+//! the context) and in [`check_args`] (C pointers, which the Rust interface cannot
+//! express).
 
 use crate::{lpf_args_t, lpf_err_t, lpf_init_t, lpf_machine_t, lpf_memslot_t, lpf_msg_attr_t, lpf_pid_t, lpf_spmd_t, lpf_sync_attr_t, lpf_t};
-use lpf::Error;
+use lpf::{Error, Reason};
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -18,9 +21,45 @@ thread_local! {
     static SITE: Cell<Option<(*const c_char, c_int)>> = const { Cell::new(None) };
 }
 
-/// In debug mode, a fatal error ends the process here, with the message.
-pub(crate) fn abort_on_misuse(e: &Error) {
-    if !e.is_fatal() || !lpf::checks::enabled() {
+/// How the debug layer ends a process that misused LPF.
+#[derive(Clone, Copy)]
+pub(crate) enum Ending {
+    /// The whole job, as `lpf_abort` ([`lpf::abort_job`], exit status 6).
+    Job,
+    /// `abort()` of this process alone (SIGABRT): for misuse of `lpf_hook`'s own
+    /// arguments, which the reference's debug layer ends so, since the caller of
+    /// `lpf_hook` need not be part of any LPF job `lpf_abort` could end (its tests
+    /// `func_lpf_debug_hook_null_*` expect exit status 134).
+    Process,
+}
+
+impl Ending {
+    /// How misuse found in the call `call` ends the process. Misuse `lpf_hook` returns
+    /// can only be of its own arguments (or init): misuse inside the section it runs
+    /// ended the job in the call that made it.
+    pub(crate) fn of(call: &str) -> Ending {
+        if call == "lpf_hook" {
+            Ending::Process
+        } else {
+            Ending::Job
+        }
+    }
+}
+
+/// Whether `e` is this process's misuse of LPF rather than a failure it suffered: the
+/// reference's debug layer ends the job on the misuse it finds (bad arguments, unknown
+/// slots, collective calls out of step) but returns `LPF_ERR_FATAL` from a sync that
+/// fails because another process left the section, and from the `lpf_exec` of such a
+/// section (its core tests `func_lpf_exec_single_call_single_arg_max_proc_early_exit_*`,
+/// built in debug mode, expect both). The environment's failures (I/O, timeouts,
+/// cancellation, configuration, exhausted threads) are no misuse either.
+fn is_misuse(e: &Error) -> bool {
+    matches!(e.reason(), Reason::Misuse { .. } | Reason::OutOfStep | Reason::Other)
+}
+
+/// In debug mode, a fatal error that is misuse ends the process here, with the message.
+pub(crate) fn abort_on_misuse(e: &Error, ending: Ending) {
+    if !e.is_fatal() || !is_misuse(e) || !lpf::checks::enabled() {
         return;
     }
     let site = SITE.with(Cell::get).map_or(String::new(), |(file, line)| {
@@ -30,7 +69,10 @@ pub(crate) fn abort_on_misuse(e: &Error) {
     });
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(format!("lpf debug: {site}{e}; aborting\n").as_bytes());
-    std::process::abort();
+    match ending {
+        Ending::Job => lpf::abort_job(crate::ABORT_EXIT_STATUS),
+        Ending::Process => std::process::abort(),
+    }
 }
 
 /// NULL with a positive size in an `lpf_args_t` (an error in debug mode; the default

@@ -225,7 +225,10 @@ impl Job {
             }
             match Command::decode(&command) {
                 Ok(Command::Quit) => std::process::exit(0),
-                Ok(Command::Exec { p, port, spmd, symbols }) => {
+                Ok(Command::Exec { p, port, spmd, symbols, debug }) => {
+                    if debug {
+                        lpf::checks::enable();
+                    }
                     // A failed section is pid 0's lpf_exec's failure (reported there);
                     // this process says why here and waits for the next command.
                     let run = || -> Result<()> {
@@ -284,6 +287,7 @@ impl Job {
             port,
             spmd: locate(spmd.spmd as usize)?,
             symbols: symbols.into_iter().map(locate).collect::<Result<_>>()?,
+            debug: lpf::checks::enabled(),
         };
         self.broadcast(&mut command.encode())?;
         if let Some(pr) = prepared {
@@ -372,6 +376,8 @@ fn tcp_broadcast(init: &lpf::tcp::TcpInit, data: &mut Vec<u8>) -> Result<()> {
     let input = data.clone();
     let spmd = |ctx: &mut lpf::Context, args: Args<'_>| {
         let step = |ctx: &mut lpf::Context| -> Result<Vec<u8>> {
+            // Only pid 0 knows whether its program is in debug mode: the command says so.
+            ctx.without_debug_checks();
             let (pid, n) = (ctx.pid(), ctx.nprocs());
             ctx.resize_memory_register(3)?;
             ctx.resize_message_queue(n as usize)?;
@@ -416,7 +422,9 @@ fn tcp_broadcast(init: &lpf::tcp::TcpInit, data: &mut Vec<u8>) -> Result<()> {
 /// A command from pid 0 to the other processes of the job.
 enum Command {
     Quit,
-    Exec { p: Pid, port: u16, spmd: FnRef, symbols: Vec<FnRef> },
+    /// `debug`: pid 0 runs in debug mode (its program's debug header switched it on),
+    /// so the others must too: the checks at a sync are collective.
+    Exec { p: Pid, port: u16, spmd: FnRef, symbols: Vec<FnRef>, debug: bool },
 }
 
 /// A function (or NULL) named portably: the loaded object holding it and its offset
@@ -433,8 +441,9 @@ impl Command {
         let mut out = Vec::new();
         match self {
             Command::Quit => out.push(QUIT),
-            Command::Exec { p, port, spmd, symbols } => {
+            Command::Exec { p, port, spmd, symbols, debug } => {
                 out.push(EXEC);
+                out.push(*debug as u8);
                 out.extend_from_slice(&p.to_le_bytes());
                 out.extend_from_slice(&port.to_le_bytes());
                 out.extend_from_slice(&(symbols.len() as u64).to_le_bytes());
@@ -461,6 +470,7 @@ impl Command {
         match take(1)?[0] {
             QUIT => Ok(Command::Quit),
             EXEC => {
+                let debug = take(1)?[0] != 0;
                 let p = Pid::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
                 let port = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
                 let count = u64_of(take(8)?) as usize;
@@ -473,7 +483,7 @@ impl Command {
                     fns.push(FnRef { object, offset, null });
                 }
                 let spmd = fns.remove(0);
-                Ok(Command::Exec { p, port, spmd, symbols: fns })
+                Ok(Command::Exec { p, port, spmd, symbols: fns, debug })
             }
             _ => Err(bad()),
         }
@@ -558,14 +568,16 @@ mod tests {
     #[test]
     fn commands_survive_encoding() {
         let f = |o: &[u8], off, null| FnRef { object: o.to_vec(), offset: off, null };
-        let c = Command::Exec { p: 3, port: 4242, spmd: f(b"", 17, false), symbols: vec![f(b"/lib/x.so", 9, false), f(b"", 0, true)] };
-        match Command::decode(&c.encode()).unwrap() {
-            Command::Exec { p, port, spmd, symbols } => {
-                assert_eq!((p, port), (3, 4242));
-                assert_eq!(spmd, f(b"", 17, false));
-                assert_eq!(symbols, vec![f(b"/lib/x.so", 9, false), f(b"", 0, true)]);
+        for debug in [false, true] {
+            let c = Command::Exec { p: 3, port: 4242, spmd: f(b"", 17, false), symbols: vec![f(b"/lib/x.so", 9, false), f(b"", 0, true)], debug };
+            match Command::decode(&c.encode()).unwrap() {
+                Command::Exec { p, port, spmd, symbols, debug: decoded } => {
+                    assert_eq!((p, port, decoded), (3, 4242, debug));
+                    assert_eq!(spmd, f(b"", 17, false));
+                    assert_eq!(symbols, vec![f(b"/lib/x.so", 9, false), f(b"", 0, true)]);
+                }
+                Command::Quit => panic!("decoded as quit"),
             }
-            Command::Quit => panic!("decoded as quit"),
         }
         assert!(matches!(Command::decode(&[QUIT]).unwrap(), Command::Quit));
         assert!(Command::decode(&[EXEC, 1]).is_err());

@@ -130,10 +130,11 @@ fn record(e: &Error) -> lpf_err_t {
     e.kind().code()
 }
 
-/// The end of a failed call: in debug mode a fatal error aborts the process
-/// ([`debug::abort_on_misuse`]); otherwise it is recorded and its code returned.
-fn fail_call(e: Error) -> lpf_err_t {
-    debug::abort_on_misuse(&e);
+/// The end of a failed call `what`: in debug mode misuse ends the job (or, from
+/// `lpf_hook`, the process: [`debug::Ending::of`]) there ([`debug::abort_on_misuse`]);
+/// otherwise it is recorded and its code returned.
+fn fail_call(what: &str, e: Error) -> lpf_err_t {
+    debug::abort_on_misuse(&e, debug::Ending::of(what));
     record(&e)
 }
 
@@ -142,8 +143,8 @@ fn fail_call(e: Error) -> lpf_err_t {
 fn guarded(what: &str, body: impl FnOnce() -> lpf::Result<()>) -> lpf_err_t {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SUCCESS,
-        Ok(Err(e)) => fail_call(e.context(what)),
-        Err(p) => fail_call(Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
+        Ok(Err(e)) => fail_call(what, e.context(what)),
+        Err(p) => fail_call(what, Error::fatal(format!("{what}: internal panic: {}", panic_text(&p)))),
     }
 }
 
@@ -753,7 +754,9 @@ pub unsafe extern "C" fn lpf_probe(ctx: lpf_t, params: *mut lpf_machine_t) -> lp
     })
 }
 
-/// `lpf/abort.h`: ends the whole program at once, as an unrecoverable failure.
+/// `lpf/abort.h`: ends the whole job at once with exit status 6, as the reference's
+/// engines do (its pthread engine by `quick_exit(6)`, its MPI engines by
+/// `MPI_Abort(MPI_COMM_WORLD, 6)`): see [`lpf::abort_job`].
 #[no_mangle]
 pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
     let who = if ctx.is_null() || is_root(ctx) {
@@ -761,9 +764,14 @@ pub unsafe extern "C" fn lpf_abort(ctx: lpf_t) -> lpf_err_t {
     } else {
         LiveContexts::find(ctx).map_or_else(|| format!("(context {ctx:p}, not alive on this thread)"), |c| (*c).pid().to_string())
     };
-    eprintln!("lpf: lpf_abort called by process {who}");
-    std::process::abort()
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(format!("lpf: lpf_abort called by process {who}\n").as_bytes());
+    lpf::abort_job(ABORT_EXIT_STATUS)
 }
+
+/// The exit status of a job ended by `lpf_abort` (and by the debug layer on misuse):
+/// the reference's, which its debug tests expect ("Exit code: 6").
+pub(crate) const ABORT_EXIT_STATUS: i32 = 6;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,13 @@
 //! be on in every process of a section or in none, since the sync checks are collective.
 //! A context reads the switch when it is created. What is checked:
 //! - message and sync attributes other than the default ones (when called);
+//! - a full memory register or message queue at `register_*`, `put` or `get` (the
+//!   default mode's `OutOfMemory`, which the call survives, is misuse here);
+//! - deregistering a global slot that a put or get queued in this superstep names as
+//!   its remote side (the default mode refuses only the local side);
+//! - more messages at a process than its queue holds, counted as the specification
+//!   counts them: every request at its origin and at its remote side (at the sync, from
+//!   the allgather below);
 //! - global deregistrations whose count or order differs between processes (at the sync
 //!   that ends the superstep, by an allgather of each process's count and sequence hash);
 //! - read-write conflicts within a superstep: a byte that one request reads (a put's
@@ -19,7 +26,7 @@
 //! [`Engine::allgather`]'s, run before the engine's sync.
 
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::queue::{MessageQueue, Request};
 use crate::register::Register;
 use crate::types::{Memslot, MsgAttr, Pid, SyncAttr, MSG_DEFAULT, SYNC_DEFAULT};
@@ -65,6 +72,32 @@ impl Checks {
             return Err(Error::misuse("lpf_sync", format!("sync: unknown sync attribute {attr} (only LPF_SYNC_DEFAULT = {SYNC_DEFAULT} exists)")));
         }
         Ok(())
+    }
+
+    /// A full register or queue (`e` is `OutOfMemory`) as misuse of `call`: the
+    /// reference's debug layer ends the program there (its tests `*_too_many_requests`,
+    /// `*_register_null_memreg`); any other error unchanged.
+    pub(crate) fn overflow(&self, call: &'static str, e: Error) -> Error {
+        if e.kind() == ErrorKind::OutOfMemory {
+            return Error::misuse(call, e.message().to_string());
+        }
+        e
+    }
+
+    /// Before `deregister`: `slot` must not be the remote side of a request queued in
+    /// this superstep (the sync would look it up at the remote process, where the same
+    /// collective deregistration removed it).
+    pub(crate) fn deregistering(&self, slot: Memslot, queue: &MessageQueue) -> Result<()> {
+        let named = queue.requests().iter().position(|r| match *r {
+            Request::Put { dst_slot, .. } => dst_slot == slot,
+            Request::Get { src_slot, .. } => src_slot == slot,
+        });
+        match named {
+            Some(k) => Err(Error::misuse("lpf_deregister", format!(
+                "deregister: {slot} is the remote side of this process's request {k} queued in this superstep; deregister it after the next sync"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// After a successful `deregister`.
@@ -117,8 +150,25 @@ impl Checks {
         }
         let mut all = vec![0u64; mine.len() * p];
         engine.allgather(&mine, &mut all)?;
+        messages_fit(me, queue.capacity(), requests.len(), &all)?;
         conflicts_at(me, register, requests, &all, longest)
     }
+}
+
+/// Whether this process's queue of `capacity` held the superstep's messages as the
+/// specification counts them: its own `own` requests, and every request (its own
+/// included: a put to itself counts twice) whose remote side it is, from the gathered
+/// request words `all`.
+fn messages_fit(me: Pid, capacity: usize, own: usize, all: &[u64]) -> Result<()> {
+    let incoming = all.chunks(WORDS).filter(|w| w[0] == me as u64).count();
+    if own + incoming > capacity {
+        return Err(Error::misuse("lpf_sync", format!(
+            "sync: too many messages at process {me} in this superstep: its message queue holds {capacity}, but it issued {own} \
+             requests and is the remote side of {incoming} (a message counts at its origin and at its remote side; \
+             call lpf_resize_message_queue, then lpf_sync)"
+        )));
+    }
+    Ok(())
 }
 
 /// Who touches a range of this process's memory.

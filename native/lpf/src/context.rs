@@ -124,6 +124,14 @@ impl Context {
         self.failure.as_ref()
     }
 
+    /// Switches the debug checks ([`crate::checks`]) off for this context, before its
+    /// first sync: for a library's own sections whose processes need not all be in debug
+    /// mode (a launched job's command broadcast, which tells the other processes that
+    /// pid 0's program is in debug mode). Every process of the section must call it.
+    pub fn without_debug_checks(&mut self) {
+        self.checks = None;
+    }
+
     /// Puts this process in the failed state when `e` is fatal (an error a layer above
     /// found in a call on this context, e.g. the C interface's check of an out-pointer)
     /// and returns `e`: as after any fatal error of a primitive, later syncs, execs and
@@ -198,12 +206,24 @@ impl Context {
     }
 
     fn register_raw(&mut self, global: bool, ptr: *mut u8, size: usize) -> Result<Memslot> {
+        let call = if global { "lpf_register_global" } else { "lpf_register_local" };
         if ptr.is_null() && size > 0 {
-            let call = if global { "lpf_register_global" } else { "lpf_register_local" };
             return Err(self.fail(Error::misuse(call, format!("NULL pointer with size {size}"))));
         }
         let r = self.register.borrow_mut().add(global, ptr, size);
-        r.map_err(|e| self.fail(e))
+        r.map_err(|e| {
+            let e = self.overflow(call, e);
+            self.fail(e)
+        })
+    }
+
+    /// In debug mode, a full memory register or message queue is misuse of `call`
+    /// ([`Checks::overflow`]); otherwise `e` as it is.
+    fn overflow(&self, call: &'static str, e: Error) -> Error {
+        match &self.checks {
+            Some(c) => c.overflow(call, e),
+            None => e,
+        }
     }
 
     fn lend<'b, T: Pod>(&mut self, buf: &'b mut [T], global: bool) -> Result<Registered<'b, T>> {
@@ -241,6 +261,9 @@ impl Context {
 
     /// `lpf_deregister`: immediate; collective and in the same order for global slots.
     pub fn deregister(&mut self, slot: Memslot) -> Result<()> {
+        if let Some(c) = &self.checks {
+            c.deregistering(slot, &self.queue).map_err(|e| self.fail(e))?;
+        }
         let r = self.register.borrow_mut().remove(slot);
         if let (Ok(()), Some(c)) = (&r, &mut self.checks) {
             c.deregistered(slot);
@@ -267,13 +290,13 @@ impl Context {
             return self.skip_empty("put");
         }
         let r = self.check_msg_attr(PUT, "put", attr).and_then(|()| self.check_put(src, src_offset, dst_pid, dst, dst_offset, size));
-        self.enqueue(r.map(|src_ptr| Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size }), src)
+        self.enqueue(PUT, r.map(|src_ptr| Request::Put { src: src_ptr, dst_pid, dst_slot: dst, dst_offset, size }), src)
     }
 
-    /// Queues a checked request whose local side is slot `local`, or fails with the
-    /// check's error.
-    fn enqueue(&mut self, checked: Result<Request>, local: Memslot) -> Result<()> {
-        let r = checked.and_then(|req| self.queue.push(req));
+    /// Queues a checked request of `call` whose local side is slot `local`, or fails
+    /// with the check's error.
+    fn enqueue(&mut self, call: &'static str, checked: Result<Request>, local: Memslot) -> Result<()> {
+        let r = checked.and_then(|req| self.queue.push(req)).map_err(|e| self.overflow(call, e));
         if r.is_ok() {
             self.register.borrow_mut().note_queued(local);
         }
@@ -307,7 +330,7 @@ impl Context {
             return self.skip_empty("get");
         }
         let r = self.check_msg_attr(GET, "get", attr).and_then(|()| self.check_get(src_pid, src, src_offset, dst, dst_offset, size));
-        self.enqueue(r.map(|dst_ptr| Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size }), dst)
+        self.enqueue(GET, r.map(|dst_ptr| Request::Get { src_pid, src_slot: src, src_offset, dst: dst_ptr, size }), dst)
     }
 
     fn check_get(&self, src_pid: Pid, src: Memslot, src_offset: usize, dst: Memslot, dst_offset: usize, size: usize) -> Result<*mut u8> {

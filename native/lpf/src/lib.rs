@@ -57,6 +57,32 @@ pub use shm::ShmInit;
 pub use types::{Args, Func, Memslot, MsgAttr, Pid, Pod, SyncAttr, MAX_P, MSG_DEFAULT, SYNC_DEFAULT};
 pub use wait::Cancel;
 
+/// Ends the whole job now with exit status `code` (`lpf_abort`, and the C debug layer
+/// on misuse). No destructor, exit handler or stdio flush of the process runs: other
+/// threads may be inside LPF calls, and running their owners' destructors under them is
+/// what made the reference end its pthread engine with `quick_exit` rather than `exit`.
+/// Under MPI (initialised and not finalised) every rank ends through `MPI_Abort` on
+/// `MPI_COMM_WORLD` with `code`, which `mpirun` exits with; otherwise this OS process
+/// exits with `code`, and `lpfrun` ends the other processes of its job and exits with it.
+pub fn abort_job(code: i32) -> ! {
+    #[cfg(feature = "mpi")]
+    mpi::ffi::abort_world(code);
+    // Started by lpfrun: tell it that this process ends the job, so that it names this
+    // one as the cause and exits with `code`, not with the status of a peer that
+    // exits at the same moment because this one went (its ABORT_SIGNAL).
+    if let Some(launcher) = Config::from_env().ok().and_then(|c| c.launcher_pid) {
+        // SAFETY: getppid and kill have no memory effects; the signal goes to our parent
+        // only when it is the lpfrun that named itself.
+        unsafe {
+            if libc::getppid() as u32 == launcher {
+                libc::kill(launcher as libc::pid_t, libc::SIGUSR1);
+            }
+        }
+    }
+    // SAFETY: _exit ends the process at once; nothing of it runs afterwards.
+    unsafe { libc::_exit(code) }
+}
+
 /// `LPF_ROOT`: the context outside any SPMD section, from which `exec` starts one.
 #[derive(Clone, Debug)]
 pub struct Root {

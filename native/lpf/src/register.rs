@@ -61,6 +61,22 @@ impl Area {
     }
 }
 
+/// The generation of an index's first slot. Not 0, so that every slot id is at least
+/// 2^32: a small number (e.g. `LPF_INVALID_MEMSLOT + 2`, which wraps to 1, as the
+/// reference's debug test `func_lpf_debug_put_unknown_dest_slot` makes one) is never
+/// an id handed out, and is refused as unknown.
+const FIRST_GENERATION: u32 = 1;
+
+/// The generation after `g`, from [`FIRST_GENERATION`] up to `u32::MAX - 1` and round:
+/// never 0 (see there) nor `u32::MAX`, so that no id equals `LPF_INVALID_MEMSLOT`.
+fn next_generation(g: u32) -> u32 {
+    if g >= u32::MAX - 1 {
+        FIRST_GENERATION
+    } else {
+        g + 1
+    }
+}
+
 #[derive(Default)]
 struct SlotTable {
     entries: Vec<Entry>,
@@ -85,8 +101,8 @@ impl SlotTable {
             (index, e.generation)
         } else {
             let index = self.entries.len() as u32;
-            self.entries.push(Entry { ptr, size, generation: 0, state, queued_in: 0 });
-            (index, 0)
+            self.entries.push(Entry { ptr, size, generation: FIRST_GENERATION, state, queued_in: 0 });
+            (index, FIRST_GENERATION)
         }
     }
 
@@ -255,8 +271,7 @@ impl Register {
             )));
         }
         e.state = State::Free;
-        // Skip u32::MAX so that no valid id ever equals LPF_INVALID_MEMSLOT.
-        e.generation = e.generation.wrapping_add(1) % u32::MAX;
+        e.generation = next_generation(e.generation);
         table.free.push(slot.index() as u32);
         self.used -= 1;
         Ok(())
@@ -366,6 +381,23 @@ mod tests {
             }
         }
         assert!(r.active_range(active, 4, 8).is_some());
+    }
+
+    #[test]
+    fn small_numbers_are_never_slot_ids() {
+        let mut r = Register::new(1);
+        r.request_capacity(4).unwrap();
+        r.on_sync(&[]);
+        let global = r.add(true, std::ptr::null_mut(), 0).unwrap();
+        let local = r.add(false, std::ptr::null_mut(), 0).unwrap();
+        r.on_sync(&[0]);
+        assert!(global.to_raw() >= 1 << 32 && local.to_raw() >= 1 << 32, "{global} {local}");
+        // LPF_INVALID_MEMSLOT + 2 and + 1: global and local index 0 with generation 0.
+        for raw in [Memslot::INVALID.to_raw().wrapping_add(2), Memslot::INVALID.to_raw().wrapping_add(1)] {
+            assert!(r.area(Memslot::from_raw(raw), "lpf_put").is_err(), "{raw}");
+        }
+        assert_eq!(next_generation(u32::MAX - 2), u32::MAX - 1);
+        assert_eq!(next_generation(u32::MAX - 1), FIRST_GENERATION);
     }
 
     #[test]

@@ -118,3 +118,70 @@ fn correct_supersteps_pass_the_checks() {
     });
     assert_eq!(e, "");
 }
+
+#[test]
+fn a_full_queue_or_register_is_misuse() {
+    // Room for 8 messages and 4 registrations (see `failure`).
+    let e = failure(1, &|ctx| {
+        let mut a = [0u8; 8];
+        let g = ctx.register_global(&mut a).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        for _ in 0..8 {
+            ctx.get(0, g.slot(), 0, g.slot(), 0, 1, MSG_DEFAULT).unwrap();
+        }
+        let e = ctx.get(0, g.slot(), 0, g.slot(), 0, 1, MSG_DEFAULT).unwrap_err();
+        assert_eq!(e.reason(), lpf::Reason::Misuse { call: "lpf_get" }, "{e}");
+    });
+    assert!(e.contains("message queue full: 8 messages reserved"), "{e}");
+    let e = failure(1, &|ctx| {
+        let mut a = [[0u8; 1]; 5];
+        let [a0, a1, a2, a3, a4] = &mut a;
+        let _held = [ctx.register_local(a0), ctx.register_local(a1), ctx.register_local(a2), ctx.register_local(a3)];
+        let e = ctx.register_local(a4).err().expect("a fifth registration with room for four");
+        assert_eq!(e.reason(), lpf::Reason::Misuse { call: "lpf_register_local" }, "{e}");
+    });
+    assert!(e.contains("memory register full: 4 of 4 slots in use"), "{e}");
+}
+
+#[test]
+fn a_message_counts_at_its_origin_and_at_its_remote_side() {
+    // 5 puts each to the right neighbour: 5 issued + 5 received = 10 > 8 at every process.
+    let e = failure(2, &|ctx| {
+        let mut a = [0u8; 8];
+        let g = ctx.register_global(&mut a).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let right = (ctx.pid() + 1) % ctx.nprocs();
+        for k in 0..5 {
+            ctx.put(g.slot(), k, right, g.slot(), 0, 1, MSG_DEFAULT).unwrap();
+        }
+        let _ = ctx.sync(SYNC_DEFAULT);
+    });
+    assert!(e.contains("too many messages at process 0 in this superstep: its message queue holds 8, but it issued 5 requests and is the remote side of 5"), "{e}");
+    // 4 + 4 fits.
+    let e = failure(2, &|ctx| {
+        let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+        let g = ctx.register_global(&mut a).unwrap();
+        let l = ctx.register_local(&mut b).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let right = (ctx.pid() + 1) % ctx.nprocs();
+        for k in 0..4 {
+            ctx.put(l.slot(), k, right, g.slot(), 0, 1, MSG_DEFAULT).unwrap();
+        }
+        ctx.sync(SYNC_DEFAULT).unwrap();
+    });
+    assert_eq!(e, "");
+}
+
+#[test]
+fn the_remote_side_of_a_queued_request_may_not_be_deregistered() {
+    let e = failure(2, &|ctx| {
+        let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+        let src = ctx.register_global(&mut a).unwrap();
+        let dst = ctx.register_global(&mut b).unwrap();
+        ctx.sync(SYNC_DEFAULT).unwrap();
+        let right = (ctx.pid() + 1) % ctx.nprocs();
+        ctx.put(src.slot(), 0, right, dst.slot(), 0, 8, MSG_DEFAULT).unwrap();
+        let _ = ctx.deregister(dst.slot());
+    });
+    assert!(e.contains("is the remote side of this process's request 0 queued in this superstep"), "{e}");
+}

@@ -52,7 +52,9 @@
 //! one. When a process fails (non-zero exit or a signal), lpfrun names the one that
 //! caused it (pid, OS pid, exit status or signal; failures are gathered for 250 ms and a
 //! process killed by a signal is named before those that exited with an error, which
-//! are typically its peers, failing because it died), sends SIGTERM to the others'
+//! are typically its peers, failing because it died; a process that ended the job
+//! through `lpf_abort` or the debug layer, which tells lpfrun so with SIGUSR1 just
+//! before it exits, is named before both), sends SIGTERM to the others'
 //! groups and SIGKILL 2 s later, and exits with its code (128 + signal for a signal). SIGTERM, SIGINT and SIGHUP to lpfrun are forwarded to every process
 //! group the same way (a second one kills at once), and lpfrun then exits with 128 +
 //! that signal. Else it exits 0.
@@ -234,12 +236,18 @@ fn ended(status: i32) -> (i32, String) {
 /// The signals lpfrun waits for: children ending, and requests to stop.
 const STOP_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
+/// The signal a child sends lpfrun (`LPF_LAUNCHER_PID`) just before it ends the job
+/// with `lpf_abort`'s exit status ([`lpf::abort_job`]): its peers, seeing it go, may
+/// exit with their own errors at the same moment, and it must be named as the cause.
+const ABORT_SIGNAL: i32 = libc::SIGUSR1;
+
 fn wait_set() -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset initialise and fill the set we own.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigaddset(&mut set, ABORT_SIGNAL);
         for s in STOP_SIGNALS {
             libc::sigaddset(&mut set, s);
         }
@@ -513,6 +521,7 @@ fn main() {
         }
         let mut c = Command::new(&o.prog[0]);
         c.args(&o.prog[1..]).envs(env.iter().map(|(k, v)| (k, v))).env("LPF_TCP_SECRET", &secret);
+        c.env("LPF_LAUNCHER_PID", std::process::id().to_string());
         // Each child leads its own process group (so that stopping it reaches what it
         // started) and dies with lpfrun, however lpfrun ends (SIGKILL included).
         c.process_group(0);
@@ -593,8 +602,10 @@ fn stop_all(running: &[Proc], sig: i32) {
 /// waitpid reports children that ended together in pid order). So failures are
 /// gathered for [`SETTLE`] after the first, and a child killed by a signal (none is sent
 /// by lpfrun before the report) goes before those that exited with an error, each in
-/// the order seen.
+/// the order seen; one that said it ended the job ([`ABORT_SIGNAL`]) goes first.
 fn supervise(running: &mut Vec<Proc>, set: &libc::sigset_t) -> i32 {
+    // OS pids of the children that sent ABORT_SIGNAL.
+    let mut aborted: Vec<libc::pid_t> = Vec::new();
     let mut first_failure: Option<i32> = None;
     let mut stopped_by: Option<i32> = None;
     let mut kill_at: Option<Instant> = None;
@@ -621,10 +632,14 @@ fn supervise(running: &mut Vec<Proc>, set: &libc::sigset_t) -> i32 {
         }
         if report_at.is_some_and(|t| running.is_empty() || Instant::now() >= t) {
             report_at = None;
+            take_abort_signals(&mut aborted);
             // A stable sort: among equals, the order seen.
-            failed.sort_by_key(|(_, status)| !libc::WIFSIGNALED(*status));
+            failed.sort_by_key(|(p, status)| (!aborted.contains(&p.os_pid), !libc::WIFSIGNALED(*status)));
             let (p, status) = &failed[0];
-            let (code, how) = ended(*status);
+            let (code, mut how) = ended(*status);
+            if aborted.contains(&p.os_pid) {
+                how = format!("ended the job (lpf_abort) and {how}");
+            }
             say!("lpfrun: pid {} (OS process {}) {how}; stopping the other {} process(es)", p.pid, p.os_pid, running.len());
             first_failure = Some(code);
             stop_all(running, libc::SIGTERM);
@@ -639,8 +654,14 @@ fn supervise(running: &mut Vec<Proc>, set: &libc::sigset_t) -> i32 {
         }
         let wait = report_at.map_or(Duration::from_millis(100), |t| t.saturating_duration_since(Instant::now()));
         let timeout = libc::timespec { tv_sec: 0, tv_nsec: wait.min(Duration::from_millis(100)).subsec_nanos() as _ };
-        // SAFETY: waits for one of the blocked signals of `set`, at most 100 ms.
-        let sig = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &timeout) };
+        // SAFETY: waits for one of the blocked signals of `set`, at most 100 ms; `info`
+        // is ours to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let sig = unsafe { libc::sigtimedwait(set, &mut info, &timeout) };
+        if sig == ABORT_SIGNAL {
+            // SAFETY: sigtimedwait filled `info` for this signal (si_pid is the sender's).
+            aborted.push(unsafe { info.si_pid() });
+        }
         if STOP_SIGNALS.contains(&sig) {
             if stopped_by.is_none() && first_failure.is_none() {
                 say!("lpfrun: got {}; stopping the {} process(es)", signal_name(sig), running.len());
@@ -651,6 +672,23 @@ fn supervise(running: &mut Vec<Proc>, set: &libc::sigset_t) -> i32 {
             } else {
                 stop_all(running, libc::SIGKILL);
             }
+        }
+    }
+}
+
+/// Adds the senders of pending [`ABORT_SIGNAL`]s to `aborted`, without waiting: one
+/// sent just before the children were all reaped has not been taken by the main wait.
+fn take_abort_signals(aborted: &mut Vec<libc::pid_t>) {
+    // SAFETY: sigemptyset/sigaddset fill a set we own; sigtimedwait with a zero timeout
+    // only takes a pending signal (blocked since before the children started).
+    unsafe {
+        let mut only: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut only);
+        libc::sigaddset(&mut only, ABORT_SIGNAL);
+        let now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        while libc::sigtimedwait(&only, &mut info, &now) == ABORT_SIGNAL {
+            aborted.push(info.si_pid());
         }
     }
 }

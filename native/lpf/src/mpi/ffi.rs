@@ -93,6 +93,16 @@ pub(crate) fn is_active() -> bool {
     state() == (true, false)
 }
 
+/// `MPI_Abort(MPI_COMM_WORLD, code)` when MPI is active (ends every rank; does not
+/// return); nothing otherwise.
+pub(crate) fn abort_world(code: c_int) {
+    if is_active() {
+        // SAFETY: MPI is initialised and not finalised; MPI_Abort may be called from
+        // any thread at any time then.
+        unsafe { sys::MPI_Abort(world().0, code) };
+    }
+}
+
 extern "C" fn finalize_at_exit() {
     if is_active() {
         // SAFETY: called once at process exit, when no LPF call runs any more.
