@@ -14,7 +14,7 @@
 # "\pre P <= b" in its comment, default 1..5, capped at LPF_REFERENCE_MAXP as the
 # reference caps at the processor count), and a run passes when its exit status is the
 # declared one ("Exit code: N", default 0). A test passes on an engine when every P
-# does.
+# does; as the reference's launcher, its runs stop at the first P that fails.
 #
 # Engines: shm (the reference's pthread: the engine registry's alias, as lpfrun
 # takes it), tcp, hybrid, mpimsg, mpirma (those two only when Open MPI is there).
@@ -30,8 +30,8 @@
 # directory, default target/reference; kept, so that a second run builds only what
 # changed), LPF_REFERENCE_PREFIX (an installation to use instead of installing one).
 #
-# Output: one line per failing test and engine (the P that failed, the status, and the
-# log), a table of passed/failed per engine and group (core, bsplib, collectives,
+# Output: one line per failing test and engine (the first P that failed, the status,
+# and the log), a table of passed/failed per engine and group (core, bsplib, collectives,
 # debug), then "N passed, M failed" (", K skipped (...)" when tests were excluded).
 # Exit status non-zero when a test failed or nothing could be built.
 set -uo pipefail
@@ -95,8 +95,9 @@ for e in $engines; do
     feature=$(engine_field "$e" 2)
     if [ -z "$feature" ]; then
         abort "LPF_REFERENCE_ENGINES: no engine $e in the registry ($(awk '{ print $1 }' <<<"$registry" | tr '\n' ' '))"
-    elif [ "$feature" != - ] && [ ! -e "$prefix/lib/$feature/liblpf_core.so" ]; then
-        echo "skip engine $e: this installation has no liblpf_core built with the cargo feature $feature (Open MPI missing?)"
+    elif ! why=$("$lpfcxx" -engine "$e" -show x.cpp 2>&1 >/dev/null); then
+        # lpfcxx knows where the installation keeps each engine's library.
+        echo "skip engine $e: $why"
         skipped_names+=("engine $e")
     else
         run_engines+=("$e")
@@ -242,32 +243,38 @@ results=$build/results
 rm -rf "$results"
 mkdir -p "$results"
 export lpfrun results run_timeout
-# run_one ENGINE NAME EXE P PROBE: one run; its status goes to results/ENGINE/NAME.pP.
-run_one() {
-    local e=$1 name=$2 exe=$3 p=$4 probe=$5 out=$results/$1/$2.p$4 args rc
+# run_test ENGINE NAME EXE MIN MAX CODE PROBE: the test's runs at P = MIN..MAX in turn,
+# each status in results/ENGINE/NAME.pP.rc (its output in .log); as the reference's
+# launcher, it stops at the first P whose status is not CODE.
+run_test() {
+    local e=$1 name=$2 exe=$3 min=$4 max=$5 code=$6 probe=$7 p out args rc
     mkdir -p "$results/$e"
-    args=(-engine "$e")
-    [ "$probe" != 0.0 ] && args+=(-probe "$probe")
-    args+=(-np "$p")
-    echo "$lpfrun ${args[*]} $exe" >"$out.log"
-    timeout -k 10 "$run_timeout" "$lpfrun" "${args[@]}" "$exe" </dev/null >>"$out.log" 2>&1
-    rc=$?
-    echo "$rc" >"$out.rc"
+    for ((p = min; p <= max; p++)); do
+        out=$results/$e/$name.p$p
+        args=(-engine "$e")
+        [ "$probe" != 0.0 ] && args+=(-probe "$probe")
+        args+=(-np "$p")
+        echo "$lpfrun ${args[*]} $exe" >"$out.log"
+        timeout -k 10 "$run_timeout" "$lpfrun" "${args[@]}" "$exe" </dev/null >>"$out.log" 2>&1
+        rc=$?
+        echo "$rc" >"$out.rc"
+        [ "$rc" = "$code" ] || return 0
+    done
 }
-export -f run_one
+export -f run_test
 
-runs=$build/runs
-: >"$runs"
+jobs_file=$build/jobs
+: >"$jobs_file"
 while read -r e group name exe min max code probe; do
-    if [ ! -x "$exe" ]; then
+    if [ -x "$exe" ]; then
+        echo "$e $name $exe $min $max $code $probe" >>"$jobs_file"
+    else
         echo "build" >"$results/$e.$name.nobuild"
-        continue
     fi
-    for ((p = min; p <= max; p++)); do echo "$e $name $exe $p $probe" >>"$runs"; done
 done <"$plan"
-echo "=== $(wc -l <"$runs") runs on ${run_engines[*]} (P <= $maxp, $jobs at a time, ${run_timeout} s each)"
+echo "=== $(wc -l <"$jobs_file") tests on ${run_engines[*]} (P <= $maxp, $jobs at a time, ${run_timeout} s per run)"
 run_start=$SECONDS
-xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ <"$runs"
+xargs -P "$jobs" -L 1 bash -c 'run_test "$@"' _ <"$jobs_file"
 echo "ran in $((SECONDS - run_start)) s"
 
 # ---- verdicts -----------------------------------------------------------------
@@ -284,9 +291,11 @@ while read -r e group name exe min max code probe; do
             if [ "$rc" != "$code" ]; then
                 case $rc in
                     124 | 137) what="timed out after ${run_timeout} s" ;;
+                    none) what="not run" ;;
                     *) what="exit status $rc, expected $code" ;;
                 esac
-                why+="${why:+; }P=$p: $what (log: $results/$e/$name.p$p.log)"
+                why="P=$p: $what (log: $results/$e/$name.p$p.log)"
+                break
             fi
         done
     fi
