@@ -120,6 +120,20 @@ fn mpi_engines_are_started_under_mpirun() {
             assert!(text.lines().any(|l| l == want), "{engine}: no line {want:?} in\n{text}");
         }
     }
+    // hybrid over an MPI network (LPF_HYBRID_NET) runs under mpirun too, with the
+    // network and the threads per process passed on.
+    let out = Command::new(env!("CARGO_BIN_EXE_lpfrun"))
+        .args(["-engine", "hybrid", "--threads", "2", "-np", "2"])
+        .args(["sh", "-c", "echo \"rank=$OMPI_COMM_WORLD_RANK $LPF_ENGINE over $LPF_HYBRID_NET x $LPF_THREADS\""])
+        .env("LPF_HYBRID_NET", "mpimsg")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "hybrid: {}\n{text}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    for rank in 0..2 {
+        let want = format!("rank={rank} hybrid over mpimsg x 2");
+        assert!(text.lines().any(|l| l == want), "hybrid: no line {want:?} in\n{text}");
+    }
     // A process's exit status is mpirun's, as lpfrun's for the other engines.
     let out = Command::new(env!("CARGO_BIN_EXE_lpfrun")).args(["-engine", "mpimsg", "-np", "2", "sh", "-c", "exit 7"]).output().unwrap();
     assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
