@@ -483,11 +483,18 @@ struct Proc {
 /// when its network (`LPF_HYBRID_NET` in lpfrun's environment) is one of them.
 fn runs_under_mpirun(engine: EngineKind) -> bool {
     match engine {
-        EngineKind::Hybrid => std::env::var("LPF_HYBRID_NET")
-            .ok()
-            .and_then(|net| EngineKind::parse(&net).ok())
-            .is_some_and(|net| net.launcher() == Launcher::Mpirun),
+        EngineKind::Hybrid => hybrid_net().launcher() == Launcher::Mpirun,
         e => e.launcher() == Launcher::Mpirun,
+    }
+}
+
+/// The hybrid engine's network: `LPF_HYBRID_NET`, read through `lpf::config` as every
+/// LPF variable (an invalid LPF variable is a usage error here, as it would be in the
+/// processes).
+fn hybrid_net() -> EngineKind {
+    match lpf::config::Config::from_env() {
+        Ok(c) => c.root_hybrid_net(),
+        Err(e) => usage(e.message()),
     }
 }
 
@@ -505,8 +512,7 @@ fn run_under_mpirun(o: &Opts) -> ! {
     }
     c.arg("--oversubscribe").args(&o.mpirun_args);
     c.env("LPF_ENGINE", o.engine.name()).args(["-x", "LPF_ENGINE"]);
-    let net = std::env::var("LPF_HYBRID_NET").ok();
-    let uses_rma = o.engine == EngineKind::MpiRma || (o.engine == EngineKind::Hybrid && net.as_deref() == Some("mpirma"));
+    let uses_rma = o.engine == EngineKind::MpiRma || (o.engine == EngineKind::Hybrid && hybrid_net() == EngineKind::MpiRma);
     if uses_rma && std::env::var_os("OMPI_MCA_osc").is_none() {
         c.env("OMPI_MCA_osc", "^ucx");
     }
