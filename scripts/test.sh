@@ -88,11 +88,12 @@ if [ "$doc_rc" != 0 ] && [ "$doc_failed" = 0 ]; then
 fi
 count "doc tests" "$doc_passed" "$doc_failed"
 
-# suite NAME SCRIPT: runs a script suite and counts what its last line says.
+# suite NAME SCRIPT [ARG...]: runs a script suite and counts what its last line says.
 suite() {
     local name=$1 script=$2 log="$work/$1.log" last rc
-    echo "=== $script"
-    bash "$script" 2>&1 | tee "$log"
+    shift 2
+    echo "=== $script $*"
+    bash "$script" "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     last=$(strip_ansi <"$log" | tail -n 1)
     if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped\ (\(.*\)))?$ ]]; then
@@ -112,6 +113,14 @@ suite "C ABI" tests/c/run.sh
 suite "multi-host (netns)" tests/netns/run.sh
 suite "MPI engines" tests/mpi/run.sh
 suite "Spark bridge" tests/spark/run.sh
+# The reference LPF's own functional tests need its source: LPF_REFERENCE_DIR, a
+# checkout of it (github.com/Algebraic-Programming/LPF).
+if [ -n "${LPF_REFERENCE_DIR:-}" ]; then
+    suite "reference tests" tests/reference/run.sh "$LPF_REFERENCE_DIR"
+else
+    echo "=== tests/reference/run.sh: skipped (LPF_REFERENCE_DIR, a checkout of the reference LPF, is not set)"
+    count "reference tests" 0 0 "1 (reference tests: LPF_REFERENCE_DIR not set)"
+fi
 
 echo "=== summary"
 echo "set-up: [$setup_seconds s]"

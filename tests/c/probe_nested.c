@@ -11,7 +11,11 @@
  *   G_SHM     g(1, 8) of the shm table: nested sections are threads of their
  *             process, on the shm engine.
  * Checks the root, the section lpf_exec(LPF_ROOT, LPF_MAX_P) starts, a
- * lpf_rehook of it, and nested lpf_exec sections two levels deep. Every
+ * lpf_rehook of it, and nested lpf_exec sections two levels deep. Then a root
+ * exec on P / 2 processes (#28, the reference's func_lpf_probe_parallel_nested):
+ * its p is still P, and its processes share the P out as their free_p, P / n
+ * each and one more for the first P % n (free_p adds up to P); over TCP and
+ * MPI the section's own size was given as p. Every
  * failure is counted in this OS process (threads of one process add to one
  * counter); the exit status is non-zero when any check failed.
  */
@@ -84,6 +88,19 @@ static void top(lpf_t ctx, lpf_pid_t s, lpf_pid_t p, lpf_args_t args)
     }
 }
 
+static void half(lpf_t ctx, lpf_pid_t s, lpf_pid_t n, lpf_args_t args)
+{
+    lpf_machine_t m = LPF_INVALID_MACHINE;
+    unsigned want_free = expect_p / n + (s < expect_p % n);
+    int bad = 0;
+    (void)args;
+    check_probe(ctx, s, "root exec on P / 2", expect_g_engine);
+    if (lpf_probe(ctx, &m) == LPF_SUCCESS)
+        EXPECT(&bad, s, m.free_p == want_free, "root exec on P / 2 = %u: free_p = %u, expected %u", n, m.free_p, want_free);
+    if (bad)
+        __atomic_fetch_add(&failures, bad, __ATOMIC_RELAXED);
+}
+
 int main(int argc, char **argv)
 {
     lpf_err_t rc;
@@ -101,6 +118,13 @@ int main(int argc, char **argv)
         return 1;
     }
     check_probe(LPF_ROOT, 0, "LPF_ROOT after the exec", expect_g_engine);
+    if (expect_p >= 2) {
+        rc = lpf_exec(LPF_ROOT, expect_p / 2, half, LPF_NO_ARGS);
+        if (rc != LPF_SUCCESS) {
+            fprintf(stderr, "probe_nested: lpf_exec(LPF_ROOT, %u): %d (%s)\n", expect_p / 2, rc, test_error_text());
+            return 1;
+        }
+    }
     if (failures != 0) {
         fprintf(stderr, "probe_nested: %d check(s) failed\n", failures);
         return 1;

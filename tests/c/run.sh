@@ -773,6 +773,26 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
         "$here/cmake_project/ring.c" -o "$build/lpfcc/ring_cxx"; then
         run_one run.lpfcxx.engine-pthread.p4 4 "$build/lpfcc/ring_cxx"
     fi
+    # The debug layer (#28): `lpfcc -llpf_debug` (as the reference's wrapper) and the
+    # caller's own -I<prefix>/include/debug (the caller's flags come before lpfcc's)
+    # each make <lpf/core.h> the debug layer's header; debug_header.c fails to build
+    # with LPF's own header, and runs a put through the debug layer at P = 3.
+    if step lpfcc.llpf_debug "$prefix/bin/lpfcc" -engine pthread -std=c99 -Wall "$here/debug_header.c" \
+        -llpf_debug -o "$build/lpfcc/debug_header_l"; then
+        run_one run.lpfcc.llpf_debug.p3 3 env LPF_LOG=quiet "$build/lpfcc/debug_header_l"
+    fi
+    if step lpfcc.caller-include-first "$prefix/bin/lpfcc" -engine pthread -std=c99 -Wall \
+        -I"$prefix/include/debug" "$here/debug_header.c" -o "$build/lpfcc/debug_header_i"; then
+        run_one run.lpfcc.caller-include-first.p3 3 env LPF_LOG=quiet "$build/lpfcc/debug_header_i"
+    fi
+    # lpfcxx for an engine under mpirun links Open MPI's C++ library (#28): Open MPI's
+    # <mpi.h> in C++ declares its C++ bindings, whose symbols are in libmpi_cxx.
+    if command -v mpicxx >/dev/null 2>&1; then
+        check lpfcxx.mpi-engine-links-mpi-cxx "$prefix/bin/lpfcxx" -engine ibverbs -Wall -x c++ \
+            "$here/mpi_cxx.cpp" -o "$build/lpfcc/mpi_cxx"
+    else
+        fail "lpfcxx.mpi-engine-links-mpi-cxx (mpicxx not found: set-up installs Open MPI)"
+    fi
     unknown_engine() {
         local out
         out=$("$prefix/bin/lpfcc" -engine nosuch "$here/zero_bytes.c" -o "$build/lpfcc/never" 2>&1) && return 1

@@ -347,9 +347,9 @@ impl Job {
             }),
         };
         match part {
-            Part::Tcp(Some(init)) => init.hook(f, args),
+            Part::Tcp(Some(init)) => init.hook_part(self.total_procs(), f, args),
             #[cfg(feature = "mpi")]
-            Part::Mpi(Some(init)) => init.hook(f, args),
+            Part::Mpi(Some(init)) => init.hook_part(self.total_procs(), f, args),
             _ => Ok(()),
         }
     }

@@ -448,6 +448,17 @@ pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, spmd: Spmd<'_>, 
     run_process_in(engine, free_p, None, spmd, args)
 }
 
+/// [`run_process`] for a section on the first `engine.nprocs()` LPF processes of a job
+/// of `job_p` (a root `lpf_exec` asking for fewer than the job has): `lpf_probe` gives
+/// the job's p, and the job's processes are shared out as the section's free_p (the
+/// processes a nested exec may use), as the reference does: each process gets
+/// `job_p / p`, the first `job_p % p` one more, so that they add up to `job_p`.
+pub(crate) fn run_part_process(engine: Box<dyn Engine>, job_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let (pid, p) = (engine.pid(), engine.nprocs().max(1));
+    let free_p = job_p / p + Pid::from(pid < job_p % p);
+    run_process_in(engine, free_p, Some(job_p), spmd, args)
+}
+
 /// [`run_process`] in a runtime of `runtime_p` processors (None: the section's own).
 pub(crate) fn run_process_in(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let mut ctx = Context::new(engine, free_p, runtime_p);

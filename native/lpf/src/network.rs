@@ -77,12 +77,23 @@ pub(crate) fn engine_name(hybrid: bool, name: &'static str) -> &'static str {
 }
 
 /// `lpf_hook` over the section `net` (just opened) of an init: on the hybrid engine, or
-/// as this OS process's one LPF process on the engine `name`.
-pub(crate) fn hook(net: Box<dyn Network>, hybrid: bool, name: &'static str, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+/// as this OS process's one LPF process on the engine `name`. `job_p`: the init is the
+/// part of a launched job of that many LPF processes that a root `lpf_exec` with fewer
+/// runs on ([`run_part_process`]); None: the init's processes are the runtime.
+pub(crate) fn hook(net: Box<dyn Network>, hybrid: bool, name: &'static str, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     if hybrid {
-        return crate::hybrid::hook(net, spmd, args);
+        return crate::hybrid::hook(net, job_p, spmd, args);
     }
-    run_process(Box::new(NetEngine::new(net, name)), 1, spmd, args)
+    run_section_process(Box::new(NetEngine::new(net, name)), job_p, spmd, args)
+}
+
+/// One LPF process of a section hooked over an init, which is a part of a job of
+/// `job_p` processes or (None) the whole runtime.
+pub(crate) fn run_section_process(engine: Box<dyn crate::engine::Engine>, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    match job_p {
+        Some(total) => crate::context::run_part_process(engine, total, spmd, args),
+        None => run_process(engine, 1, spmd, args),
+    }
 }
 
 /// `N` bytes from the OS random source (job tokens, the TCP handshake's nonces).

@@ -8,7 +8,14 @@
 //! The reference LPF launcher's spellings are accepted too: `-np P` (and `-npes P`) for
 //! `-n P`, `-engine E` for `--engine E`, and its engine name `pthread` for `shm` (an
 //! alias in the engine registry, `lpf::config`, as is `threads`). With `shm` (threads
-//! of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`.
+//! of one process) lpfrun runs the program once with `LPF_MAX_PROCS=P`. Its other
+//! options: `-probe SECONDS` is checked and has no effect (g and l come from lpfprobe's
+//! tables here); `-mpirun,ARG` passes ARG to mpirun (ignored, with a note, on an engine
+//! that does not run under mpirun); its tuning options (`REFERENCE_TUNING`) are accepted
+//! without effect, with a note; the others (`REFERENCE_REFUSED`) are refused by name.
+//!
+//! The engines that run under mpirun (mpimsg, mpirma; hybrid when `LPF_HYBRID_NET` is
+//! one of them) are started by `mpirun -np P` in lpfrun's place (`run_under_mpirun`).
 //!
 //! Numbers are checked against their ranges (P and K 1..=65535, N 0..=65535, as
 //! `LPF_NPROCS`, `LPF_THREADS` and `LPF_TCP_PORT`): a value out of range is a usage error
@@ -103,14 +110,60 @@ struct Opts {
     hosts: Option<String>,
     port: Option<u16>,
     timeout_ms: u64,
+    /// `-mpirun,ARG`s, for mpirun (the engines it starts, see [`run_under_mpirun`]).
+    mpirun_args: Vec<String>,
     prog: Vec<String>,
 }
 
+/// The reference launcher's tuning options (each with a value): they tune its engines'
+/// internals (pinning, spin locks, all-to-all and message sizes, logging) and change no
+/// result, so they are accepted and have no effect here.
+const REFERENCE_TUNING: [&str; 8] =
+    ["-pinning", "-spinlock", "-a2amode", "-tiny-msg-size", "-write-conflict-block-size", "-max-mpi-msg-size", "-ibverbs-mtu", "-log"];
+
+/// The reference launcher's options this lpfrun refuses, with what to use instead: each
+/// would change what runs, so taking it silently would run something else.
+const REFERENCE_REFUSED: [(&str, &str); 5] = [
+    ("-N", "the number of OS processes is -n P (and --threads K per process on hybrid)"),
+    ("-process-per", "hybrid's layout is -n P processes of --threads K threads each"),
+    ("-bsplib", "BSPlib's safe/fast mode and hp registrations are bsplib_create's arguments here"),
+    ("-show", "lpfrun starts the processes itself (mpirun for mpimsg and mpirma), with no command to show"),
+    ("-no-auto-init", "a program that initialises LPF itself defines the published symbol LPF_MPI_AUTO_INITIALIZE as 0"),
+];
+
 fn parse() -> Opts {
     let mut a = std::env::args().skip(1);
-    let mut o = Opts { n: 0, engine: EngineKind::Tcp, threads: 1, hosts: None, port: None, timeout_ms: 60_000, prog: Vec::new() };
+    let mut o = Opts {
+        n: 0,
+        engine: EngineKind::Tcp,
+        threads: 1,
+        hosts: None,
+        port: None,
+        timeout_ms: 60_000,
+        mpirun_args: Vec::new(),
+        prog: Vec::new(),
+    };
     while let Some(arg) = a.next() {
         match arg.as_str() {
+            // The reference's -probe SECONDS: how long its lpf_probe measures the machine.
+            // Here g and l come from the tables lpfprobe measured beforehand, so the
+            // value is checked and has no effect.
+            "-probe" => {
+                let v = a.next().unwrap_or_else(|| usage("-probe needs a number of seconds"));
+                if !v.parse::<f64>().is_ok_and(|s| s.is_finite() && s >= 0.0) {
+                    usage(&format!("-probe: expected a number of seconds >= 0, got {v:?}"));
+                }
+            }
+            s if s.starts_with("-mpirun,") => o.mpirun_args.push(s["-mpirun,".len()..].to_string()),
+            s if REFERENCE_TUNING.contains(&s) => {
+                let v = a.next().unwrap_or_else(|| usage(&format!("{s} needs a value")));
+                say!("lpfrun: {s} {v}: accepted and without effect (it tunes the reference LPF's engines)");
+            }
+            "-verbose" => {}
+            s if REFERENCE_REFUSED.iter().any(|(name, _)| *name == s) => {
+                let why = REFERENCE_REFUSED.iter().find(|(name, _)| *name == s).map_or("", |(_, why)| why);
+                usage(&format!("the reference launcher's option {s} is not supported: {why}"))
+            }
             "-n" | "--np" | "-np" | "-npes" => o.n = number(a.next(), &arg, 1..=MAX_PROCS),
             "--engine" | "-engine" => {
                 let name = a.next().unwrap_or_else(|| usage(&format!("{arg} needs a value")));
@@ -144,14 +197,16 @@ fn parse() -> Opts {
     if o.prog.is_empty() {
         usage("no program given");
     }
-    if o.engine.launcher() == Launcher::Mpirun {
-        usage(&format!(
-            "engine {} runs under mpirun (LPF_ENGINE={} mpirun -np P prog, with the library built with the \
-             cargo feature {}; docs/mpi.md), not under lpfrun",
-            o.engine,
-            o.engine,
-            o.engine.entry().feature.unwrap_or("mpi")
-        ));
+    if runs_under_mpirun(o.engine) {
+        if o.hosts.is_some() || o.port.is_some() {
+            usage(&format!("engine {} runs under mpirun: --hosts and --port do not apply (mpirun's own options do, as -mpirun,ARG)", o.engine));
+        }
+        if o.threads > 1 && o.engine != EngineKind::Hybrid {
+            usage(&format!("engine {} runs one LPF process per MPI process: --threads does not apply", o.engine));
+        }
+    } else if !o.mpirun_args.is_empty() {
+        // As the reference's launcher does for its pthread engine.
+        say!("lpfrun: ignoring the mpirun arguments {:?}: engine {} does not run under mpirun", o.mpirun_args, o.engine);
     }
     if o.engine == EngineKind::Shm && (o.threads > 1 || o.hosts.is_some()) {
         usage("engine shm runs P threads in one process: --threads and --hosts do not apply");
@@ -432,8 +487,57 @@ struct Proc {
     os_pid: libc::pid_t,
 }
 
+/// Whether `engine` is started through mpirun: the registry's MPI engines, and hybrid
+/// when its network (`LPF_HYBRID_NET` in lpfrun's environment) is one of them.
+fn runs_under_mpirun(engine: EngineKind) -> bool {
+    match engine {
+        EngineKind::Hybrid => hybrid_net().launcher() == Launcher::Mpirun,
+        e => e.launcher() == Launcher::Mpirun,
+    }
+}
+
+/// The hybrid engine's network: `LPF_HYBRID_NET`, read through `lpf::config` as every
+/// LPF variable (an invalid LPF variable is a usage error here, as it would be in the
+/// processes).
+fn hybrid_net() -> EngineKind {
+    match lpf::config::Config::from_env() {
+        Ok(c) => c.root_hybrid_net(),
+        Err(e) => usage(e.message()),
+    }
+}
+
+/// Starts the job as `mpirun [--allow-run-as-root] --oversubscribe ARGS... -x LPF_ENGINE
+/// ... -np P prog args` in place of lpfrun (exec: mpirun then waits for the processes,
+/// forwards their output and signals, and exits with the failing one's status). As root
+/// mpirun needs --allow-run-as-root; --oversubscribe lets P exceed the cores, as the
+/// other engines allow. For mpirma, `OMPI_MCA_osc=^ucx` unless set: Open MPI's UCX
+/// one-sided component fails without an RDMA device (docs/mpi.md).
+fn run_under_mpirun(o: &Opts) -> ! {
+    let mut c = Command::new("mpirun");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        c.arg("--allow-run-as-root");
+    }
+    c.arg("--oversubscribe").args(&o.mpirun_args);
+    c.env("LPF_ENGINE", o.engine.name()).args(["-x", "LPF_ENGINE"]);
+    let uses_rma = o.engine == EngineKind::MpiRma || (o.engine == EngineKind::Hybrid && hybrid_net() == EngineKind::MpiRma);
+    if uses_rma && std::env::var_os("OMPI_MCA_osc").is_none() {
+        c.env("OMPI_MCA_osc", "^ucx");
+    }
+    if o.engine == EngineKind::Hybrid {
+        c.env("LPF_THREADS", o.threads.to_string()).args(["-x", "LPF_THREADS", "-x", "LPF_HYBRID_NET"]);
+    }
+    c.args(["-np", &o.n.to_string()]).args(&o.prog);
+    let e = c.exec();
+    say!("lpfrun: cannot start mpirun for engine {} (Open MPI's mpirun must be on the PATH): {e}", o.engine);
+    std::process::exit(127)
+}
+
 fn main() {
     let o = parse();
+    if runs_under_mpirun(o.engine) {
+        run_under_mpirun(&o);
+    }
     let hosts: Vec<String> = match &o.hosts {
         None => vec!["127.0.0.1".into()],
         Some(f) => std::fs::read_to_string(f)

@@ -12,7 +12,7 @@
 //! breaks the local barrier (its siblings' syncs fail) and tells the other OS processes
 //! its group left, so nobody waits for it.
 
-use crate::context::{run_process, Spmd};
+use crate::context::Spmd;
 use crate::relock;
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
@@ -300,10 +300,13 @@ impl HybridEngine {
 /// `hook` on the hybrid engine over the section `net` (just opened, on every OS
 /// process): this thread is the OS process's first LPF process; the others run on new
 /// threads (with no input or output).
-pub(crate) fn hook(net: Box<dyn Network>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+/// `job_p` as in [`crate::network::hook`].
+pub(crate) fn hook(net: Box<dyn Network>, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let group = Group::new(net);
     let (k, base) = (group.k() as Pid, group.base);
-    let run = |t: Pid, args: Args<'_>| run_process(Box::new(HybridEngine::new(group.clone(), t)), 1, spmd, args);
+    let run = |t: Pid, args: Args<'_>| {
+        crate::network::run_section_process(Box::new(HybridEngine::new(group.clone(), t)), job_p, spmd, args)
+    };
     let symbols = args.symbols;
     let cannot_start = |t: Pid, e: std::io::Error| {
         Error::exhausted(format!("cannot start process {} (thread {t} of the {k} of this OS process): {e}", base + t))

@@ -350,7 +350,15 @@ impl MpiInit {
     /// `args`) and the rank's other threads are started (with no input or output).
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         let section = Section::open(self.node.clone(), self.kind)?;
-        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), spmd, args)
+        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), None, spmd, args)
+    }
+
+    /// [`MpiInit::hook`] on a part made by [`MpiInit::split`] of a job of `job_p` LPF
+    /// processes, for a root `lpf_exec` asking for fewer: the section's `lpf_probe`
+    /// gives the job's p, and its processes share the job's out as their free_p.
+    pub fn hook_part(&self, job_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        let section = Section::open(self.node.clone(), self.kind)?;
+        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), Some(job_p), spmd, args)
     }
 
     /// How many LPF processes each rank of [`MpiInit::split`]`(p)` runs: ranks `0..p`

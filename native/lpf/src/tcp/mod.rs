@@ -361,7 +361,14 @@ impl TcpInit {
     /// output). Returns a fatal error if this process's part failed - in particular
     /// when a peer died or left while a sync needed it.
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, spmd, args)
+        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, None, spmd, args)
+    }
+
+    /// [`TcpInit::hook`] where this init holds the first LPF processes of a launched job
+    /// of `job_p`, for a root `lpf_exec` asking for fewer: the section's `lpf_probe`
+    /// gives the job's p, and its processes share the job's out as their free_p.
+    pub fn hook_part(&self, job_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, Some(job_p), spmd, args)
     }
 }
 
