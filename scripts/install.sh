@@ -84,7 +84,8 @@ for f in "${features[@]}"; do
         usage "--feature $f: no engine of the registry needs it (features: ${known_features% })"
     [[ " ${installed[*]} " == *" $f "* ]] && continue
     log "building liblpf_core with the cargo feature $f"
-    CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features "$f"
+    # The soname is the installed file's name (native/lpf-capi/build.rs).
+    LPF_SONAME=liblpf_core_$f.so CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features "$f"
     mkdir -p "$prefix/lib"
     install -m 0755 "$target/mpi-features/release/liblpf_core.so" "$prefix/lib/liblpf_core_$f.so"
     install -m 0644 "$target/mpi-features/release/liblpf_core.a" "$prefix/lib/liblpf_core_$f.a"

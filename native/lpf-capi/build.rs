@@ -1,10 +1,11 @@
-//! Gives the shared library the soname it is installed under (scripts/install.sh):
-//! `liblpf_core.so` without a cargo feature, `liblpf_core_F.so` for the build with the
-//! cargo feature F (the most specific one: ibverbs implies mpi). Distinct sonames let a
-//! program link the library of one engine family only, by name, with no clash with the
-//! default one in the same directory (issue 28: `target_link_lpf(... HL ENGINE mpimsg)`
-//! once linked two files both called liblpf_core.so, and either could load).
-//! In the cargo target directory the file keeps cargo's name, liblpf_core.so.
+//! Gives the shared library its soname: `$LPF_SONAME` when set (scripts/install.sh sets
+//! `liblpf_core_F.so` for the build with the cargo feature F, the name it installs it
+//! under), else cargo's file name, `liblpf_core.so` (so a program linked against the
+//! library in the cargo target directory, as tests/mpi/run.sh links the feature build,
+//! finds it there). Distinct sonames let a program link the library of one engine
+//! family only, by name, with no clash with the default one in the same directory
+//! (issue 28: `target_link_lpf(... HL ENGINE mpimsg)` once linked two files both called
+//! liblpf_core.so, and either could load).
 //!
 //! Also compiles src/spmd_boundary.cpp, the C++ calls of SPMD functions (lib.rs,
 //! CSpmd::call), into a static library linked into this one, with every symbol it
@@ -15,13 +16,8 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     spmd_boundary();
-    let feature = ["ibverbs", "mpi"]
-        .into_iter()
-        .find(|f| std::env::var_os(format!("CARGO_FEATURE_{}", f.to_uppercase())).is_some());
-    let soname = match feature {
-        Some(f) => format!("liblpf_core_{f}.so"),
-        None => "liblpf_core.so".to_string(),
-    };
+    println!("cargo:rerun-if-env-changed=LPF_SONAME");
+    let soname = std::env::var("LPF_SONAME").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "liblpf_core.so".into());
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
 }
 
