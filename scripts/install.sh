@@ -8,14 +8,18 @@
 #   DIR/include/bsp/     bsp/bsp.h
 #   DIR/include/debug/   the debug layer's headers, when the tree has them
 #   DIR/lib/             liblpf_core.so, liblpf_core.a: every engine that needs no cargo
-#                        feature (the engine registry, `lpfrun --list-engines`)
-#   DIR/lib/F/           with --feature F: liblpf_core.so and .a built with the cargo
-#                        feature F, for the registry's engines that need F (mpi: mpimsg
-#                        and mpirma; ibverbs: ibverbs; both need Open MPI); lpfcc
-#                        -engine E and the CMake package's engine targets take an
-#                        engine's library from there. --mpi is --feature mpi.
+#                        feature (the engine registry, `lpfrun --list-engines`);
+#                        with --feature F: liblpf_core_F.so and liblpf_core_F.a built
+#                        with the cargo feature F, for the registry's engines that need F
+#                        (mpi: mpimsg and mpirma; ibverbs: ibverbs; both need Open MPI);
+#                        lpfcc -engine E and the CMake package's engine targets link an
+#                        engine's library by that name. Each shared library has its
+#                        file name as soname, so a program loads exactly the one it was
+#                        linked with. --mpi is --feature mpi.
 #   DIR/lib/cmake/lpf/   the CMake package: find_package(LPF CONFIG) (or lpf), with
-#                        target_link_lpf() and the imported targets (docs/compatibility.md)
+#   DIR/lib/lpf/cmake/   target_link_lpf() and the imported targets (docs/compatibility.md);
+#                        the second is where the reference installs it, which
+#                        find_package(LPF CONFIG PATHS DIR/lib) reaches (ALP's FindLPF)
 #
 # The engines come from the registry alone (lpf::config::ENGINES, printed by the
 # installed lpfrun --list-engines): the features --feature accepts are its feature
@@ -80,21 +84,23 @@ for f in "${features[@]}"; do
         usage "--feature $f: no engine of the registry needs it (features: ${known_features% })"
     [[ " ${installed[*]} " == *" $f "* ]] && continue
     log "building liblpf_core with the cargo feature $f"
-    CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features "$f"
-    mkdir -p "$prefix/lib/$f"
-    install -m 0755 "$target/mpi-features/release/liblpf_core.so" "$prefix/lib/$f/"
-    install -m 0644 "$target/mpi-features/release/liblpf_core.a" "$prefix/lib/$f/"
+    # The soname is the installed file's name (native/lpf-capi/build.rs).
+    LPF_SONAME=liblpf_core_$f.so CARGO_TARGET_DIR=$target/mpi-features cargo build --release -p lpf-capi --features "$f"
+    mkdir -p "$prefix/lib"
+    install -m 0755 "$target/mpi-features/release/liblpf_core.so" "$prefix/lib/liblpf_core_$f.so"
+    install -m 0644 "$target/mpi-features/release/liblpf_core.a" "$prefix/lib/liblpf_core_$f.a"
     installed+=("$f")
 done
 
 inc=$root/native/lpf-capi/include
-mkdir -p "$prefix/bin" "$prefix/include" "$prefix/lib/cmake/lpf"
+mkdir -p "$prefix/bin" "$prefix/include"
 install -m 0755 "$rel/lpfrun" "$rel/lpfprobe" "$root/native/lpf-capi/bin/lpfcc" "$prefix/bin/"
 install -m 0755 "$root/native/lpf-capi/bin/lpfcc" "$prefix/bin/lpfcxx"
 for dir in lpf bsp debug; do
     if [ -d "$inc/$dir" ]; then
         rm -rf "${prefix:?}/include/$dir"
-        cp -R "$inc/$dir" "$prefix/include/$dir"
+        # -p: an unchanged header keeps its time, so a reinstall rebuilds no client.
+        cp -R -p "$inc/$dir" "$prefix/include/$dir"
     fi
 done
 install -m 0755 "$rel/liblpf_core.so" "$prefix/lib/"
@@ -103,13 +109,16 @@ install -m 0644 "$rel/liblpf_core.a" "$prefix/lib/"
 # The registry as a CMake list, an entry per engine with its fields joined by ':'.
 cmake_registry=$(awk '{ $1 = $1; gsub(/ /, ":"); printf "%s\"%s\"", sep, $0; sep = " " }' <<<"$registry")
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-sed -e "s/@LPF_REGISTRY@/$cmake_registry/" "$root/native/lpf-capi/cmake/lpf-config.cmake.in" \
-    >"$prefix/lib/cmake/lpf/lpf-config.cmake"
-sed -e "s/@LPF_VERSION@/$version/" "$root/native/lpf-capi/cmake/lpf-config-version.cmake.in" \
-    >"$prefix/lib/cmake/lpf/lpf-config-version.cmake"
+for cmake_dir in lib/cmake/lpf lib/lpf/cmake; do
+    mkdir -p "$prefix/$cmake_dir"
+    sed -e "s/@LPF_REGISTRY@/$cmake_registry/" "$root/native/lpf-capi/cmake/lpf-config.cmake.in" \
+        >"$prefix/$cmake_dir/lpf-config.cmake"
+    sed -e "s/@LPF_VERSION@/$version/" "$root/native/lpf-capi/cmake/lpf-config-version.cmake.in" \
+        >"$prefix/$cmake_dir/lpf-config-version.cmake"
+done
 engines=
 while read -r name feature _; do
-    if [ "$feature" = - ] || [ -e "$prefix/lib/$feature/liblpf_core.so" ]; then
+    if [ "$feature" = - ] || [ -e "$prefix/lib/liblpf_core_$feature.so" ]; then
         engines+="${engines:+ }$name"
     fi
 done <<<"$registry"

@@ -53,7 +53,7 @@ if command -v mpicc >/dev/null 2>&1; then
 fi
 cflags+=("${mpi_cflags[@]}")
 
-programs=(hello ring spec_rules pthread_hook fatal_exec)
+programs=(hello ring spec_rules pthread_hook fatal_exec bsmp)
 
 passed=0
 failed=0
@@ -134,6 +134,7 @@ cat >"$hdr_tu" <<'EOT'
 #include <lpf/mpi.h>
 #include <lpf/tcp.h>
 #include <lpf/error.h>
+#include <lpf/bsmp.h>
 #include <lpf/core.h>
 int lpf_headers_compile(void) { return (int)sizeof(lpf_args_t); }
 EOT
@@ -551,6 +552,38 @@ every_main() { # every_main N CMD...: the job succeeds, and every process ran ma
             { echo "(process $q: main's line not there exactly once)"; return 1; }
     done
 }
+every_process_initialised() { # every_process_initialised N CMD...: static_init's lines
+    local n=$1 out q
+    shift
+    out=$(timeout -k 5 "$run_timeout" "$@" 2>&1)
+    local rc=$?
+    echo "$out"
+    [ "$rc" = 0 ] || { echo "(exit status $rc)"; return 1; }
+    for ((q = 0; q < n; ++q)); do
+        [ "$(grep -c "^static_init: pid $q of $n: globals constructed$" <<<"$out")" = 1 ] ||
+            { echo "(process $q: its line is not there exactly once)"; return 1; }
+    done
+    [ "$(grep -c '^static_init: main after lpf_exec$' <<<"$out")" = 1 ]
+}
+exception_caught() { # exception_caught CMD...: EXCEPTIONS_MODE=caller, main catches pid 0's
+    local out rc
+    out=$(EXCEPTIONS_MODE=caller LPF_LOG=quiet timeout -k 5 "$run_timeout" "$@" 2>&1)
+    rc=$?
+    echo "$out"
+    echo "(exit status $rc)"
+    [ "$rc" = 0 ] && grep -qx 'exceptions: caught: thrown by pid 0' <<<"$out" &&
+        ! grep -q 'cannot catch foreign exceptions' <<<"$out"
+}
+exception_terminates() { # exception_terminates CMD...: EXCEPTIONS_MODE=other, std::terminate's message
+    local out rc
+    out=$(EXCEPTIONS_MODE=other LPF_LOG=quiet timeout -k 5 "$run_timeout" "$@" 2>&1)
+    rc=$?
+    echo "$out"
+    echo "(exit status $rc)"
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] &&
+        grep -q "terminate called after throwing an instance of 'std::runtime_error'" <<<"$out" &&
+        grep -q 'what():  thrown by pid [1-9]' <<<"$out" && ! grep -q 'cannot catch foreign exceptions' <<<"$out"
+}
 if [ "$lib_ok" = 1 ] && [ -x "$libdir/lpfrun" ]; then
     for kind in shared static; do
         if step "link.launched.$kind" "link_$kind" launched; then
@@ -565,6 +598,48 @@ if [ "$lib_ok" = 1 ] && [ -x "$libdir/lpfrun" ]; then
             check "run.auto_init_off.$kind.lpfrun-tcp.n3" every_main 3 \
                 env LPF_LOG=quiet "$libdir/lpfrun" -n 3 --engine tcp "$build/$kind/auto_init_off"
         fi
+    done
+    # static_init.cpp (C++): the serving processes start after the program's static
+    # initialisation (globals with constructors, std::cout), linked with the shared and
+    # with the static library (issue 28).
+    for kind in shared static; do
+        if [ "$kind" = shared ]; then
+            lib_args=(-L"$libdir" -llpf_core -Wl,-rpath,"$libdir")
+        else
+            # shellcheck disable=SC2206 # static_libs is a list of flags
+            lib_args=("$libdir/liblpf_core.a" $static_libs)
+        fi
+        if step "link.static_init.$kind" "$CXX" -O2 -g -Wall -Wextra -I"$inc" "$here/static_init.cpp" \
+            -o "$build/$kind/static_init" "${lib_args[@]}"; then
+            check "run.static_init.$kind.lpfrun-tcp.n3" every_process_initialised 3 \
+                env LPF_LOG=quiet "$libdir/lpfrun" -n 3 --engine tcp "$build/$kind/static_init"
+        fi
+    done
+    # exceptions.cpp (C++): an exception thrown by pid 0's SPMD function, on the thread
+    # that called lpf_exec, reaches main's catch; thrown by another process, it ends that
+    # process through std::terminate; never "Rust cannot catch foreign exceptions"
+    # (issue 28). On shm (threads) and launched by lpfrun (tcp, hybrid); linked with
+    # the shared and with the static library.
+    for kind in shared static; do
+        if [ "$kind" = shared ]; then
+            lib_args=(-L"$libdir" -llpf_core -Wl,-rpath,"$libdir")
+        else
+            # shellcheck disable=SC2206 # static_libs is a list of flags
+            lib_args=("$libdir/liblpf_core.a" $static_libs)
+        fi
+        step "link.exceptions.$kind" "$CXX" -O2 -g -Wall -Wextra -I"$inc" "$here/exceptions.cpp" \
+            -o "$build/$kind/exceptions" "${lib_args[@]}" || continue
+        for p in $procs; do
+            check "run.exceptions.$kind.caller.p$p" exception_caught env LPF_MAX_PROCS="$p" "$build/$kind/exceptions"
+            [ "$p" -gt 1 ] && check "run.exceptions.$kind.other.p$p" exception_terminates \
+                env LPF_MAX_PROCS="$p" "$build/$kind/exceptions"
+        done
+        for mode in caller other; do
+            check "run.exceptions.$kind.$mode.lpfrun-tcp.n3" "exception_$([ $mode = caller ] && echo caught || echo terminates)" \
+                "$libdir/lpfrun" -n 3 --engine tcp "$build/$kind/exceptions"
+            check "run.exceptions.$kind.$mode.lpfrun-hybrid.2x2" "exception_$([ $mode = caller ] && echo caught || echo terminates)" \
+                "$libdir/lpfrun" -n 2 --threads 2 --engine hybrid "$build/$kind/exceptions"
+        done
     done
     # On shm (no launcher) launched runs as any program: sections on threads.
     if [ -x "$build/shared/launched" ]; then
@@ -753,12 +828,25 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
     layout() {
         local f
         for f in bin/lpfrun bin/lpfprobe bin/lpfcc bin/lpfcxx include/lpf/core.h include/lpf/bsplib.h \
-            include/lpf/collectives.h include/bsp/bsp.h lib/liblpf_core.so lib/liblpf_core.a \
-            lib/cmake/lpf/lpf-config.cmake lib/cmake/lpf/lpf-config-version.cmake; do
+            include/lpf/collectives.h include/lpf/bsmp.h include/bsp/bsp.h lib/liblpf_core.so lib/liblpf_core.a \
+            lib/liblpf_core_ibverbs.so lib/liblpf_core_ibverbs.a \
+            lib/cmake/lpf/lpf-config.cmake lib/cmake/lpf/lpf-config-version.cmake \
+            lib/lpf/cmake/lpf-config.cmake lib/lpf/cmake/lpf-config-version.cmake; do
             [ -e "$prefix/$f" ] || { echo "missing $prefix/$f"; return 1; }
         done
     }
     check install.layout layout
+    # One soname per library, its file name (issue 28): a program linked with one
+    # engine's library never loads another's of the same name.
+    sonames() {
+        local lib so
+        for lib in "$prefix"/lib/liblpf_core*.so; do
+            so=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+            echo "$lib: soname '$so'"
+            [ "$so" = "$(basename "$lib")" ] || return 1
+        done
+    }
+    check install.sonames sonames
     mkdir -p "$build/lpfcc"
     if step lpfcc.engine-tcp "$prefix/bin/lpfcc" -engine tcp -std=c99 -Wall -I"$here" "$here/zero_bytes.c" \
         -o "$build/lpfcc/zero_bytes_tcp"; then
@@ -802,7 +890,7 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
     check lpfcc.unknown-engine unknown_engine
     # lpfcc's engines are the registry's (lpfrun --list-engines: name, cargo feature,
     # launcher, aliases): each name and alias links the library its feature needs
-    # (lib/<feature>; refused, naming the feature, where this install lacks it); and
+    # (lib/liblpf_core_<feature>.so; refused, naming the feature, where this install lacks it); and
     # lpfcc beside another registry (a stand-in lpfrun listing `made_up` and no `tcp`)
     # follows it, so a list of lpfcc's own fails here.
     engines_are_the_registry() {
@@ -815,8 +903,8 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
                 echo "-engine $n: $out"
                 if [ "$needs" = - ]; then
                     [[ $out == *"-L$prefix/lib -Wl,-rpath,$prefix/lib -llpf_core"* ]] || return 1
-                elif [ -e "$prefix/lib/$needs/liblpf_core.so" ]; then
-                    [[ $out == *"-L$prefix/lib/$needs -Wl,-rpath,$prefix/lib/$needs -llpf_core"* ]] || return 1
+                elif [ -e "$prefix/lib/liblpf_core_$needs.so" ]; then
+                    [[ $out == *"-L$prefix/lib -Wl,-rpath,$prefix/lib -llpf_core_$needs "* ]] || return 1
                 else
                     [[ $out == *"engine $n needs liblpf_core built with the cargo feature $needs"* ]] || return 1
                 fi
@@ -834,8 +922,8 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
     check lpfcc.engines-are-the-registry engines_are_the_registry
     # An engine links the library of its own cargo feature, never another feature's
     # (ibverbs once linked lib/mpi, built without the ibverbs feature): in a prefix
-    # holding only lib/F (a stand-in file: -show only names it), for each feature F of
-    # the registry, the engines needing F link lib/F and those needing another feature
+    # holding only lib/liblpf_core_F.so (a stand-in file: -show only names it), for each
+    # feature F of the registry, the engines needing F link it and those needing another feature
     # G are refused with a message naming G and the install option that adds it.
     library_of_its_feature() {
         local list features f name needs aliases n out fake
@@ -844,16 +932,16 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
         [ -n "$features" ] || { echo "the registry lists no engine with a cargo feature"; return 1; }
         for f in $features; do
             fake=$build/lpfcc/only-$f
-            mkdir -p "$fake/bin" "$fake/lib/$f"
+            mkdir -p "$fake/bin" "$fake/lib"
             cp "$prefix/bin/lpfcc" "$prefix/bin/lpfrun" "$fake/bin/"
-            : >"$fake/lib/$f/liblpf_core.so"
+            : >"$fake/lib/liblpf_core_$f.so"
             while read -r name needs _ aliases; do
                 [ "$needs" = - ] && continue
                 for n in $name $aliases; do
                     out=$("$fake/bin/lpfcc" -engine "$n" -show x.c 2>&1)
-                    echo "lib/$f only, -engine $n: $out"
+                    echo "lib/liblpf_core_$f.so only, -engine $n: $out"
                     if [ "$needs" = "$f" ]; then
-                        [[ $out == *"-L$fake/lib/$f -Wl,-rpath,$fake/lib/$f -llpf_core"* ]] || return 1
+                        [[ $out == *"-L$fake/lib -Wl,-rpath,$fake/lib -llpf_core_$f "* ]] || return 1
                     else
                         [[ $out == *"engine $n needs liblpf_core built with the cargo feature $needs, which this installation ($fake) lacks: install with scripts/install.sh --prefix $fake --feature $needs"* ]] || return 1
                     fi
@@ -862,7 +950,7 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
         done
     }
     check lpfcc.engine-links-the-library-of-its-feature library_of_its_feature
-    # The installed lib/ibverbs has the ibverbs engine: a program built with `lpfcc
+    # The installed lib/liblpf_core_ibverbs.so has the ibverbs engine: a program built with `lpfcc
     # -engine ibverbs` and run under mpirun with LPF_ENGINE=ibverbs gets that engine
     # (this machine has no RDMA device: its init fails naming the missing device; a
     # library without the feature would say so instead). On a machine with a device
@@ -883,14 +971,38 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
         "$here/zero_bytes.c" -o "$build/lpfcc/zero_bytes_ibverbs"; then
         check run.lpfcc.engine-ibverbs.mpirun-np2 ibverbs_engine_linked
     fi
+    # static_init.cpp built with the installed lpfcxx for an MPI engine and run under
+    # mpirun (LPF_ENGINE=mpimsg, which the ibverbs library holds too): the serving
+    # processes start after the program's static initialisation (issue 28).
+    if command -v mpirun >/dev/null 2>&1 &&
+        step lpfcxx.static_init.engine-ibverbs "$prefix/bin/lpfcxx" -engine ibverbs -O2 -Wall \
+            "$here/static_init.cpp" -o "$build/lpfcc/static_init_mpi"; then
+        mpi_opts=(--oversubscribe)
+        [ "$(id -u)" = 0 ] && mpi_opts+=(--allow-run-as-root)
+        check run.static_init.mpirun-mpimsg.np3 every_process_initialised 3 \
+            env LPF_ENGINE=mpimsg LPF_LOG=quiet mpirun "${mpi_opts[@]}" -x LPF_ENGINE -x LPF_LOG -n 3 \
+            "$build/lpfcc/static_init_mpi"
+    fi
+    # exceptions.cpp likewise under mpirun (mpimsg): caught in main for pid 0, the
+    # terminate message for another process (issue 28).
+    if command -v mpirun >/dev/null 2>&1 &&
+        step lpfcxx.exceptions.engine-ibverbs "$prefix/bin/lpfcxx" -engine ibverbs -O2 -Wall \
+            "$here/exceptions.cpp" -o "$build/lpfcc/exceptions_mpi"; then
+        mpi_opts=(--oversubscribe)
+        [ "$(id -u)" = 0 ] && mpi_opts+=(--allow-run-as-root)
+        check run.exceptions.caller.mpirun-mpimsg.np3 exception_caught env LPF_ENGINE=mpimsg mpirun "${mpi_opts[@]}" \
+            -x LPF_ENGINE -x LPF_LOG -x EXCEPTIONS_MODE -n 3 "$build/lpfcc/exceptions_mpi"
+        check run.exceptions.other.mpirun-mpimsg.np3 exception_terminates env LPF_ENGINE=mpimsg mpirun "${mpi_opts[@]}" \
+            -x LPF_ENGINE -x LPF_LOG -x EXCEPTIONS_MODE -n 3 "$build/lpfcc/exceptions_mpi"
+    fi
     if ! command -v cmake >/dev/null 2>&1; then
         fail "cmake_project (cmake is not installed: scripts/setup.sh installs it)"
     elif step cmake_project.configure cmake -S "$here/cmake_project" -B "$build/cmake_project" \
         -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC"; then
         # The package's engines (LPF_ENGINES, each with the library its
         # target_link_lpf links, as the project's configure prints them) are the
-        # registry's names and aliases whose library is installed: lib for no cargo
-        # feature, lib/F (lpf_core_F) for feature F.
+        # registry's names and aliases whose library is installed: lpf_core for no
+        # cargo feature, lpf_core_F (lib/liblpf_core_F.so) for feature F.
         cmake_engines_are_the_registry() {
             local list want got name needs aliases n
             list=$("$prefix/bin/lpfrun" --list-engines) && [ -n "$list" ] || return 1
@@ -898,7 +1010,7 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
                 for n in $name $aliases; do
                     if [ "$needs" = - ]; then
                         echo "$n lpf_core"
-                    elif [ -e "$prefix/lib/$needs/liblpf_core.so" ]; then
+                    elif [ -e "$prefix/lib/liblpf_core_$needs.so" ]; then
                         echo "$n lpf_core_$needs"
                     fi
                 done
@@ -914,7 +1026,7 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
             local list name needs absent=0 out
             list=$("$prefix/bin/lpfrun" --list-engines) || return 1
             while read -r name needs _; do
-                [ "$needs" = - ] || [ -e "$prefix/lib/$needs/liblpf_core.so" ] && continue
+                [ "$needs" = - ] || [ -e "$prefix/lib/liblpf_core_$needs.so" ] && continue
                 absent=$((absent + 1))
                 out=$(cmake -S "$here/cmake_project" -B "$build/cmake_absent" -DCMAKE_PREFIX_PATH="$prefix" \
                     -DCMAKE_C_COMPILER="$CC" -DLPF_TEST_ENGINE="$name" 2>&1) && { echo "$out"; return 1; }
@@ -934,11 +1046,11 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
         # its feature, and tcp as unknown.
         cmake_stand_in_registry() {
             local fake=$build/cmake_registry/prefix cfg out
-            mkdir -p "$fake/lib/cmake/lpf" "$fake/lib/made_feature"
+            mkdir -p "$fake/lib/cmake/lpf"
             ln -sfn "$prefix/bin" "$fake/bin"
             ln -sfn "$prefix/include" "$fake/include"
             ln -sf "$prefix/lib/liblpf_core.so" "$prefix/lib/liblpf_core.a" "$fake/lib/"
-            ln -sf "$prefix/lib/liblpf_core.so" "$fake/lib/made_feature/"
+            ln -sf "$prefix/lib/liblpf_core.so" "$fake/lib/liblpf_core_made_feature.so"
             cp "$prefix/lib/cmake/lpf/lpf-config-version.cmake" "$fake/lib/cmake/lpf/"
             cfg=$fake/lib/cmake/lpf/lpf-config.cmake
             sed 's/^set(_lpf_registry .*)$/set(_lpf_registry "shm:-:none:pthread" "made_up:made_feature:lpfrun:mu" "other:other_feature:mpirun")/' \
@@ -965,7 +1077,29 @@ if [ "$lib_ok" = 1 ] && step install.prefix env CARGO_TARGET_DIR="$target_dir" \
                     run_one "run.cmake_project.$exe.p$p" "$p" "$build/cmake_project/$exe"
                 done
             done
+            # target_link_lpf(HL BSPLIB ENGINE e), as ALP links: the program needs its
+            # engine's library and no other (issue 28: HL once added the default
+            # liblpf_core.so beside lib/mpi/liblpf_core.so, and either could load).
+            one_core_library() {
+                local list name needs aliases n want got
+                list=$("$prefix/bin/lpfrun" --list-engines) || return 1
+                while read -r name needs _ aliases; do
+                    for n in $name $aliases; do
+                        [ "$needs" = - ] && want=liblpf_core.so || want=liblpf_core_$needs.so
+                        [ "$needs" = - ] || [ -e "$prefix/lib/$want" ] || continue
+                        got=$(readelf -d "$build/cmake_project/ring_hl_$n" | sed -n 's/.*Shared library: \[\(liblpf[^]]*\)\]/\1/p' | tr '\n' ' ')
+                        echo "ring_hl_$n needs: $got(want $want)"
+                        [ "$got" = "$want " ] || return 1
+                    done
+                done <<<"$list"
+            }
+            check cmake_project.hl-engine-needs-one-library one_core_library
+            run_one run.cmake_project.ring_hl_shm.p3 3 "$build/cmake_project/ring_hl_shm"
         fi
+        # The package where the reference's is: find_package(LPF CONFIG PATHS
+        # <prefix>/lib), as ALP/GraphBLAS's FindLPF looks for it.
+        check cmake_project.configure-as-alp cmake -S "$here/cmake_project" -B "$build/cmake_as_alp" \
+            -DLPF_INSTALL_PATH="$prefix" -DCMAKE_C_COMPILER="$CC"
     fi
 fi
 

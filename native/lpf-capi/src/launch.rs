@@ -6,10 +6,22 @@
 //! process to the job when the environment names a launched engine and the program
 //! keeps the published weak symbol `LPF_MPI_AUTO_INITIALIZE` at 1 (its default; a
 //! program that defines it as 0 manages MPI or the TCP rendezvous itself and every
-//! process runs `main`, as before). The processes other than pid 0's then never return
-//! from the constructor: they serve the `lpf_exec(LPF_ROOT, ...)` calls of pid 0's
-//! `main` ([`Job::serve`]) and exit with status 0 when pid 0's program exits (an
-//! `atexit` handler of pid 0 tells them).
+//! process runs `main`, as before). The processes other than pid 0's then never enter
+//! `main`: they serve the `lpf_exec(LPF_ROOT, ...)` calls of pid 0's `main`
+//! ([`Job::serve`]) and exit with status 0 when pid 0's program exits (an `atexit`
+//! handler of pid 0 tells them).
+//!
+//! They start serving where `main` would start, after the whole static initialisation
+//! of the program (C++ globals, iostreams), which runs after this library's
+//! constructor whenever the program depends on this library: the SPMD functions they
+//! run may use all of it (issue 28: serving inside the constructor crashed the C++
+//! programs of `lpfcxx -engine mpimsg` in `std::ostream::sentry`). That point is
+//! reached through [`__libc_start_main`], which this library defines in front of the C
+//! library's: the program's start-up code calls it with `main`, and it hands the C
+//! library [`main_after_static_init`] instead. Where the program's start-up does not
+//! come through this library's definition (the library loaded with dlopen after the
+//! start, or a program that links the C library's own first), the processes serve
+//! from the constructor, as they did before.
 //!
 //! Each root `lpf_exec` broadcasts one command, `exec(P, spmd, f_symbols)`, over the
 //! job; the function pointers travel as (loaded object, offset) pairs, since the
@@ -78,6 +90,8 @@ extern "C" fn at_program_start() {
         };
         let job = JOB.get_or_init(|| made);
         match job {
+            // Served from main_after_static_init, once the program is initialised.
+            Ok(job) if job.first_pid() != 0 && start_comes_through_here() => {}
             Ok(job) if job.first_pid() != 0 => job.serve(),
             Ok(_) => {
                 // SAFETY: registers a plain extern "C" function; after MPI's own
@@ -96,6 +110,75 @@ extern "C" fn at_program_start() {
         eprintln!("lpf: launched process: internal panic while joining the job at program start");
         std::process::exit(1);
     }
+}
+
+/// The C library's program start: `__libc_start_main(main, argc, argv, init, fini,
+/// rtld_fini, stack_end)` (the last four are passed through untouched).
+type ProgramMain = unsafe extern "C-unwind" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+type LibcStartMain = unsafe extern "C" fn(
+    ProgramMain,
+    c_int,
+    *mut *mut c_char,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+) -> c_int;
+
+/// The program's `main`, as its start-up code passed it to [`__libc_start_main`].
+static PROGRAM_MAIN: OnceLock<ProgramMain> = OnceLock::new();
+
+/// The program's start-up code calls this (it precedes the C library's definition in
+/// the lookup order of a program linked with this library): the C library's runs the
+/// static initialisation, then [`main_after_static_init`] in place of `main`.
+///
+/// # Safety
+/// Called once, by the program's start-up code, with the arguments the C library's
+/// `__libc_start_main` takes.
+#[no_mangle]
+pub unsafe extern "C" fn __libc_start_main(
+    main: ProgramMain,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    init: *mut c_void,
+    fini: *mut c_void,
+    rtld_fini: *mut c_void,
+    stack_end: *mut c_void,
+) -> c_int {
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_NEXT finds the definition after
+    // this object's, the C library's, whose type is LibcStartMain.
+    let next = libc::dlsym(libc::RTLD_NEXT, c"__libc_start_main".as_ptr());
+    if next.is_null() {
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), b"lpf: cannot find the C library's __libc_start_main\n");
+        libc::abort();
+    }
+    let libc_start_main = std::mem::transmute::<*mut c_void, LibcStartMain>(next);
+    let _ = PROGRAM_MAIN.set(main);
+    libc_start_main(main_after_static_init, argc, argv, init, fini, rtld_fini, stack_end)
+}
+
+/// What the C library calls as `main`, after the program's static initialisation:
+/// in a launched job, the processes other than pid 0's serve pid 0's sections from
+/// here (never returning); every other process runs the program's `main`.
+unsafe extern "C-unwind" fn main_after_static_init(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) -> c_int {
+    if let Some(Ok(job)) = JOB.get() {
+        if job.first_pid() != 0 {
+            job.serve();
+        }
+    }
+    let main = *PROGRAM_MAIN.get().expect("set by __libc_start_main before it calls this");
+    main(argc, argv, envp)
+}
+
+/// Whether the program's start-up comes through this library's [`__libc_start_main`]:
+/// it is the definition the dynamic loader gives for the name, or it is part of the
+/// program itself (this library linked statically, where the program's start-up code
+/// binds to it directly).
+fn start_comes_through_here() -> bool {
+    let ours = __libc_start_main as *const () as usize;
+    // SAFETY: dlsym with a NUL-terminated name.
+    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__libc_start_main".as_ptr()) } as usize;
+    global == ours || locate(ours).is_ok_and(|f| f.object.is_empty())
 }
 
 /// Whether the launcher made this process the job's first (before a join succeeded,
@@ -242,7 +325,8 @@ impl Job {
                         let spmd = unsafe {
                             std::mem::transmute::<usize, unsafe extern "C" fn(crate::lpf_t, u32, u32, crate::lpf_args_t)>(spmd)
                         };
-                        let f = CSpmd { spmd, f_symbols: table.as_ptr(), f_size: table.len() };
+                        // No caller waits in this process: an exception ends it (CSpmd).
+                        let f = CSpmd { spmd, f_symbols: table.as_ptr(), f_size: table.len(), caller: None };
                         let run = |c: &mut lpf::Context, a: Args<'_>| f.call(c, a);
                         self.run_section(p, port, &run, Args { input: &[], output: &mut [], symbols: &[] })
                     };

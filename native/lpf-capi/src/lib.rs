@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 mod mpi;
 mod debug;
 // lpf/bsplib.h + bsp/bsp.h, lpf/collectives.h, lpf/hybrid.h (docs/compatibility.md)
+pub mod bsmp;
 pub mod bsplib;
 pub mod collectives;
 mod hybrid;
@@ -126,7 +127,8 @@ fn record(e: &Error) -> lpf_err_t {
         use std::io::Write;
         let _ = std::io::stderr().lock().write_all(format!("lpf: {text}\n").as_bytes());
     }
-    LAST_ERROR.with(|m| *m.borrow_mut() = CString::new(text.replace('\0', " ")).unwrap_or_default());
+    // try_with: at exit (release_servers) this thread's storage may be gone already.
+    let _ = LAST_ERROR.try_with(|m| *m.borrow_mut() = CString::new(text.replace('\0', " ")).unwrap_or_default());
     e.kind().code()
 }
 
@@ -280,10 +282,53 @@ unsafe fn rust_args<'a>(a: &lpf_args_t) -> Args<'a> {
 /// A C SPMD function run as a Rust one: the C args seen by each process are built from
 /// its Rust args (pid 0 of an exec gets the caller's input and output; the others NULL
 /// and 0) and the caller's function symbols, which every process receives.
+///
+/// The function is called from C++ (src/spmd_boundary.cpp), since a C++ exception it
+/// throws cannot pass the Rust frames between it and the program (issue 28: it aborted
+/// with "Rust cannot catch foreign exceptions"). On the thread of `caller` (the one
+/// that called lpf_exec, lpf_hook or lpf_rehook, which runs one process of the
+/// section) the exception is kept, the process fails (its peers are released as from
+/// any failed process) and the call throws it again to its caller
+/// ([`rethrow_kept_exception`]); on the section's other threads it ends the program
+/// through std::terminate, with the C++ library's message.
 struct CSpmd {
     spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t),
     f_symbols: *const lpf_func_t,
     f_size: usize,
+    caller: Option<std::thread::ThreadId>,
+}
+
+extern "C" {
+    fn lpf_spmd_call_keeping(
+        spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t),
+        ctx: lpf_t,
+        s: lpf_pid_t,
+        p: lpf_pid_t,
+        args: lpf_args_t,
+        kept: *mut *mut c_void,
+    ) -> c_int;
+    fn lpf_spmd_call_or_terminate(spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t), ctx: lpf_t, s: lpf_pid_t, p: lpf_pid_t, args: lpf_args_t);
+    fn lpf_keep_forget(kept: *mut c_void);
+}
+
+extern "C-unwind" {
+    fn lpf_keep_rethrow(kept: *mut c_void) -> !;
+}
+
+thread_local! {
+    /// The C++ exception an SPMD function on this thread threw, kept for the caller of
+    /// the lpf_exec, lpf_hook or lpf_rehook running it (null: none).
+    static KEPT_EXCEPTION: std::cell::Cell<*mut c_void> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+/// At the end of lpf_exec, lpf_hook and lpf_rehook (outside any catch_unwind): throws
+/// the C++ exception the SPMD function of this thread's process threw, if it threw one.
+fn rethrow_kept_exception() {
+    let kept = KEPT_EXCEPTION.with(|k| k.replace(std::ptr::null_mut()));
+    if !kept.is_null() {
+        // SAFETY: kept came from lpf_spmd_call_keeping and is thrown once.
+        unsafe { lpf_keep_rethrow(kept) }
+    }
 }
 
 // SAFETY: a C function pointer and a pointer to the caller's read-only symbol table,
@@ -293,7 +338,12 @@ unsafe impl Sync for CSpmd {}
 impl CSpmd {
     fn new(spmd: lpf_spmd_t, args: &lpf_args_t, what: &'static str) -> lpf::Result<CSpmd> {
         let spmd = spmd.ok_or_else(|| Error::misuse(what, format!("{what}: the SPMD function is NULL")))?;
-        Ok(CSpmd { spmd, f_symbols: if args.f_size == 0 { std::ptr::null() } else { args.f_symbols }, f_size: args.f_size })
+        Ok(CSpmd {
+            spmd,
+            f_symbols: if args.f_size == 0 { std::ptr::null() } else { args.f_symbols },
+            f_size: args.f_size,
+            caller: Some(std::thread::current().id()),
+        })
     }
 
     fn call(&self, ctx: &mut Context, args: Args<'_>) {
@@ -306,9 +356,30 @@ impl CSpmd {
             f_size: self.f_size,
         };
         let (pid, nprocs) = (ctx.pid(), ctx.nprocs());
+        let keeping = self.caller == Some(std::thread::current().id());
         // SAFETY: the user's function follows the lpf_spmd_t contract; the handle is
         // alive until it returns.
-        LiveContexts::with_handle(ctx, |handle| unsafe { (self.spmd)(handle, pid, nprocs, c_args) })
+        let threw = LiveContexts::with_handle(ctx, |handle| unsafe {
+            if keeping {
+                let mut kept = std::ptr::null_mut();
+                let threw = lpf_spmd_call_keeping(self.spmd, handle, pid, nprocs, c_args, &mut kept) != 0;
+                if threw {
+                    let earlier = KEPT_EXCEPTION.with(|k| k.replace(kept));
+                    if !earlier.is_null() {
+                        lpf_keep_forget(earlier);
+                    }
+                }
+                threw
+            } else {
+                lpf_spmd_call_or_terminate(self.spmd, handle, pid, nprocs, c_args);
+                false
+            }
+        });
+        if threw {
+            ctx.enter_failed_state(Error::fatal(format!(
+                "the SPMD function of process {pid} threw a C++ exception (thrown again to the caller)"
+            )));
+        }
     }
 }
 
@@ -321,12 +392,12 @@ impl CSpmd {
 /// `spmd` must follow the `lpf_spmd_t` contract, and the `lpf_*` symbols it calls must
 /// resolve to this library's (the same copy of `lpf` that made `ctx`).
 pub unsafe fn call_c_spmd(spmd: unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t), ctx: &mut Context, args: Args<'_>) {
-    CSpmd { spmd, f_symbols: std::ptr::null(), f_size: 0 }.call(ctx, args)
+    CSpmd { spmd, f_symbols: std::ptr::null(), f_size: 0, caller: None }.call(ctx, args)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
-    guarded("lpf_exec", || {
+pub unsafe extern "C-unwind" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
+    let code = guarded("lpf_exec", || {
         debug::check_args(&args)?;
         let f = CSpmd::new(spmd, &args, "lpf_exec")?;
         let run = |c: &mut Context, a: Args<'_>| f.call(c, a);
@@ -341,16 +412,20 @@ pub unsafe extern "C" fn lpf_exec(ctx: lpf_t, p: lpf_pid_t, spmd: lpf_spmd_t, ar
         } else {
             context(ctx, "lpf_exec")?.exec(p as Pid, &run, rust_args(&args))
         }
-    })
+    });
+    rethrow_kept_exception();
+    code
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lpf_rehook(ctx: lpf_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
-    guarded("lpf_rehook", || {
+pub unsafe extern "C-unwind" fn lpf_rehook(ctx: lpf_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
+    let code = guarded("lpf_rehook", || {
         debug::check_args(&args)?;
         let f = CSpmd::new(spmd, &args, "lpf_rehook")?;
         context(ctx, "lpf_rehook")?.rehook(&|c: &mut Context, a: Args<'_>| f.call(c, a), rust_args(&args))
-    })
+    });
+    rethrow_kept_exception();
+    code
 }
 
 /// What an `lpf_init_t` points at.
@@ -368,8 +443,8 @@ impl Init {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
-    guarded("lpf_hook", || {
+pub unsafe extern "C-unwind" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_args_t) -> lpf_err_t {
+    let code = guarded("lpf_hook", || {
         debug::check_args(&args)?;
         if init.is_null() {
             return Err(Error::fatal("the init is NULL (LPF_INIT_NONE)"));
@@ -382,7 +457,9 @@ pub unsafe extern "C" fn lpf_hook(init: lpf_init_t, spmd: lpf_spmd_t, args: lpf_
             #[cfg(feature = "mpi")]
             Init::Mpi(i) => i.hook(&run, rust_args(&args)),
         }
-    })
+    });
+    rethrow_kept_exception();
+    code
 }
 
 /// `lpf/pthread.h`: thread `pid` of `nprocs` threads of this program joins their group.
