@@ -599,16 +599,20 @@ if [ "$lib_ok" = 1 ] && [ -x "$libdir/lpfrun" ]; then
                 env LPF_LOG=quiet "$libdir/lpfrun" -n 3 --engine tcp "$build/$kind/auto_init_off"
         fi
     done
-    # static_init.cpp (C++): the serving processes start after the program's static
-    # initialisation (globals with constructors, std::cout), linked with the shared and
-    # with the static library (issue 28).
-    for kind in shared static; do
-        if [ "$kind" = shared ]; then
+    # lib_args: the link flags of the shared or the static library ($1: shared|static).
+    cxx_lib_args() {
+        if [ "$1" = shared ]; then
             lib_args=(-L"$libdir" -llpf_core -Wl,-rpath,"$libdir")
         else
             # shellcheck disable=SC2206 # static_libs is a list of flags
             lib_args=("$libdir/liblpf_core.a" $static_libs)
         fi
+    }
+    # static_init.cpp (C++): the serving processes start after the program's static
+    # initialisation (globals with constructors, std::cout), linked with the shared and
+    # with the static library (issue 28).
+    for kind in shared static; do
+        cxx_lib_args "$kind"
         if step "link.static_init.$kind" "$CXX" -O2 -g -Wall -Wextra -I"$inc" "$here/static_init.cpp" \
             -o "$build/$kind/static_init" "${lib_args[@]}"; then
             check "run.static_init.$kind.lpfrun-tcp.n3" every_process_initialised 3 \
@@ -621,12 +625,7 @@ if [ "$lib_ok" = 1 ] && [ -x "$libdir/lpfrun" ]; then
     # (issue 28). On shm (threads) and launched by lpfrun (tcp, hybrid); linked with
     # the shared and with the static library.
     for kind in shared static; do
-        if [ "$kind" = shared ]; then
-            lib_args=(-L"$libdir" -llpf_core -Wl,-rpath,"$libdir")
-        else
-            # shellcheck disable=SC2206 # static_libs is a list of flags
-            lib_args=("$libdir/liblpf_core.a" $static_libs)
-        fi
+        cxx_lib_args "$kind"
         step "link.exceptions.$kind" "$CXX" -O2 -g -Wall -Wextra -I"$inc" "$here/exceptions.cpp" \
             -o "$build/$kind/exceptions" "${lib_args[@]}" || continue
         for p in $procs; do
