@@ -55,6 +55,11 @@ apt_install build-essential
 apt_install valgrind
 # cmake: the CMake project built against the installed package (tests/c/run.sh).
 apt_install cmake
+# GoogleTest: the reference LPF's functional tests (tests/reference/run.sh), which the
+# test command runs only when LPF_REFERENCE_DIR names a checkout of the reference.
+if [ -n "${LPF_REFERENCE_DIR:-}" ]; then
+    apt_install libgtest-dev
+fi
 # iproute2 and bc: the multi-host tests in network namespaces (tests/netns).
 apt_install iproute2 bc
 
