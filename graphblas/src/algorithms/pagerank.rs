@@ -337,19 +337,20 @@ pub fn step_block(
 /// time without prefetch. Bits are unchanged: a prefetch is only a hint.
 pub const PREFETCH_DISTANCE: usize = 256;
 
-/// Hints the cache to fetch `contrib[j]` (no effect on other targets).
+/// Hints the cache to fetch `values[j]` (PageRank's gathered contributions, SSSP's
+/// distances and row starts; no effect on other targets).
 #[inline(always)]
-pub(crate) fn prefetch(contrib: &[f64], j: usize) {
+pub(crate) fn prefetch<T>(values: &[T], j: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let p = contrib.as_ptr().wrapping_add(j) as *const i8;
+        let p = values.as_ptr().wrapping_add(j) as *const i8;
         // SAFETY: `_mm_prefetch` is a hint that never faults and reads nothing
-        // into the program (any address is allowed, even outside `contrib`);
+        // into the program (any address is allowed, even outside `values`);
         // SSE is part of the x86_64 baseline.
         unsafe { core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (contrib, j);
+    let _ = (values, j);
 }
 
 /// Runs PageRank on a prepared [`PullGraph`] (an error only when its threads cannot

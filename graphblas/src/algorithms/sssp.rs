@@ -35,6 +35,7 @@
 //! per distance and per edge weight, which is what a relaxation's random access to
 //! its target's distance and the scan of the edges cost.
 
+use crate::algorithms::pagerank::prefetch;
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
 use crate::parallel::{even_blocks, run_blocks, run_team, split_by_bounds, Team};
@@ -442,8 +443,8 @@ impl<D: Distance> Shared<'_, D> {
         for (k, &e) in entries.iter().enumerate() {
             if let Some(later) = entries.get(k + AHEAD) {
                 let v = later.v as usize;
-                prefetch(&self.dist.0[v]);
-                prefetch(&self.ptr[v]);
+                prefetch(&self.dist.0, v);
+                prefetch(self.ptr, v);
             }
             self.relax(e, w, owner);
         }
@@ -472,20 +473,6 @@ impl<D: Distance> Shared<'_, D> {
             self.relax_all(&entries, &mut w, owner);
         }
     }
-}
-
-/// Asks the cache for the line holding `x`, to be read soon; a hint, no effect on the
-/// program's meaning.
-#[inline]
-fn prefetch<T>(x: &T) {
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault (on any
-    // address); the intrinsic's target feature, SSE, is part of every x86_64.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const T).cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// Delta-stepping over the rows `lo..lo + out.nrows()` of a graph whose out-edges from
