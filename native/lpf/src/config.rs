@@ -396,8 +396,20 @@ fn pick<T: Copy>(s: &str, choices: &[(&str, T)]) -> Option<T> {
     choices.iter().find(|(name, _)| *name == s).map(|&(_, value)| value)
 }
 
+/// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
+pub fn parse_port_range(text: &str) -> Result<(u16, u16)> {
+    let bad = || Error::config(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
+    let (lo, hi) = text.trim().split_once('-').ok_or_else(bad)?;
+    let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
+    let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
+    if lo == 0 || lo > hi {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
 fn pid_count(n: &Pid) -> bool {
-    (1..=crate::shm::barrier::MAX_PROCS).contains(n)
+    (1..=crate::types::MAX_PROCS).contains(n)
 }
 
 impl Config {
@@ -425,9 +437,9 @@ impl Config {
             engine,
             hybrid_net,
             threads: r.number("LPF_THREADS", pid_count)?,
-            max_procs: r.number("LPF_MAX_PROCS", |&n: &Pid| n >= 1)?.map(|n| n.min(crate::shm::barrier::MAX_PROCS)),
+            max_procs: r.number("LPF_MAX_PROCS", |&n: &Pid| n >= 1)?.map(|n| n.min(crate::types::MAX_PROCS)),
             pthread_timeout: r.number("LPF_PTHREAD_TIMEOUT_MS", |&n: &u64| n > 0)?.map_or(PTHREAD_TIMEOUT_DEFAULT, ms),
-            pid: r.number("LPF_PID", |&n: &Pid| n < crate::shm::barrier::MAX_PROCS)?,
+            pid: r.number("LPF_PID", |&n: &Pid| n < crate::types::MAX_PROCS)?,
             nprocs: r.number("LPF_NPROCS", pid_count)?.unwrap_or(1),
             tcp_master: r.get("LPF_TCP_MASTER"),
             tcp_port: r.number("LPF_TCP_PORT", |_: &u16| true)?.unwrap_or(7177),
@@ -437,7 +449,7 @@ impl Config {
             tcp_job: r.get("LPF_TCP_JOB").unwrap_or_default(),
             launcher_pid: r.number("LPF_LAUNCHER_PID", |&n: &u32| n > 0 && n <= i32::MAX as u32)?,
             tcp_meta: r.parsed("LPF_TCP_META", MetaAlgo::parse)?,
-            tcp_port_range: r.parsed("LPF_TCP_PORT_RANGE", |s| crate::tcp::parse_port_range(s).ok())?,
+            tcp_port_range: r.parsed("LPF_TCP_PORT_RANGE", |s| parse_port_range(s).ok())?,
             mpi_meta: r.parsed("LPF_MPI_META", MetaAlgo::parse)?,
             spin: r.number("LPF_SPIN_US", |_: &u64| true)?.map(us),
             mpi_thread_level: r.parsed("LPF_MPI_THREAD_LEVEL", |s| {
@@ -556,7 +568,7 @@ mod tests {
         assert_eq!(c.engine, EngineKind::Shm);
         assert_eq!(c.hybrid_net, Some(EngineKind::MpiRma));
         assert_eq!(c.threads, Some(3));
-        assert_eq!(c.max_procs, Some(crate::shm::barrier::MAX_PROCS));
+        assert_eq!(c.max_procs, Some(crate::types::MAX_PROCS));
         assert_eq!(c.tcp_port_range, Some((9000, 9010)));
         assert_eq!(c.mpi_meta, Some(MetaAlgo::Bruck));
         assert_eq!(c.mpi_thread_level, Some(MpiThreadLevel::Serialized));

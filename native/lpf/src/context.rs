@@ -8,6 +8,7 @@ use crate::machine::Machine;
 use crate::queue::{MessageQueue, Request};
 use crate::register::Register;
 use crate::types::{Args, Memslot, MsgAttr, Pid, Pod, SyncAttr};
+use crate::wait::Cancel;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -19,6 +20,12 @@ use std::rc::{Rc, Weak};
 
 /// An SPMD function: run by every process of a section with its context and args.
 pub type Spmd<'f> = &'f (dyn Fn(&mut Context, Args<'_>) + Sync);
+
+/// How `exec` from inside a section starts its processes: `(p, free_p, runtime_p,
+/// spmd, args, cancel)`. On every engine they are threads of this OS process, started
+/// by the shared-memory engine, which is built on this module and so cannot be named
+/// from it: whoever starts a process hands the function in.
+pub(crate) type NestedExec = fn(Pid, Pid, Pid, Spmd<'_>, Args<'_>, &Cancel) -> Result<()>;
 
 /// One process's handle on a running SPMD section (`lpf_t`). Used by one thread.
 pub struct Context {
@@ -34,6 +41,8 @@ pub struct Context {
     left: bool,
     /// The debug layer's state, when it is on ([`crate::checks`]).
     checks: Option<Checks>,
+    /// What runs an `exec` from inside this section.
+    nested_exec: NestedExec,
 }
 
 /// A slice lent to LPF for communication. Its memory is reachable by puts and gets
@@ -76,7 +85,7 @@ impl<T: Pod> Drop for Registered<'_, T> {
 impl Context {
     /// A context on `engine`; `runtime_p` None: the runtime is this section's processes
     /// (a section hooked over an init).
-    pub(crate) fn new(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Option<Pid>) -> Context {
+    pub(crate) fn new(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Option<Pid>, nested_exec: NestedExec) -> Context {
         let nprocs = engine.nprocs();
         Context {
             register: Rc::new(RefCell::new(Register::new(nprocs as usize))),
@@ -87,6 +96,7 @@ impl Context {
             failure: None,
             left: false,
             checks: crate::checks::enabled().then(Checks::default),
+            nested_exec,
         }
     }
 
@@ -420,7 +430,7 @@ impl Context {
     /// (threads of this one; pid 0 is this thread), this context on hold meanwhile.
     pub fn exec(&mut self, p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         self.check_alive("exec")?;
-        crate::shm::exec_threads_in(p, self.free_p, self.runtime_p, spmd, args, self.engine.cancel())
+        (self.nested_exec)(p, self.free_p, self.runtime_p, spmd, args, self.engine.cancel())
     }
 
     /// `lpf_rehook`: collective; runs `spmd` over the same processes in a fresh context
@@ -431,7 +441,7 @@ impl Context {
             Ok(e) => e,
             Err(e) => return Err(self.fail(e)),
         };
-        run_process_in(engine, self.free_p, Some(self.runtime_p), spmd, args)
+        run_process_in(engine, self.free_p, Some(self.runtime_p), self.nested_exec, spmd, args)
     }
 }
 
@@ -444,8 +454,8 @@ impl Drop for Context {
 /// Runs one process of a section: builds its context, calls `spmd`, and says how it
 /// ended. A panic in `spmd` is caught here (it never crosses into C or another thread)
 /// and makes the process fail, so that its peers are released.
-pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    run_process_in(engine, free_p, None, spmd, args)
+pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, nested_exec: NestedExec, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    run_process_in(engine, free_p, None, nested_exec, spmd, args)
 }
 
 /// [`run_process`] for a section on the first `engine.nprocs()` LPF processes of a job
@@ -453,15 +463,22 @@ pub(crate) fn run_process(engine: Box<dyn Engine>, free_p: Pid, spmd: Spmd<'_>, 
 /// the job's p, and the job's processes are shared out as the section's free_p (the
 /// processes a nested exec may use), as the reference does: each process gets
 /// `job_p / p`, the first `job_p % p` one more, so that they add up to `job_p`.
-pub(crate) fn run_part_process(engine: Box<dyn Engine>, job_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+pub(crate) fn run_part_process(engine: Box<dyn Engine>, job_p: Pid, nested_exec: NestedExec, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let (pid, p) = (engine.pid(), engine.nprocs().max(1));
     let free_p = job_p / p + Pid::from(pid < job_p % p);
-    run_process_in(engine, free_p, Some(job_p), spmd, args)
+    run_process_in(engine, free_p, Some(job_p), nested_exec, spmd, args)
 }
 
 /// [`run_process`] in a runtime of `runtime_p` processors (None: the section's own).
-pub(crate) fn run_process_in(engine: Box<dyn Engine>, free_p: Pid, runtime_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    let mut ctx = Context::new(engine, free_p, runtime_p);
+pub(crate) fn run_process_in(
+    engine: Box<dyn Engine>,
+    free_p: Pid,
+    runtime_p: Option<Pid>,
+    nested_exec: NestedExec,
+    spmd: Spmd<'_>,
+    args: Args<'_>,
+) -> Result<()> {
+    let mut ctx = Context::new(engine, free_p, runtime_p, nested_exec);
     let pid = ctx.pid();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| spmd(&mut ctx, args)));
     let result = match (outcome, ctx.failure.take()) {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::Pid;
+use crate::types::Pid;
 
 /// What kind of failure an [`Error`] is; maps one-to-one onto LPF's error codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

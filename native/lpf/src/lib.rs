@@ -33,7 +33,9 @@ pub mod config;
 pub(crate) mod context;
 pub(crate) mod engine;
 pub(crate) mod error;
+pub(crate) mod hook;
 pub(crate) mod hybrid;
+pub(crate) mod lock;
 pub mod machine;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -46,8 +48,6 @@ pub mod tcp;
 pub(crate) mod types;
 pub(crate) mod wait;
 pub(crate) mod wire;
-#[cfg(feature = "ibverbs")]
-pub(crate) mod ibverbs;
 
 pub use config::{Config, EngineKind};
 pub use context::{Context, Registered, Spmd};
@@ -149,7 +149,7 @@ impl Root {
     /// threads of this process, as a nested exec does.
     pub fn context(&self) -> Result<Context> {
         let runtime = self.probe()?.p;
-        Ok(Context::new(shm::solo(), self.max_procs()?, Some(runtime)))
+        Ok(Context::new(shm::solo(), self.max_procs()?, Some(runtime), shm::exec_threads_in))
     }
 }
 
@@ -191,13 +191,6 @@ impl RootEngine {
             EngineKind::Hybrid => Err(Error::config("the hybrid engine cannot run over itself")),
         }
     }
-}
-
-/// Locks `m` also when a thread panicked holding it: a panic in an LPF process fails
-/// its section, and the other processes must still reach the shared state to fail
-/// theirs.
-pub(crate) fn relock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `lpf_exec(LPF_ROOT, ...)` with the default root.

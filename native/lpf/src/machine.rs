@@ -114,7 +114,7 @@ pub fn table_for(engine: &'static str) -> Arc<CostTable> {
     type Loaded = Vec<(&'static str, Arc<CostTable>)>;
     static TABLES: OnceLock<Mutex<Loaded>> = OnceLock::new();
     let tables = TABLES.get_or_init(|| Mutex::new(Vec::new()));
-    let mut tables = crate::relock(tables);
+    let mut tables = crate::lock::relock(tables);
     if let Some((_, t)) = tables.iter().find(|(e, _)| *e == engine) {
         return t.clone();
     }

@@ -1,9 +1,10 @@
 //! The network between the OS processes of a job (the TCP mesh, MPI), one section of
 //! it behind [`Network`], and the engine of one LPF process per OS process over any
 //! network, [`NetEngine`] (the `tcp`, `mpimsg`, `mpirma` and `ibverbs` engines). The
-//! hybrid engine ([`crate::hybrid`]) composes the same networks with shared memory.
+//! hybrid engine composes the same networks with shared memory; `hook.rs` chooses
+//! between the two for an init's sections.
 
-use crate::context::{run_process, Spmd};
+use crate::context::{run_part_process, run_process, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, ErrorKind, Result};
 use crate::register::Register;
@@ -70,29 +71,14 @@ pub(crate) fn exec_whole_job(
     hook(if first { args } else { Args::for_peer(args.symbols) })
 }
 
-/// The engine the sections of an init over a network run on: the hybrid engine, or
-/// the engine `name` ([`NetEngine`]) when every OS process runs one LPF process.
-pub(crate) fn engine_name(hybrid: bool, name: &'static str) -> &'static str {
-    if hybrid { crate::hybrid::ENGINE_NAME } else { name }
-}
-
-/// `lpf_hook` over the section `net` (just opened) of an init: on the hybrid engine, or
-/// as this OS process's one LPF process on the engine `name`. `job_p`: the init is the
-/// part of a launched job of that many LPF processes that a root `lpf_exec` with fewer
-/// runs on ([`run_part_process`]); None: the init's processes are the runtime.
-pub(crate) fn hook(net: Box<dyn Network>, hybrid: bool, name: &'static str, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-    if hybrid {
-        return crate::hybrid::hook(net, job_p, spmd, args);
-    }
-    run_section_process(Box::new(NetEngine::new(net, name)), job_p, spmd, args)
-}
-
 /// One LPF process of a section hooked over an init, which is a part of a job of
-/// `job_p` processes or (None) the whole runtime.
-pub(crate) fn run_section_process(engine: Box<dyn crate::engine::Engine>, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+/// `job_p` processes or (None) the whole runtime. An `exec` inside it runs on threads
+/// of this OS process.
+pub(crate) fn run_section_process(engine: Box<dyn Engine>, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
+    let nested_exec = crate::shm::exec_threads_in;
     match job_p {
-        Some(total) => crate::context::run_part_process(engine, total, spmd, args),
-        None => run_process(engine, 1, spmd, args),
+        Some(total) => run_part_process(engine, total, nested_exec, spmd, args),
+        None => run_process(engine, 1, nested_exec, spmd, args),
     }
 }
 

@@ -10,6 +10,8 @@ pub const SYNC_DEFAULT: SyncAttr = 0;
 pub const MSG_DEFAULT: MsgAttr = 0;
 /// Ask `exec` for as many processes as there are free processors.
 pub const MAX_P: Pid = Pid::MAX;
+/// The most LPF processes a job can have.
+pub(crate) const MAX_PROCS: Pid = 0xffff;
 
 /// A function symbol handed to every process of an `exec` (`lpf_func_t`).
 pub type Func = unsafe extern "C" fn();

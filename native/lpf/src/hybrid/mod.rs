@@ -13,7 +13,7 @@
 //! its group left, so nobody waits for it.
 
 use crate::context::Spmd;
-use crate::relock;
+use crate::lock::relock;
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::network::Network;
@@ -300,7 +300,7 @@ impl HybridEngine {
 /// `hook` on the hybrid engine over the section `net` (just opened, on every OS
 /// process): this thread is the OS process's first LPF process; the others run on new
 /// threads (with no input or output).
-/// `job_p` as in [`crate::network::hook`].
+/// `job_p` as in [`crate::hook::on_network`].
 pub(crate) fn hook(net: Box<dyn Network>, job_p: Option<Pid>, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
     let group = Group::new(net);
     let (k, base) = (group.k() as Pid, group.base);

@@ -6,7 +6,7 @@
 //! - `mpirma`: the same meta-data exchange and conflict resolution, the data by MPI
 //!   one-sided put/get on one window per global slot ([`onesided`], [`rma`]);
 //! - `ibverbs` (feature `ibverbs`): the same one-sided engine over RDMA
-//!   ([`crate::ibverbs`]), MPI for bootstrap and control messages.
+//!   (`ibverbs.rs`), MPI for bootstrap and control messages.
 //!
 //! ```no_run
 //! use lpf::mpi::{MpiEngineKind, MpiInit};
@@ -26,6 +26,8 @@
 //! LPF_THREADS=k`, see [`engine_from_env`]).
 
 mod channel;
+#[cfg(feature = "ibverbs")]
+mod ibverbs;
 pub(crate) mod ffi;
 mod msg;
 mod prof;
@@ -38,7 +40,7 @@ use crate::engine::Superstep;
 use crate::network::Network;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
-use crate::relock;
+use crate::lock::relock;
 use crate::phases::{barrier, Layout, MetaAlgo};
 use crate::register::Register;
 use crate::types::{Args, Pid};
@@ -235,7 +237,7 @@ impl MpiInit {
         if kind == MpiEngineKind::Ibverbs {
             // Fail before any collective: every rank finds the same (missing) device.
             #[cfg(feature = "ibverbs")]
-            crate::ibverbs::probe_device()?;
+            ibverbs::probe_device()?;
             #[cfg(not(feature = "ibverbs"))]
             return Err(Error::config("LPF_ENGINE=ibverbs: this library was built without the `ibverbs` feature"));
         }
@@ -261,7 +263,7 @@ impl MpiInit {
         mine.push(ffi::thread_serialized()? as u8);
         let all = ffi::allgather_bytes(comm, &mine)?;
         let threads_of = |b: &Vec<u8>| Pid::from_le_bytes(b[..4].try_into().unwrap());
-        let bad = all.iter().map(threads_of).enumerate().find(|&(_, kr)| kr == 0 || kr > crate::shm::barrier::MAX_PROCS);
+        let bad = all.iter().map(threads_of).enumerate().find(|&(_, kr)| kr == 0 || kr > crate::types::MAX_PROCS);
         if let Some((r, kr)) = bad {
             return Err(Error::config(format!("MPI init: rank {r} brings {kr} threads (1..=65535 allowed)")));
         }
@@ -327,7 +329,7 @@ impl MpiInit {
 
     /// The engine sections run on: `mpimsg`, `mpirma`, `ibverbs`, or `hybrid`.
     pub fn engine_name(&self) -> &'static str {
-        crate::network::engine_name(self.hybrid, self.kind.name())
+        crate::hook::engine_name(self.hybrid, self.kind.name())
     }
 
     /// The MPI engine between ranks.
@@ -350,7 +352,7 @@ impl MpiInit {
     /// `args`) and the rank's other threads are started (with no input or output).
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         let section = Section::open(self.node.clone(), self.kind)?;
-        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), None, spmd, args)
+        crate::hook::on_network(Box::new(section), self.hybrid, self.kind.name(), None, spmd, args)
     }
 
     /// [`MpiInit::hook`] on a part made by [`MpiInit::split`] of a job of `job_p` LPF
@@ -358,7 +360,7 @@ impl MpiInit {
     /// gives the job's p, and its processes share the job's out as their free_p.
     pub fn hook_part(&self, job_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
         let section = Section::open(self.node.clone(), self.kind)?;
-        crate::network::hook(Box::new(section), self.hybrid, self.kind.name(), Some(job_p), spmd, args)
+        crate::hook::on_network(Box::new(section), self.hybrid, self.kind.name(), Some(job_p), spmd, args)
     }
 
     /// How many LPF processes each rank of [`MpiInit::split`]`(p)` runs: ranks `0..p`
@@ -527,7 +529,7 @@ impl Section {
             MpiEngineKind::Msg => None,
             MpiEngineKind::Rma => Some(OneSidedState::new(Box::new(rma::MpiRma::new(data, offsets.clone())))),
             #[cfg(feature = "ibverbs")]
-            MpiEngineKind::Ibverbs => Some(OneSidedState::new(Box::new(crate::ibverbs::Verbs::connect(data)?))),
+            MpiEngineKind::Ibverbs => Some(OneSidedState::new(Box::new(ibverbs::Verbs::connect(data)?))),
             #[cfg(not(feature = "ibverbs"))]
             MpiEngineKind::Ibverbs => return Err(Error::config("the ibverbs engine is not built in (feature `ibverbs`)")),
         };
@@ -625,7 +627,7 @@ pub(crate) fn job_from_env(kind: MpiEngineKind, threads: Option<Pid>) -> Result<
     }
     ffi::ensure_initialized(threads)?;
     let (_, ranks) = ffi::rank_size(ffi::world())?;
-    let engine = crate::network::engine_name(threads.is_some(), kind.name());
+    let engine = crate::hook::engine_name(threads.is_some(), kind.name());
     Ok((engine, (ranks as Pid).saturating_mul(threads.unwrap_or(1))))
 }
 

@@ -105,7 +105,7 @@ impl Layout {
     pub fn offsets_of(threads: impl IntoIterator<Item = Pid>, init: &str) -> Result<Vec<Pid>> {
         let mut offsets = vec![0 as Pid];
         for k in threads {
-            let total = offsets[offsets.len() - 1].checked_add(k).filter(|&t| t <= crate::shm::barrier::MAX_PROCS);
+            let total = offsets[offsets.len() - 1].checked_add(k).filter(|&t| t <= crate::types::MAX_PROCS);
             offsets.push(total.ok_or_else(|| Error::config(format!("{init}: too many LPF processes in total")))?);
         }
         Ok(offsets)

@@ -21,7 +21,7 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Condvar, Mutex};
 
-pub const MAX_PROCS: u32 = 0xffff;
+pub(crate) use crate::types::MAX_PROCS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -145,7 +145,7 @@ impl Barrier {
 
     fn wake_sleepers(&self) {
         if self.sleepers.load(SeqCst) > 0 {
-            let _guard = crate::relock(&self.lock);
+            let _guard = crate::lock::relock(&self.lock);
             self.wake.notify_all();
         }
     }
@@ -177,7 +177,7 @@ impl Barrier {
 
     /// Sleeps until woken or `slice` passed; the outcome if the episode completed.
     fn sleep(&self, slice: std::time::Duration, done: &impl Fn(u64) -> Option<Outcome>) -> Option<Outcome> {
-        let guard = crate::relock(&self.lock);
+        let guard = crate::lock::relock(&self.lock);
         self.sleepers.fetch_add(1, SeqCst);
         // The SeqCst pair (sleepers then state here, state then sleepers in the waker)
         // rules out a lost wake-up; the slice bounds the sleep for the cancel token.

@@ -18,7 +18,7 @@ use crate::context::{run_process, run_process_in, Spmd};
 use crate::engine::{Engine, Superstep};
 use crate::error::{Error, Result};
 use crate::queue::Request;
-use crate::relock;
+use crate::lock::relock;
 use crate::types::{Args, Pid, SyncAttr};
 use crate::wait::{Cancel, LookCost, Patience};
 use barrier::{Barrier, Outcome};
@@ -474,13 +474,13 @@ pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, a
         if !gate() {
             return Err(not_started());
         }
-        run_process_in(engine(pid), child_free(pid), Some(runtime), spmd, Args::for_peer(symbols))
+        run_process_in(engine(pid), child_free(pid), Some(runtime), exec_threads_in, spmd, Args::for_peer(symbols))
     };
     std::thread::scope(|scope| {
         let what = format_args!("exec of {n} processes");
         let (threads, failure) = start_processes(scope, n, &shared.barrier, what, |pid| format!("lpf-shm-{pid}"), cannot_start, run);
         let mine = match failure {
-            None if gate() => run_process_in(engine(0), child_free(0), Some(runtime), spmd, args),
+            None if gate() => run_process_in(engine(0), child_free(0), Some(runtime), exec_threads_in, spmd, args),
             None => Err(not_started()),
             Some(e) => {
                 // pid 0 leaves too (those never created have): the gate completes
@@ -703,6 +703,6 @@ impl ShmInit {
         let free = config.max_procs.unwrap_or_else(|| crate::wait::cores() as Pid);
         let free_p = 1 + free.saturating_sub(self.nprocs) / self.nprocs;
         let engine = ShmEngine::boxed(shared, self.pid, patience_for(config.spin, self.nprocs), self.cancel.clone());
-        run_process(engine, free_p, spmd, args)
+        run_process(engine, free_p, exec_threads_in, spmd, args)
     }
 }

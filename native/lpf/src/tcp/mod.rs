@@ -28,14 +28,14 @@ pub(crate) use crate::wire;
 
 pub use crate::phases::MetaAlgo;
 
-pub use crate::config::Secret;
+pub use crate::config::{parse_port_range, Secret};
 use crate::config::{Config, EngineKind};
 use crate::context::Spmd;
 use crate::engine::Superstep;
 use crate::error::{Error, Result};
 use crate::phases::driver::SyncId;
 use crate::phases::Layout;
-use crate::relock;
+use crate::lock::relock;
 use crate::types::{Args, Pid};
 use crate::wait::{Cancel, Host};
 use mesh::{Link, Mesh};
@@ -86,18 +86,6 @@ pub struct TcpConfig {
     pub spin: Option<Duration>,
     /// Stops the bootstrap and every wait of the sections when set ([`Cancel`]).
     pub cancel: Cancel,
-}
-
-/// Parses a port range `LO-HI` (as in `LPF_TCP_PORT_RANGE`).
-pub fn parse_port_range(text: &str) -> Result<(u16, u16)> {
-    let bad = || Error::config(format!("port range {text:?}: expected LO-HI, two ports 1-65535 with LO <= HI"));
-    let (lo, hi) = text.trim().split_once('-').ok_or_else(bad)?;
-    let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
-    let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
-    if lo == 0 || lo > hi {
-        return Err(bad());
-    }
-    Ok((lo, hi))
 }
 
 impl TcpConfig {
@@ -199,11 +187,11 @@ impl TcpConfig {
         }
         // Every process is an LPF process at least (a global pid), and per-process
         // tables are sized by nprocs: refuse what no job can have before allocating.
-        if self.nprocs > crate::shm::barrier::MAX_PROCS {
+        if self.nprocs > crate::types::MAX_PROCS {
             return Err(Error::config(format!(
                 "TCP init: nprocs {} is more than the {} LPF processes a job can have",
                 self.nprocs,
-                crate::shm::barrier::MAX_PROCS
+                crate::types::MAX_PROCS
             )));
         }
         if let Some(s) = &self.secret {
@@ -217,7 +205,7 @@ impl TcpConfig {
                 )));
             }
         }
-        if self.threads == 0 || self.threads > crate::shm::barrier::MAX_PROCS {
+        if self.threads == 0 || self.threads > crate::types::MAX_PROCS {
             return Err(Error::config(format!("TCP init: {} threads per process is out of range", self.threads)));
         }
         if self.pid != 0 && self.port == 0 {
@@ -352,7 +340,7 @@ impl TcpInit {
     /// The engine sections run on: `tcp`, or `hybrid` when any process brings more
     /// than one thread.
     pub fn engine_name(&self) -> &'static str {
-        crate::network::engine_name(self.hybrid, ENGINE_NAME)
+        crate::hook::engine_name(self.hybrid, ENGINE_NAME)
     }
 
     /// `lpf_hook`: runs `spmd` as this process's LPF process(es), together with the
@@ -361,14 +349,14 @@ impl TcpInit {
     /// output). Returns a fatal error if this process's part failed - in particular
     /// when a peer died or left while a sync needed it.
     pub fn hook(&self, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, None, spmd, args)
+        crate::hook::on_network(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, None, spmd, args)
     }
 
     /// [`TcpInit::hook`] where this init holds the first LPF processes of a launched job
     /// of `job_p`, for a root `lpf_exec` asking for fewer: the section's `lpf_probe`
     /// gives the job's p, and its processes share the job's out as their free_p.
     pub fn hook_part(&self, job_p: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result<()> {
-        crate::network::hook(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, Some(job_p), spmd, args)
+        crate::hook::on_network(Box::new(TcpSection::open(&self.mesh)), self.hybrid, ENGINE_NAME, Some(job_p), spmd, args)
     }
 }
 
@@ -459,7 +447,7 @@ pub(crate) fn job_from_env() -> Result<(&'static str, Pid)> {
         return Ok((init.engine_name(), init.total_procs()));
     }
     let cfg = TcpConfig::from_env()?;
-    let engine = crate::network::engine_name(cfg.hybrid || cfg.threads > 1, ENGINE_NAME);
+    let engine = crate::hook::engine_name(cfg.hybrid || cfg.threads > 1, ENGINE_NAME);
     Ok((engine, cfg.nprocs.saturating_mul(cfg.threads)))
 }
 

@@ -15,8 +15,8 @@
 //! missing (`LPF_IBV_DEVICE` selects a device by name, default the first).
 
 use crate::error::{Error, Result};
-use crate::mpi::ffi::{self, Comm};
-use crate::mpi::onesided::{grown, OneSided, Op, OpKind};
+use super::ffi::{self, Comm};
+use super::onesided::{grown, OneSided, Op, OpKind};
 use rdma_sys::*;
 use std::ffi::CStr;
 use std::os::raw::c_int;
