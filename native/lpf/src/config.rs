@@ -118,7 +118,7 @@ impl EngineKind {
         self.entry().launcher
     }
     /// Whether this build has it (its cargo feature was on).
-    pub const fn is_built(self) -> bool {
+    pub(crate) const fn is_built(self) -> bool {
         self.entry().built
     }
     /// Its position in the registry.
@@ -327,7 +327,7 @@ pub struct Config {
 
 /// How long `lpf_pthread_initialize` waits for the rest of its group, unless
 /// `LPF_PTHREAD_TIMEOUT_MS` says otherwise.
-pub const PTHREAD_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+pub(crate) const PTHREAD_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
 
 impl Default for Config {
     /// Every variable unset.

@@ -150,10 +150,10 @@ impl Error {
     pub fn exhausted(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::ResourceExhausted, message)
     }
-    pub fn peer_left(pid: Option<Pid>, message: impl Into<String>) -> Self {
+    pub(crate) fn peer_left(pid: Option<Pid>, message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::PeerLeft { pid }, message)
     }
-    pub fn out_of_step(message: impl Into<String>) -> Self {
+    pub(crate) fn out_of_step(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::OutOfStep, message)
     }
     /// A bad argument to `call` (its C name).
@@ -173,7 +173,7 @@ impl Error {
     pub fn cancelled(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::Cancelled, message)
     }
-    pub fn protocol(message: impl Into<String>) -> Self {
+    pub(crate) fn protocol(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::Protocol, message)
     }
     pub fn config(message: impl Into<String>) -> Self {

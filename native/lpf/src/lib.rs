@@ -26,6 +26,30 @@
 //!     assert_eq!(ctx.slice(&dst)[0], ((pid + p - 1) % p) as u64);
 //! }, Args::none()).unwrap();
 //! ```
+//!
+//! # Which trait does what
+//!
+//! A [`Context`] (`context.rs`) is one process's handle: it checks every call, keeps
+//! the register and the queue, and hands each superstep to its engine. Below it, each
+//! trait is one job, with its implementations:
+//!
+//! ```text
+//! Engine       one process's side of a section: sync, allgather, fresh, leave
+//! │            ShmEngine (shm/): threads of one OS process; a sync is two barriers
+//! │            NetEngine (network.rs): one LPF process per OS process, over a Network
+//! │            HybridEngine (hybrid/): threads sharing memory, over a Network
+//! └─ Network   one section between OS processes: its sync runs phases::driver::sync
+//!    │         TcpSection (tcp/), mpi::Section (mpi/); hook.rs picks the engine above
+//!    ├─ Channel    control messages between nodes (meta-data, barriers, allgathers)
+//!    │             Mesh (tcp/mesh.rs), MpiChannel (mpi/channel.rs)
+//!    └─ Transport  the data of a sync: send_payloads, exchange, complete
+//!       │          TcpStreams (tcp/exchange.rs), MpiMessages (mpi/msg.rs),
+//!       │          OneSidedState (mpi/onesided.rs)
+//!       └─ OneSided    a one-sided transport's own calls: expose, post, complete
+//!                      MpiRma (mpi/rma.rs), Verbs (mpi/ibverbs.rs)
+//! ```
+//!
+//! docs/design.md gives the sync phase by phase and the layers the files form.
 
 pub mod checks;
 pub mod collectives;

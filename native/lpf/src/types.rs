@@ -42,7 +42,7 @@ impl Memslot {
     pub fn to_raw(self) -> usize {
         self.0
     }
-    pub fn is_global(self) -> bool {
+    pub(crate) fn is_global(self) -> bool {
         self.0 & 1 == 1
     }
     pub(crate) fn index(self) -> usize {

@@ -17,7 +17,7 @@ pub struct CostModel {
 }
 
 /// Default combine cost: about 10 GB/s, a streaming pass of one core.
-pub const DEFAULT_COMBINE_COST: f64 = 1e-10;
+pub(crate) const DEFAULT_COMBINE_COST: f64 = 1e-10;
 
 impl CostModel {
     /// g and l from `ctx.probe()` at this context's process count (for messages of
@@ -92,7 +92,7 @@ impl Collectives {
     /// flat algorithms the per-process model of the [module documentation](super); for
     /// [`Algorithm::Hierarchical`], which only the node model can describe,
     /// [`Collectives::predicted_node_cost`].
-    pub fn predicted_cost(&self, kind: Collective, alg: Algorithm, bytes: usize) -> f64 {
+    pub(crate) fn predicted_cost(&self, kind: Collective, alg: Algorithm, bytes: usize) -> f64 {
         if let Algorithm::Hierarchical(_) = alg {
             return if matches!(kind, Collective::Broadcast | Collective::Allreduce) && self.is_hierarchical() {
                 self.predicted_node_cost(kind, alg, bytes)

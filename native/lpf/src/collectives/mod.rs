@@ -101,7 +101,7 @@
 mod algorithms;
 mod cost;
 
-pub use cost::{CostModel, DEFAULT_COMBINE_COST};
+pub use cost::CostModel;
 
 use crate::context::{Context, Registered};
 use crate::error::{Error, Result};
@@ -300,7 +300,7 @@ impl Collectives {
     ///
     /// The scratch holds max(`max_bytes` + 64·p, p·m) bytes, where m is the largest
     /// vector a direct reduce or allreduce runs on (below the switch point).
-    pub fn attach(ctx: &mut Context, cfg: &Config) -> Result<Collectives> {
+    pub(crate) fn attach(ctx: &mut Context, cfg: &Config) -> Result<Collectives> {
         let cost = cfg.cost.map_or_else(|| CostModel::from_probe(ctx), Ok)?;
         let p = ctx.nprocs() as usize;
         let me = ctx.pid() as usize;

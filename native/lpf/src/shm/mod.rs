@@ -515,8 +515,6 @@ pub struct ShmInit {
     cancel: Cancel,
 }
 
-pub use crate::config::PTHREAD_TIMEOUT_DEFAULT;
-
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 enum GroupKey {
     /// `lpf_pthread_initialize`: the interface names no group, only its size.
