@@ -21,8 +21,8 @@ pub(crate) fn peer(cfg: &TcpConfig, deadline: Instant) -> Result<Joined> {
     let mut links: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
     links[0] = Some(master);
     // Connect to the lower pids (other than 0) ...
-    for j in 1..me {
-        links[j] = Some(link_to(cfg, j, &roster, deadline)?);
+    for (j, link) in links.iter_mut().enumerate().take(me).skip(1) {
+        *link = Some(link_to(cfg, j, &roster, deadline)?);
     }
     // ... and accept the higher ones.
     if let Some(l) = listener {
