@@ -113,6 +113,12 @@ pub(crate) fn parse() -> Opts {
             }
         }
     }
+    checked(o)
+}
+
+/// The options `o` if they go together (else a usage error); more than one thread per
+/// process selects the hybrid engine.
+fn checked(mut o: Opts) -> Opts {
     if o.n == 0 {
         usage("-n P (P >= 1) is required");
     }
