@@ -67,39 +67,34 @@ impl Iteration {
     /// Decides the exchange, builds the plan if needed (rewriting the graph's column ids
     /// to the compact numbering: own rows, then ghosts by owner), registers the buffers.
     pub fn setup(comm: &mut Comm<'_>, g: &mut LocalGraph, opts: &DistOptions, threads: usize) -> DistResult<Iteration> {
-        let (p, me, n) = (comm.p, comm.me, g.n);
+        let me = comm.me;
         let (lo, hi) = (g.bounds[me], g.bounds[me + 1]);
-        let nloc = hi - lo;
-        let nd = g.nondangling;
-        // Ghosts: the remote columns this block references, as a bitmap over 0..n.
-        let words = n.div_ceil(64);
-        let mut bits = try_zeroed::<u64>(words, me, "the bitmap of referenced columns")?;
-        {
-            let (_, src) = g.graph.csr();
-            for &s in src {
-                let s = s as usize;
-                if s < lo || s >= hi {
-                    bits[s >> 6] |= 1 << (s & 63);
-                }
-            }
-        }
+        let bits = ghost_bitmap(g, me)?;
         let nghost: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
-        let own_nd = nd.min(hi).saturating_sub(lo);
-        let ag_recv = (nd - own_nd) as u64;
+        let own_nd = g.nondangling.min(hi).saturating_sub(lo);
+        let ag_recv = (g.nondangling - own_nd) as u64;
+        // [plan entries, allgather entries] over all processes.
         let mut totals = [nghost as u64, ag_recv];
         comm.allreduce_u64(&mut totals[..1], |a, b| *a += *b)?;
         comm.allreduce_u64(&mut totals[1..], |a, b| *a += *b)?;
-        let kind = match opts.exchange {
-            Exchange::Auto => {
-                if (totals[0] as f64) < opts.auto_plan_ratio * totals[1] as f64 {
-                    Exchange::Plan
-                } else {
-                    Exchange::Allgather
-                }
+        let kind = choose_exchange(opts, totals);
+        let mut it = Iteration::unplanned(kind, comm.p, threads, totals);
+        match kind {
+            Exchange::Plan => it.plan(comm, g, bits, nghost)?,
+            _ => {
+                drop(bits);
+                it.allgather(comm, g, ag_recv)?;
             }
-            k => k,
-        };
-        let mut it = Iteration {
+        }
+        it.register(comm)?;
+        comm.sync()?;
+        Ok(it)
+    }
+
+    /// An iteration of exchange `kind` with no buffers yet; `totals` are the plan's and
+    /// the allgather's entries over all processes.
+    fn unplanned(kind: Exchange, p: usize, threads: usize, totals: [u64; 2]) -> Iteration {
+        Iteration {
             kind,
             x: [Vec::new(), Vec::new()],
             slots: [Memslot::INVALID; 2],
@@ -120,92 +115,66 @@ impl Iteration {
                 compute_seconds: 0.0,
                 exchange_seconds: 0.0,
             },
-        };
-        match kind {
-            Exchange::Plan => {
-                // Compact numbering: own rows 0..nloc, then ghosts in ascending id order
-                // (so grouped by owner); rank in the bitmap gives a ghost's position.
-                let mut prefix = Vec::with_capacity(words + 1);
-                let mut acc = 0u32;
-                for w in &bits {
-                    prefix.push(acc);
-                    acc += w.count_ones();
-                }
-                let rank = |s: usize| prefix[s >> 6] + (bits[s >> 6] & ((1u64 << (s & 63)) - 1)).count_ones();
-                g.graph.map_sources(|s| {
-                    let s = s as usize;
-                    if s >= lo && s < hi {
-                        (s - lo) as u32
-                    } else {
-                        nloc as u32 + rank(s)
-                    }
-                });
-                // Requests: ghost ids (as offsets into their owner's rows), by owner.
-                let mut counts = vec![0usize; p];
-                let mut requests = Vec::with_capacity(nghost);
-                let mut ghost_start = vec![0usize; p];
-                let mut q = 0usize;
-                for (w, &word) in bits.iter().enumerate() {
-                    let mut word = word;
-                    while word != 0 {
-                        let s = (w << 6) | word.trailing_zeros() as usize;
-                        word &= word - 1;
-                        while s >= g.bounds[q + 1] {
-                            q += 1;
-                            ghost_start[q] = requests.len();
-                        }
-                        counts[q] += 1;
-                        requests.push((s - g.bounds[q]) as u32);
-                    }
-                }
-                for g in ghost_start.iter_mut().skip(q + 1) {
-                    *g = requests.len();
-                }
-                drop(bits);
-                drop(prefix);
-                let (send_idx, send_counts) = comm.alltoallv(&requests, &counts)?;
-                drop(requests);
-                let offsets: Vec<u64> = (0..p).map(|q| (nloc + ghost_start[q]) as u64).collect();
-                let remote_offs = comm.alltoall_u64(&offsets)?;
-                let mut displ = 0usize;
-                for r in 0..p {
-                    if r != me && send_counts[r] > 0 {
-                        it.sends.push(Send { pid: r, displ, count: send_counts[r], remote_off: remote_offs[r] as usize });
-                    }
-                    displ += send_counts[r];
-                }
-                it.send_buf = vec![0.0; send_idx.len()];
-                it.send_idx = send_idx;
-                let what = "the contribution vectors (own rows and ghosts)";
-                it.x = [try_zeroed(nloc + nghost, me, what)?, try_zeroed(nloc + nghost, me, what)?];
-                it.own_off = 0;
-                it.stats.recv_entries = nghost as u64;
+        }
+    }
+
+    /// The plan exchange: renumbers the columns compactly, asks every owner for the
+    /// ghosts in `bits` and records the puts that answer the others' requests.
+    fn plan(&mut self, comm: &mut Comm<'_>, g: &mut LocalGraph, bits: Vec<u64>, nghost: usize) -> DistResult<()> {
+        let (p, me) = (comm.p, comm.me);
+        let nloc = g.bounds[me + 1] - g.bounds[me];
+        compact_columns(g, &bits, me);
+        let (requests, counts, ghost_start) = ghost_requests(&bits, &g.bounds, p, nghost);
+        drop(bits);
+        let (send_idx, send_counts) = comm.alltoallv(&requests, &counts)?;
+        drop(requests);
+        let offsets: Vec<u64> = (0..p).map(|q| (nloc + ghost_start[q]) as u64).collect();
+        let remote_offs = comm.alltoall_u64(&offsets)?;
+        let mut displ = 0usize;
+        for r in 0..p {
+            if r != me && send_counts[r] > 0 {
+                self.sends.push(Send { pid: r, displ, count: send_counts[r], remote_off: remote_offs[r] as usize });
             }
-            _ => {
-                for q in (0..p).filter(|&q| q != me) {
-                    let (a, b) = (g.bounds[q], g.bounds[q + 1].min(nd));
-                    if b > a {
-                        it.gets.push((q, a, b - a));
-                    }
-                }
-                let what = "the contribution vectors (every vertex, allgather exchange)";
-                it.x = [try_zeroed(n, me, what)?, try_zeroed(n, me, what)?];
-                it.own_off = lo;
-                it.stats.recv_entries = ag_recv;
+            displ += send_counts[r];
+        }
+        self.send_buf = vec![0.0; send_idx.len()];
+        self.send_idx = send_idx;
+        let what = "the contribution vectors (own rows and ghosts)";
+        self.x = [try_zeroed(nloc + nghost, me, what)?, try_zeroed(nloc + nghost, me, what)?];
+        self.own_off = 0;
+        self.stats.recv_entries = nghost as u64;
+        Ok(())
+    }
+
+    /// The allgather exchange: a get of every other process's non-dangling rows.
+    fn allgather(&mut self, comm: &Comm<'_>, g: &LocalGraph, ag_recv: u64) -> DistResult<()> {
+        let (p, me) = (comm.p, comm.me);
+        for q in (0..p).filter(|&q| q != me) {
+            let (a, b) = (g.bounds[q], g.bounds[q + 1].min(g.nondangling));
+            if b > a {
+                self.gets.push((q, a, b - a));
             }
         }
-        // SAFETY: the vectors live in `it` and are never resized until `release`
+        let what = "the contribution vectors (every vertex, allgather exchange)";
+        self.x = [try_zeroed(g.n, me, what)?, try_zeroed(g.n, me, what)?];
+        self.own_off = g.bounds[me];
+        self.stats.recv_entries = ag_recv;
+        Ok(())
+    }
+
+    /// Registers the contribution vectors, the partials and (plan) the packing buffer.
+    fn register(&mut self, comm: &mut Comm<'_>) -> DistResult<()> {
+        // SAFETY: the vectors live in `self` and are never resized until `release`
         // deregisters them; they are touched only between syncs.
         unsafe {
-            it.slots[0] = comm.register_global(it.x[0].as_mut_ptr(), it.x[0].len())?;
-            it.slots[1] = comm.register_global(it.x[1].as_mut_ptr(), it.x[1].len())?;
-            it.partials_slot = comm.register_global(it.partials.as_mut_ptr(), it.partials.len())?;
-            if kind == Exchange::Plan {
-                it.send_slot = Some(comm.register_local(it.send_buf.as_mut_ptr(), it.send_buf.len())?);
+            self.slots[0] = comm.register_global(self.x[0].as_mut_ptr(), self.x[0].len())?;
+            self.slots[1] = comm.register_global(self.x[1].as_mut_ptr(), self.x[1].len())?;
+            self.partials_slot = comm.register_global(self.partials.as_mut_ptr(), self.partials.len())?;
+            if self.kind == Exchange::Plan {
+                self.send_slot = Some(comm.register_local(self.send_buf.as_mut_ptr(), self.send_buf.len())?);
             }
         }
-        comm.sync()?;
-        Ok(it)
+        Ok(())
     }
 
     /// Deregisters the buffers (collective: every process in the same order).
@@ -342,4 +311,83 @@ impl Iteration {
         }
         Ok(IterOut { ranks, iterations, residual, seconds: start.elapsed().as_secs_f64() })
     }
+}
+
+/// The ghosts: the remote columns this process's block references, as a bitmap over 0..n.
+fn ghost_bitmap(g: &LocalGraph, me: usize) -> DistResult<Vec<u64>> {
+    let (lo, hi) = (g.bounds[me], g.bounds[me + 1]);
+    let mut bits = try_zeroed::<u64>(g.n.div_ceil(64), me, "the bitmap of referenced columns")?;
+    let (_, src) = g.graph.csr();
+    for &s in src {
+        let s = s as usize;
+        if s < lo || s >= hi {
+            bits[s >> 6] |= 1 << (s & 63);
+        }
+    }
+    Ok(bits)
+}
+
+/// The exchange asked for, or with `Auto` the plan when its entries (`totals[0]`) are
+/// few enough against the allgather's (`totals[1]`).
+fn choose_exchange(opts: &DistOptions, totals: [u64; 2]) -> Exchange {
+    match opts.exchange {
+        Exchange::Auto => {
+            if (totals[0] as f64) < opts.auto_plan_ratio * totals[1] as f64 {
+                Exchange::Plan
+            } else {
+                Exchange::Allgather
+            }
+        }
+        k => k,
+    }
+}
+
+/// Rewrites the graph's column ids to the compact numbering: own rows 0..nloc, then
+/// ghosts in ascending id order (so grouped by owner); rank in the bitmap gives a
+/// ghost's position.
+fn compact_columns(g: &mut LocalGraph, bits: &[u64], me: usize) {
+    let (lo, hi) = (g.bounds[me], g.bounds[me + 1]);
+    let nloc = hi - lo;
+    let mut prefix = Vec::with_capacity(bits.len() + 1);
+    let mut acc = 0u32;
+    for w in bits {
+        prefix.push(acc);
+        acc += w.count_ones();
+    }
+    let rank = |s: usize| prefix[s >> 6] + (bits[s >> 6] & ((1u64 << (s & 63)) - 1)).count_ones();
+    g.graph.map_sources(|s| {
+        let s = s as usize;
+        if s >= lo && s < hi {
+            (s - lo) as u32
+        } else {
+            nloc as u32 + rank(s)
+        }
+    });
+}
+
+/// The requests for the ghosts in `bits` (as offsets into their owner's rows), by
+/// owner: the requests, how many go to each owner, and where each owner's ghosts start
+/// among them.
+fn ghost_requests(bits: &[u64], bounds: &[usize], p: usize, nghost: usize) -> (Vec<u32>, Vec<usize>, Vec<usize>) {
+    let mut counts = vec![0usize; p];
+    let mut requests = Vec::with_capacity(nghost);
+    let mut ghost_start = vec![0usize; p];
+    let mut q = 0usize;
+    for (w, &word) in bits.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            let s = (w << 6) | word.trailing_zeros() as usize;
+            word &= word - 1;
+            while s >= bounds[q + 1] {
+                q += 1;
+                ghost_start[q] = requests.len();
+            }
+            counts[q] += 1;
+            requests.push((s - bounds[q]) as u32);
+        }
+    }
+    for g in ghost_start.iter_mut().skip(q + 1) {
+        *g = requests.len();
+    }
+    (requests, counts, ghost_start)
 }

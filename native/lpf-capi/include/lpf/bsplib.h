@@ -7,7 +7,7 @@
  * at the next bsplib_sync; put/get/send complete at the next bsplib_sync),
  * and destroy it (collective) before the section ends. The resources LPF
  * needs (register and queue capacity) are managed inside; one bsplib_sync
- * costs two to four lpf_syncs (see native/lpf-capi/src/bsplib.rs).
+ * costs two to four lpf_syncs (see native/lpf-capi/src/bsplib/mod.rs).
  * Implemented in liblpf_core; see docs/compatibility.md.
  */
 #ifndef LPF_BSPLIB_H

@@ -21,7 +21,7 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Condvar, Mutex};
 
-pub(crate) use crate::types::MAX_PROCS;
+use crate::types::MAX_PROCS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

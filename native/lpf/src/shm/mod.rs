@@ -450,7 +450,7 @@ pub fn exec_threads(p: Pid, free: Pid, spmd: Spmd<'_>, args: Args<'_>) -> Result
 /// whose processes carry `cancel` (a nested section's: its parent's token).
 pub(crate) fn exec_threads_in(p: Pid, free: Pid, runtime: Pid, spmd: Spmd<'_>, args: Args<'_>, cancel: &Cancel) -> Result<()> {
     let spin = crate::config::Config::from_env()?.spin;
-    let free = free.clamp(1, barrier::MAX_PROCS);
+    let free = free.clamp(1, crate::types::MAX_PROCS);
     let n = p.clamp(1, free);
     let spare = free - n;
     let child_free = |pid: Pid| 1 + spare / n + Pid::from(pid < spare % n);
@@ -600,10 +600,10 @@ impl ShmInit {
     }
 
     fn form(key: GroupKey, pid: Pid, nprocs: Pid, timeout: Duration, cancel: &Cancel) -> Result<ShmInit> {
-        if nprocs == 0 || nprocs > barrier::MAX_PROCS || pid >= nprocs {
+        if nprocs == 0 || nprocs > crate::types::MAX_PROCS || pid >= nprocs {
             return Err(Error::misuse(INITIALIZE, format!(
                 "pthread initialize: pid {pid} of nprocs {nprocs} is out of range (nprocs 1..={}, pid < nprocs)",
-                barrier::MAX_PROCS
+                crate::types::MAX_PROCS
             )));
         }
         let forming = forming();
