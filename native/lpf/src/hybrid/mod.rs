@@ -111,6 +111,10 @@ impl Group {
     /// Only between the two barriers of a collective operation, when every thread is
     /// blocked in it, its [`Op`] (and what that borrows) live and unchanged.
     unsafe fn op(&self, t: usize) -> &Op<'_> {
+        // SAFETY: the caller is between the two barriers of an operation (this
+        // function's contract), so thread t stored a pointer to its live Op before the
+        // first barrier (Acquire pairs with its Release store) and keeps it unchanged
+        // until the second.
         unsafe { &*self.published[t].load(Acquire) }
     }
 
@@ -119,8 +123,11 @@ impl Group {
     /// # Safety
     /// As for [`Group::op`].
     unsafe fn agree(&self) -> Result<()> {
+        // SAFETY: our caller is between the two barriers of the operation (this
+        // function's contract, the same as `op`'s).
         let first = unsafe { self.op(0) };
         for t in 1..self.k() {
+            // SAFETY: as above.
             let op = unsafe { self.op(t) };
             let (a, b) = (self.base, self.base + t as Pid);
             match (first, op) {
