@@ -1280,6 +1280,42 @@ mod tests {
         }
     }
 
+    /// Issue 29: processes holding unequal numbers of edges and of vertex ids (some none)
+    /// answer as one process holding them all. The counts are each process's own, so the
+    /// agreement on the requests leaves them out: a digest covering them would fail every
+    /// call whose Spark partitions differ in size ("of process q differ").
+    #[test]
+    fn unequal_parts_per_process_answer_as_one_process() {
+        // (edges, vertex ids) per process: the test graph's edges in order, then the
+        // vertex ids 9, 10, 0, 5 in order.
+        let splits: [(&[usize], &[usize]); 2] = [(&[12, 2, 0], &[0, 3, 1]), (&[1, 13], &[4, 0])];
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            let listed = [9, 10, 0, 5].map(|k| id[k].clone());
+            for (edge_counts, vertex_counts) in splits {
+                let (mut e, mut v) = (0, 0);
+                let parts: Vec<(Vec<(Id, Id)>, Vec<Id>)> = edge_counts
+                    .iter()
+                    .zip(vertex_counts)
+                    .map(|(&m, &k)| {
+                        let edges = EDGES[e..e + m].iter().map(|&(s, t)| (id[s].clone(), id[t].clone())).collect();
+                        let vertices = listed[v..v + k].to_vec();
+                        (e, v) = (e + m, v + k);
+                        (edges, vertices)
+                    })
+                    .collect();
+                assert_eq!((e, v), (EDGES.len(), listed.len()));
+                for kernel in [1, 2, 10] {
+                    let par = params(kernel, (kernel == 1).then(|| id[1].clone()));
+                    let want = pairs(&on_threads(requests(&par, bytes, 1)), bytes);
+                    let inputs = parts.iter().map(|(edges, vertices)| request(&par, bytes, edges, &[], vertices, "")).collect();
+                    let got = pairs(&on_threads(inputs), bytes);
+                    assert_eq!(got, want, "kernel {kernel}, edges {edge_counts:?}, vertex ids {vertex_counts:?}, byte ids {bytes}");
+                }
+            }
+        }
+    }
+
     /// Issue 26's kernels on the test graph, by hand: the SCCs {0..=4}, {5, 6, 7} and the
     /// singletons; the triangles {0, 1, 2}, {1, 2, 4}, {5, 6, 7}; the cores; an MIS that
     /// is independent and maximal, the same for the same seed on 1 and 3 processes.
