@@ -1294,7 +1294,9 @@ mod tests {
             let listed = [9, 10, 0, 5].map(|k| id[k].clone());
             for (edge_counts, vertex_counts) in splits {
                 let (mut e, mut v) = (0, 0);
-                let parts: Vec<(Vec<(Id, Id)>, Vec<Id>)> = edge_counts
+                // Each process's edges and vertex ids.
+                type Part = (Vec<(Id, Id)>, Vec<Id>);
+                let parts: Vec<Part> = edge_counts
                     .iter()
                     .zip(vertex_counts)
                     .map(|(&m, &k)| {
