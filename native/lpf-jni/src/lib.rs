@@ -9,16 +9,17 @@
 //! Every entry point catches panics (none unwinds into the JVM) and turns every error
 //! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
 
-pub mod algorithms;
-pub mod generate;
-pub mod graph_call;
-pub mod pagerank;
-pub mod progress;
-pub mod request;
-pub mod resident;
-pub mod session;
-pub mod userlib;
-pub mod verdict;
+mod algorithms;
+mod generate;
+mod graph_call;
+mod layout;
+mod pagerank;
+mod progress;
+mod request;
+mod resident;
+mod session;
+mod userlib;
+mod verdict;
 
 /// Shared-memory groups are matched by p alone, so tests that start groups in this test
 /// binary take turns.
