@@ -5,8 +5,10 @@
 //! numbers anything (docs/spark.md, "One call").
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
-//! strings. The Scala side writes and reads them; `describe` reads a request back field by
-//! field (`LpfNative.describeRequest`), so the two definitions cannot drift apart unnoticed.
+//! strings. The headers' fields, magics, flags and codes are defined once, in
+//! [`crate::layout`], from which the Scala side's constants (`LpfLayout`) are generated;
+//! `describe` reads a request back field by field (`LpfNative.describeRequest`), against
+//! which the JVM's tests check its encoder.
 //!
 //! Request (100-byte header, then the parts; in native memory the JVM appends them in
 //! four sections, see [`crate::request`]: the head up to the source, the edges, the

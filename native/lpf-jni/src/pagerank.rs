@@ -2,7 +2,8 @@
 //! (`dist::pagerank_spmd_with`) on the group's LPF context.
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
-//! strings (the Scala side, `org.lpf.spark.LpfPageRank`, writes and reads them).
+//! strings (the Scala side, `org.lpf.spark.LpfPageRank`, writes and reads them; the
+//! headers' fields and codes are defined once, in [`crate::layout`]).
 //!
 //! Request (48-byte header, then the source):
 //!
