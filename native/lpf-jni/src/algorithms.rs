@@ -18,15 +18,15 @@ use crate::verdict::{exchange_words, lpf};
 use lpf::{Args, Context, MSG_DEFAULT, SYNC_DEFAULT};
 
 /// The result of a bundled algorithm on one process: `Err` carries a message.
-pub type Outcome = Result<(), String>;
+pub(crate) type Outcome = Result<(), String>;
 
 /// An algorithm that produces its output (see [`Body::Produces`]) from its request,
 /// which it may drop as soon as it has read it (see [`crate::request::RequestBytes`]).
-pub type Produce = fn(&mut Context, crate::request::RequestBytes<'_>, Option<&ProgressSink>) -> Result<Vec<u8>, String>;
+pub(crate) type Produce = fn(&mut Context, crate::request::RequestBytes<'_>, Option<&ProgressSink>) -> Result<Vec<u8>, String>;
 
 /// How an algorithm returns its output.
 #[derive(Clone, Copy)]
-pub enum Body {
+pub(crate) enum Body {
     /// Writes into a caller's buffer whose size follows from the input length.
     Fixed { output_len: fn(usize) -> usize, run: fn(&mut Context, Args<'_>) -> Outcome },
     /// Produces its output, whose size is known only after the run (the JVM gets a
@@ -34,15 +34,15 @@ pub enum Body {
     Produces(Produce),
 }
 
-pub struct Algorithm {
-    pub name: &'static str,
-    pub body: Body,
+pub(crate) struct Algorithm {
+    pub(crate) name: &'static str,
+    pub(crate) body: Body,
 }
 
 impl Algorithm {
     /// Output bytes for an input of `input_len` bytes; `None` when the algorithm
     /// produces output of a size known only after the run.
-    pub fn output_len(&self, input_len: usize) -> Option<usize> {
+    pub(crate) fn output_len(&self, input_len: usize) -> Option<usize> {
         match self.body {
             Body::Fixed { output_len, .. } => Some(output_len(input_len)),
             Body::Produces(_) => None,
@@ -50,14 +50,14 @@ impl Algorithm {
     }
 }
 
-pub const ALGORITHMS: &[Algorithm] = &[
+pub(crate) const ALGORITHMS: &[Algorithm] = &[
     Algorithm { name: "allreduce-sum-i64", body: Body::Fixed { output_len: |n| n, run: allreduce_sum_i64 } },
     Algorithm { name: "ring-shift", body: Body::Fixed { output_len: |n| n, run: ring_shift } },
     Algorithm { name: "pagerank", body: Body::Produces(crate::pagerank::run) },
     Algorithm { name: "graph-call", body: Body::Produces(crate::graph_call::run) },
 ];
 
-pub fn by_name(name: &str) -> Result<&'static Algorithm, String> {
+pub(crate) fn by_name(name: &str) -> Result<&'static Algorithm, String> {
     ALGORITHMS.iter().find(|a| a.name == name).ok_or_else(|| {
         let known: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
         format!("no bundled algorithm is called {name:?} (bundled: {})", known.join(", "))

@@ -20,14 +20,14 @@ use jni::EnvUnowned;
 use std::sync::{Arc, Mutex};
 
 /// Bytes of one edge in the output: source, target, weight.
-pub const TRIPLE_BYTES: usize = 24;
+pub(crate) const TRIPLE_BYTES: usize = 24;
 
 /// The hash counter slot of an edge's weight (the levels of `KronParams::raw_edge` use
 /// slots 0..=15 of the edge's 32).
 const WEIGHT_SLOT: u64 = 31;
 
 /// The weight of the edge of global index `i`: an integer in 1..=63.
-pub fn weight(seed: u64, i: u64) -> f64 {
+pub(crate) fn weight(seed: u64, i: u64) -> f64 {
     (1 + hash2(seed, (i << 5) | WEIGHT_SLOT) % 63) as f64
 }
 
@@ -55,7 +55,7 @@ fn permutation(params: &KronParams) -> Result<Arc<Vec<u32>>, String> {
 /// Part `part` of `parts` of the graph (scale, edge factor, seed) as triples (see the
 /// module's comment); an error naming the parameter for bad arguments, or the bytes when
 /// the part does not fit a Java array or the memory.
-pub fn rmat_triples(scale: i32, edge_factor: i32, seed: i64, part: i32, parts: i32) -> Result<Vec<u8>, String> {
+pub(crate) fn rmat_triples(scale: i32, edge_factor: i32, seed: i64, part: i32, parts: i32) -> Result<Vec<u8>, String> {
     if !(1..=31).contains(&scale) {
         return Err(format!("scale {scale} is outside 1..31"));
     }

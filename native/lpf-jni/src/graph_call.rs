@@ -5,8 +5,10 @@
 //! numbers anything (docs/spark.md, "One call").
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
-//! strings. The Scala side writes and reads them; `describe` reads a request back field by
-//! field (`LpfNative.describeRequest`), so the two definitions cannot drift apart unnoticed.
+//! strings. The headers' fields, magics, flags and codes are defined once, in
+//! [`crate::layout`], from which the Scala side's constants (`LpfLayout`) are generated;
+//! `describe` reads a request back field by field (`LpfNative.describeRequest`), against
+//! which the JVM's tests check its encoder.
 //!
 //! Request (100-byte header, then the parts; in native memory the JVM appends them in
 //! four sections, see [`crate::request`]: the head up to the source, the edges, the
@@ -109,38 +111,22 @@ use lpf::{Context, MSG_DEFAULT, SYNC_DEFAULT};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub const REQUEST_MAGIC: &[u8; 8] = b"LPFGCQ01";
-pub const REPLY_MAGIC: &[u8; 8] = b"LPFGCR01";
-pub const REFUSED_MAGIC: &[u8; 8] = b"LPFGCE01";
-pub const MISSING_MAGIC: &[u8; 8] = b"LPFGCM01";
-pub const REQUEST_HEADER: usize = 100;
-pub const REPLY_HEADER: usize = 88;
+// The layouts' magics, fields, flags and codes: crate::layout, their one definition.
+use crate::layout::gc_refused::{self, MISSING_MAGIC, MAGIC as REFUSED_MAGIC};
+use crate::layout::gc_reply::{self, FOUND, MAGIC as REPLY_MAGIC};
+use crate::layout::gc_request::{self as q, MAGIC as REQUEST_MAGIC};
+use crate::layout::gc_request::{EXCHANGE, HAS_SOURCE, KEEP, MARKS, NUMBERS, SOURCES, UNDIRECTED, UNIQUE, USE, VECTOR, WEIGHTS};
+use crate::layout::exchange;
+
+const REQUEST_HEADER: usize = q::REFUSAL_LENGTH.end();
+const REPLY_HEADER: usize = gc_reply::KEPT_BYTES.end();
 
 /// The kernel codes, as errors list them.
 const KERNEL_CODES: &str =
     "0 (load), 1 (BFS), 2 (WCC), 3 (CDLP), 4 (SSSP), 5 (LCC), 6 (PageRank), 7 (GraphX PageRank), 8 (SCC), 9 (shortest paths), 10 (triangle count), 11 (k-core), 12 (MIS) or 13 (BFS paths)";
 
-/// Flags of the request: a source follows the refusal; keep the loaded graph; run on the
-/// kept graph; the edges carry weights; a source list follows the refusal; the vertex ids
-/// are distinct; one value per source (GraphX PageRank); edges both ways (shortest paths);
-/// marks follow the vertex ids.
-const HAS_SOURCE: u32 = 1;
-const EXCHANGE: u32 = 6;
-const KEEP: u32 = 8;
-const USE: u32 = 16;
-const WEIGHTS: u32 = 32;
-const SOURCES: u32 = 64;
-/// Flag bit 7: WCC, CDLP and SCC answer vertex numbers instead of ids.
-const NUMBERS: u32 = 128;
-const UNIQUE: u32 = 256;
-const VECTOR: u32 = 512;
-const UNDIRECTED: u32 = 1024;
-const MARKS: u32 = 2048;
 /// Every flag a request may set.
 const KNOWN_FLAGS: u32 = HAS_SOURCE | EXCHANGE | KEEP | USE | WEIGHTS | SOURCES | NUMBERS | UNIQUE | VECTOR | UNDIRECTED | MARKS;
-
-/// Flag of the reply: BFS paths found a path.
-const FOUND: u32 = 8;
 
 /// GraphX PageRank's parameters as GraphFrames names them (the Spark bridge's API).
 const GRAPHX_NAMES: ParameterNames = ParameterNames { alpha: "resetProbability", tol: "tol", max_iters: "maxIter" };
@@ -166,7 +152,7 @@ struct Header {
 
 /// What to run, from a header that passed [`Header::check`].
 #[derive(Clone, Debug, PartialEq)]
-pub enum Kernel {
+pub(crate) enum Kernel {
     /// Load the graph and keep it; no result.
     Load,
     Bfs,
@@ -190,7 +176,7 @@ impl Header {
     /// The kernel with its parameters, or what is wrong with them. Reads only bytes
     /// 8..48, which every process agrees on, so every process gives the same verdict.
     fn check(&self) -> Result<Kernel, String> {
-        if !(1..=2).contains(&self.kind) {
+        if ![q::INTEGRAL_IDS, q::STRING_IDS].contains(&self.kind) {
             return Err(format!("id kind {} is not 1 (integral) or 2 (byte strings)", self.kind));
         }
         if self.flags & !KNOWN_FLAGS != 0 {
@@ -209,34 +195,29 @@ impl Header {
             return Err("flag 4 (use) sends no edges, so no weights (flag 5)".into());
         }
         let kernel = match self.kernel {
-            0 if self.flags & KEEP != 0 => Kernel::Load,
-            0 => return Err("kernel 0 (load only) needs flag 3 (keep)".into()),
-            1 => Kernel::Bfs,
-            2 => Kernel::Wcc,
-            3 => Kernel::Cdlp { iterations: check_iterations(self.iterations)? },
-            4 => Kernel::Sssp,
-            5 => Kernel::Lcc,
-            6 => {
+            q::LOAD if self.flags & KEEP != 0 => Kernel::Load,
+            q::LOAD => return Err("kernel 0 (load only) needs flag 3 (keep)".into()),
+            q::BFS => Kernel::Bfs,
+            q::WCC => Kernel::Wcc,
+            q::CDLP => Kernel::Cdlp { iterations: check_iterations(self.iterations)? },
+            q::SSSP => Kernel::Sssp,
+            q::LCC => Kernel::Lcc,
+            q::PAGERANK => {
                 check_parameters(self.alpha, self.tol, self.iterations)?;
-                let exchange = match (self.flags >> 1) & 3 {
-                    0 => Exchange::Auto,
-                    1 => Exchange::Allgather,
-                    2 => Exchange::Plan,
-                    x => return Err(format!("exchange code {x} in the flags is not 0 (auto), 1 (allgather) or 2 (plan)")),
-                };
+                let exchange = exchange::from_flags(self.flags)?;
                 Kernel::PageRank { alpha: self.alpha, tol: self.tol, max_iters: self.iterations as usize, exchange }
             }
-            7 => {
+            q::GRAPHX_PAGERANK => {
                 check_parameters_named(self.alpha, self.tol, self.iterations, GRAPHX_NAMES)?;
                 let vector = self.flags & VECTOR != 0;
                 Kernel::GraphxPageRank { reset_probability: self.alpha, tol: self.tol, max_iters: self.iterations as usize, vector }
             }
-            8 => Kernel::Scc,
-            9 => Kernel::ShortestPaths { undirected: self.flags & UNDIRECTED != 0 },
-            10 => Kernel::Triangles,
-            11 => Kernel::KCore,
-            12 => Kernel::Mis { seed: self.iterations },
-            13 => Kernel::BfsPaths {
+            q::SCC => Kernel::Scc,
+            q::SHORTEST_PATHS => Kernel::ShortestPaths { undirected: self.flags & UNDIRECTED != 0 },
+            q::TRIANGLES => Kernel::Triangles,
+            q::KCORE => Kernel::KCore,
+            q::MIS => Kernel::Mis { seed: self.iterations },
+            q::BFS_PATHS => Kernel::BfsPaths {
                 max_length: usize::try_from(self.iterations).map_err(|_| format!("maxPathLength must be >= 0, got {}", self.iterations))?,
             },
             x => return Err(format!("kernel code {x} is not {KERNEL_CODES}")),
@@ -276,7 +257,7 @@ impl Header {
 }
 
 /// CDLP's iteration count, the one check of it (the CLI's `--iterations` is unsigned).
-pub fn check_iterations(iterations: i64) -> Result<usize, String> {
+pub(crate) fn check_iterations(iterations: i64) -> Result<usize, String> {
     usize::try_from(iterations).map_err(|_| format!("iterations must be >= 0, got {iterations}"))
 }
 
@@ -314,20 +295,20 @@ fn check_width(kernel: Kernel, w: usize) -> Result<Kernel, String> {
 }
 
 /// A parsed request: the header's verdict, and the parts when it passed.
-pub struct Request {
+pub(crate) struct Request {
     header: Header,
     /// The kernel, or the parameter error every process reports alike.
-    pub kernel: Result<Kernel, String>,
-    pub threads: usize,
-    pub source: Option<VertexId>,
+    pub(crate) kernel: Result<Kernel, String>,
+    pub(crate) threads: usize,
+    pub(crate) source: Option<VertexId>,
     /// Flag 6's ids (empty without it).
-    pub sources: Vec<VertexId>,
-    pub edges: KeyedEdges,
+    pub(crate) sources: Vec<VertexId>,
+    pub(crate) edges: KeyedEdges,
     /// Flag 11: the mark of every vertex id, in order.
-    pub marks: Option<Vec<u8>>,
+    pub(crate) marks: Option<Vec<u8>>,
     /// Hash of bytes 8..48, the graph id and the source or source list (what must agree
     /// between processes).
-    pub digest: u64,
+    pub(crate) digest: u64,
 }
 
 impl Request {
@@ -354,24 +335,24 @@ impl Request {
 /// The header and the refusal text (empty: none).
 fn header(b: &[u8]) -> Result<(Header, &[u8]), String> {
     let mut r = Reader::new(b);
-    if r.take(8, "the magic")? != REQUEST_MAGIC {
+    if r.magic()? != REQUEST_MAGIC {
         return Err("the request does not start with LPFGCQ01 (see native/lpf-jni/src/graph_call.rs)".into());
     }
     let h = Header {
-        kernel: r.u32("the kernel")?,
-        threads: r.u32("threads")?,
-        kind: r.u32("the id kind")?,
-        flags: r.u32("the flags")?,
-        iterations: r.u64("the iterations")? as i64,
-        alpha: r.f64("alpha")?,
-        tol: r.f64("tol")?,
-        m: r.u64("the edge count")?,
-        v: r.u64("the vertex count")?,
-        graph: r.take(16, "the graph id")?.try_into().expect("16 bytes"),
-        limit: r.u64("the memory limit")?,
-        kept: r.u64("the bytes kept")?,
+        kernel: r.u32_at(q::KERNEL)?,
+        threads: r.u32_at(q::THREADS)?,
+        kind: r.u32_at(q::ID_KIND)?,
+        flags: r.u32_at(q::FLAGS)?,
+        iterations: r.u64_at(q::ITERATIONS)? as i64,
+        alpha: r.f64_at(q::ALPHA)?,
+        tol: r.f64_at(q::TOL)?,
+        m: r.u64_at(q::EDGE_COUNT)?,
+        v: r.u64_at(q::VERTEX_COUNT)?,
+        graph: r.field(q::GRAPH_ID)?.try_into().expect("16 bytes"),
+        limit: r.u64_at(q::MEMORY_LIMIT)?,
+        kept: r.u64_at(q::KEPT_BYTES)?,
     };
-    let len = r.u32("the refusal length")? as usize;
+    let len = r.u32_at(q::REFUSAL_LENGTH)? as usize;
     let refusal = r.take(len, "the refusal text")?;
     Ok((h, refusal))
 }
@@ -422,7 +403,7 @@ fn split(b: &[u8]) -> [&[u8]; SECTIONS] {
     if !refusal.is_empty() {
         return whole;
     }
-    let strings = h.kind == 2;
+    let strings = h.kind == q::STRING_IDS;
     // The end of the id frame at `at` (u32 length, bytes), at most the end of `b`.
     let frame = |at: usize| match b.get(at..at.saturating_add(4)) {
         Some(l) => (at + 4).saturating_add(u32::from_le_bytes(l.try_into().unwrap()) as usize).min(b.len()),
@@ -461,7 +442,7 @@ fn split(b: &[u8]) -> [&[u8]; SECTIONS] {
 }
 
 /// A contiguous request parsed (see [`parse_sections`]).
-pub fn parse(b: &[u8]) -> Result<Request, String> {
+pub(crate) fn parse(b: &[u8]) -> Result<Request, String> {
     parse_sections(split(b))
 }
 
@@ -475,14 +456,14 @@ fn ended(r: &Reader<'_>, what: &str) -> Result<(), String> {
 
 /// The whole request from its sections (a refused one is not parsed). The parts are read
 /// only when the header's parameters pass: otherwise the request carries their error.
-pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
+pub(crate) fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
     let (h, refusal) = header(s[HEAD])?;
     if !refusal.is_empty() {
         return Err(format!("the request is refused: {}", String::from_utf8_lossy(refusal)));
     }
     let kernel = h.check();
     let threads = h.threads.max(1) as usize;
-    let mut agreed = s[HEAD][8..48].to_vec();
+    let mut agreed = s[HEAD][q::AGREED].to_vec();
     agreed.extend_from_slice(&h.graph);
     let empty = || VertexIds::Integral(Vec::new());
     let Ok(_) = &kernel else {
@@ -495,7 +476,7 @@ pub fn parse_sections(s: [&[u8]; SECTIONS]) -> Result<Request, String> {
             h.m, h.v
         ));
     }
-    let strings = h.kind == 2;
+    let strings = h.kind == q::STRING_IDS;
     let mut r = Reader::new(s[HEAD]);
     r.take(REQUEST_HEADER + refusal.len(), "the header")?;
     let source_at = r.at();
@@ -557,7 +538,7 @@ fn show_ids(ids: &VertexIds) -> String {
 
 /// Every field of a request as this side reads it, one line, or the parse or parameter
 /// error (the parameters' one check).
-pub fn describe(b: &[u8]) -> Result<String, String> {
+pub(crate) fn describe(b: &[u8]) -> Result<String, String> {
     let (_, refusal) = header(b)?;
     if !refusal.is_empty() {
         return Ok(format!("graph-call refused: {}", String::from_utf8_lossy(refusal)));
@@ -675,7 +656,7 @@ trait Values {
 }
 
 impl Values for Vec<i64> {
-    const KIND: u32 = 1;
+    const KIND: u32 = gc_reply::I64S;
     fn bytes(&self) -> usize {
         8 * self.len()
     }
@@ -685,7 +666,7 @@ impl Values for Vec<i64> {
 }
 
 impl Values for Vec<f64> {
-    const KIND: u32 = 2;
+    const KIND: u32 = gc_reply::F64S;
     fn bytes(&self) -> usize {
         8 * self.len()
     }
@@ -695,7 +676,7 @@ impl Values for Vec<f64> {
 }
 
 impl Values for VertexIds {
-    const KIND: u32 = 3;
+    const KIND: u32 = gc_reply::IDS;
     fn bytes(&self) -> usize {
         ids_bytes(self)
     }
@@ -708,7 +689,7 @@ impl Values for VertexIds {
 struct PerSource<T>(Vec<T>);
 
 impl Values for PerSource<i64> {
-    const KIND: u32 = 4;
+    const KIND: u32 = gc_reply::I64S_PER_SOURCE;
     fn bytes(&self) -> usize {
         self.0.bytes()
     }
@@ -718,7 +699,7 @@ impl Values for PerSource<i64> {
 }
 
 impl Values for PerSource<f64> {
-    const KIND: u32 = 5;
+    const KIND: u32 = gc_reply::F64S_PER_SOURCE;
     fn bytes(&self) -> usize {
         self.0.bytes()
     }
@@ -737,18 +718,19 @@ fn reply<V: Values>(r: &KeyedValues<V>, t: &Times) -> Result<Vec<u8>, String> {
     let size = REPLY_HEADER + ids_bytes(&r.ids) + r.values.bytes();
     let mut out = Vec::new();
     out.try_reserve_exact(size).map_err(|_| format!("out of memory: the reply needs {size} bytes"))?;
-    out.extend_from_slice(REPLY_MAGIC);
-    out.extend_from_slice(&r.n.to_le_bytes());
-    out.extend_from_slice(&r.nnz.to_le_bytes());
-    out.extend_from_slice(&(r.rounds as u64).to_le_bytes());
-    out.extend_from_slice(&t.load_seconds.to_le_bytes());
-    out.extend_from_slice(&r.compute_seconds.to_le_bytes());
-    out.extend_from_slice(&t.residual.to_le_bytes());
-    out.extend_from_slice(&t.flags.to_le_bytes());
-    out.extend_from_slice(&V::KIND.to_le_bytes());
-    out.extend_from_slice(&(t.graph_id_seconds + r.id_seconds).to_le_bytes());
-    out.extend_from_slice(&(r.ids.len() as u64).to_le_bytes());
-    out.extend_from_slice(&t.kept_bytes.to_le_bytes());
+    out.resize(REPLY_HEADER, 0);
+    out[..8].copy_from_slice(REPLY_MAGIC);
+    gc_reply::VERTICES.put(&mut out, &r.n.to_le_bytes());
+    gc_reply::EDGES.put(&mut out, &r.nnz.to_le_bytes());
+    gc_reply::ROUNDS.put(&mut out, &(r.rounds as u64).to_le_bytes());
+    gc_reply::LOAD_SECONDS.put(&mut out, &t.load_seconds.to_le_bytes());
+    gc_reply::COMPUTE_SECONDS.put(&mut out, &r.compute_seconds.to_le_bytes());
+    gc_reply::RESIDUAL.put(&mut out, &t.residual.to_le_bytes());
+    gc_reply::FLAGS.put(&mut out, &t.flags.to_le_bytes());
+    gc_reply::VALUE_KIND.put(&mut out, &V::KIND.to_le_bytes());
+    gc_reply::ID_SECONDS.put(&mut out, &(t.graph_id_seconds + r.id_seconds).to_le_bytes());
+    gc_reply::COUNT.put(&mut out, &(r.ids.len() as u64).to_le_bytes());
+    gc_reply::KEPT_BYTES.put(&mut out, &t.kept_bytes.to_le_bytes());
     put_ids(&mut out, &r.ids);
     r.values.put(&mut out);
     Ok(out)
@@ -790,9 +772,10 @@ fn fits(ctx: &mut Context, r: Room) -> Result<(), Failure> {
 
 /// The reply of an input every process refuses: `LPFGCE01`, u32 length, the text.
 fn refused(text: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(12 + text.len());
-    out.extend_from_slice(REFUSED_MAGIC);
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    let head = gc_refused::LENGTH.end();
+    let mut out = vec![0u8; head];
+    out[..8].copy_from_slice(REFUSED_MAGIC);
+    gc_refused::LENGTH.put(&mut out, &(text.len() as u32).to_le_bytes());
     out.extend_from_slice(text.as_bytes());
     out
 }
@@ -800,7 +783,7 @@ fn refused(text: &str) -> Vec<u8> {
 /// The SPMD body: the refusals' and the requests' verdicts, the graph loaded (or found
 /// kept), the kernel run on it, the reply. LPF process 0 reports each round to
 /// `progress`, if given.
-pub fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
+pub(crate) fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     match answer(ctx, input, progress) {
         Ok(reply) => Ok(reply),
         Err(Failure::Refused(text)) => Ok(refused(&text)),
@@ -897,13 +880,8 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             let opts = DistOptions { exchange, progress: false, ..DistOptions::default() };
             let mut each = |p: &IterationProgress| observe(&RoundProgress::from(p));
             let r = graph.pagerank(ctx, &cfg, &opts, &mut each)?;
-            let ran: u32 = match r.exchange.kind {
-                Exchange::Allgather => 1,
-                Exchange::Plan => 2,
-                Exchange::Auto => 0,
-            };
             t.residual = r.residual;
-            t.flags = r.converged as u32 | ran << 1;
+            t.flags = (r.converged as u32 * gc_reply::CONVERGED) | (exchange::code(r.exchange.kind) << exchange::SHIFT);
             reply(&r.ranks, &t)?
         }
         Kernel::BfsPaths { max_length } => {
@@ -917,7 +895,7 @@ fn answer(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progress
             let cfg = GraphxPageRankConfig { reset_probability, tol, max_iters };
             let r = graph.graphx_pagerank(ctx, &req.sources, &cfg, threads, observe)?;
             t.residual = r.residual;
-            t.flags = r.converged as u32;
+            t.flags = r.converged as u32 * gc_reply::CONVERGED;
             if vector {
                 reply(&per_source(r.ranks), &t)?
             } else {
@@ -1275,6 +1253,44 @@ mod tests {
                         let numbers: Vec<(Id, Value)> = want.iter().map(|&(v, bits)| (id[v as usize].clone(), Value::Int(bits as i64))).collect();
                         assert_eq!(got, numbers, "kernel {kernel} with vertex numbers, {p} processes, byte ids {bytes}");
                     }
+                }
+            }
+        }
+    }
+
+    /// Issue 29: processes holding unequal numbers of edges and of vertex ids (some none)
+    /// answer as one process holding them all. The counts are each process's own, so the
+    /// agreement on the requests leaves them out: a digest covering them would fail every
+    /// call whose Spark partitions differ in size ("of process q differ").
+    #[test]
+    fn unequal_parts_per_process_answer_as_one_process() {
+        // (edges, vertex ids) per process: the test graph's edges in order, then the
+        // vertex ids 9, 10, 0, 5 in order.
+        let splits: [(&[usize], &[usize]); 2] = [(&[12, 2, 0], &[0, 3, 1]), (&[1, 13], &[4, 0])];
+        for bytes in [false, true] {
+            let id = ids(bytes);
+            let listed = [9, 10, 0, 5].map(|k| id[k].clone());
+            for (edge_counts, vertex_counts) in splits {
+                let (mut e, mut v) = (0, 0);
+                // Each process's edges and vertex ids.
+                type Part = (Vec<(Id, Id)>, Vec<Id>);
+                let parts: Vec<Part> = edge_counts
+                    .iter()
+                    .zip(vertex_counts)
+                    .map(|(&m, &k)| {
+                        let edges = EDGES[e..e + m].iter().map(|&(s, t)| (id[s].clone(), id[t].clone())).collect();
+                        let vertices = listed[v..v + k].to_vec();
+                        (e, v) = (e + m, v + k);
+                        (edges, vertices)
+                    })
+                    .collect();
+                assert_eq!((e, v), (EDGES.len(), listed.len()));
+                for kernel in [1, 2, 10] {
+                    let par = params(kernel, (kernel == 1).then(|| id[1].clone()));
+                    let want = pairs(&on_threads(requests(&par, bytes, 1)), bytes);
+                    let inputs = parts.iter().map(|(edges, vertices)| request(&par, bytes, edges, &[], vertices, "")).collect();
+                    let got = pairs(&on_threads(inputs), bytes);
+                    assert_eq!(got, want, "kernel {kernel}, edges {edge_counts:?}, vertex ids {vertex_counts:?}, byte ids {bytes}");
                 }
             }
         }

@@ -9,16 +9,17 @@
 //! Every entry point catches panics (none unwinds into the JVM) and turns every error
 //! into a thrown `org.lpf.spark.LpfException(pid, host, phase, message)`.
 
-pub mod algorithms;
-pub mod generate;
-pub mod graph_call;
-pub mod pagerank;
-pub mod progress;
-pub mod request;
-pub mod resident;
-pub mod session;
-pub mod userlib;
-pub mod verdict;
+mod algorithms;
+mod generate;
+mod graph_call;
+mod layout;
+mod pagerank;
+mod progress;
+mod request;
+mod resident;
+mod session;
+mod userlib;
+mod verdict;
 
 /// Shared-memory groups are matched by p alone, so tests that start groups in this test
 /// binary take turns.
@@ -206,12 +207,84 @@ fn who_of(handle: jlong) -> Who {
     }
 }
 
-fn program<'a>(algorithm: &'a Option<String>, library: &'a Option<String>, symbol: &'a Option<String>) -> Result<Program<'a>, Failure> {
-    match (algorithm, library, symbol) {
-        (Some(a), None, None) => Ok(Program::Bundled(a)),
-        (None, Some(l), Some(s)) => Ok(Program::Library { path: l, symbol: s }),
-        _ => Err(Failure::new(Phase::Argument, "give either a bundled algorithm's name, or a library path and a symbol")),
+/// The arguments the `hook*` entry points share, decoded once for all of them: the group,
+/// the program (a bundled algorithm by name, or `symbol` of the shared library `library`;
+/// the `hookProduce*` calls name a bundled algorithm alone) and where LPF process 0 sends
+/// its progress (`hookProduce*` only).
+struct HookCall<'a> {
+    session: &'a Session,
+    algorithm: Option<String>,
+    library: Option<String>,
+    symbol: Option<String>,
+    progress: Option<progress::ProgressSink>,
+}
+
+impl<'a> HookCall<'a> {
+    /// `hookArrays`' and `hookDirect`'s leading arguments (group, algorithm, library,
+    /// symbol).
+    ///
+    /// # Safety
+    /// `handle` as in [`session`].
+    unsafe fn from_jni(
+        env: &Env<'_>,
+        handle: jlong,
+        algorithm: &JString<'_>,
+        library: &JString<'_>,
+        symbol: &JString<'_>,
+    ) -> Result<HookCall<'a>, Failure> {
+        Ok(HookCall {
+            session: session(handle)?,
+            algorithm: opt_string(env, algorithm, "algorithm")?,
+            library: opt_string(env, library, "library")?,
+            symbol: opt_string(env, symbol, "symbol")?,
+            progress: None,
+        })
     }
+
+    /// The `hookProduce*` calls' arguments but the input (group, algorithm: not null,
+    /// progress host, port and hello: see [`progress_sink`]).
+    ///
+    /// # Safety
+    /// `handle` as in [`session`].
+    unsafe fn produce_from_jni(
+        env: &Env<'_>,
+        handle: jlong,
+        algorithm: &JString<'_>,
+        progress_host: &JString<'_>,
+        progress_port: jint,
+        progress_hello: &JString<'_>,
+    ) -> Result<HookCall<'a>, Failure> {
+        let session = session(handle)?;
+        let algorithm = Some(string(env, algorithm, "algorithm")?);
+        let progress = progress_sink(env, progress_host, progress_port, progress_hello)?;
+        Ok(HookCall { session, algorithm, library: None, symbol: None, progress })
+    }
+
+    fn program(&self) -> Result<Program<'_>, Failure> {
+        match (&self.algorithm, &self.library, &self.symbol) {
+            (Some(a), None, None) => Ok(Program::Bundled(a)),
+            (None, Some(l), Some(s)) => Ok(Program::Library { path: l, symbol: s }),
+            _ => Err(Failure::new(Phase::Argument, "give either a bundled algorithm's name, or a library path and a symbol")),
+        }
+    }
+
+    /// Runs the program on `input`, writing `output` (its length fixed by the caller).
+    fn run(&self, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
+        self.session.hook(self.program()?, input, output)
+    }
+
+    /// Runs the bundled algorithm that produces its output (its size known after the run).
+    fn produce(&self, input: request::RequestBytes<'_>) -> Result<Vec<u8>, Failure> {
+        match self.program()? {
+            Program::Bundled(name) => self.session.hook_produce(name, input, self.progress.as_ref()),
+            Program::Library { .. } => Err(Failure::new(Phase::Argument, "a library program needs its output length")),
+        }
+    }
+}
+
+/// A hook's output as a new Java byte array.
+fn output_array<'l>(env: &mut Env<'l>, out: &[u8]) -> Result<JByteArray<'l>, Failure> {
+    env.byte_array_from_slice(out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
 }
 
 /// `static native String version()`: the library's version and the engines it has.
@@ -478,13 +551,8 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
 ) -> JByteArray<'l> {
     entry(&mut env, Phase::Hook, || who_of(handle), |env| {
         // SAFETY: see `session`.
-        let s = unsafe { session(handle) }?;
-        let (a, l, y) = (
-            opt_string(env, &algorithm, "algorithm")?,
-            opt_string(env, &library, "library")?,
-            opt_string(env, &symbol, "symbol")?,
-        );
-        let prog = program(&a, &l, &y)?;
+        let call = unsafe { HookCall::from_jni(env, handle, &algorithm, &library, &symbol) }?;
+        let prog = call.program()?;
         let input = if input.is_null() {
             Vec::new()
         } else {
@@ -498,18 +566,18 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookArrays<'l>(
             };
             let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
             let out = match alg.output_len(input.len()) {
-                None => s.hook_produce(name, request::RequestBytes::Contiguous(&input), None)?,
+                None => call.produce(request::RequestBytes::Contiguous(&input))?,
                 Some(n) => {
                     let mut out = vec![0u8; n];
-                    s.hook(prog, &input, &mut out)?;
+                    call.run(&input, &mut out)?;
                     out
                 }
             };
-            return env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")));
+            return output_array(env, &out);
         }
         let mut out = vec![0u8; output_len as usize];
-        s.hook(prog, &input, &mut out)?;
-        env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
+        call.run(&input, &mut out)?;
+        output_array(env, &out)
     })
 }
 
@@ -550,18 +618,14 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookDirect<'l>(
 ) {
     entry(&mut env, Phase::Hook, || who_of(handle), |env| {
         // SAFETY: see `session`.
-        let s = unsafe { session(handle) }?;
-        let (a, l, y) = (
-            opt_string(env, &algorithm, "algorithm")?,
-            opt_string(env, &library, "library")?,
-            opt_string(env, &symbol, "symbol")?,
-        );
-        let prog = program(&a, &l, &y)?;
+        let call = unsafe { HookCall::from_jni(env, handle, &algorithm, &library, &symbol) }?;
+        // Checked before the buffers are looked at, as every hook does.
+        call.program()?;
         // SAFETY: the Java caller keeps both buffers reachable during the call; the
         // input is only read. If the caller passes one buffer twice, the program sees
         // aliasing input and output, which LPF programs must tolerate (they are bytes).
         let (inp, out) = unsafe { (direct(env, &input, "input")?, direct(env, &output, "output")?) };
-        s.hook(prog, inp, out)
+        call.run(inp, out)
     })
 }
 
@@ -603,13 +667,11 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceDirect<'l>(
 ) -> JByteArray<'l> {
     entry(&mut env, Phase::Hook, || who_of(handle), |env| {
         // SAFETY: see `session`.
-        let s = unsafe { session(handle) }?;
-        let name = string(env, &algorithm, "algorithm")?;
-        let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
+        let call = unsafe { HookCall::produce_from_jni(env, handle, &algorithm, &progress_host, progress_port, &progress_hello) }?;
         // SAFETY: the Java caller keeps the buffer reachable during the call; only read.
         let inp = unsafe { direct(env, &input, "input")? };
-        let out = s.hook_produce(&name, request::RequestBytes::Contiguous(inp), sink.as_ref())?;
-        env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
+        let out = call.produce(request::RequestBytes::Contiguous(inp))?;
+        output_array(env, &out)
     })
 }
 
@@ -697,11 +759,9 @@ pub extern "system" fn Java_org_lpf_spark_LpfNative_hookProduceRequest<'l>(
         // hands it over once (LpfRequest forgets it before this call).
         let owned = unsafe { Box::from_raw(request as *mut request::NativeRequest) };
         // SAFETY: see `session`.
-        let s = unsafe { session(handle) }?;
-        let name = string(env, &algorithm, "algorithm")?;
-        let sink = progress_sink(env, &progress_host, progress_port, &progress_hello)?;
-        let out = s.hook_produce(&name, request::RequestBytes::Sections(std::sync::Arc::from(owned)), sink.as_ref())?;
-        env.byte_array_from_slice(&out).map_err(|e| Failure::new(Phase::Hook, format!("returning the output: {e}")))
+        let call = unsafe { HookCall::produce_from_jni(env, handle, &algorithm, &progress_host, progress_port, &progress_hello) }?;
+        let out = call.produce(request::RequestBytes::Sections(std::sync::Arc::from(owned)))?;
+        output_array(env, &out)
     })
 }
 

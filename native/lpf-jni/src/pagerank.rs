@@ -2,7 +2,8 @@
 //! (`dist::pagerank_spmd_with`) on the group's LPF context.
 //!
 //! Every process passes a *request* and gets a *reply*; both are little-endian byte
-//! strings (the Scala side, `org.lpf.spark.LpfPageRank`, writes and reads them).
+//! strings (the Scala side, `org.lpf.spark.LpfPageRank`, writes and reads them; the
+//! headers' fields and codes are defined once, in [`crate::layout`]).
 //!
 //! Request (48-byte header, then the source):
 //!
@@ -45,23 +46,25 @@ use crate::request::RequestBytes;
 use crate::verdict::agree_on_request;
 use crate::progress::ProgressSink;
 use graphblas::algorithms::pagerank::ParameterNames;
-use graphblas::dist::{pagerank_spmd_observed, DistOptions, Exchange, Format, Input, IterationProgress, RoundProgress};
+use graphblas::dist::{pagerank_spmd_observed, DistOptions, Format, Input, IterationProgress, RoundProgress};
 use graphblas::kron::KronParams;
 use graphblas::PageRankConfig;
 use lpf::Context;
 
-pub const REQUEST_MAGIC: &[u8; 8] = b"LPFPRQ01";
-pub const REPLY_MAGIC: &[u8; 8] = b"LPFPRR01";
-pub const REQUEST_HEADER: usize = 48;
-pub const REPLY_HEADER: usize = 72;
+// The layouts' magics, fields and codes: crate::layout, their one definition.
+use crate::layout::pr_reply::{self, MAGIC as REPLY_MAGIC};
+use crate::layout::pr_request::{self as q, MAGIC as REQUEST_MAGIC};
+use crate::layout::{exchange, Field};
+
+const REPLY_HEADER: usize = pr_reply::COUNT.end();
 
 /// A parsed request.
-pub struct Request {
-    pub cfg: PageRankConfig,
-    pub opts: DistOptions,
-    pub input: Input,
+pub(crate) struct Request {
+    pub(crate) cfg: PageRankConfig,
+    pub(crate) opts: DistOptions,
+    pub(crate) input: Input,
     /// Hash of everything that must agree between processes (all but the edges).
-    pub digest: u64,
+    pub(crate) digest: u64,
 }
 
 pub(crate) struct Reader<'a> {
@@ -82,7 +85,7 @@ impl<'a> Reader<'a> {
         self.at
     }
     pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
-        if self.b.len() - self.at < n {
+        if self.b.len().saturating_sub(self.at) < n {
             return Err(format!(
                 "the request ends at byte {} but {what} needs {n} bytes from byte {}",
                 self.b.len(),
@@ -102,6 +105,25 @@ impl<'a> Reader<'a> {
     pub(crate) fn f64(&mut self, what: &str) -> Result<f64, String> {
         Ok(f64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
     }
+    /// A header's field, read at its offset (see [`crate::layout`]); reading goes on after it.
+    pub(crate) fn field(&mut self, f: Field) -> Result<&'a [u8], String> {
+        self.at = f.at;
+        self.take(f.ty.size(), f.what)
+    }
+    /// The magic at the start of every header.
+    pub(crate) fn magic(&mut self) -> Result<&'a [u8], String> {
+        self.at = 0;
+        self.take(8, "the magic")
+    }
+    pub(crate) fn u32_at(&mut self, f: Field) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.field(f)?.try_into().unwrap()))
+    }
+    pub(crate) fn u64_at(&mut self, f: Field) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.field(f)?.try_into().unwrap()))
+    }
+    pub(crate) fn f64_at(&mut self, f: Field) -> Result<f64, String> {
+        Ok(f64::from_le_bytes(self.field(f)?.try_into().unwrap()))
+    }
 }
 
 /// FNV-1a over the bytes.
@@ -111,48 +133,43 @@ pub(crate) fn fnv(bytes: &[u8]) -> u64 {
 
 /// PageRank's parameters as the Spark bridge's Scala and Python APIs both name them
 /// (`LpfPageRank.run`, `LpfGraph.pageRank`): the messages of the parameter check.
-pub const SPARK_NAMES: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "maxIter" };
+pub(crate) const SPARK_NAMES: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "maxIter" };
 
 /// The parameter check of the Spark bridge's PageRank (the driver's and every process's):
 /// graphblas's one check, with the API's names.
-pub fn check_parameters(alpha: f64, tol: f64, max_iters: i64) -> Result<(), String> {
+pub(crate) fn check_parameters(alpha: f64, tol: f64, max_iters: i64) -> Result<(), String> {
     graphblas::algorithms::pagerank::check_parameters_named(alpha, tol, max_iters, SPARK_NAMES)
 }
 
-pub fn parse(b: &[u8]) -> Result<Request, String> {
+pub(crate) fn parse(b: &[u8]) -> Result<Request, String> {
     let mut r = Reader { b, at: 0 };
-    if r.take(8, "the magic")? != REQUEST_MAGIC {
+    if r.magic()? != REQUEST_MAGIC {
         return Err("the request does not start with LPFPRQ01 (see native/lpf-jni/src/pagerank.rs)".into());
     }
-    let alpha = r.f64("alpha")?;
-    let tol = r.f64("tol")?;
-    let max_iters = r.u64("max_iters")?;
-    let threads = r.u32("threads")?;
-    let source = r.u32("source")?;
-    let flags = r.u32("flags")?;
-    let _reserved = r.u32("reserved")?;
+    let alpha = r.f64_at(q::ALPHA)?;
+    let tol = r.f64_at(q::TOL)?;
+    let max_iters = r.u64_at(q::MAX_ITERS)?;
+    let threads = r.u32_at(q::THREADS)?;
+    let source = r.u32_at(q::SOURCE)?;
+    let flags = r.u32_at(q::FLAGS)?;
+    let _reserved = r.u32_at(q::RESERVED)?;
     // Signed: a negative count from the JVM is named as given.
     check_parameters(alpha, tol, max_iters as i64)?;
-    let exchange = match (flags >> 1) & 3 {
-        0 => Exchange::Auto,
-        1 => Exchange::Allgather,
-        2 => Exchange::Plan,
-        x => return Err(format!("exchange code {x} in the flags is not 0 (auto), 1 (allgather) or 2 (plan)")),
-    };
+    let exchange = exchange::from_flags(flags)?;
     let cfg = PageRankConfig {
         alpha,
         tol,
         max_iters: usize::try_from(max_iters).unwrap_or(usize::MAX),
         threads: threads.max(1) as usize,
     };
-    let opts = DistOptions { exchange, progress: flags & 1 != 0, ..DistOptions::default() };
+    let opts = DistOptions { exchange, progress: flags & q::PROGRESS != 0, ..DistOptions::default() };
     let (input, agreed_end) = match source {
-        1 => {
+        q::FILE => {
             let format = match r.u32("the file format")? {
-                0 => Format::Auto,
-                1 => Format::Mtx,
-                2 => Format::Edges,
-                3 => Format::Bin,
+                q::FORMAT_AUTO => Format::Auto,
+                q::FORMAT_MTX => Format::Mtx,
+                q::FORMAT_EDGES => Format::Edges,
+                q::FORMAT_BIN => Format::Bin,
                 x => return Err(format!("file format code {x} is not 0 (by extension), 1 (mtx), 2 (edges) or 3 (bin)")),
             };
             let len = r.u32("the path length")? as usize;
@@ -162,7 +179,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
             }
             (Input::File { path: path.into(), format }, r.at)
         }
-        2 => {
+        q::RMAT => {
             let scale = r.u32("the R-MAT scale")?;
             let edge_factor = r.u32("the edge factor")?;
             let (a, bq, c) = (r.f64("a")?, r.f64("b")?, r.f64("c")?);
@@ -179,7 +196,7 @@ pub fn parse(b: &[u8]) -> Result<Request, String> {
 
 /// Every field of a request as this side reads it, one line: what the JVM's encoder is
 /// checked against (`LpfNative.describeRequest`; KernelTests' request-layout case).
-pub fn describe(b: &[u8]) -> Result<String, String> {
+pub(crate) fn describe(b: &[u8]) -> Result<String, String> {
     let r = parse(b)?;
     let input = match &r.input {
         Input::Edges(e) => format!("edges {:?}", e),
@@ -197,7 +214,7 @@ pub fn describe(b: &[u8]) -> Result<String, String> {
 /// The SPMD body: check the requests collectively, run, encode the reply. LPF process 0
 /// reports its progress to `progress` (the JVM gives one to the task of pid 0 when the
 /// driver listens) and, with flag bit 0, to its stderr.
-pub fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
+pub(crate) fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&ProgressSink>) -> Result<Vec<u8>, String> {
     let req = agree_on_request(ctx, input.whole().and_then(parse), |r| r.digest, "alpha, tol, max_iters, threads, flags, source")?;
     // LPF process 0 only: a task with several LPF threads (hybrid) shares one sink.
     let on_stderr = req.opts.progress && ctx.pid() == 0;
@@ -213,21 +230,17 @@ pub fn run(ctx: &mut Context, input: RequestBytes<'_>, progress: Option<&Progres
     let res = pagerank_spmd_observed(ctx, req.input, &req.cfg, &req.opts, &mut observe).map_err(|e| e.to_string())?;
     let k = res.ids.len();
     let mut out = Vec::with_capacity(REPLY_HEADER + 16 * k);
-    out.extend_from_slice(REPLY_MAGIC);
-    out.extend_from_slice(&res.n.to_le_bytes());
-    out.extend_from_slice(&res.nnz.to_le_bytes());
-    out.extend_from_slice(&(res.iterations as u64).to_le_bytes());
-    out.extend_from_slice(&res.residual.to_le_bytes());
-    out.extend_from_slice(&res.load_seconds.to_le_bytes());
-    out.extend_from_slice(&res.iteration_seconds.to_le_bytes());
-    out.extend_from_slice(&(res.converged as u32).to_le_bytes());
-    let ex: u32 = match res.exchange.kind {
-        Exchange::Allgather => 1,
-        Exchange::Plan => 2,
-        Exchange::Auto => 0,
-    };
-    out.extend_from_slice(&ex.to_le_bytes());
-    out.extend_from_slice(&(k as u64).to_le_bytes());
+    out.resize(REPLY_HEADER, 0);
+    out[..8].copy_from_slice(REPLY_MAGIC);
+    pr_reply::VERTICES.put(&mut out, &res.n.to_le_bytes());
+    pr_reply::EDGES.put(&mut out, &res.nnz.to_le_bytes());
+    pr_reply::ITERATIONS.put(&mut out, &(res.iterations as u64).to_le_bytes());
+    pr_reply::RESIDUAL.put(&mut out, &res.residual.to_le_bytes());
+    pr_reply::LOAD_SECONDS.put(&mut out, &res.load_seconds.to_le_bytes());
+    pr_reply::ITERATION_SECONDS.put(&mut out, &res.iteration_seconds.to_le_bytes());
+    pr_reply::CONVERGED.put(&mut out, &(res.converged as u32).to_le_bytes());
+    pr_reply::EXCHANGE.put(&mut out, &exchange::code(res.exchange.kind).to_le_bytes());
+    pr_reply::COUNT.put(&mut out, &(k as u64).to_le_bytes());
     for (id, rank) in res.ids.iter().zip(&res.ranks) {
         out.extend_from_slice(&id.to_le_bytes());
         out.extend_from_slice(&rank.to_le_bytes());
@@ -349,7 +362,7 @@ mod tests {
     #[test]
     fn a_missing_file_names_it_everywhere() {
         let mut b = request_rmat(5, 1e-9, 0.85);
-        b.truncate(REQUEST_HEADER);
+        b.truncate(q::RESERVED.end());
         b[36..40].copy_from_slice(&1u32.to_le_bytes());
         b.extend_from_slice(&0u32.to_le_bytes());
         let path = b"/nonexistent/graph.mtx";

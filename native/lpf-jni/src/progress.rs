@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Lines wait at most this long before they are written.
-pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_millis(100);
 
-pub struct ProgressSink {
+pub(crate) struct ProgressSink {
     to: String,
     out: Mutex<Out>,
 }
@@ -60,7 +60,7 @@ impl Out {
 impl ProgressSink {
     /// Connects to `host:port` and sends `hello`; `None` (after one line on stderr) if
     /// that fails.
-    pub fn connect(host: &str, port: u16, hello: &str) -> Option<ProgressSink> {
+    pub(crate) fn connect(host: &str, port: u16, hello: &str) -> Option<ProgressSink> {
         let to = format!("{host}:{port}");
         let connected = (host, port)
             .to_socket_addrs()
@@ -81,7 +81,7 @@ impl ProgressSink {
         }
     }
 
-    pub fn report(&self, p: &RoundProgress) {
+    pub(crate) fn report(&self, p: &RoundProgress) {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         if out.stream.is_none() {
             return;

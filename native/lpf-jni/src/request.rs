@@ -15,27 +15,24 @@
 
 use std::sync::Arc;
 
-/// The sections of a request, in the order of its contiguous form.
-pub const HEAD: usize = 0;
-pub const EDGES: usize = 1;
-pub const WEIGHTS: usize = 2;
-pub const VERTICES: usize = 3;
-pub const SECTIONS: usize = 4;
+/// The sections of a request, in the order of its contiguous form (the JVM's
+/// `LpfLayout.SECTION_*`).
+pub(crate) use crate::layout::sections::{EDGES, HEAD, SECTIONS, VERTICES, WEIGHTS};
 
 /// A request's sections, appended to as the rows are read.
 #[derive(Debug, Default)]
-pub struct NativeRequest {
+pub(crate) struct NativeRequest {
     sections: [Vec<u8>; SECTIONS],
 }
 
 impl NativeRequest {
-    pub fn new() -> NativeRequest {
+    pub(crate) fn new() -> NativeRequest {
         NativeRequest::default()
     }
 
     /// Appends `k` bytes to `section`, written by `fill` into the slice it is given
     /// (zeroed first); an error leaves the request as it was.
-    pub fn append_with<E: std::fmt::Display>(
+    pub(crate) fn append_with<E: std::fmt::Display>(
         &mut self,
         section: usize,
         k: usize,
@@ -55,12 +52,12 @@ impl NativeRequest {
     }
 
     /// The four sections.
-    pub fn sections(&self) -> [&[u8]; SECTIONS] {
+    pub(crate) fn sections(&self) -> [&[u8]; SECTIONS] {
         [&self.sections[0], &self.sections[1], &self.sections[2], &self.sections[3]]
     }
 
     /// Bytes of all sections.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.sections.iter().map(|s| s.len() as u64).sum()
     }
 }
@@ -70,7 +67,7 @@ impl NativeRequest {
 /// processes of this task (a TCP group's threads), freed when the last of them drops its
 /// `RequestBytes`.
 #[derive(Clone, Debug)]
-pub enum RequestBytes<'a> {
+pub(crate) enum RequestBytes<'a> {
     Contiguous(&'a [u8]),
     Sections(Arc<NativeRequest>),
 }
@@ -78,7 +75,7 @@ pub enum RequestBytes<'a> {
 impl RequestBytes<'_> {
     /// The request as one byte string, for algorithms whose request is a head alone
     /// (pagerank): a request in sections must have nothing but its head.
-    pub fn whole(&self) -> Result<&[u8], String> {
+    pub(crate) fn whole(&self) -> Result<&[u8], String> {
         match self {
             RequestBytes::Contiguous(b) => Ok(b),
             RequestBytes::Sections(r) => {

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// A resident graph's id.
-pub type GraphId = [u8; 16];
+pub(crate) type GraphId = [u8; 16];
 
 struct Part {
     p: u32,
@@ -33,7 +33,7 @@ fn table() -> MutexGuard<'static, HashMap<(GraphId, u32), Part>> {
 
 /// Keeps `graph` as part `pid` of `p` of the graph `id` (replacing an earlier one);
 /// returns the part and its native bytes.
-pub fn keep(id: GraphId, pid: u32, p: u32, graph: Graph) -> (Arc<Graph>, u64) {
+pub(crate) fn keep(id: GraphId, pid: u32, p: u32, graph: Graph) -> (Arc<Graph>, u64) {
     let bytes = graph.native_bytes() as u64;
     let graph = Arc::new(graph);
     table().insert((id, pid), Part { p, graph: Arc::clone(&graph), bytes });
@@ -41,31 +41,26 @@ pub fn keep(id: GraphId, pid: u32, p: u32, graph: Graph) -> (Arc<Graph>, u64) {
 }
 
 /// Part `pid` of `p` of the graph `id`, with its bytes, if this process keeps it.
-pub fn find(id: &GraphId, pid: u32, p: u32) -> Option<(Arc<Graph>, u64)> {
+pub(crate) fn find(id: &GraphId, pid: u32, p: u32) -> Option<(Arc<Graph>, u64)> {
     table().get(&(*id, pid)).filter(|part| part.p == p).map(|part| (Arc::clone(&part.graph), part.bytes))
 }
 
 /// Drops every part of the graph `id` this process keeps; the bytes they held.
-pub fn drop_graph(id: &GraphId) -> u64 {
+pub(crate) fn drop_graph(id: &GraphId) -> u64 {
     let mut t = table();
     let mine: Vec<(GraphId, u32)> = t.keys().filter(|(g, _)| g == id).copied().collect();
     mine.iter().filter_map(|k| t.remove(k)).map(|part| part.bytes).sum()
 }
 
-/// The native bytes of every part this process keeps.
-pub fn kept_bytes() -> u64 {
-    table().values().map(|part| part.bytes).sum()
-}
-
 /// One line per kept part: graph id (hex), pid, p, bytes; sorted.
-pub fn list() -> String {
+pub(crate) fn list() -> String {
     let t = table();
     let mut lines: Vec<String> = t.iter().map(|((id, pid), part)| format!("{} {pid} {} {}", hex(id), part.p, part.bytes)).collect();
     lines.sort();
     lines.join("\n")
 }
 
-pub fn hex(id: &GraphId) -> String {
+pub(crate) fn hex(id: &GraphId) -> String {
     id.iter().fold(String::with_capacity(32), |mut s, b| {
         let _ = write!(s, "{b:02x}");
         s
@@ -73,7 +68,7 @@ pub fn hex(id: &GraphId) -> String {
 }
 
 /// The id written as 32 hex digits, or what is wrong with it.
-pub fn parse_hex(text: &str) -> Result<GraphId, String> {
+pub(crate) fn parse_hex(text: &str) -> Result<GraphId, String> {
     let bad = || format!("a resident graph's id is 32 hex digits, not {text:?}");
     if text.len() != 32 || !text.is_ascii() {
         return Err(bad());

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 /// Where an error happened, as `LpfException.phase` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Joining the group (connecting to the master, authenticating, meeting the peers).
     Bootstrap,
     /// Loading the user's SPMD library or finding its symbol.
@@ -24,7 +24,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Phase::Bootstrap => "bootstrap",
             Phase::Load => "load",
@@ -37,43 +37,43 @@ impl Phase {
 
 /// An error on its way to the JVM.
 #[derive(Debug)]
-pub struct Failure {
-    pub phase: Phase,
-    pub message: String,
+pub(crate) struct Failure {
+    pub(crate) phase: Phase,
+    pub(crate) message: String,
     /// Running again on the same input fails the same way (`LpfException.permanent`):
     /// a bad argument, a library that does not load, or an error the program itself
     /// reported while the group stayed intact (e.g. a malformed input file, which every
     /// process agrees on). Not for bootstrap failures or a lost peer, which a rerun of
     /// the stage may cure.
-    pub permanent: bool,
+    pub(crate) permanent: bool,
 }
 
 impl Failure {
     /// A failure whose permanence follows from its phase: arguments and loading are
     /// permanent, the rest not (see [`Failure::permanent`] for program errors).
-    pub fn new(phase: Phase, message: impl Into<String>) -> Failure {
+    pub(crate) fn new(phase: Phase, message: impl Into<String>) -> Failure {
         Failure { phase, message: message.into(), permanent: matches!(phase, Phase::Argument | Phase::Load) }
     }
 
     /// A failure that a rerun on the same input cannot cure.
-    pub fn permanent(phase: Phase, message: impl Into<String>) -> Failure {
+    pub(crate) fn permanent(phase: Phase, message: impl Into<String>) -> Failure {
         Failure { phase, message: message.into(), permanent: true }
     }
 }
 
 /// What a TCP group is made from (the JVM side fills it in).
 #[derive(Clone, Debug)]
-pub struct TcpParams {
-    pub master: String,
-    pub port: u16,
-    pub pid: Pid,
-    pub nprocs: Pid,
-    pub timeout_ms: u64,
+pub(crate) struct TcpParams {
+    pub(crate) master: String,
+    pub(crate) port: u16,
+    pub(crate) pid: Pid,
+    pub(crate) nprocs: Pid,
+    pub(crate) timeout_ms: u64,
     /// None: no authentication (the JVM passed null); an empty one is refused as short.
-    pub secret: Option<lpf::tcp::Secret>,
-    pub threads: Pid,
+    pub(crate) secret: Option<lpf::tcp::Secret>,
+    pub(crate) threads: Pid,
     /// Job identity: processes of different jobs (e.g. stage attempts) refuse each other.
-    pub job: String,
+    pub(crate) job: String,
 }
 
 enum State {
@@ -87,17 +87,16 @@ enum State {
     Broken,
 }
 
-pub struct Session {
-    pub pid: Pid,
-    pub nprocs: Pid,
-    pub host: String,
+pub(crate) struct Session {
+    pub(crate) pid: Pid,
+    pub(crate) host: String,
     /// The LPF processes a hook runs in this task: a TCP group's threads, else 1.
     local: usize,
     state: RefCell<State>,
 }
 
 /// What a hook runs.
-pub enum Program<'a> {
+pub(crate) enum Program<'a> {
     Bundled(&'a str),
     Library { path: &'a str, symbol: &'a str },
 }
@@ -107,20 +106,20 @@ impl Session {
     /// identity: groups of different jobs never mix, whatever their sizes), waiting up
     /// to `timeout_ms` for the others.
     /// `cancel` stops the join and every hook's process (see [`lpf::Cancel`]).
-    pub fn shm(key: &str, pid: Pid, nprocs: Pid, timeout_ms: u64, host: String, cancel: &lpf::Cancel) -> Result<Session, Failure> {
+    pub(crate) fn shm(key: &str, pid: Pid, nprocs: Pid, timeout_ms: u64, host: String, cancel: &lpf::Cancel) -> Result<Session, Failure> {
         if key.is_empty() {
             return Err(Failure::new(Phase::Argument, "the shared-memory group key is empty (it must name the job)"));
         }
         let timeout = std::time::Duration::from_millis(timeout_ms);
         let init = lpf::ShmInit::join_cancellable(key, pid, nprocs, timeout, cancel)
             .map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
-        Ok(Session { pid, nprocs, host, local: 1, state: RefCell::new(State::Shm(init)) })
+        Ok(Session { pid, host, local: 1, state: RefCell::new(State::Shm(init)) })
     }
 
     /// Step 1 of a TCP group: pid 0 binds its port (0: the OS chooses; see
     /// `bound_port`), the others only check their configuration. `join` is step 2.
     /// `cancel` stops the join and every hook's processes (see [`lpf::Cancel`]).
-    pub fn tcp(p: &TcpParams, host: String, cancel: &lpf::Cancel) -> Result<Session, Failure> {
+    pub(crate) fn tcp(p: &TcpParams, host: String, cancel: &lpf::Cancel) -> Result<Session, Failure> {
         let mut cfg = lpf::tcp::TcpConfig::new(p.master.clone(), p.port, p.pid, p.nprocs)
             .timeout(std::time::Duration::from_millis(p.timeout_ms))
             .threads(p.threads.max(1))
@@ -128,13 +127,13 @@ impl Session {
             .cancel(cancel);
         cfg.secret = p.secret.clone();
         let prepared = lpf::tcp::TcpInit::prepare(cfg).map_err(|e| Failure::new(Phase::Bootstrap, e.to_string()))?;
-        Ok(Session { pid: p.pid, nprocs: p.nprocs, host, local: p.threads.max(1) as usize, state: RefCell::new(State::TcpPrepared(prepared)) })
+        Ok(Session { pid: p.pid, host, local: p.threads.max(1) as usize, state: RefCell::new(State::TcpPrepared(prepared)) })
     }
 
 
     /// Step 2 of a TCP group: waits (up to the timeout) for every process and connects
     /// them. Nothing to do for the other engines, or when already joined.
-    pub fn join(&self) -> Result<(), Failure> {
+    pub(crate) fn join(&self) -> Result<(), Failure> {
         let mut state = self.state.borrow_mut();
         match std::mem::replace(&mut *state, State::Broken) {
             State::TcpPrepared(p) => match p.join() {
@@ -149,7 +148,7 @@ impl Session {
 
     /// The port the master listens on (0 where this process is not the master or the
     /// engine listens nowhere).
-    pub fn bound_port(&self) -> u16 {
+    pub(crate) fn bound_port(&self) -> u16 {
         match &*self.state.borrow() {
             State::TcpPrepared(p) => p.bound_port(),
             State::Tcp(t) => t.bound_port(),
@@ -157,7 +156,7 @@ impl Session {
         }
     }
 
-    pub fn engine(&self) -> &'static str {
+    pub(crate) fn engine(&self) -> &'static str {
         match &*self.state.borrow() {
             State::Shm(_) => lpf::EngineKind::Shm.name(),
             State::TcpPrepared(_) => lpf::EngineKind::Tcp.name(),
@@ -176,7 +175,7 @@ impl Session {
     }
 
     /// Runs `program` as this process of the group, on `input`, writing `output`.
-    pub fn hook(&self, program: Program<'_>, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
+    pub(crate) fn hook(&self, program: Program<'_>, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
         self.join()?;
         let args = Args::new(input, output);
         let result = match program {
@@ -218,7 +217,7 @@ impl Session {
 
     /// Runs the bundled algorithm `name`, which produces its output (its size is
     /// known only after the run), on `input`, reporting its progress to `progress`.
-    pub fn hook_produce(&self, name: &str, input: RequestBytes<'_>, progress: Option<&crate::progress::ProgressSink>) -> Result<Vec<u8>, Failure> {
+    pub(crate) fn hook_produce(&self, name: &str, input: RequestBytes<'_>, progress: Option<&crate::progress::ProgressSink>) -> Result<Vec<u8>, Failure> {
         let alg = algorithms::by_name(name).map_err(|m| Failure::new(Phase::Argument, m))?;
         let produce = match alg.body {
             algorithms::Body::Produces(f) => f,

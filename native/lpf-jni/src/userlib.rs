@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
-pub type CSpmdFn = unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t);
+pub(crate) type CSpmdFn = unsafe extern "C" fn(lpf_t, lpf_pid_t, lpf_pid_t, lpf_args_t);
 
 fn dl_error() -> String {
     // SAFETY: dlerror returns NULL or a C string valid until the next dl* call on this
@@ -54,7 +54,7 @@ fn export_self() -> Result<(), String> {
 }
 
 /// The SPMD function `symbol` of the shared library at `path` (opened once per JVM).
-pub fn load(path: &str, symbol: &str) -> Result<CSpmdFn, String> {
+pub(crate) fn load(path: &str, symbol: &str) -> Result<CSpmdFn, String> {
     export_self()?;
     static OPEN: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
     let mut open = OPEN.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());

@@ -13,10 +13,11 @@ package org.lpf.spark;
  * native/lpf-jni/src/request.rs and graph_call.rs.
  */
 public final class LpfRequest implements AutoCloseable {
-    public static final int HEAD = 0;
-    public static final int EDGES = 1;
-    public static final int WEIGHTS = 2;
-    public static final int VERTICES = 3;
+    // The sections' numbers: LpfLayout's, generated from native/lpf-jni/src/layout.rs.
+    public static final int HEAD = LpfLayout.SECTION_HEAD;
+    public static final int EDGES = LpfLayout.SECTION_EDGES;
+    public static final int WEIGHTS = LpfLayout.SECTION_WEIGHTS;
+    public static final int VERTICES = LpfLayout.SECTION_VERTICES;
 
     private long handle;
     private long bytes;

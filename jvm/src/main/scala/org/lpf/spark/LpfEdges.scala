@@ -43,7 +43,7 @@ private[spark] object LpfEdges {
 
   /** A request on the JVM heap, by section. */
   final class HeapRequest extends RequestSink {
-    private val parts = Array.fill(4)(ArrayBuffer.empty[Array[Byte]])
+    private val parts = Array.fill(LpfLayout.SECTIONS)(ArrayBuffer.empty[Array[Byte]])
     def put(section: Int, bytes: Array[Byte]): Unit = parts(section) += bytes
     def discard(): Unit = parts.foreach(_.clear())
     def length: Long = parts.iterator.flatten.foldLeft(0L)(_ + _.length)

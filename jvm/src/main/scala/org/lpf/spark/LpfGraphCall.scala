@@ -17,6 +17,9 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
+// The byte layouts' offsets, flags and codes, generated from native/lpf-jni/src/layout.rs.
+import org.lpf.spark.LpfLayout.{GraphCallRefused => Refused, GraphCallReply => R, GraphCallRequest => Q}
+
 /**
  * One [[LpfGraph]] call, DataFrame to DataFrame, in one barrier stage (docs/spark.md, "One
  * call"): each task reads its rows (edges, and vertex ids when the graph has a vertex
@@ -35,10 +38,6 @@ private[spark] object LpfGraphCall {
   val Algorithm = "graph-call"
   /** The results' id column (each result's value column is its kernel's `column`). */
   val IdColumn = "id"
-  private val RequestHeader = 100
-  private val ReplyHeaderBytes = 88
-  private val IntegralIds = 1
-  private val StringIds = 2
 
   /**
    * A kernel, its code in the request and the result's value column. Serializable itself
@@ -46,25 +45,25 @@ private[spark] object LpfGraphCall {
    * needs the first non-serializable superclass to have a no-argument constructor).
    */
   sealed abstract class Kernel(val code: Int, val name: String, val column: String) extends Serializable
-  case object Bfs extends Kernel(1, "BFS", "depth")
-  case object Wcc extends Kernel(2, "WCC", "component")
-  case object Cdlp extends Kernel(3, "CDLP", "label")
-  case object Sssp extends Kernel(4, "SSSP", "distance")
-  case object Lcc extends Kernel(5, "LCC", "lcc")
-  case object PageRank extends Kernel(6, "PageRank", "pagerank")
+  case object Bfs extends Kernel(Q.KERNEL_BFS, "BFS", "depth")
+  case object Wcc extends Kernel(Q.KERNEL_WCC, "WCC", "component")
+  case object Cdlp extends Kernel(Q.KERNEL_CDLP, "CDLP", "label")
+  case object Sssp extends Kernel(Q.KERNEL_SSSP, "SSSP", "distance")
+  case object Lcc extends Kernel(Q.KERNEL_LCC, "LCC", "lcc")
+  case object PageRank extends Kernel(Q.KERNEL_PAGERANK, "PageRank", "pagerank")
   /** GraphX's PageRank (plain, personalized from one source, or one vector per source with VECTOR). */
-  case object GraphxPageRank extends Kernel(7, "GraphX PageRank", "pagerank")
-  case object Scc extends Kernel(8, "SCC", "component")
+  case object GraphxPageRank extends Kernel(Q.KERNEL_GRAPHX_PAGERANK, "GraphX PageRank", "pagerank")
+  case object Scc extends Kernel(Q.KERNEL_SCC, "SCC", "component")
   /** Hop counts to the landmarks (the source list): w i64 per vertex. */
-  case object Landmarks extends Kernel(9, "ShortestPaths", "distances")
-  case object Triangles extends Kernel(10, "TriangleCount", "count")
-  case object KCore extends Kernel(11, "KCore", "kcore")
+  case object Landmarks extends Kernel(Q.KERNEL_SHORTEST_PATHS, "ShortestPaths", "distances")
+  case object Triangles extends Kernel(Q.KERNEL_TRIANGLES, "TriangleCount", "count")
+  case object KCore extends Kernel(Q.KERNEL_KCORE, "KCore", "kcore")
   /** Maximal independent set (seed in `iterations`): 1 in the set, 0 not. */
-  case object Mis extends Kernel(12, "MIS", "selected")
+  case object Mis extends Kernel(Q.KERNEL_MIS, "MIS", "selected")
   /** GraphFrames' bfs: depths from the vertices marked "from" until a "to" vertex is reached. */
-  case object BfsPaths extends Kernel(13, "BFS paths", "depth")
+  case object BfsPaths extends Kernel(Q.KERNEL_BFS_PATHS, "BFS paths", "depth")
   /** Load the graph and keep it (a resident graph's [[LpfGraph.load]]); no result. */
-  case object Load extends Kernel(0, "load", "")
+  case object Load extends Kernel(Q.KERNEL_LOAD, "load", "")
 
   /**
    * What every process passes alike: the kernel, threads per process, whether the ids are
@@ -85,9 +84,10 @@ private[spark] object LpfGraphCall {
                         marks: Boolean = false) {
     /** The request's flags word (offset 20). */
     def flags: Int =
-      (if (source.isDefined) 1 else 0) | ((exchange & 3) << 1) | (if (keep) 8 else 0) | (if (use) 16 else 0) |
-        (if (weights) 32 else 0) | (if (sources.isDefined) 64 else 0) | (if (numbers) 128 else 0) |
-        (if (unique) 256 else 0) | (if (vector) 512 else 0) | (if (undirected) 1024 else 0) | (if (marks) 2048 else 0)
+      (if (source.isDefined) Q.FLAG_SOURCE else 0) | ((exchange & 3) << Q.EXCHANGE_SHIFT) | (if (keep) Q.FLAG_KEEP else 0) |
+        (if (use) Q.FLAG_USE else 0) | (if (weights) Q.FLAG_WEIGHTS else 0) | (if (sources.isDefined) Q.FLAG_SOURCES else 0) |
+        (if (numbers) Q.FLAG_NUMBERS else 0) | (if (unique) Q.FLAG_UNIQUE else 0) | (if (vector) Q.FLAG_VECTOR else 0) |
+        (if (undirected) Q.FLAG_UNDIRECTED else 0) | (if (marks) Q.FLAG_MARKS else 0)
   }
 
   /**
@@ -282,14 +282,17 @@ private[spark] object LpfGraphCall {
           b.array()
         case _ => Array.emptyByteArray
       }
-    val b = LpfEdges.headerBuffer(RequestHeader + refusal.length + source.length)
-    b.put("LPFGCQ01".getBytes(StandardCharsets.US_ASCII))
-    b.putInt(call.kernel.code).putInt(math.max(call.threads, 1)).putInt(if (call.strings) StringIds else IntegralIds)
-    b.putInt(call.flags)
-    b.putLong(call.iterations).putDouble(call.alpha).putDouble(call.tol).putLong(m).putLong(v)
-    b.put(if (call.graphId == null) new Array[Byte](16) else call.graphId)
-    b.putLong(room.limit).putLong(room.kept)
-    b.putInt(refusal.length)
+    val b = LpfEdges.headerBuffer(Q.SIZE + refusal.length + source.length)
+    // Each field at its offset; the refusal and the source after the fixed fields.
+    b.put(Q.MAGIC.getBytes(StandardCharsets.US_ASCII))
+    b.putInt(Q.KERNEL, call.kernel.code).putInt(Q.THREADS, math.max(call.threads, 1))
+    b.putInt(Q.ID_KIND, if (call.strings) Q.STRING_IDS else Q.INTEGRAL_IDS).putInt(Q.FLAGS, call.flags)
+    b.putLong(Q.ITERATIONS, call.iterations).putDouble(Q.ALPHA, call.alpha).putDouble(Q.TOL, call.tol)
+    b.putLong(Q.EDGE_COUNT, m).putLong(Q.VERTEX_COUNT, v)
+    if (call.graphId != null) { b.position(Q.GRAPH_ID); b.put(call.graphId) }
+    b.putLong(Q.MEMORY_LIMIT, room.limit).putLong(Q.KEPT_BYTES, room.kept)
+    b.putInt(Q.REFUSAL_LENGTH, refusal.length)
+    b.position(Q.SIZE)
     b.put(refusal)
     b.put(source)
     to.put(LpfRequest.HEAD, LpfEdges.headOf(b))
@@ -329,22 +332,23 @@ private[spark] object LpfGraphCall {
     new LpfException(-1, "driver", "hook", s"the native graph-call reply is malformed: $detail")
 
   private def isRefusal(bytes: Array[Byte]): Boolean =
-    bytes.length >= 12 && new String(bytes, 0, 8, StandardCharsets.US_ASCII) == "LPFGCE01"
+    bytes.length >= Refused.SIZE && new String(bytes, 0, 8, StandardCharsets.US_ASCII) == Refused.MAGIC
 
   /** The header of one reply (`LPFGCR01`), or the refusal every process answered (`LPFGCE01`). */
   def replyHeader(bytes: Array[Byte]): Reply = {
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
     val magic = new String(bytes, 0, math.min(8, bytes.length), StandardCharsets.US_ASCII)
     magic match {
-      case "LPFGCE01" if bytes.length >= 12 && b.getInt(8) == bytes.length - 12 =>
-        val text = new String(bytes, 12, bytes.length - 12, StandardCharsets.UTF_8)
+      case Refused.MAGIC if bytes.length >= Refused.SIZE && b.getInt(Refused.LENGTH) == bytes.length - Refused.SIZE =>
+        val text = new String(bytes, Refused.SIZE, bytes.length - Refused.SIZE, StandardCharsets.UTF_8)
         Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, 0, Some(text))
-      case "LPFGCM01" => Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, 0, None, missing = true)
-      case "LPFGCR01" if bytes.length >= ReplyHeaderBytes =>
-        val flags = b.getInt(56)
-        Reply(b.getLong(8), b.getLong(16), b.getLong(24), b.getDouble(32), b.getDouble(40), b.getDouble(48),
-          (flags & 1) != 0, (flags >> 1) & 3, b.getDouble(64), b.getLong(72), b.getLong(80), None,
-          found = (flags & 8) != 0)
+      case Refused.MISSING_MAGIC => Reply(0, 0, 0, 0, 0, 0, converged = false, 0, 0, 0, 0, None, missing = true)
+      case R.MAGIC if bytes.length >= R.SIZE =>
+        val flags = b.getInt(R.FLAGS)
+        Reply(b.getLong(R.VERTICES), b.getLong(R.EDGES), b.getLong(R.ROUNDS), b.getDouble(R.LOAD_SECONDS),
+          b.getDouble(R.COMPUTE_SECONDS), b.getDouble(R.RESIDUAL), (flags & R.FLAG_CONVERGED) != 0,
+          (flags >> R.EXCHANGE_SHIFT) & 3, b.getDouble(R.ID_SECONDS), b.getLong(R.COUNT), b.getLong(R.KEPT_BYTES), None,
+          found = (flags & R.FLAG_FOUND) != 0)
       case _ => throw malformed(s"${bytes.length} bytes, magic '$magic'")
     }
   }
@@ -355,20 +359,20 @@ private[spark] object LpfGraphCall {
    * hop counts and PageRank's vectors (VECTOR) w values per vertex.
    */
   def valueKind(call: Call): Int = call.kernel match {
-    case Wcc | Cdlp | Scc => if (call.numbers) 1 else 3
-    case Bfs | Load | Triangles | KCore | Mis | BfsPaths => 1
-    case Sssp | Lcc | PageRank => 2
-    case GraphxPageRank => if (call.vector) 5 else 2
-    case Landmarks => 4
+    case Wcc | Cdlp | Scc => if (call.numbers) R.VALUES_I64 else R.VALUES_ID
+    case Bfs | Load | Triangles | KCore | Mis | BfsPaths => R.VALUES_I64
+    case Sssp | Lcc | PageRank => R.VALUES_F64
+    case GraphxPageRank => if (call.vector) R.VALUES_F64_PER_SOURCE else R.VALUES_F64
+    case Landmarks => R.VALUES_I64_PER_SOURCE
   }
 
   /** The result's value type for value kind `kind`: bigint, double, the id type, or arrays of w of them. */
   def valueType(kind: Int, idType: DataType): DataType = kind match {
-    case 1 => LongType
-    case 2 => DoubleType
-    case 3 => idType
-    case 4 => ArrayType(LongType, containsNull = false)
-    case 5 => ArrayType(DoubleType, containsNull = false)
+    case R.VALUES_I64 => LongType
+    case R.VALUES_F64 => DoubleType
+    case R.VALUES_ID => idType
+    case R.VALUES_I64_PER_SOURCE => ArrayType(LongType, containsNull = false)
+    case R.VALUES_F64_PER_SOURCE => ArrayType(DoubleType, containsNull = false)
   }
 
   /**
@@ -381,16 +385,16 @@ private[spark] object LpfGraphCall {
     val h = replyHeader(bytes)
     if (h.refusal.isDefined || h.missing) return Iterator.empty
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
-    if (h.count > 0 && b.getInt(60) != kind) throw malformed(s"value kind ${b.getInt(60)}, expected $kind")
+    if (h.count > 0 && b.getInt(R.VALUE_KIND) != kind) throw malformed(s"value kind ${b.getInt(R.VALUE_KIND)}, expected $kind")
     val strings = idType == StringType
     val row = new SpecificInternalRow(Seq(idType, valueType(kind, idType)))
-    var at = ReplyHeaderBytes
+    var at = R.SIZE
     def skipId(): Unit = at += (if (strings) 4 + b.getInt(at) else 8)
     // The values follow the k ids.
     val k = h.count
-    if (kind >= 4 && k > 0 && width < 1) throw malformed("a reply of w values per vertex with w = 0")
-    var vat = if (strings) { var i = 0L; while (i < k) { skipId(); i += 1 }; at } else ReplyHeaderBytes + 8 * k.toInt
-    at = ReplyHeaderBytes
+    if (kind >= R.VALUES_I64_PER_SOURCE && k > 0 && width < 1) throw malformed("a reply of w values per vertex with w = 0")
+    var vat = if (strings) { var i = 0L; while (i < k) { skipId(); i += 1 }; at } else R.SIZE + 8 * k.toInt
+    at = R.SIZE
     def setId(column: Int, pos: Int): Int = idType match {
       case StringType =>
         val len = b.getInt(pos)
@@ -404,12 +408,13 @@ private[spark] object LpfGraphCall {
     Iterator.range(0, k.toInt).map { _ =>
       at = setId(0, at)
       kind match {
-        case 1 => row.setLong(1, b.getLong(vat)); vat += 8
-        case 3 => vat = setId(1, vat)
-        case 2 => row.setDouble(1, b.getDouble(vat)); vat += 8
+        case R.VALUES_I64 => row.setLong(1, b.getLong(vat)); vat += 8
+        case R.VALUES_ID => vat = setId(1, vat)
+        case R.VALUES_F64 => row.setDouble(1, b.getDouble(vat)); vat += 8
         // Each row its own array: the projection copies the row, and an array is copied with it.
-        case 4 => row.update(1, new GenericArrayData(Array.tabulate[Any](width)(i => b.getLong(vat + 8 * i)))); vat += 8 * width
-        case 5 => row.update(1, new GenericArrayData(Array.tabulate[Any](width)(i => b.getDouble(vat + 8 * i)))); vat += 8 * width
+        case R.VALUES_I64_PER_SOURCE =>
+          row.update(1, new GenericArrayData(Array.tabulate[Any](width)(i => b.getLong(vat + 8 * i)))); vat += 8 * width
+        case R.VALUES_F64_PER_SOURCE => row.update(1, new GenericArrayData(Array.tabulate[Any](width)(i => b.getDouble(vat + 8 * i)))); vat += 8 * width
       }
       row
     }
@@ -456,7 +461,7 @@ private[spark] object LpfGraphCall {
     /** The result as (id, value) pairs, for integral ids and a kernel of double values (PageRank, SSSP, LCC). */
     def doubles: RDD[(Long, Double)] = {
       val (k, w) = (kind, width)
-      require(k == 2, s"${kernel.name}'s values are not doubles")
+      require(k == R.VALUES_F64, s"${kernel.name}'s values are not doubles")
       replies.mapPartitions(_.flatMap { case (_, bytes) => rows(bytes, k, w, LongType).map(r => (r.getLong(0), r.getDouble(1))) })
     }
 
@@ -523,7 +528,7 @@ private[spark] object LpfGraphCall {
         val ctx = BarrierTaskContext.get()
         val env = SparkEnv.get
         heads.add(Head(ctx.partitionId(), ctx.stageAttemptNumber(), java.util.Arrays.copyOf(out,
-          math.min(out.length, ReplyHeaderBytes)), if (isRefusal(out)) new String(out, 12, out.length - 12,
+          math.min(out.length, R.SIZE)), if (isRefusal(out)) new String(out, Refused.SIZE, out.length - Refused.SIZE,
           StandardCharsets.UTF_8) else null, ingest, bootstrap, env.executorId, env.blockManager.blockManagerId.host))
         Iterator((ctx.partitionId(), out))
       }
@@ -581,7 +586,7 @@ private[spark] object LpfGraphCall {
             s"${covered.getOrElse(s"at most $n")} vertices, got ${figures.length} covering $listed")
         val h = figures.head
         Outcome(replies, call.kernel, n, h.edges, h.rounds, h.residual, h.converged,
-          if (h.exchange == 2) "plan" else "allgather", figures.map(_.loadSeconds).max,
+          if (h.exchange == LpfLayout.EXCHANGE_PLAN) "plan" else "allgather", figures.map(_.loadSeconds).max,
           figures.map(_.computeSeconds).max, figures.map(_.idSeconds).max, p, setupSeconds,
           both.map(_.ingestSeconds).max, both.map(_.bootstrapSeconds).max, seconds, parts, kind = valueKind(call),
           width = call.sources.fold(0)(_.length), found = h.found, listed = listed)

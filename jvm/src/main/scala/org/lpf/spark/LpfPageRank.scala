@@ -9,6 +9,9 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.storage.StorageLevel
 import org.slf4j.LoggerFactory
 
+// The byte layouts' offsets and codes, generated from native/lpf-jni/src/layout.rs.
+import org.lpf.spark.LpfLayout.{PageRankReply => R, PageRankRequest => Q}
+
 /**
  * The outcome of an LPF PageRank.
  *
@@ -82,24 +85,18 @@ case class LpfPageRankResult(
 object LpfPageRank {
   private val log = LoggerFactory.getLogger(getClass)
   val Algorithm = "pagerank"
-  private val RequestHeader = 48
-  private val ReplyHeader = 72
-
-  private val SourceFile = 1
-  private val SourceRmat = 2
-
   private def formatCode(format: String): Int = format match {
-    case "auto" => 0
-    case "mtx" => 1
-    case "edges" | "txt" | "el" => 2
-    case "bin" => 3
+    case "auto" => Q.FORMAT_AUTO
+    case "mtx" => Q.FORMAT_MTX
+    case "edges" | "txt" | "el" => Q.FORMAT_EDGES
+    case "bin" => Q.FORMAT_BIN
     case other => throw new IllegalArgumentException(s"format must be auto, mtx, edges or bin, not $other")
   }
 
   private def exchangeCode(exchange: String): Int = exchange match {
-    case "auto" => 0
-    case "allgather" => 1
-    case "plan" => 2
+    case "auto" => LpfLayout.EXCHANGE_AUTO
+    case "allgather" => LpfLayout.EXCHANGE_ALLGATHER
+    case "plan" => LpfLayout.EXCHANGE_PLAN
     case other => throw new IllegalArgumentException(s"exchange must be auto, allgather or plan, not $other")
   }
 
@@ -132,23 +129,27 @@ object LpfPageRank {
   }
 
   private def header(b: ByteBuffer, p: Params, source: Int): Unit = {
-    b.put("LPFPRQ01".getBytes(StandardCharsets.US_ASCII))
-    b.putDouble(p.alpha).putDouble(p.tol).putLong(p.maxIter).putInt(math.max(p.threads, 1)).putInt(source)
-    b.putInt(exchangeCode(p.exchange) << 1).putInt(0) // flag bit 0 (stderr) unused: progress goes to the driver
+    // Each field at its offset; the source's own fields after the fixed ones.
+    b.put(Q.MAGIC.getBytes(StandardCharsets.US_ASCII))
+    b.putDouble(Q.ALPHA, p.alpha).putDouble(Q.TOL, p.tol).putLong(Q.MAX_ITERS, p.maxIter)
+    b.putInt(Q.THREADS, math.max(p.threads, 1)).putInt(Q.SOURCE, source)
+    // Flag FLAG_PROGRESS (stderr) unused: progress goes to the driver.
+    b.putInt(Q.FLAGS, exchangeCode(p.exchange) << Q.EXCHANGE_SHIFT).putInt(Q.RESERVED, 0)
+    b.position(Q.SIZE)
   }
 
   private[spark] def fileRequest(p: Params, path: String, format: String): LpfEdges.HeapRequest = {
     val name = path.getBytes(StandardCharsets.UTF_8)
-    val b = LpfEdges.headerBuffer(RequestHeader + 8 + name.length)
-    header(b, p, SourceFile)
+    val b = LpfEdges.headerBuffer(Q.SIZE + 8 + name.length)
+    header(b, p, Q.SOURCE_FILE)
     b.putInt(formatCode(format)).putInt(name.length).put(name)
     LpfEdges.HeapRequest.of(b)
   }
 
   private[spark] def rmatRequest(p: Params, scale: Int, edgeFactor: Int, a: Double, bq: Double, c: Double,
                                   seed: Long): LpfEdges.HeapRequest = {
-    val b = LpfEdges.headerBuffer(RequestHeader + 40)
-    header(b, p, SourceRmat)
+    val b = LpfEdges.headerBuffer(Q.SIZE + 40)
+    header(b, p, Q.SOURCE_RMAT)
     b.putInt(scale).putInt(edgeFactor).putDouble(a).putDouble(bq).putDouble(c).putLong(seed)
     LpfEdges.HeapRequest.of(b)
   }
@@ -160,20 +161,21 @@ object LpfPageRank {
   private[spark] def replyHeader(bytes: Array[Byte]): Reply = {
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
     val magic = new String(bytes, 0, math.min(8, bytes.length), StandardCharsets.US_ASCII)
-    if (bytes.length < ReplyHeader || magic != "LPFPRR01")
+    if (bytes.length < R.SIZE || magic != R.MAGIC)
       throw new LpfException(-1, "driver", "hook", s"the native pagerank reply is malformed (${bytes.length} bytes, magic $magic)")
-    val r = Reply(b.getLong(8), b.getLong(16), b.getLong(24), b.getDouble(32), b.getDouble(40), b.getDouble(48),
-      b.getInt(56) != 0, b.getInt(60), b.getLong(64))
-    if (bytes.length.toLong != ReplyHeader + 16L * r.owned)
+    val r = Reply(b.getLong(R.VERTICES), b.getLong(R.EDGES), b.getLong(R.ITERATIONS), b.getDouble(R.RESIDUAL),
+      b.getDouble(R.LOAD_SECONDS), b.getDouble(R.ITERATION_SECONDS), b.getInt(R.CONVERGED) != 0, b.getInt(R.EXCHANGE),
+      b.getLong(R.COUNT))
+    if (bytes.length.toLong != R.SIZE + 16L * r.owned)
       throw new LpfException(-1, "driver", "hook", s"the native pagerank reply has ${bytes.length} bytes for ${r.owned} vertices")
     r
   }
 
   private[spark] def replyPairs(bytes: Array[Byte]): Iterator[(Long, Double)] = {
     val b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
-    val k = ((bytes.length - ReplyHeader) / 16)
+    val k = ((bytes.length - R.SIZE) / 16)
     Iterator.range(0, k).map { i =>
-      val at = ReplyHeader + 16 * i
+      val at = R.SIZE + 16 * i
       (b.getLong(at), b.getDouble(at + 8))
     }
   }
@@ -236,7 +238,7 @@ object LpfPageRank {
       .setName("LpfPageRank ranks")
     LpfPageRankResult(ranks, h.vertices, h.edges, h.iterations.toInt, h.residual, h.converged,
       heads.map(_._1.loadSeconds).max, heads.map(_._1.iterationSeconds).max, hookSeconds,
-      if (h.exchange == 2) "plan" else "allgather", p, replies,
+      if (h.exchange == LpfLayout.EXCHANGE_PLAN) "plan" else "allgather", p, replies,
       ingestSeconds = heads.map(_._2.ingest).max, bootstrapSeconds = heads.map(_._2.bootstrap).max)
   }
 
