@@ -75,11 +75,11 @@ fi
 count cargo "$cargo_passed" "$cargo_failed" "$cargo_skipped (#[ignore]d: child-process entry points other tests start)"
 
 # Every unsafe block states the invariant that makes it sound in a "// SAFETY:" comment;
-# clippy denies a block without one, the MPI and ibverbs engines' code included (set-up
-# installs their libraries; ibverbs takes mpi with it).
-echo "=== cargo clippy --release --workspace --all-targets --features lpf/ibverbs (undocumented unsafe blocks)"
+# clippy denies a block without one. All features: the MPI and ibverbs code of every
+# crate is checked too (set-up installs their libraries).
+echo "=== cargo clippy --release --workspace --all-targets --all-features (undocumented unsafe blocks)"
 timeout -k 30 "${LPF_CLIPPY_TIMEOUT:-1800}" \
-    cargo clippy --release --workspace --all-targets --features lpf/ibverbs -- -A clippy::all -D clippy::undocumented_unsafe_blocks 2>&1 |
+    cargo clippy --release --workspace --all-targets --all-features -- -A clippy::all -D clippy::undocumented_unsafe_blocks 2>&1 |
     tee "$work/clippy.log"
 if [ "${PIPESTATUS[0]}" = 0 ]; then
     count "unsafe documented (clippy)" 1 0
