@@ -29,7 +29,7 @@ impl ErrorKind {
 
     /// The kind whose C value is `code` ([`ErrorKind::code`]); `None` for a code that is
     /// not an error's (`LPF_SUCCESS` = 0 among them).
-    pub fn from_code(code: i32) -> Option<ErrorKind> {
+    pub(crate) fn from_code(code: i32) -> Option<ErrorKind> {
         [ErrorKind::OutOfMemory, ErrorKind::Fatal].into_iter().find(|k| k.code() == code)
     }
 }
