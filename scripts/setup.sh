@@ -155,7 +155,8 @@ if command -v rustup >/dev/null 2>&1; then
         rustup default stable
     fi
     installed=$(rustup component list --installed 2>/dev/null || true)
-    for comp in rustc cargo rust-std; do
+    # clippy: the test command denies unsafe blocks without a SAFETY comment with it.
+    for comp in rustc cargo rust-std clippy; do
         if ! grep -q "^$comp\(-\|$\)" <<<"$installed"; then
             log "adding rustup component $comp"
             rustup component add "$comp"
@@ -172,6 +173,7 @@ fi
 command -v cc >/dev/null 2>&1 || { log "no C compiler after set-up" >&2; exit 1; }
 cargo nextest --version >/dev/null 2>&1 || { log "no cargo-nextest after set-up" >&2; exit 1; }
 command -v cargo >/dev/null 2>&1 || { log "no cargo after set-up" >&2; exit 1; }
+cargo clippy --version >/dev/null 2>&1 || { log "no cargo clippy after set-up" >&2; exit 1; }
 command -v javac >/dev/null 2>&1 || { log "no javac after set-up" >&2; exit 1; }
 python3 -c 'import pyspark' 2>/dev/null || { log "no pyspark after set-up" >&2; exit 1; }
 "$pyspark35_venv/bin/python" -c 'import pyspark' 2>/dev/null || { log "no pyspark 3.5 in $pyspark35_venv after set-up" >&2; exit 1; }

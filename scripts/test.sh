@@ -74,6 +74,20 @@ elif [ "$cargo_rc" != 0 ] && [ "$cargo_failed" = 0 ]; then
 fi
 count cargo "$cargo_passed" "$cargo_failed" "$cargo_skipped (#[ignore]d: child-process entry points other tests start)"
 
+# Every unsafe block states the invariant that makes it sound in a "// SAFETY:" comment;
+# clippy denies a block without one. All features: the MPI and ibverbs code of every
+# crate is checked too (set-up installs their libraries).
+echo "=== cargo clippy --release --workspace --all-targets --all-features (undocumented unsafe blocks)"
+timeout -k 30 "${LPF_CLIPPY_TIMEOUT:-1800}" \
+    cargo clippy --release --workspace --all-targets --all-features -- -A clippy::all -D clippy::undocumented_unsafe_blocks 2>&1 |
+    tee "$work/clippy.log"
+if [ "${PIPESTATUS[0]}" = 0 ]; then
+    count "unsafe documented (clippy)" 1 0
+else
+    echo "clippy found unsafe blocks without a SAFETY comment (or did not finish): see above"
+    count "unsafe documented (clippy)" 0 1
+fi
+
 echo "=== cargo test --doc --workspace --release"
 timeout -k 30 600 cargo test --doc --workspace --release 2>&1 | tee "$work/doc.log"
 doc_rc=${PIPESTATUS[0]}

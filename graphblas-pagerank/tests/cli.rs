@@ -148,9 +148,11 @@ fn run_measured(cmd: &mut Command, limit: std::time::Duration) -> Measured {
     let t0 = std::time::Instant::now();
     let pid = child.id() as i32;
     let mut status = 0i32;
-    // SAFETY: plain FFI calls with valid pointers; the child is reaped here, not by `child`.
+    // SAFETY: Rusage is plain C data (integers), for which all-zero bytes are a value.
     let mut ru: Rusage = unsafe { std::mem::zeroed() };
     loop {
+        // SAFETY: a plain FFI call with pointers to live locals; the child is reaped
+        // here, not by `child`.
         let r = unsafe { wait4(pid, &mut status, 1 /* WNOHANG */, &mut ru) };
         if r == pid {
             break;

@@ -5,6 +5,7 @@ use std::fmt;
 
 /// Errors returned by matrix/vector construction and operations.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum GrbError {
     /// Operand shapes do not conform, e.g. `mxv` with `A.ncols != u.len`.
     DimensionMismatch {

@@ -8,6 +8,7 @@ use graphblas::dist::{pagerank_spmd, write_ranks_spmd, DistError, Format, Input}
 use graphblas::io::InputErrorKind;
 use graphblas::PageRankConfig;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Runs PageRank (and, if it succeeded, the output writer) on `path`; returns each
 /// process's error.
@@ -206,5 +207,35 @@ fn failed_runs_leave_no_output() {
         assert_eq!(text.lines().count(), 20);
         assert!(text.starts_with("1 "));
         assert_eq!(dir.listing(), vec!["bad.mtx".to_string(), "good.mtx".to_string(), "ranks.txt".to_string()]);
+    }
+}
+
+/// A process that leaves the section instead of calling the kernel: the others' errors
+/// are LPF's, with its reason, so a caller tells "a peer left" from bad input by
+/// matching `Reason::PeerLeft`, not by reading the message.
+#[test]
+fn a_peer_that_left_is_told_by_its_reason() {
+    for (engine, launch) in [("shm", shm as Launcher), ("tcp", tcp as Launcher)] {
+        let errs = Mutex::new(Vec::new());
+        let section = launch(3, &|ctx| {
+            if ctx.pid() == 1 {
+                return;
+            }
+            let edges = vec![(0, 1), (1, 2), (2, 0)];
+            let r = pagerank_spmd(ctx, Input::Edges(edges), &PageRankConfig::default());
+            errs.lock().unwrap().push((ctx.pid(), r.err()));
+        });
+        assert!(section.is_err(), "[{engine}] a process left: the section fails");
+        let errs = errs.into_inner().unwrap();
+        assert_eq!(errs.len(), 2, "[{engine}]");
+        for (pid, e) in errs {
+            match e {
+                Some(DistError::Lpf(e)) => {
+                    assert!(matches!(e.reason(), lpf::Reason::PeerLeft { pid: who } if who != Some(pid)), "[{engine}] pid {pid}: {:?}: {e}", e.reason());
+                    assert_eq!(e.kind(), lpf::ErrorKind::Fatal, "[{engine}] pid {pid}: {e}");
+                }
+                other => panic!("[{engine}] pid {pid}: expected LPF's error, got {other:?}"),
+            }
+        }
     }
 }

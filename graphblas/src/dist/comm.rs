@@ -163,9 +163,11 @@ impl<'c> Comm<'c> {
     /// pid order) is broadcast and returned on every process; otherwise `r` is returned.
     /// Every process must call this at the same point, whether it failed or not.
     pub fn agree<T>(&mut self, r: DistResult<T>) -> DistResult<T> {
-        if self.ctx.failure().is_some() {
+        if let Some(failure) = self.ctx.failure() {
             // Our context is dead (an LPF error): peers' syncs fail instead of waiting.
-            return r.and_then(|_| Err(DistError::Lpf("this process failed earlier".into())));
+            // The error keeps the earlier failure's kind and reason.
+            let earlier = lpf::Error::with_reason(failure.kind(), failure.reason(), "this process failed earlier");
+            return r.and_then(|_| Err(DistError::Lpf(earlier)));
         }
         let mut flag = [if r.is_err() { self.me as u64 } else { u64::MAX }];
         self.allreduce_u64(&mut flag, |a, b| *a = (*a).min(*b))?;
@@ -365,5 +367,55 @@ mod tests {
         }
         let e = try_zeroed::<u64>(usize::MAX / 4, 3, "the impossible").unwrap_err();
         assert!(e.to_string().contains("process 3 cannot allocate") && e.to_string().contains("the impossible"), "{e}");
+    }
+    /// The agreement hands every process the failing process's LPF error whole, its
+    /// kind and reason too (not its text), so that every caller can match the reason.
+    #[test]
+    fn the_agreed_lpf_error_keeps_its_kind_and_reason() {
+        for failed in [
+            lpf::Error::peer_left(Some(2), "process 2 left"),
+            lpf::Error::out_of_memory("the message queue is full"),
+            lpf::Error::misuse("lpf_get", "slot 9 is stale"),
+        ] {
+            let got = crate::dist::on_processes(3, |comm| comm.agree(if comm.me == 1 { Err(DistError::Lpf(failed.clone())) } else { Ok(()) }));
+            for (q, r) in got.iter().enumerate() {
+                match r {
+                    Err(DistError::Lpf(e)) => assert_eq!(e, &failed, "process {q}"),
+                    other => panic!("process {q}: {other:?}"),
+                }
+            }
+            assert!(matches!(&got[0], Err(DistError::Lpf(e)) if e.reason() == failed.reason() && e.kind() == failed.kind()));
+        }
+    }
+
+    /// A process whose context failed earlier does not enter the agreement: it returns
+    /// an error of the earlier failure's kind and reason, and its peers see it leave.
+    #[test]
+    fn a_failed_process_agrees_with_its_earlier_reason() {
+        use lpf::{Args, Root, MSG_DEFAULT};
+        let got = std::sync::Mutex::new(vec![None, None]);
+        let spmd = |ctx: &mut Context, _args: Args| {
+            let me = ctx.pid() as usize;
+            let r = Comm::new(ctx).and_then(|mut comm| {
+                if me == 1 {
+                    // Pid 9 is no process: a misuse, which fails the context.
+                    let bad = comm.ctx.put(Memslot::INVALID, 0, 9, Memslot::INVALID, 0, 8, MSG_DEFAULT);
+                    assert!(bad.is_err() && comm.ctx.failure().is_some());
+                }
+                let r = comm.agree(Ok(()));
+                super::super::finish(comm, r)
+            });
+            got.lock().unwrap()[me] = Some(r);
+        };
+        assert!(Root::with_max_procs(2).exec(2, &spmd, Args::none()).is_err(), "process 1 failed: the section fails");
+        let got = got.into_inner().unwrap();
+        match &got[1] {
+            Some(Err(DistError::Lpf(e))) => {
+                assert_eq!(e.reason(), lpf::Reason::Misuse { call: "lpf_put" }, "{e}");
+                assert!(e.is_fatal() && e.message().contains("failed earlier"), "{e}");
+            }
+            other => panic!("process 1: {other:?}"),
+        }
+        assert!(matches!(&got[0], Some(Err(DistError::Lpf(e))) if matches!(e.reason(), lpf::Reason::PeerLeft { .. })), "process 0: {:?}", got[0]);
     }
 }

@@ -298,7 +298,9 @@ pub struct DistributedResult {
 }
 
 /// What can go wrong; every process of a collective call returns the same error.
+/// Non-exhaustive: a caller matches with a `_` arm.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum DistError {
     /// Bad input: names the file and (for text files) the line.
     Input(InputError),
@@ -306,8 +308,11 @@ pub enum DistError {
     Invalid(String),
     /// Writing an output file failed.
     Output { path: PathBuf, message: String },
-    /// An LPF call failed (for example because another process failed).
-    Lpf(String),
+    /// An LPF call failed (for example because another process failed): LPF's error
+    /// whole, so that a caller can tell failures apart by its
+    /// [`reason`](lpf::Error::reason) (e.g. [`lpf::Reason::PeerLeft`]) and
+    /// [`kind`](lpf::Error::kind), on every process, the agreed error included.
+    Lpf(lpf::Error),
     /// A resource this process needs cannot be had: the threads of `threads` per process
     /// ([`GrbError::ThreadsUnavailable`](crate::GrbError::ThreadsUnavailable)). The
     /// message names the count and the limit in the way.
@@ -320,7 +325,7 @@ impl fmt::Display for DistError {
             DistError::Input(e) => write!(f, "{e}"),
             DistError::Invalid(m) => write!(f, "{m}"),
             DistError::Output { path, message } => write!(f, "{}: {message}", path.display()),
-            DistError::Lpf(m) => write!(f, "communication failed: {m}"),
+            DistError::Lpf(e) => write!(f, "communication failed: {e}"),
             DistError::Resource(m) => write!(f, "{m}"),
         }
     }
@@ -336,7 +341,7 @@ impl From<InputError> for DistError {
 
 impl From<lpf::Error> for DistError {
     fn from(e: lpf::Error) -> Self {
-        DistError::Lpf(e.to_string())
+        DistError::Lpf(e)
     }
 }
 
@@ -396,9 +401,9 @@ impl DistError {
                 text(&mut out, &path.to_string_lossy());
                 text(&mut out, message);
             }
-            DistError::Lpf(m) => {
+            DistError::Lpf(e) => {
                 out.push(3);
-                text(&mut out, m);
+                out.extend_from_slice(&e.to_wire());
             }
             DistError::Resource(m) => {
                 out.push(4);
@@ -409,6 +414,7 @@ impl DistError {
     }
 
     pub(crate) fn decode(b: &[u8]) -> DistError {
+        let malformed = || lpf::Error::fatal("the failing process's error arrived malformed");
         let mut pos = 0usize;
         let mut byte = || {
             let x = b.get(pos).copied().unwrap_or(0);
@@ -440,8 +446,9 @@ impl DistError {
                 let path = PathBuf::from(text(&mut rest));
                 DistError::Output { path, message: text(&mut rest) }
             }
+            3 => DistError::Lpf(lpf::Error::from_wire(rest).unwrap_or_else(malformed)),
             4 => DistError::Resource(text(&mut rest)),
-            _ => DistError::Lpf(text(&mut rest)),
+            _ => DistError::Lpf(malformed()),
         }
     }
 }

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 /// What went wrong while reading input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputErrorKind {
     /// The OS refused: missing file, permission, read failure.
     Io,

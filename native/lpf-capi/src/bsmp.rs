@@ -112,12 +112,16 @@ impl Bsmp {
             mode: Mode::Write,
             cursor: (0, 0),
         });
-        // SAFETY (all four): the vectors live in the box, are never resized, and are
-        // deregistered before they are freed (destroy, or the failure below).
+        // The four vectors live in the box, are never resized, and are deregistered
+        // before they are freed (destroy, or the failure below).
         let made = (|| -> lpf::Result<()> {
+            // SAFETY: the inbox, of inbox_bytes bytes, stays put while registered (above).
             b.inbox_slot = unsafe { c.register_global_raw(b.inbox.as_mut_ptr(), inbox_bytes)? };
+            // SAFETY: the fill counts, p headers, stay put while registered (above).
             b.fill_slot = unsafe { c.register_global_raw(b.fill.as_mut_ptr().cast(), p as usize * HEADER)? };
+            // SAFETY: the sent counts, p headers, stay put while registered (above).
             b.sent_slot = unsafe { c.register_local_raw(b.sent.as_mut_ptr().cast(), p as usize * HEADER)? };
+            // SAFETY: the headers, max_messages of them, stay put while registered (above).
             b.headers_slot = unsafe { c.register_local_raw(b.headers.as_mut_ptr().cast(), max_messages * HEADER)? };
             Ok(())
         })();

@@ -316,12 +316,15 @@ impl Job {
                     // this process says why here and waits for the next command.
                     let run = || -> Result<()> {
                         let spmd = resolve(&spmd)?.ok_or_else(|| Error::fatal("pid 0 sent a NULL SPMD function"))?;
-                        // SAFETY (both): the addresses are those of the functions pid 0
-                        // passed, in this process's copy of the same object.
+                        // The addresses are those of the functions pid 0 passed, in this
+                        // process's copy of the same object.
                         let table: Vec<lpf_func_t> = symbols
                             .iter()
+                            // SAFETY: a function's address (above), called only as the
+                            // C caller's symbol table says.
                             .map(|s| Ok(resolve(s)?.map(|a| unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(a) })))
                             .collect::<Result<_>>()?;
+                        // SAFETY: the address of pid 0's SPMD function (above), of this type.
                         let spmd = unsafe {
                             std::mem::transmute::<usize, unsafe extern "C" fn(crate::lpf_t, u32, u32, crate::lpf_args_t)>(spmd)
                         };

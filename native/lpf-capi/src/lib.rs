@@ -64,6 +64,8 @@ pub struct ConstPtr(*mut c_void);
 
 // SAFETY: the exported constants are immutable and never dereferenced through these.
 unsafe impl Sync for ConstPtr {}
+// SAFETY: as for ConstPtr: shared only as the immutable LPF_NO_ARGS, whose pointers are
+// NULL; this crate never dereferences a shared lpf_args_t's pointers.
 unsafe impl Sync for lpf_args_t {}
 
 const SUCCESS: lpf_err_t = 0;
@@ -875,6 +877,7 @@ mod tests {
         // SAFETY: neither handle is dereferenced: no context is alive on this thread.
         let null = unsafe { context(std::ptr::null_mut(), "lpf_put") }.err().expect("NULL is no context");
         assert_eq!(null.reason(), lpf::Reason::Misuse { call: "lpf_put" }, "{null}");
+        // SAFETY: as above.
         let dead = unsafe { context(3 as lpf_t, "lpf_sync") }.err().expect("handle 3 is not alive here");
         assert_eq!(dead.reason(), lpf::Reason::Misuse { call: "lpf_sync" }, "{dead}");
         assert!(dead.message().contains("not alive on this thread"), "{dead}");

@@ -26,6 +26,8 @@ fn each_engine_gets_the_g_and_l_of_its_own_cost_table() {
     for (i, e) in engines.iter().enumerate() {
         std::env::set_var("LPF_ENGINE", e);
         let mut m = lpf_machine_t { p: 0, free_p: 0, g: None, l: None };
+        // SAFETY: LPF_ROOT is a context lpf_probe accepts outside any section, and `m`
+        // is a live lpf_machine_t it writes.
         assert_eq!(unsafe { lpf_probe(root(), &mut m) }, 0, "{e}");
         let (g, l) = (m.g.unwrap()(2, 8, 0), m.l.unwrap()(2, 8, 0));
         let expected: (f64, f64) = (format!("{}e-9", i + 1).parse().unwrap(), format!("{}e-6", i + 1).parse().unwrap());

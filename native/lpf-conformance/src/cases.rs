@@ -461,6 +461,7 @@ pub fn zero_size_and_null_registrations(l: &dyn Launcher) {
             setup(ctx, 3, 2 * n as usize);
             // SAFETY: a zero-size area is never read or written.
             let g = unsafe { ctx.register_global_raw(std::ptr::null_mut(), 0) }.unwrap();
+            // SAFETY: as above.
             let lo = unsafe { ctx.register_local_raw(std::ptr::null_mut(), 0) }.unwrap();
             let mut empty: [u32; 0] = [];
             let e = ctx.register_global(&mut empty).unwrap();

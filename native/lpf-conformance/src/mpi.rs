@@ -11,7 +11,7 @@
 
 use crate::Launcher;
 use lpf::mpi::{MpiEngineKind, MpiInit};
-use lpf::{Args, Context, Error, ErrorKind, Pid, Reason, Result};
+use lpf::{Args, Context, Error, Pid, Result};
 
 pub struct MpiLauncher {
     world: MpiInit,
@@ -76,22 +76,14 @@ impl Launcher for MpiLauncher {
         // Every process's outcome, everywhere; the section's result is pid 0's if it
         // failed, else the first failure (as an exec reports it), and pid 0's output.
         // A failure travels whole: its code, its reason and its message.
-        let mut mine = Vec::new();
-        match &r {
-            Ok(()) => mine.push(0u8),
-            Err(e) => {
-                let (tag, arg) = e.reason().to_wire();
-                mine.push(e.kind().code() as u8);
-                mine.push(tag);
-                mine.extend_from_slice(&arg.to_le_bytes());
-                mine.extend_from_slice(e.message().as_bytes());
-            }
-        }
+        // (An error's bytes never start with 0, a success's single byte.)
+        let mine = match &r {
+            Ok(()) => vec![0u8],
+            Err(e) => e.to_wire(),
+        };
         let all = self.world.allgather_bytes(&mine)?;
         let failure = all[..ranks].iter().find(|b| b[0] != 0).map(|b| {
-            let kind = if b[0] as i32 == ErrorKind::Fatal.code() { ErrorKind::Fatal } else { ErrorKind::OutOfMemory };
-            let reason = Reason::from_wire(b[1], u32::from_le_bytes([b[2], b[3], b[4], b[5]]));
-            Error::with_reason(kind, reason, String::from_utf8_lossy(&b[6..]).into_owned())
+            Error::from_wire(b).unwrap_or_else(|| Error::fatal("a process's failure arrived malformed"))
         });
         let result = failure.map_or(Ok(()), Err);
         let mut out = if self.rank() == 0 { output.to_vec() } else { Vec::new() };

@@ -130,6 +130,7 @@ fn ring_shift(ctx: &mut Context, args: Args<'_>) -> Outcome {
     // SAFETY: the output outlives the slot, deregistered below, and is touched by
     // nobody else meanwhile; the input is only read.
     let dst = unsafe { ctx.register_global_raw(args.output.as_mut_ptr(), n) }.map_err(lpf)?;
+    // SAFETY: as above; the area is only the source of a put, never written.
     let src = unsafe { ctx.register_local_raw(args.input.as_ptr() as *mut u8, n) }.map_err(lpf)?;
     ctx.sync(SYNC_DEFAULT).map_err(lpf)?;
     if n > 0 {

@@ -6,7 +6,10 @@ use std::fmt;
 use crate::types::Pid;
 
 /// What kind of failure an [`Error`] is; maps one-to-one onto LPF's error codes.
+/// Non-exhaustive: a caller outside this crate matches with a `_` arm, so that a code
+/// LPF adds later is not a breaking change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// `LPF_ERR_OUT_OF_MEMORY`: the call had no effect; the process may go on.
     OutOfMemory,
@@ -23,11 +26,18 @@ impl ErrorKind {
             ErrorKind::Fatal => 2,
         }
     }
+
+    /// The kind whose C value is `code` ([`ErrorKind::code`]); `None` for a code that is
+    /// not an error's (`LPF_SUCCESS` = 0 among them).
+    pub(crate) fn from_code(code: i32) -> Option<ErrorKind> {
+        [ErrorKind::OutOfMemory, ErrorKind::Fatal].into_iter().find(|k| k.code() == code)
+    }
 }
 
 /// Why an operation failed, beside the LPF code: what a caller matches on to tell
-/// failures apart (the message says the details).
+/// failures apart (the message says the details). Non-exhaustive, as [`ErrorKind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// Another process left the section: it returned from its SPMD function, failed,
     /// died or lost its connection while this one waited for it. `pid` is its LPF pid
@@ -191,6 +201,27 @@ impl Error {
     pub fn is_fatal(&self) -> bool {
         self.kind == ErrorKind::Fatal
     }
+    /// The whole error as bytes, for a library or launcher that tells other processes
+    /// of it (graphblas's error agreement, lpf-conformance's MPI launcher): its code
+    /// (one byte), its reason ([`Reason::to_wire`]: one byte, four little-endian) and its
+    /// message (the rest, UTF-8). The first byte is never 0. See [`Error::from_wire`].
+    pub fn to_wire(&self) -> Vec<u8> {
+        let (tag, arg) = self.reason.to_wire();
+        let mut out = vec![self.kind.code() as u8, tag];
+        out.extend_from_slice(&arg.to_le_bytes());
+        out.extend_from_slice(self.message.as_bytes());
+        out
+    }
+
+    /// The error [`Error::to_wire`] encoded; `None` for bytes it cannot have made (too
+    /// short, or an unknown code).
+    pub fn from_wire(bytes: &[u8]) -> Option<Error> {
+        let (&[code, tag, a, b, c, d], message) = bytes.split_first_chunk::<6>()?;
+        let kind = ErrorKind::from_code(code as i32)?;
+        let reason = Reason::from_wire(tag, u32::from_le_bytes([a, b, c, d]));
+        Some(Error::with_reason(kind, reason, String::from_utf8_lossy(message).into_owned()))
+    }
+
     /// The same error (code and reason) with `context` put in front of its message.
     pub fn context(mut self, context: impl fmt::Display) -> Self {
         self.message = format!("{context}: {}", self.message);
@@ -238,6 +269,24 @@ mod tests {
         }
         let (tag, arg) = Reason::Misuse { call: "lpf_probe" }.to_wire();
         assert_eq!(Reason::from_wire(tag, arg), Reason::Other);
+    }
+
+    #[test]
+    fn an_error_survives_the_wire_whole() {
+        for e in [
+            Error::peer_left(Some(3), "pid 3 left"),
+            Error::out_of_memory("the queue is full"),
+            Error::misuse("lpf_get", "slot 9 is stale"),
+            Error::with_reason(ErrorKind::OutOfMemory, Reason::Timeout, ""),
+        ] {
+            let bytes = e.to_wire();
+            assert_ne!(bytes[0], 0);
+            assert_eq!(Error::from_wire(&bytes), Some(e));
+        }
+        assert_eq!(Error::from_wire(&[2, 1, 0, 0, 0]), None, "too short");
+        assert_eq!(Error::from_wire(&[0, 1, 0, 0, 0, 0]), None, "LPF_SUCCESS is no error");
+        assert_eq!(ErrorKind::from_code(1), Some(ErrorKind::OutOfMemory));
+        assert_eq!(ErrorKind::from_code(3), None);
     }
 
     #[test]

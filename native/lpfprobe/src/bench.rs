@@ -333,6 +333,7 @@ pub fn measure_alongside(ctx: &mut Context, cfg: &BenchConfig, alongside: &mut d
     // SAFETY: both vectors outlive their registrations (deregistered below) and are
     // touched only between syncs by `Control::agree`.
     let out_slot = unsafe { ctx.register_local_raw(out.as_mut_ptr().cast(), ctl_len * 8)? };
+    // SAFETY: as above.
     let in_slot = unsafe { ctx.register_global_raw(inbox.as_mut_ptr().cast(), ctl_len * 8)? };
     let mut ctl = Control { me, p, out, inbox, out_slot, in_slot };
     ctx.sync(SYNC_DEFAULT)?;
@@ -350,6 +351,7 @@ pub fn measure_alongside(ctx: &mut Context, cfg: &BenchConfig, alongside: &mut d
         // SAFETY: the buffers outlive the registrations (deregistered at the end of this
         // iteration); only LPF touches them meanwhile.
         let send_slot = unsafe { ctx.register_local_raw(send.as_mut_ptr(), send.len())? };
+        // SAFETY: as above.
         let recv_slot = unsafe { ctx.register_global_raw(recv.as_mut_ptr(), recv.len())? };
         ctx.sync(SYNC_DEFAULT)?;
         let ex = Exchange { p, me, w, seg, send: send_slot, recv: recv_slot };

@@ -16,8 +16,10 @@ pub use sys::MPI_Comm;
 /// several threads of a rank call it).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Comm(pub MPI_Comm);
-// SAFETY (both): see the type's documentation.
+// SAFETY: an MPI handle is a plain value, valid on any thread; every use is behind a
+// Mutex, with MPI initialised for serialized use whenever several threads call it.
 unsafe impl Send for Comm {}
+// SAFETY: as for Send: shared uses are serialized by the Mutex around every MPI call.
 unsafe impl Sync for Comm {}
 
 pub(crate) type Request = sys::MPI_Request;
@@ -201,8 +203,9 @@ pub(crate) fn thread_serialized() -> Result<bool> {
 
 pub(crate) fn rank_size(c: Comm) -> Result<(usize, usize)> {
     let (mut r, mut s) = (0, 0);
-    // SAFETY: valid communicator, out-pointers to locals.
+    // SAFETY: valid communicator, out-pointer to a local.
     check(unsafe { sys::MPI_Comm_rank(c.0, &mut r) }, "MPI_Comm_rank")?;
+    // SAFETY: as above.
     check(unsafe { sys::MPI_Comm_size(c.0, &mut s) }, "MPI_Comm_size")?;
     Ok((r as usize, s as usize))
 }
@@ -229,8 +232,9 @@ pub(crate) fn dup(c: Comm) -> Result<Comm> {
 /// `MPI_Comm_split` (collective): `None` for ranks that pass no colour.
 pub(crate) fn split(c: Comm, color: Option<i32>, key: i32) -> Result<Option<Comm>> {
     let mut out = comm_null();
-    // SAFETY: valid communicator, out-pointer to a local.
+    // SAFETY: reads the constant MPI_UNDEFINED the MPI binding exports.
     let col = color.unwrap_or(unsafe { sys::RSMPI_UNDEFINED });
+    // SAFETY: valid communicator, out-pointer to a local.
     check(unsafe { sys::MPI_Comm_split(c.0, col, key, &mut out) }, "MPI_Comm_split")?;
     color.map(|_| errors_return(out)).transpose()
 }
@@ -496,6 +500,7 @@ pub(crate) fn win_create(base: *mut u8, size: usize, c: Comm) -> Result<Win> {
 pub(crate) fn win_free(w: &mut Win) -> Result<()> {
     // SAFETY: a window we created, locked with lock_all.
     check(unsafe { sys::MPI_Win_unlock_all(*w) }, "MPI_Win_unlock_all")?;
+    // SAFETY: the same window, now unlocked; `w` is ours to reset to the null handle.
     check(unsafe { sys::MPI_Win_free(w) }, "MPI_Win_free")
 }
 

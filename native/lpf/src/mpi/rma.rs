@@ -116,11 +116,13 @@ impl OneSided for MpiRma {
         for op in ops {
             let (rank, t) = self.locate(op.pid);
             let w = self.win(op.index, t)?;
-            // SAFETY: `op.local` is a checked piece of local memory (a put source or a
-            // resolved piece of a get destination) that stays valid and untouched until
-            // `complete` returns, which the sync calls before returning.
+            // `op.local` is a checked piece of local memory that stays valid and untouched
+            // until `complete` flushes the window, which the sync calls before returning.
             match op.kind {
+                // SAFETY: a put's source, valid and unchanged until the flush (above).
                 OpKind::Write => unsafe { ffi::put(op.local, op.len, rank, op.off, w)? },
+                // SAFETY: a resolved piece of a get's destination, valid and untouched by
+                // others until the flush (above).
                 OpKind::Read => unsafe { ffi::get(op.local, op.len, rank, op.off, w)? },
             }
             if !self.touched.contains(&(op.index, t)) {
