@@ -160,7 +160,7 @@ impl Error {
     pub fn exhausted(message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::ResourceExhausted, message)
     }
-    pub(crate) fn peer_left(pid: Option<Pid>, message: impl Into<String>) -> Self {
+    pub fn peer_left(pid: Option<Pid>, message: impl Into<String>) -> Self {
         Self::with_reason(ErrorKind::Fatal, Reason::PeerLeft { pid }, message)
     }
     pub(crate) fn out_of_step(message: impl Into<String>) -> Self {
