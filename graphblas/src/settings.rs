@@ -9,7 +9,19 @@
 //! when it loads its input (before any communication), and the command-line programs
 //! before they start the job.
 
-use crate::dist::{DistError, DistResult};
+/// A variable set to a value it does not allow; the message names the variable, the
+/// value and the values allowed. The distributed kernels report it as
+/// `DistError::Invalid` with the same message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidSetting(pub String);
+
+impl std::fmt::Display for InvalidSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidSetting {}
 
 /// One environment variable graphblas reads.
 pub struct Variable {
@@ -71,23 +83,23 @@ pub struct Settings {
 
 impl Settings {
     /// The settings the environment gives.
-    pub fn from_env() -> DistResult<Settings> {
+    pub fn from_env() -> Result<Settings, InvalidSetting> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
     /// The settings `lookup` gives for each variable name.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> DistResult<Settings> {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Settings, InvalidSetting> {
         let get = |name: &str| {
             debug_assert!(VARIABLES.iter().any(|v| v.name == name), "{name} is missing from settings::VARIABLES");
             lookup(name).filter(|v| !v.is_empty())
         };
         // `name`'s value parsed by `parse` (None: invalid), `default` when unset.
-        fn parsed<T>(name: &str, value: Option<String>, default: T, parse: impl FnOnce(&str) -> Option<T>) -> DistResult<T> {
+        fn parsed<T>(name: &str, value: Option<String>, default: T, parse: impl FnOnce(&str) -> Option<T>) -> Result<T, InvalidSetting> {
             match value {
                 None => Ok(default),
                 Some(v) => parse(v.trim()).ok_or_else(|| {
                     let allowed = VARIABLES.iter().find(|x| x.name == name).map_or("?", |x| x.allowed);
-                    DistError::Invalid(format!("{name}={v:?}: expected {allowed}"))
+                    InvalidSetting(format!("{name}={v:?}: expected {allowed}"))
                 }),
             }
         }
@@ -114,7 +126,7 @@ mod tests {
     use std::collections::{BTreeSet, HashMap};
     use std::path::PathBuf;
 
-    fn settings(pairs: &[(&str, &str)]) -> DistResult<Settings> {
+    fn settings(pairs: &[(&str, &str)]) -> Result<Settings, InvalidSetting> {
         let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Settings::from_lookup(move |k| map.get(k).cloned())
     }

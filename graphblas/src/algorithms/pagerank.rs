@@ -22,13 +22,12 @@
 //! an all-reduce of [`StepPartials`]. Threads inside a process use exactly
 //! the same seam (their partials are summed locally).
 
-use crate::algebra::{Scalar, PLUS_FIRST};
+use crate::algebra::{Plus, Scalar, Times, PLUS_FIRST};
 use crate::error::{GrbError, GrbResult};
 use crate::matrix::Matrix;
 use crate::ops::{ewise_add, ewise_mult, vxm, Descriptor};
 use crate::parallel::{balanced_row_blocks_weighted, run_dynamic, split_by_bounds};
 use crate::vector::Vector;
-use crate::Times;
 use std::time::Instant;
 
 /// PageRank parameters.
@@ -429,7 +428,7 @@ pub fn pagerank_graphblas(a: &Matrix<f64>, cfg: &PageRankConfig) -> GrbResult<Pa
         let mut scaled = Vector::empty(n);
         crate::ops::apply(&mut scaled, None, None, |x| cfg.alpha * x, &t, &desc)?;
         let mut next = Vector::empty(n);
-        ewise_add(&mut next, None, None, crate::Plus, &Vector::filled(n, base), &scaled, &desc)?;
+        ewise_add(&mut next, None, None, Plus, &Vector::filled(n, base), &scaled, &desc)?;
         let nd = next.to_dense_with(0.0);
         residual = nd.iter().zip(&rd).map(|(a, b)| (a - b).abs()).sum();
         r = next;

@@ -314,7 +314,7 @@ pub enum DistError {
     /// [`kind`](lpf::Error::kind), on every process, the agreed error included.
     Lpf(lpf::Error),
     /// A resource this process needs cannot be had: the threads of `threads` per process
-    /// ([`GrbError::ThreadsUnavailable`](crate::GrbError::ThreadsUnavailable)). The
+    /// ([`GrbError::ThreadsUnavailable`](crate::error::GrbError::ThreadsUnavailable)). The
     /// message names the count and the limit in the way.
     Resource(String),
 }
@@ -345,10 +345,16 @@ impl From<lpf::Error> for DistError {
     }
 }
 
-impl From<crate::GrbError> for DistError {
-    fn from(e: crate::GrbError) -> Self {
+impl From<crate::settings::InvalidSetting> for DistError {
+    fn from(e: crate::settings::InvalidSetting) -> Self {
+        DistError::Invalid(e.0)
+    }
+}
+
+impl From<crate::error::GrbError> for DistError {
+    fn from(e: crate::error::GrbError) -> Self {
         match e {
-            crate::GrbError::ThreadsUnavailable { .. } => DistError::Resource(e.to_string()),
+            crate::error::GrbError::ThreadsUnavailable { .. } => DistError::Resource(e.to_string()),
             e => DistError::Invalid(e.to_string()),
         }
     }

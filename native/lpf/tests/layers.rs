@@ -1,17 +1,18 @@
-//! The crate's files import only downward: each file of `src/` has a layer in
-//! [`LAYERS`] (docs/design.md, "Layers", draws them), and every path it names in code
-//! (`crate::a::b`, `super::x`, a child module's `x::`) leads to a file of a lower layer.
-//! A new file must be given its layer here; an import that runs up fails with the
-//! file, the line and the two layers.
+//! lpf's files import only downward: each room of `src/` has a layer in [`LAYERS`]
+//! (docs/design.md, "Layers", draws them), and every path a file names in code leads to
+//! a room of a lower layer (the check: `layering/mod.rs`). A new file or folder must be
+//! given its layer here; an import that runs up fails with the file, the line and the
+//! two layers.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod layering;
+
+use std::path::Path;
 
 /// Every room of `src/` (a file, or a folder with all its files) with its layer,
 /// lowest first; the binaries aside (they use only the public API). Rooms of one layer
 /// do not name each other. Inside a folder, `mod.rs` and its files may name each other:
 /// a folder is one room, as `farm-studio look` draws it.
-const LAYERS: &[(u32, &[&str])] = &[
+const LAYERS: layering::Layers = &[
     // The value types, locking, the error type.
     (1, &["types.rs", "lock.rs"]),
     (2, &["error.rs"]),
@@ -42,189 +43,9 @@ const LAYERS: &[(u32, &[&str])] = &[
     (15, &["lib.rs"]),
 ];
 
-/// The room of a file: its folder (`tcp/`) or itself (`context.rs`).
-fn room_of(file: &str) -> String {
-    match file.split_once('/') {
-        Some((folder, _)) => format!("{folder}/"),
-        None => file.to_string(),
-    }
-}
-
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-/// The files of `src/` as paths relative to it, the binaries aside.
-fn source_files(dir: &Path, rel: &str, out: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name().into_string().unwrap();
-        let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
-        if entry.file_type().unwrap().is_dir() {
-            if path != "bin" {
-                source_files(&entry.path(), &path, out);
-            }
-        } else if name.ends_with(".rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// The module path of a file: `tcp/mod.rs` -> ["tcp"], `tcp/mesh.rs` -> ["tcp", "mesh"].
-fn module_of(file: &str) -> Vec<String> {
-    let mut parts: Vec<String> = file.trim_end_matches(".rs").split('/').map(String::from).collect();
-    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
-        parts.pop();
-    }
-    parts
-}
-
-/// The file that defines the longest prefix of module path `path`, if one is a file of
-/// the crate (`crate::tcp::mesh::Link` -> `tcp/mesh.rs`; `crate::Error` -> `lib.rs`).
-fn file_of(path: &[String], files: &BTreeMap<Vec<String>, String>) -> Option<String> {
-    (0..=path.len()).rev().find_map(|n| files.get(&path[..n]).cloned())
-}
-
-/// The code of a file without comments and without its `#[cfg(test)]` modules (tests
-/// may use any layer).
-fn code_of(text: &str) -> String {
-    let mut code = String::new();
-    let mut in_block = 0usize;
-    // Inside a `#[cfg(test)] mod x { .. }`: the depth of braces still open.
-    let mut test_depth: Option<i64> = None;
-    let mut after_cfg_test = false;
-    for line in text.lines() {
-        let mut rest = line;
-        let mut kept = String::new();
-        loop {
-            if in_block > 0 {
-                match rest.find("*/") {
-                    Some(i) => {
-                        in_block -= 1;
-                        rest = &rest[i + 2..];
-                    }
-                    None => break,
-                }
-            } else if let Some(i) = rest.find("/*") {
-                let line_comment = rest.find("//").filter(|&j| j < i);
-                kept.push_str(&rest[..line_comment.unwrap_or(i)]);
-                if line_comment.is_some() {
-                    break;
-                }
-                in_block += 1;
-                rest = &rest[i + 2..];
-            } else {
-                kept.push_str(&rest[..rest.find("//").unwrap_or(rest.len())]);
-                break;
-            }
-        }
-        let trimmed = kept.trim();
-        if test_depth.is_none() && after_cfg_test && trimmed.contains("mod ") && trimmed.ends_with('{') {
-            test_depth = Some(0);
-        }
-        after_cfg_test = trimmed == "#[cfg(test)]" || (after_cfg_test && trimmed.starts_with("#["));
-        if let Some(depth) = test_depth.as_mut() {
-            *depth += kept.matches('{').count() as i64 - kept.matches('}').count() as i64;
-            if *depth <= 0 {
-                test_depth = None;
-            }
-            kept.clear();
-        }
-        code.push_str(&kept);
-        code.push('\n');
-    }
-    code
-}
-
-/// Every module path named in `code` of the file with module path `me`, with its line:
-/// `crate::a::b`, `super::a` and `child::a` (a child module of this file's module).
-fn named_paths(code: &str, me: &[String], files: &BTreeMap<Vec<String>, String>) -> Vec<(usize, Vec<String>)> {
-    // The module `super` names: the parent of this file's module.
-    let parent: Vec<String> = me[..me.len().saturating_sub(1)].to_vec();
-    let mut out = Vec::new();
-    for (n, line) in code.lines().enumerate() {
-        let bytes = line.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            let starts_word = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':');
-            if !starts_word || !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
-                i += 1;
-                continue;
-            }
-            let end = (i..bytes.len()).find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] == b':')).unwrap_or(bytes.len());
-            let word = &line[i..end];
-            let segments: Vec<String> = word.split("::").filter(|s| !s.is_empty()).map(String::from).collect();
-            i = end;
-            // `a::b` names b in a; `a::{b, c}` and `a::*` name a itself.
-            if segments.len() < 2 && !(word.ends_with("::") && !segments.is_empty()) {
-                continue;
-            }
-            let (base, rest) = match segments[0].as_str() {
-                "crate" => (Vec::new(), &segments[1..]),
-                "super" => (parent.clone(), &segments[1..]),
-                "self" => (me.to_vec(), &segments[1..]),
-                child => {
-                    let mut m = me.to_vec();
-                    m.push(child.to_string());
-                    if !files.contains_key(&m) {
-                        continue;
-                    }
-                    (me.to_vec(), &segments[..])
-                }
-            };
-            let mut path = base;
-            path.extend(rest.iter().cloned());
-            out.push((n + 1, path));
-        }
-    }
-    out
-}
-
 #[test]
 fn every_file_imports_only_lower_layers() {
-    let mut sources = Vec::new();
-    source_files(&src_dir(), "", &mut sources);
-    let layer: BTreeMap<&str, u32> = LAYERS.iter().flat_map(|&(l, rooms)| rooms.iter().map(move |&r| (r, l))).collect();
-    let unplaced: Vec<&String> = sources.iter().filter(|f| !layer.contains_key(room_of(f).as_str())).collect();
-    assert!(unplaced.is_empty(), "files whose room has no layer in tests/layers.rs's LAYERS: {unplaced:?}");
-    let gone: Vec<&&str> = layer.keys().filter(|r| !sources.iter().any(|f| room_of(f) == **r)).collect();
-    assert!(gone.is_empty(), "LAYERS names rooms that do not exist: {gone:?}");
-
-    let files: BTreeMap<Vec<String>, String> = sources.iter().map(|f| (module_of(f), f.clone())).collect();
-    let mut upward = Vec::new();
-    for file in &sources {
-        let text = std::fs::read_to_string(src_dir().join(file)).unwrap();
-        let me = module_of(file);
-        for (line, path) in named_paths(&code_of(&text), &me, &files) {
-            let Some(target) = file_of(&path, &files) else { continue };
-            let (from, to) = (room_of(file), room_of(&target));
-            if from != to && layer[to.as_str()] >= layer[from.as_str()] {
-                upward.push(format!(
-                    "src/{file}:{line} (layer {}) names {} in src/{target} (layer {})",
-                    layer[from.as_str()],
-                    path.join("::"),
-                    layer[to.as_str()]
-                ));
-            }
-        }
-    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let upward = layering::imports_not_downward(&src, LAYERS, &["bin"]);
     assert!(upward.is_empty(), "imports that do not run downward:\n{}", upward.join("\n"));
-}
-
-/// The checker sees each kind of path it must: a test of the test, on a made-up crate.
-#[test]
-fn the_checker_finds_crate_super_and_child_paths() {
-    let files: BTreeMap<Vec<String>, String> = ["lib.rs", "a.rs", "b/mod.rs", "b/c.rs"]
-        .iter()
-        .map(|f| (module_of(f), f.to_string()))
-        .collect();
-    let code = code_of(
-        "use crate::a::X; // crate::b\nfn f() { super::b::Y; c::Z; /* crate::b */ }\nuse crate::{a};\n\
-         #[cfg(test)]\nmod tests {\n    use crate::b::c::Q;\n    fn g() {}\n}\n",
-    );
-    let found = named_paths(&code, &module_of("b/mod.rs"), &files);
-    let targets: Vec<(usize, String)> = found.iter().map(|(l, p)| (*l, file_of(p, &files).unwrap())).collect();
-    assert_eq!(targets, [(1, "a.rs".to_string()), (2, "b/mod.rs".to_string()), (2, "b/c.rs".to_string()), (3, "lib.rs".to_string())]);
-    let from_leaf = named_paths("use super::c::W;\n", &module_of("b/c.rs"), &files);
-    assert_eq!(file_of(&from_leaf[0].1, &files).unwrap(), "b/c.rs");
 }
