@@ -29,7 +29,7 @@ pub trait Scalar: Copy + Send + Sync + PartialEq + Debug + 'static {
 }
 
 /// Ordered numeric scalars: what plus/times/min/max need.
-pub trait Number: Scalar + PartialOrd {
+pub(crate) trait Number: Scalar + PartialOrd {
     /// Multiplication.
     fn times(a: Self, b: Self) -> Self;
     /// Largest value (`+inf` for floats): identity of `Min`.
@@ -299,9 +299,9 @@ impl<T: Scalar> BinaryOp<T> for Pair {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SemiringOf<A, M> {
     /// Additive monoid.
-    pub add: A,
+    pub(crate) add: A,
     /// Multiplicative operator.
-    pub mul: M,
+    pub(crate) mul: M,
 }
 
 impl<T, A: Monoid<T>, M: BinaryOp<T>> Semiring<T> for SemiringOf<A, M> {

@@ -61,4 +61,4 @@ impl fmt::Display for GrbError {
 impl std::error::Error for GrbError {}
 
 /// Shorthand result type.
-pub type GrbResult<T> = Result<T, GrbError>;
+pub(crate) type GrbResult<T> = Result<T, GrbError>;

@@ -44,14 +44,14 @@ pub mod settings;
 pub mod vector;
 
 pub use algebra::{
-    Any, BinaryOp, Cast, First, LAnd, LOr, Max, Min, Monoid, Number, Pair, Plus, Scalar, Second, Semiring, SemiringOf, Times,
-    ANY_PAIR, LOR_LAND, MAX_TIMES, MIN_PLUS, MIN_SECOND, PLUS_FIRST, PLUS_PAIR, PLUS_SECOND, PLUS_TIMES,
+    Any, BinaryOp, Cast, First, LAnd, LOr, Max, Min, Monoid, Pair, Plus, Scalar, Second, Semiring, SemiringOf, Times, ANY_PAIR, LOR_LAND,
+    MAX_TIMES, MIN_PLUS, MIN_SECOND, PLUS_FIRST, PLUS_PAIR, PLUS_SECOND, PLUS_TIMES,
 };
-pub use error::{GrbError, GrbResult};
+pub use error::GrbError;
 pub use matrix::{Compressed, Coo, DupPolicy, Matrix};
 pub use ops::{
-    apply, apply_matrix, assign_indices, assign_scalar, ewise_add, ewise_add_matrix, ewise_mult, extract, mxm_masked, mxv, reduce_matrix, reduce_to_vector,
-    pattern_with, reduce_vector, select_matrix, triangle_sums, vxm, Accum, Descriptor, Direction,
+    apply_matrix, assign_indices, assign_scalar, ewise_add, ewise_mult, extract, mxm_masked, mxv, reduce_matrix, reduce_to_vector,
+    reduce_vector, vxm, Descriptor, Direction,
 };
-pub use algorithms::pagerank::{pagerank, pagerank_graphblas, pagerank_pull, PageRankConfig, PageRankResult, PullGraph, VertexOrder};
+pub use algorithms::pagerank::{pagerank, pagerank_graphblas, pagerank_pull, PageRankConfig, PageRankResult, PullGraph};
 pub use vector::{Mask, Vector};

@@ -128,7 +128,7 @@ pub fn ewise_mult<T: Scalar, B: BinaryOp<T>>(
 
 /// `w<mask> = accum(w, f(u))` on the pattern of `u` (GrB_apply with a unary
 /// operator; bind a binary operator with a closure).
-pub fn apply<T: Scalar, F: Fn(T) -> T + Sync>(
+pub(crate) fn apply<T: Scalar, F: Fn(T) -> T + Sync>(
     w: &mut Vector<T>,
     mask: Option<&Mask>,
     accum: Option<Accum<T>>,
@@ -158,7 +158,7 @@ pub fn apply_matrix<T: Scalar, F: Fn(T) -> T + Sync>(a: &Matrix<T>, f: F, thread
 /// `C = A ⊕ B` on the union of the patterns (GrB_Matrix_eWiseAdd): where both hold
 /// an entry, `op(a, b)`; where one does, its value. The neighbour pattern of a
 /// directed graph is `A ∪ Aᵀ`.
-pub fn ewise_add_matrix<T: Scalar, B: BinaryOp<T>>(a: &Matrix<T>, b: &Matrix<T>, op: B, threads: usize) -> GrbResult<Matrix<T>> {
+pub(crate) fn ewise_add_matrix<T: Scalar, B: BinaryOp<T>>(a: &Matrix<T>, b: &Matrix<T>, op: B, threads: usize) -> GrbResult<Matrix<T>> {
     dims("ewise_add_matrix", "rows of the second operand", a.nrows(), b.nrows())?;
     dims("ewise_add_matrix", "columns of the second operand", a.ncols(), b.ncols())?;
     let (ca, cb) = (a.csr(), b.csr());
@@ -192,7 +192,7 @@ pub fn ewise_add_matrix<T: Scalar, B: BinaryOp<T>>(a: &Matrix<T>, b: &Matrix<T>,
 
 /// The entries `(i, j, v)` of `a` with `keep(i, j, v)` (GrB_Matrix_select with an
 /// index-aware predicate; e.g. `i != j`, GrB_OFFDIAG, drops self-loops).
-pub fn select_matrix<T: Scalar, F: Fn(usize, usize, T) -> bool + Sync>(a: &Matrix<T>, keep: F, threads: usize) -> GrbResult<Matrix<T>> {
+pub(crate) fn select_matrix<T: Scalar, F: Fn(usize, usize, T) -> bool + Sync>(a: &Matrix<T>, keep: F, threads: usize) -> GrbResult<Matrix<T>> {
     let c = a.csr();
     let bounds = balanced_row_blocks(&c.ptr, threads.max(1));
     matrix_by_row_blocks(a.nrows(), a.ncols(), &bounds, |lo, hi, out| {
@@ -212,7 +212,7 @@ pub fn select_matrix<T: Scalar, F: Fn(usize, usize, T) -> bool + Sync>(a: &Matri
 /// `x` at every stored position of `a` (GrB_Matrix_apply with GxB_ONE's kind of
 /// operator): the pattern of `a` in another domain, e.g. a `bool` adjacency as `u32`
 /// edge counts to add.
-pub fn pattern_with<T: Scalar, X: Scalar>(a: &Matrix<T>, x: X) -> GrbResult<Matrix<X>> {
+pub(crate) fn pattern_with<T: Scalar, X: Scalar>(a: &Matrix<T>, x: X) -> GrbResult<Matrix<X>> {
     let c = a.csr();
     Matrix::from_csr_parts(a.nrows(), a.ncols(), c.ptr.clone(), c.idx.clone(), vec![x; c.idx.len()])
 }

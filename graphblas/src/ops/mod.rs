@@ -33,7 +33,7 @@ pub use reduce::*;
 pub use triangles::*;
 
 /// Accumulator: combines the old output value (left) with the new result.
-pub type Accum<'a, T> = &'a (dyn Fn(T, T) -> T + Sync);
+pub(crate) type Accum<'a, T> = &'a (dyn Fn(T, T) -> T + Sync);
 
 /// How `mxv`/`vxm` traverse the matrix (SuiteSparse's `GxB_AxB_METHOD` for vectors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -62,7 +62,7 @@ pub struct Descriptor {
     /// Delete output entries outside the mask (GrB_REPLACE).
     pub replace: bool,
     /// Use the transpose of the matrix operand (GrB_TRAN on input 0/1).
-    pub transpose_a: bool,
+    pub(crate) transpose_a: bool,
     /// Threads this call may use (>= 1).
     pub threads: usize,
     /// Push or pull in `mxv`/`vxm`.
@@ -77,7 +77,7 @@ impl Default for Descriptor {
 
 impl Descriptor {
     /// Default descriptor with the given thread count.
-    pub fn with_threads(threads: usize) -> Self {
+    pub(crate) fn with_threads(threads: usize) -> Self {
         Descriptor { threads: threads.max(1), ..Default::default() }
     }
     /// Sets `replace`.

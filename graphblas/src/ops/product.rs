@@ -241,7 +241,7 @@ pub fn vxm<T: Scalar, A: Cast<T>, S: Semiring<T>>(
 /// as `A · diag(u)` followed by a per-row sort and count; mode is not a monoid, so it
 /// is not a semiring's addition. Every operand holds the output's rows as its major
 /// lines (a CSR, or a CSC for the transpose).
-pub fn mode_mxv<T: Scalar + Ord, A: Scalar>(lines: &[&Compressed<A>], u: &Vector<T>, threads: usize) -> GrbResult<Vector<T>> {
+pub(crate) fn mode_mxv<T: Scalar + Ord, A: Scalar>(lines: &[&Compressed<A>], u: &Vector<T>, threads: usize) -> GrbResult<Vector<T>> {
     let nout = lines.first().map_or(0, |c| c.nmajor());
     for c in lines {
         dims("mode_mxv", "rows of every operand", nout, c.nmajor())?;

@@ -139,7 +139,7 @@ fn search_each(wanted: &[u32], row: &[u32], mut hit: impl FnMut(u32, usize)) {
 /// is scanned against it, or, when [`SEARCH_STEP_COST`] times shorter by steps, U(a) is
 /// searched in U(b). With every weight 1 (the triangle count) no weight is read. Threads
 /// take row blocks of equal estimated work.
-pub fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: &[u32], threads: usize) -> GrbResult<Vec<u64>> {
+pub(crate) fn triangle_sums<W: Cast<u64>>(u: &Matrix<W>, corners: &[u32], threads: usize) -> GrbResult<Vec<u64>> {
     let n = u.nrows();
     dims("triangle_sums", "columns (a square matrix)", n, u.ncols())?;
     if corners.windows(2).any(|w| w[0] >= w[1]) || corners.last().is_some_and(|&a| a as usize >= n) {
