@@ -1,13 +1,13 @@
-//! The distributed kernels where a block of vertices meets the next: small graphs at
-//! p = 2 and 3 (blocks of unequal sizes; at n = 150 and p = 3 the blocks also start
-//! inside a 64-bit word), every vertex a source once, each process passing an unequal
-//! share of the edges. These are the cases where a kernel that forgot its block's first
-//! vertex (`lo`) or was off by one at a block's end goes wrong while p = 1 and the
-//! full sweeps of tests/kernels.rs (feature `full-sweep`) are too slow for the default
-//! loop: BFS with every level pulled (the frontier bitmaps of all blocks placed
-//! together), SSSP from a source on each side of every boundary, WCC with components
-//! that cross the boundaries, CDLP with ties between labels, LCC with self-loops in
-//! every block. Each kernel against the references of `common`.
+//! The distributed kernels where one process's block of vertices meets the next, in
+//! the default loop (tests/kernels.rs covers the same paths in sweeps that run whole
+//! only with the feature `full-sweep`): small graphs at p = 2 and 3 (blocks of unequal
+//! sizes, and at n = 150 blocks that start inside a 64-bit word of a bitmap), sources
+//! on both sides of every block boundary, each process passing an unequal share of the
+//! edges. A kernel that forgets its block's first vertex (`lo`) or is off by one at a
+//! block's end is right at p = 1 and wrong here: BFS with every level pulled (the
+//! frontier bitmaps of all blocks placed together), SSSP across the boundaries both
+//! ways, WCC with components in and across every block, CDLP with ties between labels,
+//! LCC with a self-loop on every vertex. Each kernel against the references of `common`.
 
 mod common;
 
@@ -16,7 +16,7 @@ use graphblas::dist::{bfs_spmd_with, cdlp_spmd, lcc_spmd, sssp_spmd, wcc_spmd, D
 use graphblas::Direction;
 use lpf::Context;
 
-/// The process counts: an even and an uneven split of every graph here.
+/// The process counts: two block splits of every graph here, at least one uneven.
 const PS: [u32; 2] = [2, 3];
 const THREADS: [usize; 2] = [1, 2];
 
@@ -48,7 +48,7 @@ fn run_numbered<T: Copy + Send + std::fmt::Debug + 'static>(
 }
 
 /// A path 0 → 1 → … → n−1 (every block boundary an edge) with `chords` random edges
-/// on top: deep enough for several levels, short enough that every vertex is a source.
+/// on top: the path crosses every block boundary, the chords make levels wider.
 fn path_with_chords(seed: u64, n: usize, chords: usize) -> Graph {
     let mut g = random_graph(seed, n, chords);
     g.edges.extend((1..n).map(|v| (v - 1, v)));
@@ -75,7 +75,7 @@ fn boundary_vertices(n: usize) -> Vec<usize> {
 /// ([`boundary_vertices`]): the pull reads the frontier bitmaps of all blocks placed
 /// at their blocks' first bits.
 #[test]
-fn bfs_every_level_pulled_from_every_vertex() {
+fn bfs_every_level_pulled_from_the_block_boundaries() {
     for g in [path_with_chords(1, 7, 2), path_with_chords(2, 150, 40)] {
         for s in boundary_vertices(g.n) {
             let want = reference_bfs(g.n, &g.edges, s);
