@@ -26,7 +26,7 @@ pub fn print_stderr_line(text: &str) {
 pub struct InputArgs {
     pub input: Option<PathBuf>,
     pub format: Format,
-    pub one_based: bool,
+    pub(crate) one_based: bool,
     pub rmat: Option<u32>,
     pub seed: u64,
 }

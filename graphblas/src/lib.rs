@@ -53,5 +53,5 @@ pub use ops::{
     apply, apply_matrix, assign_indices, assign_scalar, ewise_add, ewise_add_matrix, ewise_mult, extract, mxm_masked, mxv, reduce_matrix, reduce_to_vector,
     pattern_with, reduce_vector, select_matrix, triangle_sums, vxm, Accum, Descriptor, Direction,
 };
-pub use algorithms::pagerank::{pagerank, pagerank_graphblas, pagerank_pull, PageRankConfig, PageRankResult, PullGraph, VertexOrder};
+pub use algorithms::pagerank::{pagerank, pagerank_graphblas, pagerank_pull, PageRankConfig, PageRankResult, PullGraph};
 pub use vector::{Mask, Vector};

@@ -41,7 +41,7 @@ pub struct Coo<T> {
     /// 0-based column indices.
     pub cols: Vec<u32>,
     /// Values, parallel to `rows`/`cols`, or `None` for a pattern.
-    pub vals: Option<Vec<T>>,
+    pub(crate) vals: Option<Vec<T>>,
 }
 
 impl<T: Scalar> Coo<T> {
@@ -51,7 +51,7 @@ impl<T: Scalar> Coo<T> {
     }
 
     /// An empty valued set of entries of the given shape.
-    pub fn new_valued(nrows: usize, ncols: usize) -> Self {
+    pub(crate) fn new_valued(nrows: usize, ncols: usize) -> Self {
         Coo { nrows, ncols, rows: Vec::new(), cols: Vec::new(), vals: Some(Vec::new()) }
     }
 
@@ -66,7 +66,7 @@ impl<T: Scalar> Coo<T> {
     }
 
     /// Removes diagonal entries (self-loops of a graph), keeping order.
-    pub fn remove_self_loops(&mut self) {
+    pub(crate) fn remove_self_loops(&mut self) {
         let mut w = 0;
         for k in 0..self.rows.len() {
             if self.rows[k] != self.cols[k] {
@@ -143,14 +143,14 @@ pub struct Compressed<T> {
     /// `ptr[i]..ptr[i+1]` is the range of major line `i` in `idx`/`val`.
     pub ptr: Vec<usize>,
     /// Minor indices, strictly increasing within each major line.
-    pub idx: Vec<u32>,
+    pub(crate) idx: Vec<u32>,
     /// Values parallel to `idx`.
-    pub val: Vec<T>,
+    pub(crate) val: Vec<T>,
 }
 
 impl<T: Scalar> Compressed<T> {
     /// Number of major lines.
-    pub fn nmajor(&self) -> usize {
+    pub(crate) fn nmajor(&self) -> usize {
         self.ptr.len() - 1
     }
 
@@ -164,7 +164,7 @@ impl<T: Scalar> Compressed<T> {
     /// Transposes (CSR → CSC) by counting sort. Scanning the source in major
     /// order makes the minor indices of the result come out sorted, so no
     /// per-line sort is needed.
-    pub fn transpose(&self, nminor: usize) -> Compressed<T> {
+    pub(crate) fn transpose(&self, nminor: usize) -> Compressed<T> {
         let nnz = self.idx.len();
         let mut ptr = vec![0usize; nminor + 1];
         for &j in &self.idx {
@@ -300,7 +300,7 @@ impl<T: Scalar> Matrix<T> {
     /// A matrix from its CSR arrays (`ptr` of `nrows + 1` offsets, column indices
     /// strictly increasing within each row and below `ncols`, values parallel to
     /// them), checked; the CSC is built on first use. O(nnz) to check.
-    pub fn from_csr_parts(nrows: usize, ncols: usize, ptr: Vec<usize>, idx: Vec<u32>, val: Vec<T>) -> GrbResult<Self> {
+    pub(crate) fn from_csr_parts(nrows: usize, ncols: usize, ptr: Vec<usize>, idx: Vec<u32>, val: Vec<T>) -> GrbResult<Self> {
         check_dim(nrows)?;
         check_dim(ncols)?;
         let bad = |what: String| Err(GrbError::InvalidValue(format!("CSR arrays of a {nrows} x {ncols} matrix: {what}")));
@@ -373,12 +373,12 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// Number of stored entries (after duplicate resolution).
-    pub fn nvals(&self) -> usize {
+    pub(crate) fn nvals(&self) -> usize {
         self.csr.idx.len()
     }
 
     /// The bytes its storage holds (the capacities of its vectors, the CSC's if built).
-    pub fn capacity_bytes(&self) -> usize {
+    pub(crate) fn capacity_bytes(&self) -> usize {
         let of = |c: &Compressed<T>| {
             c.ptr.capacity() * std::mem::size_of::<usize>() + c.idx.capacity() * 4 + c.val.capacity() * std::mem::size_of::<T>()
         };
@@ -397,7 +397,7 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// Column-major storage (equivalently, the CSR of the transpose).
-    pub fn csc(&self) -> &Compressed<T> {
+    pub(crate) fn csc(&self) -> &Compressed<T> {
         self.csc.get_or_init(|| self.csr.transpose(self.ncols))
     }
 
@@ -412,7 +412,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// The transpose; O(1) work beyond the clone, since both orientations
     /// are stored.
-    pub fn transpose(&self) -> Matrix<T> {
+    pub(crate) fn transpose(&self) -> Matrix<T> {
         Matrix { nrows: self.ncols, ncols: self.nrows, csr: self.csc().clone(), csc: self.csr.clone().into() }
     }
 

@@ -23,12 +23,12 @@ use std::sync::{Condvar, Mutex};
 /// The most threads an operation runs on: LPF's limit of processes per section,
 /// far above what a machine holds, but below counts whose block tables alone
 /// (8 bytes a thread) would not fit in memory.
-pub const MAX_THREADS: usize = 65535;
+pub(crate) const MAX_THREADS: usize = 65535;
 
 /// `threads` if it is at most [`MAX_THREADS`], else [`GrbError::ThreadsUnavailable`]:
 /// the check of a thread count given from outside (a command line, the Spark bridge)
 /// before anything is sized by it.
-pub fn check_thread_count(threads: usize) -> GrbResult<usize> {
+pub(crate) fn check_thread_count(threads: usize) -> GrbResult<usize> {
     if threads > MAX_THREADS {
         return Err(GrbError::ThreadsUnavailable {
             threads,
@@ -45,14 +45,14 @@ pub fn check_thread_count(threads: usize) -> GrbResult<usize> {
 ///
 /// Returns `parts + 1` boundaries `b` with `b[0] = 0`, `b[parts] = n`;
 /// block `k` is `b[k]..b[k+1]` (possibly empty).
-pub fn balanced_row_blocks(ptr: &[usize], parts: usize) -> Vec<usize> {
+pub(crate) fn balanced_row_blocks(ptr: &[usize], parts: usize) -> Vec<usize> {
     balanced_row_blocks_weighted(ptr, parts, 1)
 }
 
 /// As [`balanced_row_blocks`] with a row costing `nnz(row) + row_cost`:
 /// kernels with substantial per-row work (loop setup, a mispredicted loop
 /// exit, several per-row writes) need a larger `row_cost` to balance.
-pub fn balanced_row_blocks_weighted(ptr: &[usize], parts: usize, row_cost: usize) -> Vec<usize> {
+pub(crate) fn balanced_row_blocks_weighted(ptr: &[usize], parts: usize, row_cost: usize) -> Vec<usize> {
     let n = ptr.len().saturating_sub(1);
     let parts = parts.max(1);
     let total = (ptr.last().copied().unwrap_or(0) - ptr.first().copied().unwrap_or(0)) + n * row_cost;
@@ -85,14 +85,14 @@ fn partition_point_range(len: usize, pred: impl Fn(usize) -> bool) -> usize {
 }
 
 /// Splits `0..n` into `parts` blocks of (almost) equal length.
-pub fn even_blocks(n: usize, parts: usize) -> Vec<usize> {
+pub(crate) fn even_blocks(n: usize, parts: usize) -> Vec<usize> {
     let parts = parts.max(1);
     (0..=parts).map(|k| (n as u128 * k as u128 / parts as u128) as usize).collect()
 }
 
 /// Splits a mutable slice at the given boundaries (as produced by
 /// [`balanced_row_blocks`]), returning one sub-slice per block.
-pub fn split_by_bounds<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+pub(crate) fn split_by_bounds<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
     let mut out = Vec::with_capacity(bounds.len().saturating_sub(1));
     for w in bounds.windows(2) {
         let (head, tail) = s.split_at_mut(w[1] - w[0]);
@@ -107,7 +107,7 @@ pub fn split_by_bounds<'a, T>(mut s: &'a mut [T], bounds: &[usize]) -> Vec<&'a m
 /// items is hard to predict). Returns results indexed by item id, so that
 /// reductions over them can be done in a fixed order — results then do not
 /// depend on the thread count or on scheduling. Errors as [`run_blocks`].
-pub fn run_dynamic<W, R, F>(items: Vec<W>, threads: usize, f: F) -> GrbResult<Vec<R>>
+pub(crate) fn run_dynamic<W, R, F>(items: Vec<W>, threads: usize, f: F) -> GrbResult<Vec<R>>
 where
     W: Send,
     R: Send,
@@ -213,7 +213,7 @@ fn refused_thread(threads: usize, why: Option<std::io::Error>, started: usize) -
 }
 
 /// Threads that run a loop in lock-step phases, meeting at [`Team::wait`].
-pub struct Team {
+pub(crate) struct Team {
     threads: usize,
     /// Threads at the current barrier.
     arrived: AtomicUsize,
@@ -269,7 +269,7 @@ impl Team {
 /// its work before all threads exist, so a thread the OS refuses ends the call with
 /// [`GrbError::ThreadsUnavailable`] (as [`run_blocks`]) instead of leaving the started
 /// ones waiting for it; `lead` then does not run.
-pub fn run_team<R>(threads: usize, lead: impl FnOnce(&Team) -> R, member: impl Fn(usize, &Team) + Sync) -> GrbResult<R> {
+pub(crate) fn run_team<R>(threads: usize, lead: impl FnOnce(&Team) -> R, member: impl Fn(usize, &Team) + Sync) -> GrbResult<R> {
     let threads = threads.max(1);
     let team = Team::new(threads);
     if threads == 1 {
@@ -321,7 +321,7 @@ pub fn run_team<R>(threads: usize, lead: impl FnOnce(&Team) -> R, member: impl F
 
 /// One of the threads of a [`run_phases`]: its number (0 is the calling thread) and
 /// the work-shared phases it takes part in.
-pub struct Member<'t> {
+pub(crate) struct Member<'t> {
     team: &'t Team,
     /// The next piece of the current phase and of the next one, alternately.
     cursors: &'t [AtomicUsize; 2],
@@ -336,7 +336,7 @@ pub struct Member<'t> {
 /// per phase this saves a thread start and join per phase (tens of microseconds, more
 /// on a loaded machine). Returns the members' results by id; errors as [`run_team`].
 /// `body` must not panic: the other members would wait for it.
-pub fn run_phases<R: Send>(threads: usize, body: impl Fn(&Member<'_>) -> R + Sync) -> GrbResult<Vec<R>> {
+pub(crate) fn run_phases<R: Send>(threads: usize, body: impl Fn(&Member<'_>) -> R + Sync) -> GrbResult<Vec<R>> {
     let cursors = [AtomicUsize::new(0), AtomicUsize::new(0)];
     let others: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::new());
     let cursors = &cursors;

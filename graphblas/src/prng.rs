@@ -28,7 +28,7 @@ pub fn hash2(seed: u64, counter: u64) -> u64 {
 
 /// Sequential SplitMix64 stream; mainly used to seed [`Xoshiro256`].
 #[derive(Clone, Debug)]
-pub struct SplitMix64 {
+pub(crate) struct SplitMix64 {
     state: u64,
 }
 

@@ -13,7 +13,7 @@
 /// value and the values allowed. The distributed kernels report it as
 /// `DistError::Invalid` with the same message.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidSetting(pub String);
+pub(crate) struct InvalidSetting(pub(crate) String);
 
 impl std::fmt::Display for InvalidSetting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -66,29 +66,29 @@ pub const VARIABLES: &[Variable] = &[
 /// prefetching kernel on kron22 (see `docs/pagerank.md`): ~0.8 ns per gathered
 /// edge, ~10 ns per non-empty row (the loop exit mispredicts and its first gathers
 /// are the cold ones), ~1.5 ns per empty row.
-pub const PROC_ROW_COST: usize = 12;
+pub(crate) const PROC_ROW_COST: usize = 12;
 /// Cost of a row without in-edges (its rank is the base term), edge-equivalents.
-pub const PROC_EMPTY_ROW_COST: usize = 2;
+pub(crate) const PROC_EMPTY_ROW_COST: usize = 2;
 
 /// graphblas's settings, typed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// `GBPR_PROC_ROW_COST`: `(non-empty, empty)` row costs.
-    pub proc_row_costs: (usize, usize),
+    pub(crate) proc_row_costs: (usize, usize),
     /// `GBPR_RELABEL=sparse`: the relabelling always sorts.
-    pub relabel_sparse: bool,
+    pub(crate) relabel_sparse: bool,
     /// `GBPR_DEBUG=1`.
     pub debug: bool,
 }
 
 impl Settings {
     /// The settings the environment gives.
-    pub fn from_env() -> Result<Settings, InvalidSetting> {
+    pub(crate) fn from_env() -> Result<Settings, InvalidSetting> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
     /// The settings `lookup` gives for each variable name.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Settings, InvalidSetting> {
+    pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Settings, InvalidSetting> {
         let get = |name: &str| {
             debug_assert!(VARIABLES.iter().any(|v| v.name == name), "{name} is missing from settings::VARIABLES");
             lookup(name).filter(|v| !v.is_empty())

@@ -75,7 +75,7 @@ impl<T: Scalar> Vector<T> {
     }
 
     /// Number of present entries.
-    pub fn nvals(&self) -> usize {
+    pub(crate) fn nvals(&self) -> usize {
         match self {
             Vector::Dense(v) => v.len(),
             Vector::Sparse { idx, .. } => idx.len(),
@@ -104,7 +104,7 @@ impl<T: Scalar> Vector<T> {
     }
 
     /// Dense values with `fill` at absent positions.
-    pub fn to_dense_with(&self, fill: T) -> Vec<T> {
+    pub(crate) fn to_dense_with(&self, fill: T) -> Vec<T> {
         match self {
             Vector::Dense(v) => v.clone(),
             Vector::Sparse { n, idx, val } => {
@@ -119,7 +119,7 @@ impl<T: Scalar> Vector<T> {
 
     /// How many positions of `self` and `other` (of the same length) differ: in value,
     /// or present in one of them only.
-    pub fn differences(&self, other: &Vector<T>) -> usize {
+    pub(crate) fn differences(&self, other: &Vector<T>) -> usize {
         match (self, other) {
             (Vector::Dense(a), Vector::Dense(b)) => a.iter().zip(b).filter(|(x, y)| x != y).count(),
             _ => {
@@ -148,13 +148,13 @@ impl<T: Scalar> Vector<T> {
 /// Values plus presence flags: the working representation of operations.
 #[derive(Clone, Debug)]
 pub(crate) struct Bitmap<T> {
-    pub val: Vec<T>,
-    pub present: Vec<bool>,
+    pub(crate) val: Vec<T>,
+    pub(crate) present: Vec<bool>,
 }
 
 impl<T: Scalar> Bitmap<T> {
     /// Converts back, choosing `Dense` when everything is present.
-    pub fn into_vector(self) -> Vector<T> {
+    pub(crate) fn into_vector(self) -> Vector<T> {
         if self.present.iter().all(|&p| p) {
             return Vector::Dense(self.val);
         }
@@ -243,7 +243,7 @@ impl Mask {
 
     /// Whether position `i` may be written.
     #[inline]
-    pub fn allows(&self, i: usize) -> bool {
+    pub(crate) fn allows(&self, i: usize) -> bool {
         self.bits[i / 64] >> (i % 64) & 1 != 0
     }
 
@@ -253,7 +253,7 @@ impl Mask {
     }
 
     /// The positions that may be written, ascending.
-    pub fn positions(&self) -> Vec<u32> {
+    pub(crate) fn positions(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.count());
         for (k, &w) in self.bits.iter().enumerate() {
             let mut w = w;

@@ -15,7 +15,7 @@ mod common;
 
 use common::*;
 use graphblas::algorithms;
-use graphblas::dist::{bfs_spmd_observed, bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, sssp_spmd_with, wcc_spmd, DistError, Input, Measure, VertexValues};
+use graphblas::dist::{bfs_spmd_observed, bfs_spmd_with, cdlp_spmd, lcc_spmd, pagerank_spmd, sssp_spmd, sssp_spmd_with, wcc_spmd, DistError, Input, Measure};
 use graphblas::kron::KronParams;
 use graphblas::{pagerank, Direction, DupPolicy, Matrix, PageRankConfig};
 
@@ -32,23 +32,6 @@ fn sweep_ps() -> &'static [u32] {
 }
 fn sweep_threads() -> &'static [usize] {
     if FULL { &THREADS } else { &[2] }
-}
-
-/// One process's results put together in id order, checking that each id of `ids`
-/// comes exactly once, blocks in pid order, and every process agrees on n and rounds.
-fn gather<T: Copy + std::fmt::Debug>(results: &[Result<VertexValues<T>, DistError>], ids: &[u64]) -> Vec<T> {
-    let mut all_ids = Vec::new();
-    let mut all = Vec::new();
-    let first = results[0].as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
-    for r in results {
-        let r = r.as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
-        assert_eq!((r.n, r.rounds), (ids.len() as u64, first.rounds), "processes disagree");
-        assert_eq!(r.first_index as usize, all_ids.len(), "blocks out of pid order");
-        all_ids.extend_from_slice(&r.ids);
-        all.extend_from_slice(&r.values);
-    }
-    assert_eq!(all_ids, ids, "the vertices are the input's");
-    all
 }
 
 /// A graph on the vertices `ids` (ascending; `ids[k]` the id of vertex k) with every

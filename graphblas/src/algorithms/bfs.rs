@@ -33,15 +33,15 @@ pub const UNREACHABLE: i64 = i64::MAX;
 
 /// Push turns to pull when the frontier's out-edges exceed 1/`ALPHA` of the edges
 /// still unexplored (Beamer's α).
-pub const ALPHA: u64 = 14;
+pub(crate) const ALPHA: u64 = 14;
 /// Pull turns back to push when the frontier holds fewer than 1/`BETA` of the
 /// vertices (Beamer's β).
-pub const BETA: u64 = 24;
+pub(crate) const BETA: u64 = 24;
 
 /// The direction of the next level: the rule of Beamer et al. with [`ALPHA`] and
 /// [`BETA`]. `frontier_edges` are the out-edges of the frontier, `unexplored_edges` the
 /// edges into vertices not yet visited (what a pull may have to read).
-pub fn next_direction(current: Direction, n: u64, frontier_vertices: u64, frontier_edges: u64, unexplored_edges: u64) -> Direction {
+pub(crate) fn next_direction(current: Direction, n: u64, frontier_vertices: u64, frontier_edges: u64, unexplored_edges: u64) -> Direction {
     match current {
         Direction::Pull if frontier_vertices * BETA >= n => Direction::Pull,
         Direction::Pull => Direction::Push,
@@ -72,7 +72,7 @@ pub(crate) struct Block<'a> {
     /// Vertices in the whole graph.
     pub n: usize,
     /// The first vertex of every block, and n.
-    pub starts: &'a [usize],
+    pub(crate) starts: &'a [usize],
     /// The first vertex of this block.
     pub lo: usize,
     /// Row k: the vertices the search steps to from block vertex k.
@@ -96,9 +96,9 @@ pub(crate) struct Start<'a> {
     pub sources: Vec<u32>,
     /// The search stops after the first level that reaches a target (none: it runs
     /// until no vertex is left).
-    pub targets: Option<Targets<'a>>,
+    pub(crate) targets: Option<Targets<'a>>,
     /// The last level whose vertices get depths (they are not expanded).
-    pub last_level: usize,
+    pub(crate) last_level: usize,
 }
 
 /// How a search ended.

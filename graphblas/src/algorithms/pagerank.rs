@@ -62,7 +62,7 @@ pub struct ParameterNames {
 
 impl ParameterNames {
     /// This crate's names (the fields of [`PageRankConfig`]).
-    pub const RUST: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "max_iters" };
+    pub(crate) const RUST: ParameterNames = ParameterNames { alpha: "alpha", tol: "tol", max_iters: "max_iters" };
 }
 
 /// The one check of PageRank's parameters, whoever passes them (the `pagerank` CLI, the
@@ -119,7 +119,7 @@ pub struct PageRankResult {
 
 /// Internal vertex numbering of a [`PullGraph`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VertexOrder {
+pub(crate) enum VertexOrder {
     /// Keep the input ids.
     Natural,
     /// Renumber by decreasing out-degree. The gather reads `contrib[j]`
@@ -151,7 +151,7 @@ impl PullGraph {
     }
 
     /// As [`PullGraph::from_matrix`], with an explicit internal vertex order.
-    pub fn from_matrix_ordered<T: Scalar>(a: &Matrix<T>, order: VertexOrder) -> GrbResult<Self> {
+    pub(crate) fn from_matrix_ordered<T: Scalar>(a: &Matrix<T>, order: VertexOrder) -> GrbResult<Self> {
         if a.nrows() != a.ncols() {
             return Err(GrbError::DimensionMismatch {
                 op: "pagerank",
@@ -211,7 +211,7 @@ impl PullGraph {
 
     /// `1/outdeg` per row (0 for dangling rows).
     #[doc(hidden)]
-    pub fn inv_outdeg(&self) -> &[f64] {
+    pub(crate) fn inv_outdeg(&self) -> &[f64] {
         &self.inv_outdeg
     }
 
@@ -235,7 +235,7 @@ impl PullGraph {
 
     /// Row blocks balanced by estimated cost (for threads or processes).
     /// A row costs its in-degree plus [`ROW_COST`] edge-equivalents.
-    pub fn row_blocks(&self, parts: usize) -> Vec<usize> {
+    pub(crate) fn row_blocks(&self, parts: usize) -> Vec<usize> {
         balanced_row_blocks_weighted(&self.ptr, parts, ROW_COST)
     }
 
@@ -250,18 +250,18 @@ impl PullGraph {
 /// Cost of a row in edge-equivalents for block balancing. Measured on
 /// kron20 (degree-ordered): ~0.95 ns per gathered edge vs ~6 ns of per-row
 /// work (loop setup, mispredicted exit of short loops, three stores).
-pub const ROW_COST: usize = 6;
+pub(crate) const ROW_COST: usize = 6;
 
 /// Number of work chunks per iteration. Fixed (not derived from the thread
 /// count) so that partial sums are always combined in the same order and
 /// results are bit-identical for any number of threads; 256 chunks give
 /// dynamic load balancing enough granularity for a handful of threads.
-pub const CHUNKS: usize = 256;
+pub(crate) const CHUNKS: usize = 256;
 
 /// Partial sums of one block step; combined by addition (locally across
 /// threads, and by an all-reduce across processes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StepPartials {
+pub(crate) struct StepPartials {
     /// Σ |r'_i − r_i| over the block.
     pub residual: f64,
     /// Σ r'_i over the block's dangling vertices (for the next iteration).
@@ -275,7 +275,7 @@ pub struct StepPartials {
 /// * `base` — `(α · dangling + (1 − α)) / n` of the previous iterate;
 /// * `ranks` — this block's ranks: old on entry, new on return;
 /// * `contrib_out` — receives this block's new contributions.
-pub fn step_block(
+pub(crate) fn step_block(
     g: &PullGraph,
     lo: usize,
     contrib: &[f64],
@@ -334,7 +334,7 @@ pub fn step_block(
 /// interleaved): distance 32: 0.99, 64: 0.90, 128: 0.83, 192-256: 0.69-0.75
 /// (2 threads) / 0.81 (1 thread), 384: 0.79, 512: 0.91, 1024: 0.93 of the
 /// time without prefetch. Bits are unchanged: a prefetch is only a hint.
-pub const PREFETCH_DISTANCE: usize = 256;
+pub(crate) const PREFETCH_DISTANCE: usize = 256;
 
 /// Hints the cache to fetch `values[j]` (PageRank's gathered contributions, SSSP's
 /// distances and row starts; no effect on other targets).

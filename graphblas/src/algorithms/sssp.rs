@@ -91,7 +91,7 @@ pub fn check_delta(delta: f64) -> GrbResult<f64> {
 /// vertices of scale 18 and 63/22.7 = 2.8 over those an edge list names, against
 /// GAP's documented 2 (delta 1..8 there scan within 15% of the m edges). 1 when the
 /// formula gives no positive number (no edges, all weights 0).
-pub fn default_delta(max_weight: f64, edges: u64, n: usize) -> f64 {
+pub(crate) fn default_delta(max_weight: f64, edges: u64, n: usize) -> f64 {
     let delta = max_weight / (edges as f64 / n as f64);
     if delta.is_finite() && delta > 0.0 {
         delta

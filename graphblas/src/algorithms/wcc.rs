@@ -58,7 +58,7 @@ pub fn wcc<A: Scalar>(a: &Matrix<A>, threads: usize) -> GrbResult<Vec<u32>> {
 pub(crate) struct BlockEdges<'a> {
     pub lo: usize,
     pub out: Rows<'a>,
-    pub inn: Rows<'a>,
+    pub(crate) inn: Rows<'a>,
 }
 
 impl BlockEdges<'_> {

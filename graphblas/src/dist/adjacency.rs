@@ -51,7 +51,7 @@ pub(crate) struct Adjacency {
     /// First vertex number of this block.
     pub lo: usize,
     /// `inn(k, u)`: an edge u → lo + k.
-    pub inn: Matrix<bool>,
+    pub(crate) inn: Matrix<bool>,
     /// `out(k, v)`: an edge lo + k → v.
     pub out: Matrix<bool>,
 }
@@ -80,7 +80,7 @@ impl Neighbours<'_> {
     /// The next neighbour with the number of the two rows holding it (1 or 2: the
     /// directed edges between it and the vertex).
     #[inline]
-    pub fn next_with_directions(&mut self) -> Option<(u32, u32)> {
+    pub(crate) fn next_with_directions(&mut self) -> Option<(u32, u32)> {
         loop {
             let (u, d) = match (self.out.first(), self.inn.first()) {
                 (Some(&a), Some(&b)) => {

@@ -32,13 +32,13 @@ pub(crate) struct LocalGraph {
     /// Row blocks in the new numbering: process q owns `bounds[q]..bounds[q + 1]`.
     pub bounds: Vec<usize>,
     /// New ids below this have out-degree > 0; the rest are dangling.
-    pub nondangling: usize,
+    pub(crate) nondangling: usize,
     /// Rows of this block (local row k = new id `bounds[me] + k`); sources are new ids.
     pub graph: PullGraph,
     /// Input index of each local row.
-    pub orig: Vec<u32>,
+    pub(crate) orig: Vec<u32>,
     /// Dangling mass of the start vector 1/n, summed as the local version sums it.
-    pub dangling0: f64,
+    pub(crate) dangling0: f64,
 }
 
 /// Owner of `v` under the even block distribution of `0..n` over `p` (block q starts

@@ -23,7 +23,7 @@ pub fn cdlp_spmd(ctx: &mut Context, input: Input, iterations: usize, threads: us
 
 /// As [`cdlp_spmd`], calling `observe` on every process after each iteration
 /// (`iteration k, changed c`: the vertices whose label changed).
-pub fn cdlp_spmd_observed(
+pub(crate) fn cdlp_spmd_observed(
     ctx: &mut Context,
     input: Input,
     iterations: usize,

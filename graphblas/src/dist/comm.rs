@@ -115,42 +115,42 @@ impl<'c> Comm<'c> {
         self.ctx.sync(SYNC_DEFAULT).map_err(DistError::from)
     }
 
-    pub fn allreduce_u64(&mut self, v: &mut [u64], op: fn(&mut u64, &u64)) -> DistResult<()> {
+    pub(crate) fn allreduce_u64(&mut self, v: &mut [u64], op: fn(&mut u64, &u64)) -> DistResult<()> {
         self.coll.allreduce(self.ctx, v, op).map_err(DistError::from)
     }
 
-    pub fn sum_u64(&mut self, x: u64) -> DistResult<u64> {
+    pub(crate) fn sum_u64(&mut self, x: u64) -> DistResult<u64> {
         let mut v = [x];
         self.allreduce_u64(&mut v, |a, b| *a = a.wrapping_add(*b))?;
         Ok(v[0])
     }
 
-    pub fn max_u64(&mut self, x: u64) -> DistResult<u64> {
+    pub(crate) fn max_u64(&mut self, x: u64) -> DistResult<u64> {
         let mut v = [x];
         self.allreduce_u64(&mut v, |a, b| *a = (*a).max(*b))?;
         Ok(v[0])
     }
 
     /// Every process's `x`, in process order.
-    pub fn allgather_u64(&mut self, x: u64) -> DistResult<Vec<u64>> {
+    pub(crate) fn allgather_u64(&mut self, x: u64) -> DistResult<Vec<u64>> {
         self.allgather_u64s(&[x])
     }
 
     /// Every process's `xs` (the same length everywhere), concatenated in process
     /// order: one superstep.
-    pub fn allgather_u64s(&mut self, xs: &[u64]) -> DistResult<Vec<u64>> {
+    pub(crate) fn allgather_u64s(&mut self, xs: &[u64]) -> DistResult<Vec<u64>> {
         let mut all = vec![0u64; self.p * xs.len()];
         self.coll.allgather(self.ctx, xs, &mut all)?;
         Ok(all)
     }
 
-    pub fn alltoall_u64(&mut self, send: &[u64]) -> DistResult<Vec<u64>> {
+    pub(crate) fn alltoall_u64(&mut self, send: &[u64]) -> DistResult<Vec<u64>> {
         let mut recv = vec![0u64; send.len()];
         self.coll.alltoall(self.ctx, send, &mut recv)?;
         Ok(recv)
     }
 
-    pub fn broadcast_bytes(&mut self, root: usize, data: &mut Vec<u8>) -> DistResult<()> {
+    pub(crate) fn broadcast_bytes(&mut self, root: usize, data: &mut Vec<u8>) -> DistResult<()> {
         let mut len = [data.len() as u64];
         self.coll.broadcast(self.ctx, root as Pid, &mut len)?;
         data.resize(len[0] as usize, 0);
@@ -202,7 +202,7 @@ impl<'c> Comm<'c> {
     /// # Safety
     /// `data` must outlive the slot (deregistered before `data` is dropped or moved) and
     /// no process may write into the slot.
-    pub unsafe fn register_global_source<T: Pod>(&mut self, data: &[T]) -> DistResult<Memslot> {
+    pub(crate) unsafe fn register_global_source<T: Pod>(&mut self, data: &[T]) -> DistResult<Memslot> {
         // The cast only satisfies the registration's signature: LPF reads these bytes.
         self.ctx.register_global_raw(data.as_ptr() as *mut u8, bytes::<T>(data.len())).map_err(DistError::from)
     }
@@ -225,7 +225,7 @@ impl<'c> Comm<'c> {
     /// concatenated in process order, and the counts. Costs an alltoall of 2p words
     /// (which also activates the send buffer's registration) and one superstep in which
     /// every process gets its parts from the senders' registered buffers.
-    pub fn alltoallv<T: Pod>(&mut self, send: &[T], counts: &[usize]) -> DistResult<(Vec<T>, Vec<usize>)> {
+    pub(crate) fn alltoallv<T: Pod>(&mut self, send: &[T], counts: &[usize]) -> DistResult<(Vec<T>, Vec<usize>)> {
         let (p, me) = (self.p, self.me);
         assert_eq!(counts.len(), p);
         assert_eq!(counts.iter().sum::<usize>(), send.len(), "alltoallv: counts must add up to the send buffer");
@@ -279,7 +279,7 @@ impl<'c> Comm<'c> {
 
     /// Irregular allgather: every process's `mine`, concatenated in process order, on
     /// every process, with the counts.
-    pub fn allgatherv<T: Pod>(&mut self, mine: &[T]) -> DistResult<(Vec<T>, Vec<usize>)> {
+    pub(crate) fn allgatherv<T: Pod>(&mut self, mine: &[T]) -> DistResult<(Vec<T>, Vec<usize>)> {
         let (p, me) = (self.p, self.me);
         // SAFETY: `mine` outlives the slot (deregistered below); it is only got from.
         let slot = unsafe { self.register_global_source(mine)? };
@@ -320,18 +320,18 @@ impl<'c> Comm<'c> {
     /// for long vectors: reduce-scatter by [`Comm::alltoallv`] (block q of every vector
     /// to process q, which adds them in process order), then [`Comm::allgatherv`].
     /// h = 2(p - 1)/p·n words, two irregular exchanges.
-    pub fn allreduce_sum_u64_long(&mut self, v: &mut [u64]) -> DistResult<()> {
+    pub(crate) fn allreduce_sum_u64_long(&mut self, v: &mut [u64]) -> DistResult<()> {
         self.allreduce_u64_long(v, u64::wrapping_add)
     }
 
     /// As [`Comm::allreduce_sum_u64_long`] with any associative, commutative `op`.
-    pub fn allreduce_u64_long(&mut self, v: &mut [u64], op: fn(u64, u64) -> u64) -> DistResult<()> {
+    pub(crate) fn allreduce_u64_long(&mut self, v: &mut [u64], op: fn(u64, u64) -> u64) -> DistResult<()> {
         self.allreduce_long(v, op)
     }
 
     /// As [`Comm::allreduce_u64_long`] for any element type (e.g. the u32 parents of
     /// WCC, combined by min).
-    pub fn allreduce_long<T: Pod>(&mut self, v: &mut [T], op: fn(T, T) -> T) -> DistResult<()> {
+    pub(crate) fn allreduce_long<T: Pod>(&mut self, v: &mut [T], op: fn(T, T) -> T) -> DistResult<()> {
         let (p, n) = (self.p, v.len());
         if p == 1 {
             return Ok(());

@@ -60,7 +60,7 @@ pub(crate) struct Iteration {
     /// Allgather: (owner, offset, length) of every remote non-dangling range.
     gets: Vec<(usize, usize, usize)>,
     threads: usize,
-    pub stats: ExchangeStats,
+    pub(crate) stats: ExchangeStats,
 }
 
 impl Iteration {

@@ -106,7 +106,7 @@ impl ByteKeys {
     }
 
     /// The bytes its buffers hold (their capacities).
-    pub fn capacity_bytes(&self) -> usize {
+    pub(crate) fn capacity_bytes(&self) -> usize {
         self.bytes.capacity() + bytes::<usize>(self.ends.capacity())
     }
 
@@ -168,17 +168,17 @@ impl KeyDictionary {
     }
 
     /// The process whose range holds `key` (whether or not it is a vertex).
-    pub fn owner_of_key(&self, key: &[u8]) -> usize {
+    pub(crate) fn owner_of_key(&self, key: &[u8]) -> usize {
         owner(&self.splitters, key)
     }
 
     /// The bytes this part holds (the capacities of its vectors).
-    pub fn capacity_bytes(&self) -> usize {
+    pub(crate) fn capacity_bytes(&self) -> usize {
         bytes::<u64>(self.firsts.capacity()) + self.keys.capacity_bytes() + self.splitters.capacity_bytes()
     }
 
     /// The process holding the id of vertex `k < n` (processes without ids hold none).
-    pub fn owner_of_number(&self, k: u64) -> usize {
+    pub(crate) fn owner_of_number(&self, k: u64) -> usize {
         self.firsts.partition_point(|&f| f <= k) - 1
     }
 }
@@ -186,7 +186,7 @@ impl KeyDictionary {
 /// What [`number_byte_keys`] gives a process: its part of the dictionary and the numbers
 /// of its ids.
 pub(crate) struct Numbered {
-    pub dict: KeyDictionary,
+    pub(crate) dict: KeyDictionary,
     /// The number of each of its `ends`, in order.
     pub ends: Vec<u32>,
     /// The number of each of its `extra` ids, in order (they came back with the others:

@@ -32,7 +32,7 @@ pub fn lcc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<V
 /// `phase 1, candidates c` once every process knows every vertex's neighbour count (c:
 /// the vertices with two or more neighbours), `phase 2, links l` once the triangle sums
 /// are added up (l: the edges among the vertices' neighbours, summed over the vertices).
-pub fn lcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
+pub(crate) fn lcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
     unweighted_kernel(ctx, input, threads, "LCC", |comm, g, threads| compute(comm, g, threads, observe))
 }
 

@@ -365,13 +365,13 @@ pub(crate) struct CsrBlock {
     /// Edges of the whole graph.
     pub m: u64,
     pub lo: usize,
-    pub hi: usize,
+    pub(crate) hi: usize,
     /// The id of every vertex number, ascending.
     pub labels: Vec<u64>,
     /// Offsets (`hi - lo + 1`, from 0) and indices of the out-neighbours of the block's rows.
     pub out: Option<(Vec<usize>, Vec<u32>)>,
     /// Likewise of the in-neighbours.
-    pub inn: Option<(Vec<usize>, Vec<u32>)>,
+    pub(crate) inn: Option<(Vec<usize>, Vec<u32>)>,
     /// The weights of the out-edges, parallel to `out`'s indices.
     pub weights: Option<Vec<f64>>,
 }

@@ -29,7 +29,7 @@ pub fn mis_spmd(ctx: &mut Context, input: Input, seed: i64, threads: usize) -> D
 
 /// As [`mis_spmd`], calling `observe` on every process after each round (`round k,
 /// decided c`: the vertices that joined or left in it, 0 in the last).
-pub fn mis_spmd_observed(ctx: &mut Context, input: Input, seed: i64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
+pub(crate) fn mis_spmd_observed(ctx: &mut Context, input: Input, seed: i64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
     unweighted_kernel(ctx, input, threads, "MIS", |comm, g, threads| compute(comm, g, seed, threads, observe))
 }
 

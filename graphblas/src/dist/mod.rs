@@ -63,16 +63,16 @@ pub use marks::{VertexMarks, FROM, TO};
 pub use keys::ByteKeys;
 pub use bfs::{bfs_spmd, bfs_spmd_observed, bfs_spmd_with};
 pub use iterate::ExchangeStats;
-pub use cdlp::{cdlp_spmd, cdlp_spmd_observed};
+pub use cdlp::cdlp_spmd;
 pub use kcore::{kcore_spmd, kcore_spmd_observed};
-pub use lcc::{lcc_spmd, lcc_spmd_observed};
-pub use mis::{mis_spmd, mis_spmd_observed};
-pub use scc::{scc_spmd, scc_spmd_observed};
-pub use sssp::{sssp_spmd, sssp_spmd_observed, sssp_spmd_with};
-pub use triangles::{triangles_spmd, triangles_spmd_observed};
+pub use lcc::lcc_spmd;
+pub use mis::mis_spmd;
+pub use scc::scc_spmd;
+pub use sssp::{sssp_spmd, sssp_spmd_with};
+pub use triangles::triangles_spmd;
 pub use output::{convert_to_binary_spmd, convert_to_csr_spmd, write_ranks_spmd, write_values_spmd};
-pub use progress::{Measure, Observer, RoundProgress};
-pub use wcc::{wcc_spmd, wcc_spmd_observed};
+pub use progress::{Measure, RoundProgress};
+pub use wcc::wcc_spmd;
 
 use crate::io::{InputError, InputErrorKind};
 use crate::kron::KronParams;
@@ -110,7 +110,7 @@ pub enum Format {
 
 impl Format {
     /// The format a path's extension names, if any.
-    pub fn from_extension(path: &Path) -> Option<Format> {
+    pub(crate) fn from_extension(path: &Path) -> Option<Format> {
         match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
             "mtx" => Some(Format::Mtx),
             "edges" | "txt" | "el" => Some(Format::Edges),
@@ -122,7 +122,7 @@ impl Format {
 
     /// The format `Auto` means for `path`: the extension's, else a converted graph's
     /// when the file starts with its magic.
-    pub fn of_file(path: &Path) -> Option<Format> {
+    pub(crate) fn of_file(path: &Path) -> Option<Format> {
         Format::from_extension(path).or_else(|| crate::io::is_csr_file(path).then_some(Format::Csr))
     }
 
@@ -262,7 +262,7 @@ pub struct DistOptions {
 }
 
 /// Default of [`DistOptions::auto_plan_ratio`] (measured; see `docs/pagerank.md`).
-pub const AUTO_PLAN_RATIO: f64 = 0.8;
+pub(crate) const AUTO_PLAN_RATIO: f64 = 0.8;
 
 impl Default for DistOptions {
     fn default() -> Self {
@@ -596,7 +596,7 @@ pub(crate) struct Ranked {
     /// The renumbered graph: `orig[k]` is the vertex number of local row k.
     pub graph: build::LocalGraph,
     pub out: iterate::IterOut,
-    pub stats: ExchangeStats,
+    pub(crate) stats: ExchangeStats,
     /// From `t0` to the end of the set-up (renumbering, distribution, exchange plan).
     pub load_seconds: f64,
 }

@@ -51,7 +51,7 @@ impl From<&IterationProgress> for RoundProgress {
 }
 
 /// The observer of a kernel's rounds.
-pub type Observer<'o> = &'o mut dyn FnMut(&RoundProgress);
+pub(crate) type Observer<'o> = &'o mut dyn FnMut(&RoundProgress);
 
 /// Times a loop's rounds and hands each to the observer.
 pub(crate) struct Rounds<'o> {

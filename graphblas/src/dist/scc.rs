@@ -44,7 +44,7 @@ pub fn scc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<V
 
 /// As [`scc_spmd`], calling `observe` on every process after each round (`round k,
 /// changed c`: the vertices whose colour or label changed in it).
-pub fn scc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
+pub(crate) fn scc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
     unweighted_kernel(ctx, input, threads, "SCC", |comm, g, threads| Ok(g.labelled(compute(comm, g, threads, observe)?)))
 }
 

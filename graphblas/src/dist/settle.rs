@@ -53,7 +53,7 @@ impl View<'_> {
     /// Whether a row with these neighbours must be updated again: in the first round, or
     /// when one of them changed since the row's last update.
     #[inline]
-    pub fn stale(&self, neighbours: impl IntoIterator<Item = u32>) -> bool {
+    pub(crate) fn stale(&self, neighbours: impl IntoIterator<Item = u32>) -> bool {
         self.first || neighbours.into_iter().any(|u| self.dirty(u as usize))
     }
 }

@@ -36,14 +36,10 @@ pub fn sssp_spmd(ctx: &mut Context, input: Input, source: u64, threads: usize) -
     sssp_spmd_with(ctx, input, source, threads, None, &mut |_| {})
 }
 
-/// As [`sssp_spmd`], calling `observe` on every process after each superstep
-/// (`round k, improved c`: the vertices whose distance fell, 0 in the last).
-pub fn sssp_spmd_observed(ctx: &mut Context, input: Input, source: u64, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<f64>> {
-    sssp_spmd_with(ctx, input, source, threads, None, observe)
-}
-
-/// As [`sssp_spmd_observed`] with buckets of width `delta` (> 0, infinity: one bucket;
-/// the same on every process); `None`: [`default_delta`] of the whole graph.
+/// As [`sssp_spmd`], with buckets of width `delta` (> 0, infinity: one bucket; the same
+/// on every process; `None`: [`default_delta`] of the whole graph), calling `observe` on
+/// every process after each superstep (`round k, improved c`: the vertices whose
+/// distance fell, 0 in the last).
 pub fn sssp_spmd_with(
     ctx: &mut Context,
     input: Input,

@@ -24,7 +24,7 @@ pub fn triangles_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistRe
 /// As [`triangles_spmd`], calling `observe` on every process after each of its two
 /// phases: `phase 1, candidates c` (the vertices with two or more neighbours), `phase 2,
 /// corners t` (the counts' total: three per triangle).
-pub fn triangles_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
+pub(crate) fn triangles_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<i64>> {
     unweighted_kernel(ctx, input, threads, "triangle count", |comm, g, threads| compute(comm, g, threads, observe))
 }
 

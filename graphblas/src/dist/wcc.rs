@@ -44,7 +44,7 @@ pub fn wcc_spmd(ctx: &mut Context, input: Input, threads: usize) -> DistResult<V
 /// As [`wcc_spmd`], calling `observe` on every process after each link pass (`round k,
 /// changed c`: the links of the pass that joined two trees, summed over the processes;
 /// 0 in the last pass when p > 1).
-pub fn wcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
+pub(crate) fn wcc_spmd_observed(ctx: &mut Context, input: Input, threads: usize, observe: Observer<'_>) -> DistResult<VertexValues<u64>> {
     unweighted_kernel(ctx, input, threads, "WCC", |comm, g, threads| Ok(g.labelled(compute(comm, g, threads, observe)?)))
 }
 

@@ -17,9 +17,9 @@ use std::io::Write;
 use std::path::Path;
 
 /// File magic.
-pub const BINARY_MAGIC: [u8; 8] = *b"GBPRCOO\0";
+pub(crate) const BINARY_MAGIC: [u8; 8] = *b"GBPRCOO\0";
 /// Current format version.
-pub const BINARY_VERSION: u32 = 1;
+pub(crate) const BINARY_VERSION: u32 = 1;
 const HEADER_LEN: u64 = 40;
 
 /// Header of a binary file.
@@ -32,9 +32,9 @@ pub struct BinaryHeader {
     /// Number of records.
     pub nnz: u64,
     /// Whether records carry an `f64` value.
-    pub has_values: bool,
+    pub(crate) has_values: bool,
     /// Whether a table of `nrows` u64 labels follows the records.
-    pub has_labels: bool,
+    pub(crate) has_labels: bool,
 }
 
 impl BinaryHeader {
@@ -112,7 +112,7 @@ pub fn read_binary_header(path: &Path) -> InputResult<BinaryHeader> {
 }
 
 /// The records whose first byte lies in `[start, end)`: `(first, last)` record numbers.
-pub fn binary_records_in(hdr: &BinaryHeader, start: u64, end: u64) -> (u64, u64) {
+pub(crate) fn binary_records_in(hdr: &BinaryHeader, start: u64, end: u64) -> (u64, u64) {
     let rl = hdr.record_len();
     let first = start.max(HEADER_LEN).saturating_sub(HEADER_LEN).div_ceil(rl).min(hdr.nnz);
     let last = end.max(HEADER_LEN).saturating_sub(HEADER_LEN).div_ceil(rl).min(hdr.nnz);
@@ -131,7 +131,7 @@ pub fn read_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) 
 /// An empty [`Coo`] with room for the records of `[start, end)`, claimed fallibly
 /// (the first half of [`read_binary_range`], so that processes can agree on memory
 /// before any of them reads).
-pub fn alloc_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) -> InputResult<Coo<f64>> {
+pub(crate) fn alloc_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64) -> InputResult<Coo<f64>> {
     let (first, last) = binary_records_in(hdr, start, end);
     let count = (last - first) as usize;
     let (nr, nc) = (hdr.nrows as usize, hdr.ncols as usize);
@@ -155,7 +155,7 @@ pub fn alloc_binary_range(path: &Path, hdr: &BinaryHeader, start: u64, end: u64)
 
 /// Appends the records of `[start, end)` to `coo` (the second half of
 /// [`read_binary_range`]).
-pub fn read_binary_range_into(path: &Path, hdr: &BinaryHeader, start: u64, end: u64, coo: &mut Coo<f64>) -> InputResult<()> {
+pub(crate) fn read_binary_range_into(path: &Path, hdr: &BinaryHeader, start: u64, end: u64, coo: &mut Coo<f64>) -> InputResult<()> {
     let (first, last) = binary_records_in(hdr, start, end);
     let rl = hdr.record_len();
     let file = open(path)?;
@@ -196,7 +196,7 @@ pub fn read_binary_range_into(path: &Path, hdr: &BinaryHeader, start: u64, end: 
 }
 
 /// Reads the label table (`hdr.has_labels`): `nrows` ascending ids.
-pub fn read_binary_labels(path: &Path, hdr: &BinaryHeader) -> InputResult<Vec<u64>> {
+pub(crate) fn read_binary_labels(path: &Path, hdr: &BinaryHeader) -> InputResult<Vec<u64>> {
     let n = hdr.nrows as usize;
     let file = open(path)?;
     let offset = HEADER_LEN + hdr.nnz * hdr.record_len();

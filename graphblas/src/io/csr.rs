@@ -25,11 +25,11 @@ use std::fs::File;
 use std::path::Path;
 
 /// File magic.
-pub const CSR_MAGIC: [u8; 8] = *b"GBPRCSR\0";
+pub(crate) const CSR_MAGIC: [u8; 8] = *b"GBPRCSR\0";
 /// Current format version.
-pub const CSR_VERSION: u32 = 1;
+pub(crate) const CSR_VERSION: u32 = 1;
 /// Bytes of the header.
-pub const CSR_HEADER_LEN: u64 = 32;
+pub(crate) const CSR_HEADER_LEN: u64 = 32;
 const HAS_IDS: u32 = 1;
 const HAS_WEIGHTS: u32 = 2;
 
@@ -78,7 +78,7 @@ impl CsrHeader {
     }
 
     /// Byte offset of the ids section.
-    pub fn ids_at(&self) -> u64 {
+    pub(crate) fn ids_at(&self) -> u64 {
         CSR_HEADER_LEN
     }
 
@@ -109,7 +109,7 @@ impl CsrHeader {
 
 /// Whether the file starts with the CSR magic (false when it cannot be read: the
 /// reader of the format it is taken for reports that).
-pub fn is_csr_file(path: &Path) -> bool {
+pub(crate) fn is_csr_file(path: &Path) -> bool {
     let Ok(file) = File::open(path) else { return false };
     let mut m = [0u8; 8];
     matches!(read_at_full(path, &file, 0, &mut m), Ok(8)) && m == CSR_MAGIC
@@ -171,7 +171,7 @@ fn read_values<T, const W: usize>(path: &Path, file: &File, offset: u64, dst: &m
 
 /// The ids of the vertex numbers `0..n`, checked strictly ascending (`0..n` when the
 /// file has no ids section).
-pub fn read_csr_ids(path: &Path, hdr: &CsrHeader, ids: &mut [u64]) -> InputResult<()> {
+pub(crate) fn read_csr_ids(path: &Path, hdr: &CsrHeader, ids: &mut [u64]) -> InputResult<()> {
     if !hdr.has_ids {
         for (k, x) in ids.iter_mut().enumerate() {
             *x = k as u64;
@@ -193,7 +193,7 @@ pub fn read_csr_ids(path: &Path, hdr: &CsrHeader, ids: &mut [u64]) -> InputResul
 
 /// Offsets `lo..=hi` of a side (global: into the whole indices section), checked
 /// ascending, the first 0 and the last `m` where the block holds them, none past `m`.
-pub fn read_csr_offsets(path: &Path, hdr: &CsrHeader, side: CsrSide, lo: usize, offsets: &mut [usize]) -> InputResult<()> {
+pub(crate) fn read_csr_offsets(path: &Path, hdr: &CsrHeader, side: CsrSide, lo: usize, offsets: &mut [usize]) -> InputResult<()> {
     let file = open(path)?;
     let at = hdr.offsets_at(side) + lo as u64 * 8;
     read_values(path, &file, at, offsets, |b| u64::from_le_bytes(b) as usize)?;
@@ -219,7 +219,7 @@ pub fn read_csr_offsets(path: &Path, hdr: &CsrHeader, side: CsrSide, lo: usize, 
 /// The indices of rows `first_row..first_row + offsets.len() - 1` of a side into
 /// `dst` (`offsets`: their global offsets, as [`read_csr_offsets`] gives them), checked
 /// below n and strictly ascending in every row.
-pub fn read_csr_indices(path: &Path, hdr: &CsrHeader, side: CsrSide, first_row: usize, offsets: &[usize], dst: &mut [u32]) -> InputResult<()> {
+pub(crate) fn read_csr_indices(path: &Path, hdr: &CsrHeader, side: CsrSide, first_row: usize, offsets: &[usize], dst: &mut [u32]) -> InputResult<()> {
     let base = offsets[0];
     debug_assert_eq!(dst.len(), offsets[offsets.len() - 1] - base);
     if dst.is_empty() {
@@ -266,7 +266,7 @@ fn rows_are_sound(offsets: &[usize], idx: &[u32], n: u64) -> bool {
 }
 
 /// The weights of out-edges `first..first + dst.len()`, checked numbers >= 0.
-pub fn read_csr_weights(path: &Path, hdr: &CsrHeader, first: usize, dst: &mut [f64]) -> InputResult<()> {
+pub(crate) fn read_csr_weights(path: &Path, hdr: &CsrHeader, first: usize, dst: &mut [f64]) -> InputResult<()> {
     if dst.is_empty() {
         return Ok(());
     }

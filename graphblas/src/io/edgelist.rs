@@ -27,10 +27,10 @@ pub struct EdgeListOptions {
     pub num_vertices: Option<u64>,
     /// The ids are 1-based: an id 0 is an error naming its line. (Ids are kept as
     /// they are; this only checks the convention the caller declared.)
-    pub one_based: bool,
+    pub(crate) one_based: bool,
     /// With `weighted`: a negative or NaN weight is an error naming its line
     /// (shortest-path distances need non-negative weights).
-    pub nonnegative_weights: bool,
+    pub(crate) nonnegative_weights: bool,
 }
 
 /// Edges parsed from one byte range.
@@ -42,15 +42,15 @@ pub struct EdgeListChunk {
     /// Number of edge lines parsed.
     pub entries: u64,
     /// Largest id seen in this range, if any edge was read.
-    pub max_id: Option<u64>,
+    pub(crate) max_id: Option<u64>,
 }
 
 /// Edges parsed from one byte range with their ids as written (any `u64`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct EdgeIdsChunk {
+pub(crate) struct EdgeIdsChunk {
     pub ids: EdgeIds,
     /// The largest id of the range, if it has an edge.
-    pub max_id: Option<u64>,
+    pub(crate) max_id: Option<u64>,
     /// With [`EdgeListOptions::weighted`]: the weight of every edge, parallel to `ids`.
     pub weights: Option<Vec<f64>>,
 }
@@ -209,7 +209,7 @@ pub fn read_edge_list_range(path: &Path, opts: &EdgeListOptions, start: u64, end
 /// with [`EdgeListOptions::weighted`].
 /// Memory is claimed fallibly: a range too large for memory is an error naming the
 /// bytes it needed, not an abort.
-pub fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64, end: u64) -> InputResult<EdgeIdsChunk> {
+pub(crate) fn read_edge_list_ids_range(path: &Path, opts: &EdgeListOptions, start: u64, end: u64) -> InputResult<EdgeIdsChunk> {
     struct Ids<'a> {
         path: &'a Path,
         range: (u64, u64),

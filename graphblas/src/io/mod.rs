@@ -16,15 +16,15 @@ mod edgelist;
 mod mtx;
 mod scan;
 
-pub use binary::{
-    alloc_binary_range, binary_records_in, read_binary, read_binary_header, read_binary_labels, read_binary_range, read_binary_range_into,
-    write_binary, BinaryHeader, BINARY_MAGIC, BINARY_VERSION};
-pub use csr::{
-    is_csr_file, read_csr_header, read_csr_ids, read_csr_indices, read_csr_offsets, read_csr_weights, CsrHeader, CsrSide, CSR_HEADER_LEN, CSR_MAGIC,
-    CSR_VERSION};
-pub use edgelist::{read_edge_list, read_edge_list_ids_range, read_edge_list_range, EdgeIds, EdgeIdsChunk, EdgeListChunk, EdgeListOptions};
-pub use mtx::{check_mtx_entry_count, read_mtx, read_mtx_header, read_mtx_range, read_mtx_range_checked, MtxChunk, MtxField, MtxHeader, MtxSymmetry};
-pub use scan::count_newlines;
+pub use binary::{read_binary, read_binary_header, read_binary_range, write_binary, BinaryHeader};
+pub(crate) use binary::{alloc_binary_range, read_binary_labels, read_binary_range_into, BINARY_MAGIC, BINARY_VERSION};
+pub use csr::{read_csr_header, CsrHeader, CsrSide};
+pub(crate) use csr::{is_csr_file, read_csr_ids, read_csr_indices, read_csr_offsets, read_csr_weights};
+pub use edgelist::{read_edge_list, read_edge_list_range, EdgeIds, EdgeListChunk, EdgeListOptions};
+pub(crate) use edgelist::{read_edge_list_ids_range, EdgeIdsChunk};
+pub use mtx::{read_mtx, read_mtx_header, read_mtx_range, MtxChunk, MtxField, MtxHeader};
+pub(crate) use mtx::{check_mtx_entry_count, read_mtx_range_checked};
+pub(crate) use scan::count_newlines;
 
 use std::fmt;
 use std::fs::File;
@@ -87,7 +87,7 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// Result type of the readers.
-pub type InputResult<T> = Result<T, InputError>;
+pub(crate) type InputResult<T> = Result<T, InputError>;
 
 /// A shortest-path weight must be a non-negative number (NaN is not one).
 pub(crate) fn check_nonnegative_weight(path: &Path, line: u64, w: f64) -> InputResult<()> {
@@ -166,7 +166,7 @@ pub(crate) struct LineChunk {
     /// last line that starts in the range (including its `\n` if any).
     pub bytes: Vec<u8>,
     /// True 1-based line number of `bytes[0]`.
-    pub first_line: u64,
+    pub(crate) first_line: u64,
 }
 
 /// Loads the lines starting in `[start, end)` of the data section that

@@ -19,7 +19,7 @@ pub enum MtxField {
 
 /// Symmetry of a MatrixMarket file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MtxSymmetry {
+pub(crate) enum MtxSymmetry {
     /// Every entry is listed.
     General,
     /// Only one triangle is listed; off-diagonal entries are mirrored.
@@ -39,13 +39,13 @@ pub struct MtxHeader {
     /// Value field.
     pub field: MtxField,
     /// Symmetry.
-    pub symmetry: MtxSymmetry,
+    pub(crate) symmetry: MtxSymmetry,
     /// Byte offset of the first line after the size line.
-    pub data_start: u64,
+    pub(crate) data_start: u64,
     /// Line number of that line.
-    pub data_line: u64,
+    pub(crate) data_line: u64,
     /// Line number of the size line (named in entry-count errors).
-    pub size_line: u64,
+    pub(crate) size_line: u64,
 }
 
 /// The entries parsed from one byte range.
@@ -58,7 +58,7 @@ pub struct MtxChunk {
     /// over all ranges and pass it to [`check_mtx_entry_count`].
     pub entries: u64,
     /// Line number just past the last line of this range.
-    pub end_line: u64,
+    pub(crate) end_line: u64,
 }
 
 fn field_err(path: &Path, line: u64, what: &str, e: FieldError) -> InputError {
@@ -194,7 +194,7 @@ pub fn read_mtx_range(path: &Path, header: &MtxHeader, start: u64, end: u64) -> 
 
 /// As [`read_mtx_range`]; with `nonnegative_values`, a negative or NaN value is an
 /// error naming its line (shortest-path weights).
-pub fn read_mtx_range_checked(path: &Path, header: &MtxHeader, start: u64, end: u64, nonnegative_values: bool) -> InputResult<MtxChunk> {
+pub(crate) fn read_mtx_range_checked(path: &Path, header: &MtxHeader, start: u64, end: u64, nonnegative_values: bool) -> InputResult<MtxChunk> {
     let file = open(path)?;
     let chunk = read_line_chunk(path, &file, header.data_start, header.data_line, start, end)?;
     let (nr, nc) = (header.nrows as usize, header.ncols as usize);
@@ -263,7 +263,7 @@ pub fn read_mtx_range_checked(path: &Path, header: &MtxHeader, start: u64, end: 
 /// Checks the global entry count (sum of [`MtxChunk::entries`] over all
 /// ranges) against the size line; `last_line` is the line just past the end
 /// of the file, named when entries are missing.
-pub fn check_mtx_entry_count(path: &Path, header: &MtxHeader, total_entries: u64, last_line: u64) -> InputResult<()> {
+pub(crate) fn check_mtx_entry_count(path: &Path, header: &MtxHeader, total_entries: u64, last_line: u64) -> InputResult<()> {
     if total_entries == header.nnz {
         return Ok(());
     }

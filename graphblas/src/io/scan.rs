@@ -9,7 +9,7 @@
 /// Counts `\n` bytes. Works on 255-byte blocks with a `u8` counter per
 /// block, which LLVM turns into 16-byte-wide compare/subtract SIMD; this is
 /// how the readers find the true line number of a range start quickly.
-pub fn count_newlines(buf: &[u8]) -> usize {
+pub(crate) fn count_newlines(buf: &[u8]) -> usize {
     let mut total = 0usize;
     for block in buf.chunks(255) {
         let c = block.iter().fold(0u8, |acc, &b| acc.wrapping_add((b == b'\n') as u8));
@@ -53,12 +53,12 @@ impl<'a> Scanner<'a> {
     }
 
     #[inline]
-    pub fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.buf.len()
     }
 
     #[inline]
-    pub fn skip_blanks(&mut self) {
+    pub(crate) fn skip_blanks(&mut self) {
         while self.pos < self.buf.len() && is_blank(self.buf[self.pos]) {
             self.pos += 1;
         }
@@ -66,12 +66,12 @@ impl<'a> Scanner<'a> {
 
     /// Next byte without consuming it.
     #[inline]
-    pub fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.buf.get(self.pos).copied()
     }
 
     /// Skips to the start of the next line.
-    pub fn skip_line(&mut self) {
+    pub(crate) fn skip_line(&mut self) {
         match self.buf[self.pos..].iter().position(|&b| b == b'\n') {
             Some(i) => {
                 self.pos += i + 1;
@@ -84,7 +84,7 @@ impl<'a> Scanner<'a> {
     /// Requires that only blanks remain on the line, then moves past it.
     /// Returns false (without moving) if another field follows.
     #[inline]
-    pub fn finish_line(&mut self) -> bool {
+    pub(crate) fn finish_line(&mut self) -> bool {
         self.skip_blanks();
         match self.peek() {
             None => true,
@@ -114,7 +114,7 @@ impl<'a> Scanner<'a> {
 
     /// Parses an unsigned decimal integer field.
     #[inline]
-    pub fn uint(&mut self) -> Result<u64, FieldError> {
+    pub(crate) fn uint(&mut self) -> Result<u64, FieldError> {
         self.skip_blanks();
         let start = self.pos;
         let mut v: u64 = 0;
@@ -151,7 +151,7 @@ impl<'a> Scanner<'a> {
 
     /// Parses a floating-point field (also accepts integers, `inf`, `nan`).
     #[inline]
-    pub fn float(&mut self) -> Result<f64, FieldError> {
+    pub(crate) fn float(&mut self) -> Result<f64, FieldError> {
         let tok = self.token()?;
         parse_f64(tok)
     }
@@ -159,7 +159,7 @@ impl<'a> Scanner<'a> {
     /// Parses a signed integer field and returns it as `f64`
     /// (MatrixMarket `integer` values).
     #[inline]
-    pub fn int_as_f64(&mut self) -> Result<f64, FieldError> {
+    pub(crate) fn int_as_f64(&mut self) -> Result<f64, FieldError> {
         let tok = self.token()?;
         let (neg, digits) = match tok[0] {
             b'-' => (true, &tok[1..]),

@@ -6,7 +6,7 @@
 //! (the MPI engines' runs are tests/mpi/run.sh's, with mpi_world).
 #![allow(dead_code)]
 
-use graphblas::dist::{DistError, DistributedResult};
+use graphblas::dist::{DistError, DistributedResult, VertexValues};
 use graphblas::io::write_binary;
 use graphblas::{pagerank, Coo, DupPolicy, Matrix, PageRankConfig};
 use lpf::{Args, Context, Root};
@@ -101,6 +101,23 @@ pub fn run_all<T: Send + 'static>(
     let (r, slots) = rx.recv_timeout(limit).unwrap_or_else(|_| panic!("the SPMD run on {p} processes hung (> {limit:?})"));
     r.expect("exec failed");
     slots.into_iter().enumerate().map(|(q, v)| v.unwrap_or_else(|| panic!("process {q} returned nothing"))).collect()
+}
+
+/// One process's results put together in id order, checking that each id of `ids`
+/// comes exactly once, blocks in pid order, and every process agrees on n and rounds.
+pub fn gather<T: Copy + std::fmt::Debug>(results: &[Result<VertexValues<T>, DistError>], ids: &[u64]) -> Vec<T> {
+    let mut all_ids = Vec::new();
+    let mut all = Vec::new();
+    let first = results[0].as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
+    for r in results {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("run failed: {e}"));
+        assert_eq!((r.n, r.rounds), (ids.len() as u64, first.rounds), "processes disagree");
+        assert_eq!(r.first_index as usize, all_ids.len(), "blocks out of pid order");
+        all_ids.extend_from_slice(&r.ids);
+        all.extend_from_slice(&r.values);
+    }
+    assert_eq!(all_ids, ids, "the vertices are the input's");
+    all
 }
 
 pub const LIMIT: Duration = Duration::from_secs(60);

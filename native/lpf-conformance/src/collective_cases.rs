@@ -17,7 +17,7 @@ use std::collections::HashSet;
 type Section<'a> = &'a (dyn Fn(&mut Context, Args<'_>) + Sync);
 
 /// l/g = 1000 bytes: switch points between about 90 bytes (p = 8) and 2 KB (p = 2).
-pub const TEST_COST: CostModel = CostModel { g: 1e-9, l: 1e-6, c: 1e-9 };
+pub(crate) const TEST_COST: CostModel = CostModel { g: 1e-9, l: 1e-6, c: 1e-9 };
 
 /// The max_bytes the cases use.
 const MAX: usize = 48 << 10;
@@ -507,7 +507,7 @@ pub fn coll_random_sequence(l: &dyn Launcher) {
 
 /// l/g = 1000 bytes as in [`TEST_COST`], but shared-memory copies and combining 100
 /// times cheaper than the network: where hierarchical algorithms pay.
-pub const HIER_COST: CostModel = CostModel { g: 1e-9, l: 1e-6, c: 1e-11 };
+pub(crate) const HIER_COST: CostModel = CostModel { g: 1e-9, l: 1e-6, c: 1e-11 };
 
 /// Hierarchical broadcast and allreduce: `ctx.nodes()` is what the launcher says (and a
 /// partition of the pids into consecutive ranges); under each policy (Auto, Never,

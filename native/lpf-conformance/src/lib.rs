@@ -54,7 +54,7 @@ pub fn counts(l: &dyn Launcher) -> Vec<Pid> {
 }
 
 /// The process counts every case runs at.
-pub const PROCESS_COUNTS: [Pid; 5] = [1, 2, 3, 4, 8];
+pub(crate) const PROCESS_COUNTS: [Pid; 5] = [1, 2, 3, 4, 8];
 
 /// Instantiates every case of the suite as a `#[test]` for the launcher `$l`.
 #[macro_export]
@@ -107,13 +107,13 @@ pub fn setup(ctx: &mut Context, regs: usize, msgs: usize) {
 /// A small deterministic generator (splitmix64) so every process derives the same
 /// random plan from one seed.
 #[derive(Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -121,7 +121,7 @@ impl Rng {
         z ^ (z >> 31)
     }
     /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 }
