@@ -9,7 +9,7 @@
 //! the tables give. After a change here:
 //!
 //! ```text
-//! LPF_WRITE_LAYOUT=1 cargo test --release -p lpf-jni layout
+//! WRITE_JVM_LAYOUT=1 cargo test --release -p lpf-jni layout
 //! ```
 //!
 //! writes it. Each header's offsets follow from the order and types of its fields
@@ -411,7 +411,7 @@ mod jvm {
     fn java_source() -> String {
         let mut out = String::from(
             "// Generated from native/lpf-jni/src/layout.rs, the one definition of these layouts: do not edit.\n\
-             // After a change there: LPF_WRITE_LAYOUT=1 cargo test --release -p lpf-jni layout\n\
+             // After a change there: WRITE_JVM_LAYOUT=1 cargo test --release -p lpf-jni layout\n\
              package org.lpf.spark;\n\n\
              /**\n * The byte layouts the JVM writes and native code reads (and back), little-endian: the\n\
              \x20* offsets of the fixed fields of the bundled algorithms' requests and replies, their\n\
@@ -450,17 +450,18 @@ mod jvm {
         const JAVA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../jvm/src/main/java/org/lpf/spark/LpfLayout.java");
 
         /// The JVM's constants are these tables': the committed LpfLayout.java is what
-        /// [`java_source`] gives (LPF_WRITE_LAYOUT=1 writes it).
+        /// [`java_source`] gives (WRITE_JVM_LAYOUT=1 writes it: a developer's switch, not an
+        /// LPF_* variable, which are the library's settings and read in lpf's config.rs only).
         #[test]
         fn the_jvm_constants_are_generated_from_these_tables() {
             let want = java_source();
-            if std::env::var_os("LPF_WRITE_LAYOUT").is_some() {
+            if std::env::var_os("WRITE_JVM_LAYOUT").is_some() {
                 std::fs::write(JAVA, &want).unwrap();
             }
             let have = std::fs::read_to_string(JAVA).unwrap_or_default();
             assert!(
                 have == want,
-                "{JAVA} is not what native/lpf-jni/src/layout.rs gives: run LPF_WRITE_LAYOUT=1 cargo test --release -p lpf-jni layout"
+                "{JAVA} is not what native/lpf-jni/src/layout.rs gives: run WRITE_JVM_LAYOUT=1 cargo test --release -p lpf-jni layout"
             );
         }
 

@@ -1,5 +1,5 @@
 // Generated from native/lpf-jni/src/layout.rs, the one definition of these layouts: do not edit.
-// After a change there: LPF_WRITE_LAYOUT=1 cargo test --release -p lpf-jni layout
+// After a change there: WRITE_JVM_LAYOUT=1 cargo test --release -p lpf-jni layout
 package org.lpf.spark;
 
 /**
