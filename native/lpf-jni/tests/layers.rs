@@ -5,8 +5,6 @@
 #[path = "../../lpf/tests/layering/mod.rs"]
 mod layering;
 
-use std::path::Path;
-
 /// The files of lpf-jni's `src/` and their layers, lowest first.
 const LAYERS: layering::Layers = &[
     // The byte layouts of the requests, progress reports, user libraries, verdicts,
@@ -25,7 +23,5 @@ const LAYERS: layering::Layers = &[
 
 #[test]
 fn every_file_imports_only_lower_layers() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let upward = layering::imports_not_downward(&src, LAYERS, &[]);
-    assert!(upward.is_empty(), "imports that do not run downward:\n{}", upward.join("\n"));
+    layering::assert_imports_run_downward(env!("CARGO_MANIFEST_DIR"), LAYERS, &[]);
 }

@@ -6,8 +6,6 @@
 
 mod layering;
 
-use std::path::Path;
-
 /// Every room of `src/` (a file, or a folder with all its files) with its layer,
 /// lowest first; the binaries aside (they use only the public API). Rooms of one layer
 /// do not name each other. Inside a folder, `mod.rs` and its files may name each other:
@@ -45,7 +43,5 @@ const LAYERS: layering::Layers = &[
 
 #[test]
 fn every_file_imports_only_lower_layers() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let upward = layering::imports_not_downward(&src, LAYERS, &["bin"]);
-    assert!(upward.is_empty(), "imports that do not run downward:\n{}", upward.join("\n"));
+    layering::assert_imports_run_downward(env!("CARGO_MANIFEST_DIR"), LAYERS, &["bin"]);
 }

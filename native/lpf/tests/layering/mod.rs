@@ -160,10 +160,17 @@ fn named_paths(code: &str, me: &[String], files: &BTreeMap<Vec<String>, String>)
     out
 }
 
+/// Fails, listing them, if any import of the crate at `manifest_dir` (its `src/`, the
+/// folders `skip` aside) does not run downward ([`imports_not_downward`]).
+pub fn assert_imports_run_downward(manifest_dir: &str, layers: Layers, skip: &[&str]) {
+    let upward = imports_not_downward(&Path::new(manifest_dir).join("src"), layers, skip);
+    assert!(upward.is_empty(), "imports that do not run downward:\n{}", upward.join("\n"));
+}
+
 /// Every import of `src` (skipping the folders `skip`, e.g. the binaries, which use only
 /// the public API) that does not run downward, as "file:line (layer) names path in
 /// file (layer)"; panics when a room has no layer or `layers` names a room that is gone.
-pub fn imports_not_downward(src: &Path, layers: Layers, skip: &[&str]) -> Vec<String> {
+fn imports_not_downward(src: &Path, layers: Layers, skip: &[&str]) -> Vec<String> {
     let mut sources = Vec::new();
     source_files(src, "", skip, &mut sources);
     let layer: BTreeMap<&str, u32> = layers.iter().flat_map(|&(l, rooms)| rooms.iter().map(move |&r| (r, l))).collect();
